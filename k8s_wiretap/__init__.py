@@ -1,0 +1,7 @@
+"""k8s-wiretap: record and explain what Kubernetes components say to each other."""
+
+from __future__ import annotations
+
+__all__ = ["__version__"]
+
+__version__ = "0.1.0"
