@@ -1,0 +1,153 @@
+"""`k8s-wiretap lab up|down|status|env|build`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from k8s_wiretap.errors import UsageError
+from k8s_wiretap.lab import build
+from k8s_wiretap.lab.components import ORDER, resolve
+from k8s_wiretap.lab.lab import Lab, UpOptions, default_dir
+from k8s_wiretap.lab.layout import Layout
+from k8s_wiretap.lab.readiness import admin_client
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    lab = subparsers.add_parser(
+        "lab",
+        help="run a real control plane on 127.0.0.1 (no containers)",
+        description="A real etcd, kube-apiserver, kube-controller-manager, kube-scheduler and "
+        "hollow kubelet on 127.0.0.1, for workshops and tests.",
+    )
+    commands = lab.add_subparsers(dest="lab_command", metavar="COMMAND", required=True)
+
+    up = commands.add_parser("up", help="start the lab and print its admin kubeconfig's path")
+    _dir_option(up)
+    up.add_argument(
+        "--components",
+        metavar="LIST",
+        help=f"comma-separated subset of {','.join(ORDER)} (dependencies added)",
+    )
+    up.add_argument("--bin-dir", type=Path, help="folder with the binaries (searched first)")
+    up.add_argument(
+        "--extra-arg",
+        action="append",
+        default=[],
+        metavar="COMPONENT=ARG",
+        help="pass ARG to COMPONENT, e.g. scheduler=--v=4 (repeatable)",
+    )
+    up.add_argument(
+        "--no-build", action="store_true", help="fail instead of building missing binaries"
+    )
+    up.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long each start-up step may take (default 120)",
+    )
+    up.set_defaults(handler=_up)
+
+    down = commands.add_parser("down", help="stop every process of the lab")
+    _dir_option(down)
+    down.set_defaults(handler=_down)
+
+    status = commands.add_parser("status", help="show the lab's processes and health")
+    _dir_option(status)
+    status.set_defaults(handler=_status)
+
+    env = commands.add_parser("env", help="print `export KUBECONFIG=...` for the lab")
+    _dir_option(env)
+    env.set_defaults(handler=_env)
+
+    make = commands.add_parser("build", help="build the control-plane binaries unless present")
+    make.set_defaults(handler=_build)
+
+
+def _dir_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dir", type=Path, default=None, help=f"the lab's folder (default {default_dir()})"
+    )
+
+
+def _extra_args(values: list[str]) -> dict[str, list[str]]:
+    extra: dict[str, list[str]] = {}
+    for value in values:
+        name, sep, arg = value.partition("=")
+        if not sep or name not in ORDER:
+            raise UsageError(
+                f"--extra-arg {value!r}: expected COMPONENT=ARG, COMPONENT one of "
+                f"{', '.join(ORDER)}"
+            )
+        extra.setdefault(name, []).append(arg)
+    return extra
+
+
+def _up(args: argparse.Namespace) -> int:
+    names = args.components.split(",") if args.components else list(ORDER)
+    try:
+        components = resolve([n.strip() for n in names if n.strip()])
+    except ValueError as error:
+        raise UsageError(f"--components: {error}") from error
+    options = UpOptions(
+        components=components,
+        bin_dir=args.bin_dir,
+        extra_args=_extra_args(args.extra_arg),
+        build=not args.no_build,
+        timeout=args.timeout,
+    )
+    state = Lab(args.dir).up(options)
+    print(f"lab ready: {', '.join(state.components)} (API server {state.server})", file=sys.stderr)
+    print(state.kubeconfig)
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    lab = Lab(args.dir)
+    stopped = lab.down()
+    if not stopped:
+        print(f"no lab running in {lab.dir}", file=sys.stderr)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    lab = Lab(args.dir)
+    state = lab.state()
+    if state is None:
+        print(f"no lab in {lab.dir}")
+        return 1
+    print(f"lab in {lab.dir}\n  kubeconfig {state.kubeconfig}\n  API server {state.server}")
+    for process in state.processes:
+        condition = "running" if process.alive() else "stopped"
+        print(f"  {process.name:<20} {condition:<8} pid {process.pid:<8} log {process.log}")
+    if state.running() and "apiserver" in state.components:
+        print(f"  API server /readyz: {_readyz(lab, state.ports)}")
+    return 0 if state.processes and not state.stopped() else 1
+
+
+def _readyz(lab: Lab, ports: dict[str, int]) -> str:
+    try:
+        response = admin_client(Layout(lab.dir, ports)).get("/readyz")
+    except OSError as error:
+        return f"unreachable ({error})"
+    return "ok" if response.status == 200 else f"{response.status}"
+
+
+def _env(args: argparse.Namespace) -> int:
+    lab = Lab(args.dir)
+    state = lab.state()
+    if state is None:
+        raise UsageError(f"no lab in {lab.dir}; start one with `k8s-wiretap lab up`")
+    print(f"export KUBECONFIG={state.kubeconfig}")
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    folder = build.ensure_binaries()
+    print(f"control-plane binaries ready{f' in {folder}' if folder else ''}", file=sys.stderr)
+    return 0

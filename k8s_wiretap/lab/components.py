@@ -1,0 +1,164 @@
+"""The lab's components as data: binary, command line, ports, dependencies, readiness probe.
+
+Command lines are templates filled from a `Layout` (folders and ports of one lab). They follow
+what kubeadm gives a real cluster, within what a 1.20 control plane on 127.0.0.1 needs:
+certificate authentication for every component, Node+RBAC authorization with NodeRestriction,
+leader election on, per-controller service-account credentials, an audit log (Metadata level),
+and the hollow kubelet's server on a free port (it binds all interfaces, and without an explicit
+port a second lab, or anything else on 10250, makes it die).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["COMPONENTS", "NODE_NAME", "ORDER", "SERVICE_CIDR", "Component", "resolve"]
+
+NODE_NAME = "node-1"
+SERVICE_CIDR = "10.0.0.0/24"
+SERVICE_IP = "10.0.0.1"  # the `kubernetes` Service: first address of SERVICE_CIDR
+
+
+@dataclass(frozen=True)
+class Component:
+    """One process of the lab.
+
+    `probe` names how readiness is checked (see `readiness.py`): `etcd` (its /health),
+    `apiserver` (/readyz with the admin certificate), `healthz` (the component's own secure
+    /healthz on `port`), `node` (the Node reports Ready).
+    """
+
+    name: str
+    binary: str
+    args: tuple[str, ...]
+    probe: str
+    requires: tuple[str, ...] = ()
+    port: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+_CLIENT_KUBECONFIG = (
+    "--kubeconfig={kubeconfigs}/{name}.kubeconfig",
+    "--authentication-kubeconfig={kubeconfigs}/{name}.kubeconfig",
+    "--authorization-kubeconfig={kubeconfigs}/{name}.kubeconfig",
+)
+
+COMPONENTS: dict[str, Component] = {
+    c.name: c
+    for c in (
+        Component(
+            name="etcd",
+            binary="etcd",
+            probe="etcd",
+            port="etcd",
+            args=(
+                "--name=lab",
+                "--data-dir={dir}/etcd",
+                "--listen-client-urls=http://127.0.0.1:{port_etcd}",
+                "--advertise-client-urls=http://127.0.0.1:{port_etcd}",
+                "--listen-peer-urls=http://127.0.0.1:{port_etcd_peer}",
+                "--initial-advertise-peer-urls=http://127.0.0.1:{port_etcd_peer}",
+                "--initial-cluster=lab=http://127.0.0.1:{port_etcd_peer}",
+            ),
+        ),
+        Component(
+            name="apiserver",
+            binary="kube-apiserver",
+            probe="apiserver",
+            port="apiserver",
+            requires=("etcd",),
+            args=(
+                "--etcd-servers=http://127.0.0.1:{port_etcd}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                "--secure-port={port_apiserver}",
+                "--tls-cert-file={pki}/apiserver.crt",
+                "--tls-private-key-file={pki}/apiserver.key",
+                "--client-ca-file={pki}/ca.crt",
+                "--kubelet-client-certificate={pki}/apiserver-kubelet-client.crt",
+                "--kubelet-client-key={pki}/apiserver-kubelet-client.key",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                "--service-account-key-file={pki}/sa.pub",
+                "--service-account-signing-key-file={pki}/sa.key",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--authorization-mode=Node,RBAC",
+                "--enable-admission-plugins=NodeRestriction",
+                "--allow-privileged=true",
+                "--audit-policy-file={dir}/audit-policy.yaml",
+                "--audit-log-path={logs}/audit.log",
+                "--audit-log-maxsize=200",
+                "--profiling=false",
+            ),
+        ),
+        Component(
+            name="controller-manager",
+            binary="kube-controller-manager",
+            probe="healthz",
+            port="controller_manager",
+            requires=("apiserver",),
+            args=(
+                *_CLIENT_KUBECONFIG,
+                "--bind-address=127.0.0.1",
+                "--secure-port={port_controller_manager}",
+                "--port=0",
+                "--leader-elect=true",
+                "--use-service-account-credentials=true",
+                "--service-account-private-key-file={pki}/sa.key",
+                "--root-ca-file={pki}/ca.crt",
+                "--cluster-signing-cert-file={pki}/ca.crt",
+                "--cluster-signing-key-file={pki}/ca.key",
+                "--controllers=*,-nodeipam",
+                "--profiling=false",
+            ),
+        ),
+        Component(
+            name="scheduler",
+            binary="kube-scheduler",
+            probe="healthz",
+            port="scheduler",
+            requires=("apiserver",),
+            args=(
+                *_CLIENT_KUBECONFIG,
+                "--bind-address=127.0.0.1",
+                "--secure-port={port_scheduler}",
+                "--port=0",
+                "--leader-elect=true",
+                "--profiling=false",
+            ),
+        ),
+        Component(
+            name="kubelet",
+            binary="kubemark",
+            probe="node",
+            requires=("apiserver",),
+            env={"TMPDIR": "{dir}/kubelet"},
+            args=(
+                "--morph=kubelet",
+                f"--name={NODE_NAME}",
+                "--kubeconfig={kubeconfigs}/{name}.kubeconfig",
+                "--kubelet-port={port_kubelet}",
+                "--kubelet-read-only-port=0",
+            ),
+        ),
+    )
+}
+
+ORDER = tuple(COMPONENTS)
+PORTS = ("etcd", "etcd_peer", "apiserver", "controller_manager", "scheduler", "kubelet")
+
+
+def resolve(names: list[str] | None) -> tuple[str, ...]:
+    """The components to run, dependencies added, in start order; ValueError on unknown."""
+    wanted = set(names or ORDER)
+    unknown = wanted - set(ORDER)
+    if unknown:
+        raise ValueError(
+            f"unknown component {', '.join(sorted(unknown))} (known: {', '.join(ORDER)})"
+        )
+    pending = list(wanted)
+    while pending:
+        for dependency in COMPONENTS[pending.pop()].requires:
+            if dependency not in wanted:
+                wanted.add(dependency)
+                pending.append(dependency)
+    return tuple(name for name in ORDER if name in wanted)

@@ -1,0 +1,224 @@
+"""Run a real control plane on 127.0.0.1: `Lab(dir).up()`, `.down()`, `.state()`.
+
+Start order follows dependencies (etcd, then the API server, then the controller manager,
+scheduler and hollow kubelet together); each level must be ready before the next starts. If a
+component dies or is not ready in time, everything already started is stopped again and the
+error carries the last lines of that component's log.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from importlib import resources
+from pathlib import Path
+from typing import TextIO
+
+from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.lab import build
+from k8s_wiretap.lab.binaries import MissingBinaryError, locate
+from k8s_wiretap.lab.components import COMPONENTS, ORDER, resolve
+from k8s_wiretap.lab.layout import Layout, free_ports
+from k8s_wiretap.lab.pki import write_pki
+from k8s_wiretap.lab.processes import Process, excerpt, spawn
+from k8s_wiretap.lab.readiness import default_service_account_ready, probe
+from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.paths import state_dir
+
+__all__ = ["Lab", "LabError", "LabRunningError", "UpOptions", "default_dir"]
+
+SOCKET_PATH_MAX = 107  # sun_path is 108 bytes with the terminating NUL
+WIPED_ON_UP = ("etcd", "kubelet", "pki", "kubeconfigs", "logs")
+
+
+class LabError(WiretapError):
+    """The lab could not start or stop; the message says what and why."""
+
+
+class LabRunningError(LabError):
+    """`lab up` on a folder whose lab is (partly) running."""
+
+
+def default_dir() -> Path:
+    return Path(os.environ.get("K8S_WIRETAP_LAB_DIR") or state_dir() / "lab")
+
+
+@dataclass(frozen=True)
+class UpOptions:
+    components: tuple[str, ...] = ORDER
+    bin_dir: Path | None = None
+    extra_args: dict[str, list[str]] = field(default_factory=dict)
+    build: bool = True
+    timeout: float = 120.0
+
+
+class Lab:
+    def __init__(self, directory: Path | None = None) -> None:
+        self.dir = (directory or default_dir()).expanduser().absolute()
+        self.state_file = self.dir / "lab.json"
+
+    def state(self) -> LabState | None:
+        try:
+            return LabState.load(self.state_file)
+        except ValueError as error:
+            raise LabError(str(error)) from error
+
+    def up(self, options: UpOptions | None = None, out: TextIO = sys.stderr) -> LabState:
+        """Start the lab and wait until it is ready; returns its state."""
+        options = options or UpOptions()
+        components = resolve(list(options.components))
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with self._lock():
+            self._refuse_if_running()
+            binaries = _binaries(components, options, out)
+            layout = Layout(self.dir, free_ports())
+            self._prepare(layout)
+            state = LabState(components, layout.ports, layout.server, str(layout.kubeconfig))
+            try:
+                self._start(layout, state, binaries, options, out)
+            except BaseException:
+                _stop_all(state, out)
+                state.save(self.state_file)
+                raise
+            return state
+
+    def down(self, out: TextIO = sys.stderr) -> list[str]:
+        """Stop every process the lab started; returns the names of those that were running."""
+        if not self.state_file.exists():
+            return []
+        with self._lock():
+            state = self.state()
+            return _stop_all(state, out) if state else []
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        with (self.dir / "lab.lock").open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
+    def _refuse_if_running(self) -> None:
+        state = self.state()
+        running = state.running() if state else []
+        if not state or not running:
+            return
+        if not state.stopped():
+            raise LabRunningError(
+                f"a lab is already running in {self.dir} (KUBECONFIG={state.kubeconfig}); "
+                "`k8s-wiretap lab down` stops it"
+            )
+        dead = ", ".join(p.name for p in state.stopped())
+        raise LabRunningError(
+            f"a lab in {self.dir} is partly running ({dead} stopped); "
+            "run `k8s-wiretap lab down` first"
+        )
+
+    def _prepare(self, layout: Layout) -> None:
+        for name in WIPED_ON_UP:
+            shutil.rmtree(self.dir / name, ignore_errors=True)
+        for folder in (layout.logs, layout.dir / "kubelet", layout.kubeconfigs):
+            folder.mkdir(parents=True)
+        socket = layout.dir / "kubelet" / "kubelet_remote.sock"
+        if len(str(socket)) > SOCKET_PATH_MAX:
+            raise LabError(
+                f"lab folder path too long for a unix socket ({socket}); use a shorter --dir"
+            )
+        policy = resources.files("k8s_wiretap.lab").joinpath("audit-policy.yaml").read_text()
+        (layout.dir / "audit-policy.yaml").write_text(policy)
+        write_pki(layout)
+
+    def _start(
+        self,
+        layout: Layout,
+        state: LabState,
+        binaries: dict[str, Path],
+        options: UpOptions,
+        out: TextIO,
+    ) -> None:
+        for level in _levels(state.components):
+            started = []
+            for name in level:
+                component = COMPONENTS[name]
+                argv = layout.argv(
+                    component, binaries[component.binary], options.extra_args.get(name, [])
+                )
+                print(f"starting {name} ({component.binary})", file=out, flush=True)
+                process = spawn(name, argv, layout.log(name), layout.env(component))
+                state.processes.append(process)
+                state.save(self.state_file)
+                started.append(process)
+            _wait_ready(layout, started, options.timeout, out)
+        if "controller-manager" in state.components:
+            _wait_for(
+                lambda: default_service_account_ready(layout),
+                options.timeout,
+                "the default ServiceAccount's token",
+                state.processes,
+            )
+
+
+def _binaries(components: tuple[str, ...], options: UpOptions, out: TextIO) -> dict[str, Path]:
+    names = [COMPONENTS[name].binary for name in components]
+    try:
+        return locate(names, options.bin_dir)
+    except MissingBinaryError:
+        if not options.build:
+            raise
+    build.ensure_binaries(out)
+    return locate(names, options.bin_dir)
+
+
+def _levels(components: tuple[str, ...]) -> list[list[str]]:
+    """Group components so that each group only needs earlier groups."""
+    depth: dict[str, int] = {}
+    for name in ORDER:
+        requires = COMPONENTS[name].requires
+        depth[name] = 1 + max((depth[r] for r in requires), default=-1)
+    levels: dict[int, list[str]] = {}
+    for name in components:
+        levels.setdefault(depth[name], []).append(name)
+    return [levels[d] for d in sorted(levels)]
+
+
+def _wait_ready(layout: Layout, processes: list[Process], timeout: float, out: TextIO) -> None:
+    for process in processes:
+        component = COMPONENTS[process.name]
+        _wait_for(partial(probe, layout, component), timeout, process.name, processes)
+        print(f"{process.name} ready", file=out, flush=True)
+
+
+def _wait_for(
+    check: Callable[[], str | None], timeout: float, what: str, watched: list[Process]
+) -> None:
+    """Poll `check()` (None = done) until `timeout`, failing early if a watched process dies."""
+    deadline = time.monotonic() + timeout
+    reason: str | None = "not checked yet"
+    while time.monotonic() < deadline:
+        for process in watched:
+            if not process.alive():
+                raise LabError(_failure(process, "exited during start-up"))
+        reason = check()
+        if reason is None:
+            return
+        time.sleep(0.25)
+    culprit = next((p for p in watched if p.name == what), watched[-1])
+    raise LabError(_failure(culprit, f"{what} not ready after {timeout:.0f} s ({reason})"))
+
+
+def _failure(process: Process, why: str) -> str:
+    return f"{process.name} failed to start: {why}; from {process.log}:\n{excerpt(process.log)}"
+
+
+def _stop_all(state: LabState, out: TextIO) -> list[str]:
+    stopped = []
+    for process in reversed(state.processes):
+        if process.stop():
+            print(f"stopped {process.name} (pid {process.pid})", file=out, flush=True)
+            stopped.append(process.name)
+    return stopped

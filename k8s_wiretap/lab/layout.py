@@ -1,0 +1,83 @@
+"""Where one lab keeps everything, and the ports it was given.
+
+DIR/lab.json            state: components, ports, processes (see state.py)
+DIR/kubeconfig          admin kubeconfig (system:masters), the one users point kubectl at
+DIR/kubeconfigs/*.kubeconfig   one per component, each with its own client certificate
+DIR/pki/                CA, serving and client certificates, service-account key (keys 0600)
+DIR/logs/<component>.log, DIR/logs/audit.log
+DIR/etcd/               etcd's data
+DIR/kubelet/            the hollow kubelet's TMPDIR (root folder, fake runtime socket)
+"""
+
+from __future__ import annotations
+
+import socket
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from k8s_wiretap.lab.components import PORTS, Component
+
+__all__ = ["Layout", "free_ports"]
+
+
+def free_ports(names: tuple[str, ...] = PORTS) -> dict[str, int]:
+    """One free TCP port per name, all distinct (sockets held open until all are picked)."""
+    with ExitStack() as stack:
+        ports = {}
+        for name in names:
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind(("0.0.0.0", 0))
+            ports[name] = sock.getsockname()[1]
+        return ports
+
+
+@dataclass(frozen=True)
+class Layout:
+    dir: Path
+    ports: dict[str, int]
+
+    @property
+    def pki(self) -> Path:
+        return self.dir / "pki"
+
+    @property
+    def logs(self) -> Path:
+        return self.dir / "logs"
+
+    @property
+    def kubeconfigs(self) -> Path:
+        return self.dir / "kubeconfigs"
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.dir / "kubeconfig"
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.ports['apiserver']}"
+
+    def log(self, name: str) -> Path:
+        return self.logs / f"{name}.log"
+
+    def component_kubeconfig(self, name: str) -> Path:
+        return self.kubeconfigs / f"{name}.kubeconfig"
+
+    def _values(self, component: Component) -> dict[str, str]:
+        values = {
+            "dir": str(self.dir),
+            "pki": str(self.pki),
+            "logs": str(self.logs),
+            "kubeconfigs": str(self.kubeconfigs),
+            "name": component.name,
+        }
+        values.update({f"port_{name}": str(port) for name, port in self.ports.items()})
+        return values
+
+    def argv(self, component: Component, binary: Path, extra: list[str]) -> list[str]:
+        values = self._values(component)
+        return [str(binary), *(arg.format(**values) for arg in component.args), *extra]
+
+    def env(self, component: Component) -> dict[str, str]:
+        values = self._values(component)
+        return {key: value.format(**values) for key, value in component.env.items()}

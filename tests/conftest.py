@@ -1,0 +1,81 @@
+"""Shared fixtures: a real lab for the whole session, and the real kubectl."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from k8s_wiretap.lab import Lab, UpOptions
+from k8s_wiretap.lab.state import LabState
+
+
+class Kubectl:
+    """The real kubectl against one kubeconfig, with a private discovery cache."""
+
+    def __init__(self, kubeconfig: str, cache: Path) -> None:
+        self.env = {**os.environ, "KUBECONFIG": kubeconfig, "KUBECACHEDIR": str(cache)}
+
+    def run(
+        self, *args: str, stdin: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            ["kubectl", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=120,
+            check=False,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed: {result.stderr}")
+        return result
+
+    def __call__(self, *args: str, stdin: str | None = None) -> str:
+        return self.run(*args, stdin=stdin).stdout
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait for something that must happen at all; fail with `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def lab_processes(directory: Path) -> list[int]:
+    """Pids of live processes whose command line mentions `directory` (a lab's own)."""
+    marker = str(directory).encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state not in ("Z", "X"):
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+    """A full lab (etcd, API server, controller manager, scheduler, hollow kubelet)."""
+    instance = Lab(tmp_path_factory.mktemp("lab"))
+    state = instance.up(UpOptions(build=False))
+    yield state
+    instance.down()
+
+
+@pytest.fixture(scope="session")
+def kubectl(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    return Kubectl(lab.kubeconfig, tmp_path_factory.mktemp("kubecache"))

@@ -1,0 +1,64 @@
+"""The binary search order: --bin-dir, KUBEBUILDER_ASSETS, PATH, then the cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from k8s_wiretap.lab.binaries import MissingBinaryError, find_binary, locate
+
+
+def executable(folder: Path, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("KUBEBUILDER_ASSETS", "K8S_WIRETAP_BIN_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "path"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def test_search_order(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cached = isolated / "cache/k8s-wiretap/kube/1.20.2-x/bin"
+    for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubemark"):
+        executable(cached, name)
+    assert find_binary("kube-apiserver") == cached / "kube-apiserver"
+    on_path = executable(isolated / "path", "kube-apiserver")
+    assert find_binary("kube-apiserver") == on_path
+    assets = executable(isolated / "assets", "kube-apiserver")
+    monkeypatch.setenv("KUBEBUILDER_ASSETS", str(isolated / "assets"))
+    assert find_binary("kube-apiserver") == assets
+    explicit = executable(isolated / "explicit", "kube-apiserver")
+    assert find_binary("kube-apiserver", isolated / "explicit") == explicit
+    monkeypatch.setenv("K8S_WIRETAP_BIN_DIR", str(isolated / "explicit"))
+    assert find_binary("kube-apiserver") == explicit
+
+
+def test_incomplete_cache_is_ignored(isolated: Path) -> None:
+    executable(isolated / "cache/k8s-wiretap/kube/partial/bin", "kube-apiserver")
+    assert find_binary("kube-apiserver") is None
+
+
+def test_non_executable_files_do_not_count(isolated: Path) -> None:
+    (isolated / "path").mkdir()
+    (isolated / "path" / "etcd").write_text("")
+    assert find_binary("etcd") is None
+
+
+def test_missing_names_every_absent_binary_and_the_remedy(isolated: Path) -> None:
+    executable(isolated / "path", "etcd")
+    with pytest.raises(MissingBinaryError) as caught:
+        locate(["etcd", "kube-apiserver", "kubemark"], isolated / "nowhere")
+    message = str(caught.value)
+    assert message.startswith("missing kube-apiserver, kubemark (looked in: --bin-dir ")
+    assert "k8s-wiretap lab build" in message
+    assert os.linesep not in message

@@ -1,0 +1,43 @@
+"""Which components run, in which order."""
+
+from __future__ import annotations
+
+import pytest
+
+from k8s_wiretap.lab.components import COMPONENTS, ORDER, resolve
+from k8s_wiretap.lab.lab import _levels
+
+
+def test_apiserver_alone_brings_etcd() -> None:
+    assert resolve(["apiserver"]) == ("etcd", "apiserver")
+
+
+def test_kubelet_brings_its_dependencies_in_start_order() -> None:
+    assert resolve(["kubelet"]) == ("etcd", "apiserver", "kubelet")
+
+
+def test_default_is_everything() -> None:
+    assert (
+        resolve(None)
+        == ORDER
+        == ("etcd", "apiserver", "controller-manager", "scheduler", "kubelet")
+    )
+
+
+def test_unknown_component_is_named() -> None:
+    with pytest.raises(ValueError, match="unknown component kube-proxy"):
+        resolve(["kube-proxy"])
+
+
+def test_levels_start_clients_together_after_the_apiserver() -> None:
+    assert _levels(ORDER) == [
+        ["etcd"],
+        ["apiserver"],
+        ["controller-manager", "scheduler", "kubelet"],
+    ]
+
+
+def test_components_never_serve_insecure_ports() -> None:
+    for name in ("controller-manager", "scheduler"):
+        assert "--port=0" in COMPONENTS[name].args
+    assert "--kubelet-read-only-port=0" in COMPONENTS["kubelet"].args

@@ -1,0 +1,176 @@
+"""The lab against reality: a real control plane, the real kubectl, real failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from k8s_wiretap.lab import Lab, LabRunningError, UpOptions
+from k8s_wiretap.lab.layout import Layout
+from k8s_wiretap.lab.readiness import admin_client
+from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.workshop import manifest
+from tests.conftest import Kubectl, lab_processes, wait_until
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "k8s_wiretap", *args],
+        capture_output=True,
+        text=True,
+        env=env or dict(os.environ),
+        timeout=300,
+        check=False,
+    )
+
+
+def running_pods(kubectl: Kubectl, namespace: str) -> list[dict[str, object]]:
+    pods = json.loads(kubectl("get", "pods", "-n", namespace, "-o", "json"))["items"]
+    return [p for p in pods if p["status"].get("phase") == "Running"]
+
+
+def test_apply_then_scale_runs_pods_on_the_hollow_node(kubectl: Kubectl) -> None:
+    kubectl("create", "namespace", "apply-scale")
+    kubectl("apply", "-n", "apply-scale", "-f", "-", stdin=manifest("web"))
+    wait_until(lambda: len(running_pods(kubectl, "apply-scale")) == 2, 60, "2 pods Running")
+    assert {p["spec"]["nodeName"] for p in running_pods(kubectl, "apply-scale")} == {"node-1"}
+
+    kubectl("scale", "-n", "apply-scale", "deployment/web", "--replicas=3")
+    wait_until(lambda: len(running_pods(kubectl, "apply-scale")) == 3, 60, "3 pods Running")
+    kubectl("delete", "namespace", "apply-scale", "--wait=false")
+
+
+def audit_users(directory: Path) -> dict[str, set[str]]:
+    users: dict[str, set[str]] = {}
+    for line in (directory / "logs" / "audit.log").read_text().splitlines():
+        event = json.loads(line)
+        users.setdefault(event["user"]["username"], set()).update(event["user"].get("groups", []))
+    return users
+
+
+def test_every_component_has_its_own_identity(lab: LabState) -> None:
+    directory = Path(lab.kubeconfig).parent
+    users = audit_users(directory)
+    assert "system:nodes" in users["system:node:node-1"]
+    assert "system:masters" in users["kubernetes-admin"]
+    assert "system:kube-scheduler" in users
+    assert "system:kube-controller-manager" in users
+    # --use-service-account-credentials: each controller acts as its own service account
+    assert "system:serviceaccount:kube-system:deployment-controller" in users
+
+
+def test_keys_and_kubeconfigs_are_private(lab: LabState) -> None:
+    directory = Path(lab.kubeconfig).parent
+    secrets = [*directory.glob("pki/*.key"), *directory.glob("kubeconfigs/*"), Path(lab.kubeconfig)]
+    assert len(secrets) >= 10
+    for path in secrets:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+def test_components_listen_on_loopback_only(lab: LabState) -> None:
+    listening = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    ports = {lab.ports[name] for name in ("etcd", "apiserver", "controller_manager", "scheduler")}
+    for line in listening:
+        local, state = line.split()[1], line.split()[3]
+        address, port = local.split(":")
+        if state == "0A" and int(port, 16) in ports:
+            assert address == "0100007F", f"port {int(port, 16)} listens on {address}"
+
+
+def test_up_twice_says_it_is_already_running(lab: LabState) -> None:
+    directory = Path(lab.kubeconfig).parent
+    with pytest.raises(LabRunningError, match="already running"):
+        Lab(directory).up(UpOptions(build=False))
+    result = cli("lab", "up", "--dir", str(directory), "--no-build")
+    assert result.returncode == 1
+    assert "already running" in result.stderr
+    assert admin_client(Layout(directory, lab.ports)).get("/readyz").status == 200
+
+
+def test_status_and_env_describe_the_running_lab(lab: LabState) -> None:
+    directory = Path(lab.kubeconfig).parent
+    status = cli("lab", "status", "--dir", str(directory))
+    assert status.returncode == 0
+    for name in ("etcd", "apiserver", "controller-manager", "scheduler", "kubelet"):
+        assert f"{name} " in status.stdout
+    assert "/readyz: ok" in status.stdout
+    env = cli("lab", "env", "--dir", str(directory))
+    assert env.stdout == f"export KUBECONFIG={lab.kubeconfig}\n"
+
+
+def test_down_when_nothing_runs(tmp_path: Path) -> None:
+    result = cli("lab", "down", "--dir", str(tmp_path))
+    assert result.returncode == 0
+    assert "no lab running" in result.stderr
+
+
+def test_missing_binary_is_a_clear_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("KUBEBUILDER_ASSETS", "K8S_WIRETAP_BIN_DIR")
+    }
+    env.update(PATH=str(empty), XDG_CACHE_HOME=str(empty))
+    result = cli("lab", "up", "--dir", str(tmp_path / "lab"), "--no-build", env=env)
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "missing etcd, kube-apiserver" in result.stderr
+    assert "k8s-wiretap lab build" in result.stderr
+    assert lab_processes(tmp_path) == []
+
+
+def test_failing_component_shows_its_log_and_stops_the_rest(tmp_path: Path) -> None:
+    directory = tmp_path / "lab"
+    result = cli(
+        "lab",
+        "up",
+        "--dir",
+        str(directory),
+        "--no-build",
+        "--components",
+        "scheduler",
+        "--extra-arg",
+        "scheduler=--no-such-flag",
+    )
+    assert result.returncode == 1
+    assert "scheduler failed to start: exited during start-up" in result.stderr
+    assert "unknown flag: --no-such-flag" in result.stderr  # from the scheduler's own log
+    assert "stopped apiserver" in result.stderr and "stopped etcd" in result.stderr
+    assert lab_processes(directory) == []
+
+
+def test_bad_component_name_is_a_usage_error(tmp_path: Path) -> None:
+    result = cli("lab", "up", "--dir", str(tmp_path), "--components", "apiserver,kubeproxy")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "k8s-wiretap: --components: unknown component kubeproxy "
+        "(known: etcd, apiserver, controller-manager, scheduler, kubelet)"
+    ]
+
+
+def test_two_labs_side_by_side(
+    lab: LabState, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    second = Lab(tmp_path / "second")
+    state = second.up(UpOptions(build=False))
+    try:
+        assert set(state.ports.values()).isdisjoint(lab.ports.values())
+        other = Kubectl(state.kubeconfig, tmp_path_factory.mktemp("cache"))
+        other("create", "deployment", "solo", "--image=nginx")
+        wait_until(lambda: len(running_pods(other, "default")) == 1, 60, "a pod in lab two")
+        assert lab_processes(second.dir)
+    finally:
+        assert sorted(second.down()) == sorted(state.components)
+    assert lab_processes(second.dir) == []
+    first = Layout(Path(lab.kubeconfig).parent, lab.ports)
+    node = admin_client(first).get("/api/v1/nodes/node-1").json()
+    ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready[0]["status"] == "True"
