@@ -25,7 +25,7 @@ from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.lab import build
 from k8s_wiretap.lab.binaries import MissingBinaryError, locate
 from k8s_wiretap.lab.components import COMPONENTS, ORDER, resolve
-from k8s_wiretap.lab.layout import Layout, free_ports
+from k8s_wiretap.lab.layout import Layout, free_ports, runtime_dir
 from k8s_wiretap.lab.pki import write_pki
 from k8s_wiretap.lab.processes import Process, excerpt, spawn
 from k8s_wiretap.lab.readiness import default_service_account_ready, probe
@@ -34,8 +34,7 @@ from k8s_wiretap.paths import state_dir
 
 __all__ = ["Lab", "LabError", "LabRunningError", "UpOptions", "default_dir"]
 
-SOCKET_PATH_MAX = 107  # sun_path is 108 bytes with the terminating NUL
-WIPED_ON_UP = ("etcd", "kubelet", "pki", "kubeconfigs", "logs")
+WIPED_ON_UP = ("etcd", "pki", "kubeconfigs", "logs")
 
 
 class LabError(WiretapError):
@@ -84,7 +83,7 @@ class Lab:
             try:
                 self._start(layout, state, binaries, options, out)
             except BaseException:
-                _stop_all(state, out)
+                self._teardown(state, out)
                 state.save(self.state_file)
                 raise
             return state
@@ -95,7 +94,12 @@ class Lab:
             return []
         with self._lock():
             state = self.state()
-            return _stop_all(state, out) if state else []
+            return self._teardown(state, out) if state else []
+
+    def _teardown(self, state: LabState, out: TextIO) -> list[str]:
+        stopped = _stop_all(state, out)
+        shutil.rmtree(runtime_dir(self.dir), ignore_errors=True)
+        return stopped
 
     @contextmanager
     def _lock(self) -> Iterator[None]:
@@ -122,13 +126,14 @@ class Lab:
     def _prepare(self, layout: Layout) -> None:
         for name in WIPED_ON_UP:
             shutil.rmtree(self.dir / name, ignore_errors=True)
-        for folder in (layout.logs, layout.dir / "kubelet", layout.kubeconfigs):
+        link = self.dir / "kubelet"
+        if link.is_symlink() or link.is_file():
+            link.unlink()
+        shutil.rmtree(link, ignore_errors=True)
+        for folder in (layout.logs, layout.kubeconfigs):
             folder.mkdir(parents=True)
-        socket = layout.dir / "kubelet" / "kubelet_remote.sock"
-        if len(str(socket)) > SOCKET_PATH_MAX:
-            raise LabError(
-                f"lab folder path too long for a unix socket ({socket}); use a shorter --dir"
-            )
+        _fresh_private_dir(layout.runtime_dir)
+        link.symlink_to(layout.runtime_dir)
         policy = resources.files("k8s_wiretap.lab").joinpath("audit-policy.yaml").read_text()
         (layout.dir / "audit-policy.yaml").write_text(policy)
         write_pki(layout)
@@ -222,3 +227,12 @@ def _stop_all(state: LabState, out: TextIO) -> list[str]:
             print(f"stopped {process.name} (pid {process.pid})", file=out, flush=True)
             stopped.append(process.name)
     return stopped
+
+
+def _fresh_private_dir(path: Path) -> None:
+    """An empty folder only we can enter; its parent is shared /tmp, so check who owns it."""
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    if path.parent.stat().st_uid != os.getuid() or path.parent.is_symlink():
+        raise LabError(f"{path.parent} belongs to someone else; remove it or set TMPDIR")
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(mode=0o700)

@@ -11,14 +11,17 @@ DIR/kubelet/            the hollow kubelet's TMPDIR (root folder, fake runtime s
 
 from __future__ import annotations
 
+import hashlib
+import os
 import socket
+import tempfile
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 from k8s_wiretap.lab.components import PORTS, Component
 
-__all__ = ["Layout", "free_ports"]
+__all__ = ["Layout", "free_ports", "runtime_dir"]
 
 
 def free_ports(names: tuple[str, ...] = PORTS) -> dict[str, int]:
@@ -30,6 +33,12 @@ def free_ports(names: tuple[str, ...] = PORTS) -> dict[str, int]:
             sock.bind(("0.0.0.0", 0))
             ports[name] = sock.getsockname()[1]
         return ports
+
+
+def runtime_dir(directory: Path) -> Path:
+    """The short private folder a lab in `directory` uses for its sockets."""
+    digest = hashlib.sha256(str(directory).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"k8s-wiretap-{os.getuid()}" / digest
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,10 @@ class Layout:
         return self.dir / "kubeconfig"
 
     @property
+    def runtime_dir(self) -> Path:
+        return runtime_dir(self.dir)
+
+    @property
     def server(self) -> str:
         return f"https://127.0.0.1:{self.ports['apiserver']}"
 
@@ -69,6 +82,7 @@ class Layout:
             "pki": str(self.pki),
             "logs": str(self.logs),
             "kubeconfigs": str(self.kubeconfigs),
+            "runtime": str(self.runtime_dir),
             "name": component.name,
         }
         values.update({f"port_{name}": str(port) for name, port in self.ports.items()})

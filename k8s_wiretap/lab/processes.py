@@ -112,29 +112,38 @@ def spawn(name: str, argv: list[str], log: Path, env: dict[str, str]) -> Process
 
 def tail(path: Path | str, lines: int = 20) -> str:
     """The last `lines` lines of a log file ("" if it does not exist)."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - 64 * 1024))
-            data = handle.read()
-    except OSError:
-        return ""
-    return "\n".join(data.decode(errors="replace").splitlines()[-lines:])
+    return "\n".join(_read_end(path, 64 * 1024).splitlines()[-lines:])
 
 
-# A Go program's fatal line: cobra's "Error: ...", klog's "F1129 10:20:30.123 ..." or "E1129 ...".
-_ERROR_LINE = re.compile(r"^(Error:|error:|[FE]\d{4} )")
+# How Go components report what killed them: cobra's "Error: ...", klog's fatal
+# "F1129 10:20:30.123456 ..." (followed by every goroutine's stack), a panic; klog's
+# "E1129 ..." errors are the fallback (a healthy kubelet logs some of those too).
+_FATAL = re.compile(r"^(Error:|F\d{4} |panic:)")
+_ERROR = re.compile(r"^E\d{4} ")
+_SCAN_BYTES = 4 * 1024 * 1024
 
 
 def excerpt(path: Path | str, lines: int = 20) -> str:
-    """The log's last lines, preceded by its last error line when that is further up.
+    """The log's last lines, preceded by the line saying why it died when that is further up.
 
-    A component that dies on a bad flag prints the error and then hundreds of lines of usage:
-    the error, not the usage, is what the reader needs.
+    A component that dies on a bad flag prints the error and then hundreds of lines of usage;
+    a klog fatal is followed by thousands of lines of goroutine stacks. The error, not what
+    follows it, is what the reader needs.
     """
     end = tail(path, lines)
-    if any(_ERROR_LINE.match(line) for line in end.splitlines()):
-        return end
-    errors = [line for line in tail(path, 2000).splitlines() if _ERROR_LINE.match(line)]
-    return f"{errors[-1]}\n...\n{end}" if errors else end
+    scanned = _read_end(path, _SCAN_BYTES).splitlines()
+    for pattern in (_FATAL, _ERROR):
+        found = [line for line in scanned if pattern.match(line)]
+        if found:
+            return end if found[-1] in end.splitlines() else f"{found[-1]}\n...\n{end}"
+    return end
+
+
+def _read_end(path: Path | str, size: int) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - size))
+            return handle.read().decode(errors="replace")
+    except OSError:
+        return ""

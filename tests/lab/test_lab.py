@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from k8s_wiretap.lab import Lab, LabRunningError, UpOptions
-from k8s_wiretap.lab.layout import Layout
+from k8s_wiretap.lab.layout import Layout, runtime_dir
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.workshop import manifest
@@ -170,6 +170,7 @@ def test_two_labs_side_by_side(
     finally:
         assert sorted(second.down()) == sorted(state.components)
     assert lab_processes(second.dir) == []
+    assert not runtime_dir(second.dir).exists()
     first = Layout(Path(lab.kubeconfig).parent, lab.ports)
     node = admin_client(first).get("/api/v1/nodes/node-1").json()
     ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]

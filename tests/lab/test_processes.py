@@ -44,5 +44,15 @@ def test_excerpt_brings_the_error_above_a_long_usage(tmp_path: Path) -> None:
     text = excerpt(log)
     assert text.startswith("Error: unknown flag: --bogus\n...\n")
     assert text.endswith("--flag-299 string   help")
-    log.write_text("I1129 started\nF1129 10:00:00.000 1 server.go:1] fatal: bind: in use\n")
-    assert excerpt(log) == "I1129 started\nF1129 10:00:00.000 1 server.go:1] fatal: bind: in use"
+
+
+def test_excerpt_prefers_the_fatal_line_over_errors_and_stacks(tmp_path: Path) -> None:
+    log = tmp_path / "kubelet.log"
+    stacks = "".join(f"goroutine {i} [running]:\n\tfile.go:{i}\n" for i in range(5000))
+    log.write_text(
+        "E1129 10:00:00.000 1 kubelet.go:1] image GC failed once\n"
+        "F1129 10:00:01.000 1 server.go:188] listen unix /x: bind: invalid argument\n" + stacks
+    )
+    assert excerpt(log).startswith("F1129 10:00:01.000 1 server.go:188] listen unix /x")
+    log.write_text("I1129 started\nE1129 10:00:00.000 1 x.go:1] cannot reach etcd\n")
+    assert excerpt(log) == "I1129 started\nE1129 10:00:00.000 1 x.go:1] cannot reach etcd"
