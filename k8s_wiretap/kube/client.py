@@ -9,7 +9,7 @@ from __future__ import annotations
 import http.client
 import json
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +25,7 @@ HEADERS = {"Accept": "application/json", "User-Agent": f"k8s-wiretap/{__version_
 class Response:
     status: int
     body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -59,12 +60,13 @@ class ApiClient:
             return http.client.HTTPSConnection(host, port, timeout=timeout, context=self._context())
         return http.client.HTTPConnection(host, port, timeout=timeout)
 
-    def get(self, path: str, timeout: float = 5.0) -> Response:
+    def get(self, path: str, timeout: float = 5.0, accept: str | None = None) -> Response:
         """GET `path`; raises OSError (connection refused, TLS failure, timeout)."""
         connection = self._connection(timeout)
+        headers = {**HEADERS, "Accept": accept} if accept else HEADERS
         try:
-            connection.request("GET", path, headers=HEADERS)
+            connection.request("GET", path, headers=headers)
             reply = connection.getresponse()
-            return Response(reply.status, reply.read())
+            return Response(reply.status, reply.read(), dict(reply.getheaders()))
         finally:
             connection.close()
