@@ -1,0 +1,1 @@
+"""Byte-level formats of Kubernetes traffic: watch stream framing and protobuf wire format."""

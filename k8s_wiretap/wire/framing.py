@@ -1,0 +1,79 @@
+"""Split a watch stream into events, whatever the chunk boundaries.
+
+Two framings reach a client (apimachinery pkg/util/framer, apiserver handlers/watch.go):
+
+- JSON (`application/json`): one `{"type": ..., "object": ...}` document per event, each
+  followed by a newline (Go's json.Encoder). JSON text never holds a raw newline inside a
+  document, so newlines are event boundaries.
+- Everything else (`;stream=watch`, e.g. protobuf): each event is a 4-byte big-endian length
+  and then that many bytes (a meta/v1 WatchEvent).
+
+Framers are tiny stateful objects in the style of httpx's decoders: `feed(chunk)` returns the
+complete frames it could cut, `flush()` returns what is left at the end of the stream.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Protocol
+
+__all__ = ["Framer", "JsonFramer", "LengthPrefixFramer", "framer_for"]
+
+
+class Framer(Protocol):
+    def feed(self, chunk: bytes) -> list[bytes]: ...
+
+    def flush(self) -> list[bytes]: ...
+
+
+class JsonFramer:
+    """Newline-delimited JSON documents; blank lines are skipped."""
+
+    def __init__(self) -> None:
+        self._pending = bytearray()
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        if b"\n" not in chunk:
+            self._pending += chunk
+            return []
+        self._pending += chunk
+        *complete, rest = bytes(self._pending).split(b"\n")
+        self._pending = bytearray(rest)
+        return [line for line in complete if line.strip()]
+
+    def flush(self) -> list[bytes]:
+        rest, self._pending = bytes(self._pending), bytearray()
+        return [rest] if rest.strip() else []
+
+
+class LengthPrefixFramer:
+    """4-byte big-endian length, then the frame; an incomplete tail is returned by flush."""
+
+    def __init__(self) -> None:
+        self._pending = bytearray()
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        self._pending += chunk
+        frames = []
+        offset = 0
+        pending = self._pending
+        while len(pending) - offset >= 4:
+            (size,) = struct.unpack_from(">I", pending, offset)
+            end = offset + 4 + size
+            if end > len(pending):
+                break
+            frames.append(bytes(pending[offset + 4 : end]))
+            offset = end
+        if offset:
+            del pending[:offset]
+        return frames
+
+    def flush(self) -> list[bytes]:
+        rest, self._pending = bytes(self._pending), bytearray()
+        return [rest] if rest else []
+
+
+def framer_for(content_type: str) -> Framer:
+    """The framer for a watch response of `content_type` (JSON, else length-prefixed)."""
+    media = content_type.split(";")[0].strip().lower()
+    return JsonFramer() if media.endswith("json") else LengthPrefixFramer()
