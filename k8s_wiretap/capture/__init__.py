@@ -1,0 +1,1 @@
+"""From proxy events to recordings: records, redaction, the recorder thread, the reader."""

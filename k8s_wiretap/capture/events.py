@@ -1,0 +1,79 @@
+"""What the proxy hands to the recorder: small, cheap snapshots of traffic as it passes.
+
+The proxy's hooks run in its event loop and must stay fast, so they only copy references
+into these objects and put them on a queue; everything else (decoding headers, redaction,
+JSON, framing watch streams, writing) happens in the recorder's thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Chunk", "End", "Message", "Note", "ProxyEvent", "RequestSeen", "ResponseSeen"]
+
+Headers = list[tuple[bytes, bytes]]
+
+
+@dataclass(slots=True)
+class RequestSeen:
+    id: str
+    time: float
+    listener: str
+    client: dict[str, object]
+    server: str
+    method: str
+    target: str  # path and query, as sent
+    http_version: str
+    headers: Headers
+    body: bytes | None
+    injected: str | None  # which credential the proxy added, if any
+
+
+@dataclass(slots=True)
+class ResponseSeen:
+    id: str
+    time: float
+    status: int
+    reason: str
+    http_version: str
+    headers: Headers
+
+
+@dataclass(slots=True)
+class Chunk:
+    """Bytes of a streamed response body, as they were forwarded."""
+
+    id: str
+    time: float
+    data: bytes
+
+
+@dataclass(slots=True)
+class Message:
+    """A WebSocket message or a chunk of an upgraded (SPDY) connection."""
+
+    id: str
+    time: float
+    kind: str  # "websocket" or "tcp"
+    from_client: bool
+    data: bytes
+    text: bool
+
+
+@dataclass(slots=True)
+class End:
+    id: str
+    time: float
+    error: str | None = None
+    body: bytes | None = None  # for responses that were not streamed (set by an addon)
+
+
+@dataclass(slots=True)
+class Note:
+    time: float
+    level: str
+    message: str
+    id: str | None = None
+
+
+ProxyEvent = RequestSeen | ResponseSeen | Chunk | Message | End | Note

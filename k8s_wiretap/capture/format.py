@@ -1,0 +1,80 @@
+"""The recording format: JSON Lines, one record per line, versioned by its header.
+
+    {"record": "header", "format": "k8s-wiretap-recording", "version": 1, ...}
+    {"record": "request",  "id": ..., "time": ..., "method": ..., "path": ..., ...}
+    {"record": "response", "id": ..., "time": ..., "status": ..., "headers": ...}
+    {"record": "event",    "id": ..., "seq": 0, "time": ..., "kind": "watch", "data": BODY}
+    {"record": "end",      "id": ..., "time": ..., "body": BODY, "error": ...}
+    {"record": "note",     "time": ..., "level": ..., "message": ...}
+
+Records of concurrent exchanges interleave; `id` ties them together. A BODY is
+`{"text": ...}` (UTF-8 that is not protobuf) or `{"base64": ...}`, with `size` (bytes before
+any truncation), and `truncated`, `redacted`, `decoded` (a content-encoding removed) when true.
+Times are Unix seconds (float). The README documents every field.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from typing import Any
+
+from k8s_wiretap import __version__
+from k8s_wiretap.wire.envelope import is_protobuf
+
+__all__ = ["FORMAT", "VERSION", "body_bytes", "body_record", "header_record"]
+
+FORMAT = "k8s-wiretap-recording"
+VERSION = 1
+
+
+def header_record(*, redacted: bool, max_body: int) -> dict[str, Any]:
+    return {
+        "record": "header",
+        "format": FORMAT,
+        "version": VERSION,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
+        "tool": f"k8s-wiretap {__version__}",
+        "redacted": redacted,
+        "max_body": max_body,
+    }
+
+
+def body_record(
+    data: bytes,
+    *,
+    size: int | None = None,
+    truncated: bool = False,
+    redacted: bool = False,
+    decoded: str | None = None,
+) -> dict[str, Any]:
+    """A BODY: `data` as text when it is UTF-8 (and not protobuf), else base64.
+
+    `size` is the size of the whole original (after removing a content-encoding, if
+    `decoded`); `data` may be shorter (`truncated`) or rewritten (`redacted`).
+    """
+    record: dict[str, Any]
+    text = None
+    if not is_protobuf(data):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+    record = {"text": text} if text is not None else {"base64": base64.b64encode(data).decode()}
+    record["size"] = len(data) if size is None else size
+    if truncated:
+        record["truncated"] = True
+    if redacted:
+        record["redacted"] = True
+    if decoded:
+        record["decoded"] = decoded
+    return record
+
+
+def body_bytes(record: dict[str, Any] | None) -> bytes:
+    """The bytes a BODY holds (possibly truncated or redacted)."""
+    if not record:
+        return b""
+    if "text" in record:
+        return str(record["text"]).encode("utf-8")
+    return base64.b64decode(record.get("base64", ""))

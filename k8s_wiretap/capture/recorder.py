@@ -1,0 +1,344 @@
+"""The recorder: turns proxy events into recording records, off the proxy's event loop.
+
+One thread consumes the proxy's events, keeps a little state per exchange (its resolved
+request, the watch framer, the body so far), redacts, and hands finished records to its
+outputs (the recording file, the console printer). Outputs are flushed whenever the queue
+runs dry and at least every FLUSH_INTERVAL, so a record reaches the file within 100 ms of
+the traffic it describes and a `kill -9` loses at most that.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from k8s_wiretap.capture.events import (
+    Chunk,
+    End,
+    Message,
+    Note,
+    ProxyEvent,
+    RequestSeen,
+    ResponseSeen,
+)
+from k8s_wiretap.capture.format import body_record
+from k8s_wiretap.capture.identity import client_identity
+from k8s_wiretap.capture.redact import Redactor
+from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
+from k8s_wiretap.wire.framing import Framer, framer_for
+
+__all__ = ["DEFAULT_MAX_BODY", "Output", "Recorder"]
+
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+FLUSH_INTERVAL = 0.05
+_STOP = object()
+
+
+class Output(Protocol):
+    def write(self, record: dict[str, Any]) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class _Exchange:
+    info: RequestInfo
+    watch: bool = False
+    framer: Framer | None = None
+    decoder: Any = None  # zlib decompressobj for a content-encoded watch
+    encoding: str = ""
+    content_type: str = ""
+    chunks: list[bytes] = field(default_factory=list)
+    kept: int = 0
+    size: int = 0
+    seq: int = 0
+
+
+def _headers(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw]
+
+
+def _header(headers: list[tuple[str, str]], name: str) -> str:
+    return next((v for k, v in headers if k.lower() == name), "")
+
+
+def _decoder(encoding: str) -> Any:
+    if encoding == "gzip":
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompressobj()
+    return None
+
+
+class Recorder:
+    """Consumes `ProxyEvent`s from any thread (`put`), writes records to `outputs`."""
+
+    def __init__(
+        self,
+        outputs: Sequence[Output],
+        *,
+        redactor: Redactor | None = None,
+        max_body: int = DEFAULT_MAX_BODY,
+    ) -> None:
+        self.outputs = list(outputs)
+        self.redactor = redactor
+        self.max_body = max_body
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._exchanges: dict[str, _Exchange] = {}
+        self._thread = threading.Thread(target=self._run, name="wiretap-recorder", daemon=True)
+
+    # -- any thread -----------------------------------------------------------------------
+    def put(self, event: ProxyEvent) -> None:
+        self._queue.put(event)
+
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
+
+    def start(self) -> Recorder:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Write what is queued, end exchanges still open, close the outputs."""
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join()
+        for output in self.outputs:
+            output.close()
+
+    # -- recorder thread ------------------------------------------------------------------
+    def _run(self) -> None:
+        last_flush = time.monotonic()
+        while True:
+            try:
+                item = self._queue.get(timeout=FLUSH_INTERVAL)
+            except queue.Empty:
+                item = None
+            if item is _STOP:
+                self._end_open_exchanges()
+                self._flush()
+                return
+            if item is not None:
+                self.handle(item)  # type: ignore[arg-type]
+            now = time.monotonic()
+            if self._queue.empty() or now - last_flush >= FLUSH_INTERVAL:
+                self._flush()
+                last_flush = now
+
+    def _flush(self) -> None:
+        for output in self.outputs:
+            output.flush()
+
+    def _emit(self, record: dict[str, Any]) -> None:
+        for output in self.outputs:
+            output.write(record)
+
+    def handle(self, event: ProxyEvent) -> None:
+        """Turn one event into records (public for tests that feed events synchronously)."""
+        try:
+            self._dispatch(event)
+        except Exception as error:  # a recorder bug must never lose the rest of the traffic
+            self._emit(
+                {
+                    "record": "note",
+                    "time": time.time(),
+                    "level": "error",
+                    "id": getattr(event, "id", None),
+                    "message": f"recorder failed on {type(event).__name__}: {error!r}",
+                }
+            )
+
+    def _dispatch(self, event: ProxyEvent) -> None:
+        if isinstance(event, RequestSeen):
+            self._request(event)
+        elif isinstance(event, ResponseSeen):
+            self._response(event)
+        elif isinstance(event, Chunk):
+            self._chunk(event)
+        elif isinstance(event, Message):
+            self._message(event)
+        elif isinstance(event, End):
+            self._end(event)
+        elif isinstance(event, Note):
+            record = {
+                "record": "note",
+                "time": event.time,
+                "level": event.level,
+                "message": event.message,
+            }
+            if event.id:
+                record["id"] = event.id
+            self._emit(record)
+
+    def _body(
+        self,
+        info: RequestInfo,
+        content_type: str,
+        data: bytes,
+        size: int,
+        decoded: str | None = None,
+    ) -> dict[str, Any]:
+        """A BODY of `data` (the first bytes of `size`), redacted when needed."""
+        truncated = size > len(data)
+        redacted = False
+        if self.redactor is not None:
+            data, redacted = self.redactor.body(info, content_type, data)
+        return body_record(data, size=size, truncated=truncated, redacted=redacted, decoded=decoded)
+
+    def _request(self, event: RequestSeen) -> None:
+        headers = _headers(event.headers)
+        info = parse_request(event.method, event.target)
+        self._exchanges[event.id] = _Exchange(info)
+        record: dict[str, Any] = {
+            "record": "request",
+            "id": event.id,
+            "time": event.time,
+            "listener": event.listener,
+            "client": event.client,
+            "server": event.server,
+            "identity": client_identity(_header(headers, "authorization") or None, event.injected),
+            "method": event.method,
+            "path": event.target,
+            "http_version": event.http_version,
+            "headers": [list(h) for h in self._redact_headers(headers)],
+        }
+        if event.body:
+            data = event.body[: self.max_body]
+            record["body"] = self._body(
+                info, _header(headers, "content-type"), data, len(event.body)
+            )
+        self._emit(record)
+
+    def _redact_headers(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return self.redactor.headers(headers) if self.redactor else headers
+
+    def _response(self, event: ResponseSeen) -> None:
+        headers = _headers(event.headers)
+        state = self._exchanges.get(event.id)
+        if state is not None:
+            state.encoding = _header(headers, "content-encoding").lower()
+            state.content_type = _header(headers, "content-type")
+            state.watch = state.info.verb == "watch" and event.status == 200
+            if state.watch:
+                state.framer = framer_for(_header(headers, "content-type"))
+                state.decoder = _decoder(state.encoding)
+        self._emit(
+            {
+                "record": "response",
+                "id": event.id,
+                "time": event.time,
+                "status": event.status,
+                "reason": event.reason,
+                "http_version": event.http_version,
+                "headers": [list(h) for h in self._redact_headers(headers)],
+            }
+        )
+
+    def _chunk(self, event: Chunk) -> None:
+        state = self._exchanges.get(event.id)
+        if state is None:
+            return
+        if state.watch and state.framer is not None:
+            data = state.decoder.decompress(event.data) if state.decoder else event.data
+            for frame in state.framer.feed(data):
+                self._event(event.id, state, event.time, "watch", frame, state.content_type)
+            return
+        state.size += len(event.data)
+        room = self.max_body - state.kept
+        if room > 0:
+            state.chunks.append(event.data[:room])
+            state.kept += min(room, len(event.data))
+
+    def _event(
+        self,
+        exchange: str,
+        state: _Exchange,
+        when: float,
+        kind: str,
+        frame: bytes,
+        content_type: str,
+        **extra: Any,
+    ) -> None:
+        data = frame[: self.max_body]
+        redacted = False
+        if self.redactor is not None:
+            data, redacted = self.redactor.watch_frame(state.info, data, content_type)
+        record: dict[str, Any] = {
+            "record": "event",
+            "id": exchange,
+            "seq": state.seq,
+            "time": when,
+            "kind": kind,
+            **extra,
+        }
+        record["data"] = body_record(
+            data, size=len(frame), truncated=len(frame) > self.max_body, redacted=redacted
+        )
+        state.seq += 1
+        self._emit(record)
+
+    def _message(self, event: Message) -> None:
+        state = self._exchanges.get(event.id)
+        if state is None:
+            state = self._exchanges[event.id] = _Exchange(parse_request("GET", "/"))
+        kind = "watch" if state.info.verb == "watch" and not event.from_client else event.kind
+        self._event(
+            event.id,
+            state,
+            event.time,
+            kind,
+            event.data,
+            "application/json" if event.text else "",
+            transport=event.kind,
+            from_client=event.from_client,
+        )
+
+    def _end(self, event: End) -> None:
+        state = self._exchanges.pop(event.id, None)
+        record: dict[str, Any] = {"record": "end", "id": event.id, "time": event.time}
+        if state is not None:
+            if state.framer is not None:
+                tail = state.framer.flush()
+                for frame in tail:
+                    self._event(
+                        event.id,
+                        state,
+                        event.time,
+                        "watch",
+                        frame,
+                        state.content_type,
+                        incomplete=True,
+                    )
+                record["events"] = state.seq
+            elif state.chunks or event.body:
+                record["body"] = self._response_body(state, event.body)
+        if event.error:
+            record["error"] = event.error
+        self._emit(record)
+
+    def _response_body(self, state: _Exchange, body: bytes | None) -> dict[str, Any]:
+        data = b"".join(state.chunks) if state.chunks else (body or b"")
+        size = state.size or len(data)
+        decoder = _decoder(state.encoding)
+        if decoder is None or size > len(data):  # a truncated stream cannot be inflated
+            return self._body(state.info, state.content_type, data, size)
+        try:
+            inflated = decoder.decompress(data, self.max_body)
+        except zlib.error:
+            return self._body(state.info, state.content_type, data, size)  # as it came
+        whole = len(inflated)
+        while decoder.unconsumed_tail:  # count what does not fit, without keeping it
+            whole += len(decoder.decompress(decoder.unconsumed_tail, 1 << 20))
+        return self._body(state.info, state.content_type, inflated, whole, state.encoding)
+
+    def _end_open_exchanges(self) -> None:
+        for exchange in list(self._exchanges):
+            self._end(End(exchange, time.time(), error="recording stopped"))

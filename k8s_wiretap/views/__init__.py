@@ -1,0 +1,1 @@
+"""Ways to show exchanges: text lines now; the TUI and JSON later."""

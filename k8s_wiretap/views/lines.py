@@ -1,0 +1,26 @@
+"""One line per exchange: time, component, verb, path, status (what `--no-tui` prints)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from k8s_wiretap.capture.exchange import Exchange
+
+__all__ = ["exchange_line"]
+
+
+def clock(timestamp: float) -> str:
+    return dt.datetime.fromtimestamp(timestamp).strftime("%H:%M:%S.%f")[:-3]
+
+
+def exchange_line(exchange: Exchange) -> str:
+    status = exchange.status
+    outcome = str(status) if status is not None else "no response"
+    if exchange.error:
+        outcome += f" ({exchange.error})"
+    events = exchange.watch_events()
+    streamed = f" [{len(events)} watch events]" if events or exchange.info.verb == "watch" else ""
+    return (
+        f"{clock(exchange.time)} {exchange.component:<32} {exchange.info.verb:<16} "
+        f"{exchange.method} {exchange.path} {outcome}{streamed}"
+    )

@@ -1,0 +1,55 @@
+"""Reading recordings back: tolerant of a cut-off last line, strict about what it is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from k8s_wiretap.capture.format import header_record
+from k8s_wiretap.capture.reader import RecordingError, load
+
+
+def write(path: Path, records: list[dict[str, object]], tail: str = "") -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) + tail)
+    return path
+
+
+REQUEST = {
+    "record": "request",
+    "id": "a",
+    "time": 1.0,
+    "method": "GET",
+    "path": "/api/v1/pods",
+    "headers": [["User-Agent", "kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07"]],
+    "listener": "default",
+}
+
+
+def test_a_cut_off_last_line_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "r.jsonl",
+        [header_record(redacted=True, max_body=1), REQUEST],
+        '{"record": "response", "id": "a", "sta',
+    )
+    recording = load(path)
+    assert len(recording.exchanges) == 1
+    assert recording.exchanges[0].response is None
+    assert recording.warnings == [f"{path}: skipped last line (cut short): not a complete record"]
+    assert recording.exchanges[0].component == "kubectl"
+    assert recording.exchanges[0].info.verb == "list"
+
+
+def test_not_a_recording(tmp_path: Path) -> None:
+    with pytest.raises(RecordingError, match="no header line"):
+        load(write(tmp_path / "x.jsonl", [REQUEST]))
+    with pytest.raises(RecordingError, match="version 99"):
+        load(
+            write(
+                tmp_path / "y.jsonl",
+                [{"record": "header", "format": "k8s-wiretap-recording", "version": 99}],
+            )
+        )
+    with pytest.raises(RecordingError, match="cannot read"):
+        load(tmp_path / "missing.jsonl")

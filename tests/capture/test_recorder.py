@@ -1,0 +1,149 @@
+"""The recorder turns proxy events into records: framing, truncation, decoding, resilience."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+from k8s_wiretap.capture.events import Chunk, End, Message, Note, RequestSeen, ResponseSeen
+from k8s_wiretap.capture.format import body_bytes
+from k8s_wiretap.capture.outputs import FileOutput
+from k8s_wiretap.capture.reader import load
+from k8s_wiretap.capture.recorder import Recorder
+from k8s_wiretap.capture.redact import Redactor
+
+
+class Collect:
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+        self.flushes = 0
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+    def close(self) -> None:
+        pass
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [r for r in self.records if r["record"] == kind]
+
+
+def request(
+    exchange: str,
+    path: str,
+    method: str = "GET",
+    body: bytes | None = None,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> RequestSeen:
+    return RequestSeen(
+        exchange,
+        time.time(),
+        "default",
+        {"address": "127.0.0.1:1"},
+        "https://127.0.0.1:6443",
+        method,
+        path,
+        "HTTP/1.1",
+        headers or [(b"User-Agent", b"kubectl/v1.32.4")],
+        body,
+        None,
+    )
+
+
+def response(
+    exchange: str,
+    content_type: str = "application/json",
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> ResponseSeen:
+    headers = [(b"Content-Type", content_type.encode()), *(extra or [])]
+    return ResponseSeen(exchange, time.time(), 200, "OK", "HTTP/1.1", headers)
+
+
+def test_watch_events_are_framed_across_chunks_with_arrival_times() -> None:
+    out = Collect()
+    recorder = Recorder([out])
+    frames = [b"\x0a\x05ADDED", b"\x0a\x08MODIFIED"]
+    stream = b"".join(struct.pack(">I", len(f)) + f for f in frames)
+    recorder.handle(request("w", "/api/v1/pods?watch=true"))
+    recorder.handle(response("w", "application/vnd.kubernetes.protobuf;stream=watch"))
+    recorder.handle(Chunk("w", 10.0, stream[:3]))
+    recorder.handle(Chunk("w", 11.0, stream[3:12]))
+    recorder.handle(Chunk("w", 12.0, stream[12:]))
+    recorder.handle(End("w", 13.0))
+    events = out.of("event")
+    assert [body_bytes(e["data"]) for e in events] == frames
+    assert [e["time"] for e in events] == [11.0, 12.0]
+    assert out.of("end")[0]["events"] == 2
+
+
+def test_bodies_and_events_over_the_cap_are_truncated_not_dropped() -> None:
+    out = Collect()
+    recorder = Recorder([out], max_body=10)
+    recorder.handle(request("a", "/api/v1/configmaps", "POST", body=b"x" * 25))
+    recorder.handle(response("a"))
+    recorder.handle(Chunk("a", 1.0, b"y" * 8))
+    recorder.handle(Chunk("a", 1.1, b"y" * 8))
+    recorder.handle(End("a", 1.2))
+    body = out.of("request")[0]["body"]
+    assert (body["text"], body["size"], body["truncated"]) == ("x" * 10, 25, True)
+    body = out.of("end")[0]["body"]
+    assert (body["text"], body["size"], body["truncated"]) == ("y" * 10, 16, True)
+    recorder.handle(request("w", "/api/v1/pods?watch=1"))
+    recorder.handle(response("w"))
+    recorder.handle(Chunk("w", 2.0, b'{"type":"ADDED","object":{"kind":"Pod"}}\n'))
+    event = out.of("event")[0]["data"]
+    assert event["truncated"] and event["size"] == 40 and len(event["text"]) == 10
+
+
+def test_gzip_bodies_are_recorded_decoded() -> None:
+    out = Collect()
+    recorder = Recorder([out])
+    payload = json.dumps({"kind": "PodList", "items": []}).encode()
+    recorder.handle(request("g", "/api/v1/pods"))
+    recorder.handle(response("g", extra=[(b"Content-Encoding", b"gzip")]))
+    recorder.handle(Chunk("g", 1.0, gzip.compress(payload)))
+    recorder.handle(End("g", 1.1))
+    body = out.of("end")[0]["body"]
+    assert body["text"] == payload.decode() and body["decoded"] == "gzip"
+
+
+def test_websocket_messages_of_a_watch_are_watch_events_and_redacted() -> None:
+    out = Collect()
+    recorder = Recorder([out], redactor=Redactor())
+    recorder.handle(request("ws", "/api/v1/namespaces/d/secrets?watch=true"))
+    event = {"type": "ADDED", "object": {"kind": "Secret", "data": {"k": "c2VjcmV0"}}}
+    recorder.handle(Message("ws", 1.0, "websocket", False, json.dumps(event).encode(), True))
+    record = out.of("event")[0]
+    assert record["kind"] == "watch" and record["transport"] == "websocket"
+    assert "c2VjcmV0" not in record["data"]["text"] and record["data"]["redacted"]
+
+
+def test_a_failure_inside_the_recorder_becomes_a_note() -> None:
+    out = Collect()
+    recorder = Recorder([out])
+    recorder.handle(ResponseSeen("x", 1.0, 200, "OK", "HTTP/1.1", [(b"\xff", 1)]))  # type: ignore[list-item]
+    note = out.of("note")[0]
+    assert note["level"] == "error" and "ResponseSeen" in note["message"]
+
+
+def test_thread_writes_within_the_flush_interval_and_closes_open_exchanges(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder([FileOutput(path, redacted=False, max_body=100)]).start()
+    recorder.put(request("open", "/api/v1/pods?watch=true"))
+    recorder.put(Note(time.time(), "warning", "hello"))
+    deadline = time.monotonic() + 5
+    while "hello" not in path.read_text() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "hello" in path.read_text()
+    recorder.close()
+    recording = load(path)
+    assert recording.exchanges[0].error == "recording stopped"
