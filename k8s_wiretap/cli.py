@@ -27,6 +27,7 @@ class ArgumentParser(argparse.ArgumentParser):
 def build_parser() -> ArgumentParser:
     from k8s_wiretap import demo
     from k8s_wiretap.lab import cli as lab_cli
+    from k8s_wiretap.proxy import cli as proxy_cli
 
     parser = ArgumentParser(
         prog="k8s-wiretap",
@@ -36,6 +37,7 @@ def build_parser() -> ArgumentParser:
     subparsers = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser
     )
+    proxy_cli.register(subparsers)
     lab_cli.register(subparsers)
     demo.register(subparsers)
     return parser

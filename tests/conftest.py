@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,16 +16,17 @@ from k8s_wiretap.lab.state import LabState
 
 
 class Kubectl:
-    """The real kubectl against one kubeconfig, with a private discovery cache."""
+    """The real kubectl against one kubeconfig (or `server`), with a private cache."""
 
-    def __init__(self, kubeconfig: str, cache: Path) -> None:
+    def __init__(self, kubeconfig: str, cache: Path, server: str | None = None) -> None:
         self.env = {**os.environ, "KUBECONFIG": kubeconfig, "KUBECACHEDIR": str(cache)}
+        self.server = ["--server", server] if server else []
 
     def run(
         self, *args: str, stdin: str | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
-            ["kubectl", *args],
+            ["kubectl", *self.server, *args],
             input=stdin,
             capture_output=True,
             text=True,
@@ -36,8 +38,31 @@ class Kubectl:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {result.stderr}")
         return result
 
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            ["kubectl", *self.server, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env,
+        )
+
     def __call__(self, *args: str, stdin: str | None = None) -> str:
         return self.run(*args, stdin=stdin).stdout
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`k8s-wiretap ARGS` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "k8s_wiretap", *args],
+        capture_output=True,
+        text=True,
+        env=env or dict(os.environ),
+        timeout=timeout,
+        check=False,
+    )
 
 
 def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
@@ -46,7 +71,7 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None
     while time.monotonic() < deadline:
         if condition():
             return
-        time.sleep(0.25)
+        time.sleep(0.1)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 

@@ -1,0 +1,215 @@
+"""The wiretap addon: turns mitmproxy flows into the project's proxy events, nothing more.
+
+Loadable by plain mitmproxy (`mitmdump -s addons/wiretap.py --set wiretap_record=FILE`) and
+used by `k8s-wiretap proxy`. Every response body is streamed through a tee that hands each
+chunk on as it passes (`flow.response.stream`): watches and `logs -f` reach the client at
+once, and nothing is buffered in the proxy. Framing, redaction and writing happen in the
+recorder's thread, never on this event loop.
+
+mitmproxy closes connections idle for 600 s (`mitmproxy.proxy.server.TCP_TIMEOUT`); a quiet
+watch lives longer than that when direct (the API server ends it after 30-60 minutes), so the
+timeout is raised to `wiretap_idle_timeout` (default one day).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import mitmproxy.proxy.server
+from mitmproxy import connection, ctx, exceptions, http, tcp
+from mitmproxy.addonmanager import Loader
+from mitmproxy.utils import human
+
+from k8s_wiretap.capture.events import Chunk, End, Message, RequestSeen, ResponseSeen
+from k8s_wiretap.capture.outputs import ConsoleOutput, FileOutput
+from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
+from k8s_wiretap.capture.redact import Redactor
+from k8s_wiretap.proxy.upstream import INJECTED
+
+__all__ = ["Wiretap"]
+
+DEFAULT_IDLE_TIMEOUT = 24 * 3600
+
+
+class Wiretap:
+    def __init__(
+        self, recorder: Recorder | None = None, listeners: dict[str, str] | None = None
+    ) -> None:
+        self.recorder = recorder
+        self.listeners = listeners or {}
+        self._upgraded: dict[str, str] = {}  # client connection id → HTTP exchange id
+
+    def load(self, loader: Loader) -> None:
+        loader.add_option("wiretap_record", str, "", "Write a k8s-wiretap recording here.")
+        loader.add_option(
+            "wiretap_redact", bool, True, "Redact credentials and Secret values in the recording."
+        )
+        loader.add_option(
+            "wiretap_max_body",
+            str,
+            str(DEFAULT_MAX_BODY),
+            "Largest body or watch event recorded whole (e.g. 16m).",
+        )
+        loader.add_option("wiretap_console", bool, False, "Print a line per exchange.")
+        loader.add_option(
+            "wiretap_idle_timeout",
+            int,
+            DEFAULT_IDLE_TIMEOUT,
+            "Seconds before an idle connection is closed (mitmproxy: 600).",
+        )
+
+    def configure(self, updated: set[str]) -> None:
+        if "wiretap_idle_timeout" in updated:
+            if ctx.options.wiretap_idle_timeout <= 0:
+                raise exceptions.OptionsError("wiretap_idle_timeout must be positive")
+            mitmproxy.proxy.server.TCP_TIMEOUT = ctx.options.wiretap_idle_timeout
+        if "wiretap_max_body" in updated:
+            try:
+                human.parse_size(ctx.options.wiretap_max_body)
+            except ValueError as error:
+                raise exceptions.OptionsError(f"wiretap_max_body: {error}") from error
+        if self.recorder is None and (ctx.options.wiretap_record or ctx.options.wiretap_console):
+            self.recorder = self._recorder_from_options()
+
+    def _recorder_from_options(self) -> Recorder:
+        max_body = human.parse_size(ctx.options.wiretap_max_body) or DEFAULT_MAX_BODY
+        redact = ctx.options.wiretap_redact
+        outputs: list[Output] = []
+        if ctx.options.wiretap_record:
+            outputs.append(
+                FileOutput(
+                    Path(ctx.options.wiretap_record).expanduser(),
+                    redacted=redact,
+                    max_body=max_body,
+                )
+            )
+        if ctx.options.wiretap_console:
+            outputs.append(ConsoleOutput())
+        return Recorder(outputs, redactor=Redactor() if redact else None, max_body=max_body)
+
+    def running(self) -> None:
+        if self.recorder is not None and not self.recorder.started:
+            self.recorder.start()
+
+    def done(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+
+    # -- HTTP -----------------------------------------------------------------------------
+    def request(self, flow: http.HTTPFlow) -> None:
+        if self.recorder is None:
+            return
+        client = flow.client_conn
+        request = flow.request
+        self.recorder.put(
+            RequestSeen(
+                id=flow.id,
+                time=request.timestamp_start,
+                listener=self.listeners.get(client.proxy_mode.full_spec, "default"),
+                client=_client(client),
+                server=f"{request.scheme}://{request.host}:{request.port}",
+                method=request.method,
+                target=request.path,
+                http_version=request.http_version,
+                headers=list(request.headers.fields),
+                body=request.raw_content,
+                injected=flow.metadata.get(INJECTED),
+            )
+        )
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        if self.recorder is None or flow.response is None:
+            return
+        response = flow.response
+        self.recorder.put(
+            ResponseSeen(
+                flow.id,
+                response.timestamp_start or time.time(),
+                response.status_code,
+                response.reason,
+                response.http_version,
+                list(response.headers.fields),
+            )
+        )
+        if response.status_code != 101:
+            response.stream = self._tee(flow.id)
+
+    def _tee(self, exchange: str) -> Callable[[bytes], bytes]:
+        put, now = self.recorder.put if self.recorder else (lambda _: None), time.time
+
+        def tee(data: bytes) -> bytes:
+            if data:
+                put(Chunk(exchange, now(), data))
+            return data
+
+        return tee
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        if self.recorder is None or flow.response is None:
+            return
+        if flow.response.status_code == 101:
+            if flow.websocket is None:  # SPDY and other raw upgrades continue as TCP
+                self._upgraded[flow.client_conn.id] = flow.id
+            return
+        # Streamed bodies went through the tee and have no content here; a response an addon
+        # made (a 403, a 503) was never streamed and carries its content.
+        body = flow.response.raw_content
+        self.recorder.put(End(flow.id, flow.response.timestamp_end or time.time(), body=body))
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        if self.recorder is not None:
+            message = flow.error.msg if flow.error else "unknown error"
+            self.recorder.put(End(flow.id, time.time(), error=message))
+
+    # -- upgraded connections -------------------------------------------------------------
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        if self.recorder is None or flow.websocket is None:
+            return
+        message = flow.websocket.messages[-1]
+        self.recorder.put(
+            Message(
+                flow.id,
+                message.timestamp,
+                "websocket",
+                message.from_client,
+                message.content,
+                message.is_text,
+            )
+        )
+        del flow.websocket.messages[:-1]  # recorded: do not keep a long watch in memory
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        if self.recorder is not None:
+            ws = flow.websocket
+            reason = f"websocket closed ({ws.close_code})" if ws and ws.close_code != 1000 else None
+            self.recorder.put(End(flow.id, time.time(), error=reason))
+
+    def tcp_message(self, flow: tcp.TCPFlow) -> None:
+        exchange = self._upgraded.get(flow.client_conn.id)
+        if self.recorder is None or exchange is None:
+            return
+        message = flow.messages[-1]
+        self.recorder.put(
+            Message(exchange, message.timestamp, "tcp", message.from_client, message.content, False)
+        )
+        del flow.messages[:-1]
+
+    def tcp_end(self, flow: tcp.TCPFlow) -> None:
+        exchange = self._upgraded.pop(flow.client_conn.id, None)
+        if self.recorder is not None and exchange is not None:
+            error = flow.error.msg if flow.error else None
+            self.recorder.put(End(exchange, time.time(), error=error))
+
+    tcp_error = tcp_end
+
+
+def _client(client: connection.Client) -> dict[str, object]:
+    host, port = client.peername[:2] if client.peername else ("?", 0)
+    info: dict[str, object] = {"address": f"{host}:{port}", "tls": client.tls}
+    if client.alpn:
+        info["alpn"] = client.alpn.decode(errors="replace")
+    if client.certificate_list:
+        info["certificate"] = client.certificate_list[0].cn
+    return info

@@ -1,0 +1,259 @@
+"""`k8s-wiretap proxy`, `run` and `kubeconfig`: the wiretap in front of a kubeconfig's cluster."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mitmproxy.utils import human
+
+from k8s_wiretap.capture.reader import load
+from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
+from k8s_wiretap.errors import UsageError
+from k8s_wiretap.kube.kubeconfig import ClusterAccess, load_kubeconfig, write_kubeconfig
+from k8s_wiretap.proxy.routes import Route
+from k8s_wiretap.proxy.server import (
+    ProxyServer,
+    ProxySettings,
+    default_confdir,
+    free_port,
+    placeholder_client,
+    proxy_ca_pem,
+)
+from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS
+from k8s_wiretap.views.lines import exchange_line
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    proxy = subparsers.add_parser(
+        "proxy",
+        help="a recording proxy in front of the API server",
+        description="Listen (plain HTTP or TLS on the same port) and forward to the context's "
+        "API server, recording every exchange. Point clients at it with "
+        "`kubectl --server http://127.0.0.1:8001` or `k8s-wiretap kubeconfig`.",
+    )
+    _cluster_options(proxy)
+    proxy.add_argument(
+        "--listen",
+        default="127.0.0.1:8001",
+        metavar="HOST:PORT",
+        help="where to listen (default 127.0.0.1:8001)",
+    )
+    proxy.add_argument(
+        "--routes",
+        type=Path,
+        metavar="FILE",
+        help="JSON list of {name, listen, kubeconfig[, context]}: one listener "
+        "per client identity (what `lab up --via-proxy` uses)",
+    )
+    _recording_options(proxy)
+    proxy.add_argument(
+        "--no-tui", action="store_true", help="print one line per exchange (the only view so far)"
+    )
+    proxy.add_argument(
+        "--accept-hosts",
+        default=DEFAULT_ACCEPT_HOSTS,
+        metavar="REGEX",
+        help="Host headers accepted (default: loopback names only)",
+    )
+    proxy.add_argument(
+        "--idle-timeout",
+        type=int,
+        default=24 * 3600,
+        metavar="SECONDS",
+        help="close connections idle this long (default one day)",
+    )
+    proxy.add_argument(
+        "--confdir",
+        type=Path,
+        default=None,
+        help=f"the proxy's CA folder (default {default_confdir()})",
+    )
+    proxy.set_defaults(handler=_proxy)
+
+    run = subparsers.add_parser(
+        "run",
+        help="run a command with its Kubernetes traffic recorded (the strace of k8s)",
+        description="Start a proxy on a free port, run COMMAND with KUBECONFIG pointing at it, "
+        "print what was captured, and exit with COMMAND's exit status.",
+    )
+    _cluster_options(run)
+    _recording_options(run)
+    run.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
+    run.set_defaults(handler=_run)
+
+    config = subparsers.add_parser(
+        "kubeconfig",
+        help="write a kubeconfig that reaches the cluster through a proxy",
+        description="A kubeconfig for https://HOST:PORT of a running `k8s-wiretap proxy`, "
+        "trusting the proxy's CA; it holds no credentials (the proxy adds them).",
+    )
+    _cluster_options(config)
+    config.add_argument("--proxy", default="127.0.0.1:8001", metavar="HOST:PORT")
+    config.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
+    config.add_argument("--confdir", type=Path, default=None)
+    config.set_defaults(handler=_kubeconfig)
+
+
+def _cluster_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        default=None,
+        help="kubeconfig file (default $KUBECONFIG or ~/.kube/config)",
+    )
+    parser.add_argument("--context", default=None, help="context (default: current-context)")
+
+
+def _recording_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--record", type=Path, metavar="FILE", help="write a recording")
+    parser.add_argument(
+        "--no-redact",
+        action="store_true",
+        help="keep credentials and Secret values in the recording",
+    )
+    parser.add_argument(
+        "--max-body",
+        default=str(DEFAULT_MAX_BODY),
+        metavar="SIZE",
+        help="largest body or watch event recorded whole (e.g. 1m)",
+    )
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise UsageError(f"--listen {value!r}: expected HOST:PORT")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _access(args: argparse.Namespace) -> ClusterAccess:
+    access = load_kubeconfig(args.kubeconfig, args.context)
+    if urlsplit(access.server).path not in ("", "/"):
+        raise UsageError(f"server {access.server}: API servers behind a path are not supported")
+    return access
+
+
+def _max_body(value: str) -> int:
+    try:
+        size = human.parse_size(value)
+    except ValueError as error:
+        raise UsageError(f"--max-body {value!r}: {error}") from error
+    return size or DEFAULT_MAX_BODY
+
+
+def _settings(args: argparse.Namespace, routes: list[Route]) -> ProxySettings:
+    if args.no_redact:
+        print(
+            "k8s-wiretap: warning: --no-redact: the recording will hold credentials and "
+            "Secret values",
+            file=sys.stderr,
+        )
+    return ProxySettings(
+        routes=routes,
+        record=args.record.absolute() if args.record else None,
+        redact=not args.no_redact,
+        max_body=_max_body(args.max_body),
+    )
+
+
+def _routes_file(path: Path) -> list[Route]:
+    try:
+        entries = json.loads(path.read_text())
+        return [
+            Route(
+                e["name"],
+                *_listen(e["listen"]),
+                load_kubeconfig(Path(e["kubeconfig"]), e.get("context")),
+            )
+            for e in entries
+        ]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UsageError(f"--routes {path}: {error}") from error
+
+
+def _proxy(args: argparse.Namespace) -> int:
+    routes = (
+        _routes_file(args.routes)
+        if args.routes
+        else [Route("default", *_listen(args.listen), _access(args))]
+    )
+    settings = _settings(args, routes)
+    settings.console = sys.stdout
+    settings.accept_hosts = args.accept_hosts
+    settings.idle_timeout = args.idle_timeout
+    settings.confdir = args.confdir or default_confdir()
+    ProxyServer(settings).serve()
+    return 0
+
+
+def _proxy_kubeconfig(path: Path, access: ClusterAccess, address: str, confdir: Path) -> Path:
+    return write_kubeconfig(
+        path,
+        server=f"https://{address}",
+        ca_pem=proxy_ca_pem(confdir),
+        client=placeholder_client(confdir),
+        name=f"wiretap-{access.context}",
+        user="via-proxy",
+        namespace=access.namespace,
+    )
+
+
+def _kubeconfig(args: argparse.Namespace) -> int:
+    access = _access(args)
+    host, port = _listen(args.proxy)
+    _proxy_kubeconfig(args.output, access, f"{host}:{port}", args.confdir or default_confdir())
+    print(args.output)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise UsageError("run: give a command after --, e.g. run -- kubectl get pods")
+    access = _access(args)
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="k8s-wiretap-run-") as scratch:
+        work = Path(scratch)
+        settings = _settings(args, [Route("default", "127.0.0.1", port, access)])
+        settings.record = settings.record or work / "recording.jsonl"
+        kubeconfig = _proxy_kubeconfig(
+            work / "kubeconfig", access, f"127.0.0.1:{port}", settings.confdir
+        )
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": str(work / "cache")}
+        server = ProxyServer(settings).start()
+        try:
+            status = _execute(command, env)
+        finally:
+            server.stop()
+        _summary(settings.record, args.record)
+    return status
+
+
+def _execute(command: list[str], env: dict[str, str]) -> int:
+    try:
+        return subprocess.run(command, env=env, check=False).returncode
+    except FileNotFoundError as error:
+        raise UsageError(f"run: {command[0]}: command not found") from error
+    except KeyboardInterrupt:
+        return 130
+
+
+def _summary(path: Path, kept: Path | None) -> None:
+    recording = load(path)
+    print(
+        f"\nk8s-wiretap: {len(recording.exchanges)} exchanges captured"
+        + (f" (recording: {kept})" if kept else ""),
+        file=sys.stderr,
+    )
+    for exchange in recording.exchanges:
+        print(exchange_line(exchange), file=sys.stderr)

@@ -1,0 +1,275 @@
+"""Run mitmproxy with the wiretap addons: in the foreground, or in a thread of its own.
+
+Options that matter and why (see the wire notes):
+- `connection_strategy=lazy`: open upstream when the first request is known (its
+  Authorization decides the upstream client certificate, see upstream.py);
+- `upstream_cert=False`: the listener's certificate names the address clients dial
+  (127.0.0.1), not the API server's names;
+- `keep_host_header=True`: the Host check sees what the client sent; upstream.py then sets
+  the Host the API server would get directly;
+- upstream TLS verified against the kubeconfig's CA (`ssl_verify_upstream_trusted_ca`),
+  skipped only when the kubeconfig says `insecure-skip-tls-verify`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import socket
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from mitmproxy import options
+from mitmproxy.addons import default_addons
+from mitmproxy.certs import CertStore
+from mitmproxy.master import Master
+
+from k8s_wiretap.capture.outputs import ConsoleOutput, FileOutput
+from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
+from k8s_wiretap.capture.redact import Redactor
+from k8s_wiretap.errors import UsageError, WiretapError
+from k8s_wiretap.paths import state_dir
+from k8s_wiretap.proxy.addon import DEFAULT_IDLE_TIMEOUT, Wiretap
+from k8s_wiretap.proxy.routes import Route
+from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS, Upstream
+from k8s_wiretap.tls import Identity, new_authority
+
+__all__ = [
+    "ProxyServer",
+    "ProxySettings",
+    "default_confdir",
+    "placeholder_client",
+    "proxy_ca_pem",
+]
+
+START_TIMEOUT = 30.0
+
+
+def default_confdir() -> Path:
+    return state_dir() / "proxy"
+
+
+def proxy_ca_pem(confdir: Path) -> bytes:
+    """The proxy's CA certificate, creating the CA (key 0600, folder 0700) if needed."""
+    confdir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    confdir.chmod(0o700)
+    CertStore.from_store(str(confdir), "mitmproxy", 2048)
+    for key_file in confdir.glob("mitmproxy-ca*.p*"):
+        if "cert" not in key_file.name:
+            key_file.chmod(0o600)
+    return (confdir / "mitmproxy-ca-cert.pem").read_bytes()
+
+
+def placeholder_client(confdir: Path) -> Identity:
+    """A client certificate for kubeconfigs that point at the proxy; it is never sent.
+
+    kubectl asks for a user name and password when an https kubeconfig user has no
+    credentials at all. The proxy does not ask clients for certificates, so this one only
+    satisfies kubectl; the proxy adds the real credentials upstream.
+    """
+    cert, key = confdir / "client-placeholder.crt", confdir / "client-placeholder.key"
+    if not (cert.is_file() and key.is_file()):
+        new_authority("k8s-wiretap placeholder").issue("k8s-wiretap-client").write(cert, key)
+    return Identity(cert.read_bytes(), key.read_bytes())
+
+
+@dataclass
+class ProxySettings:
+    routes: list[Route]
+    record: Path | None = None
+    redact: bool = True
+    max_body: int = DEFAULT_MAX_BODY
+    console: TextIO | None = None
+    accept_hosts: str = DEFAULT_ACCEPT_HOSTS
+    idle_timeout: int = DEFAULT_IDLE_TIMEOUT
+    confdir: Path = field(default_factory=default_confdir)
+
+
+def check_port_free(host: str, port: int) -> None:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise UsageError(f"cannot listen on {host}:{port}: {error.strerror}") from error
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+class ProxyServer:
+    """The wiretap proxy: `start()` in a thread, or `serve()` in the foreground.
+
+    mitmproxy keeps its master and options in module globals (`mitmproxy.ctx`), so one
+    process runs one proxy at a time; a second one is refused rather than left to share
+    (and silently break) the first one's configuration.
+    """
+
+    _active: ProxyServer | None = None
+    _active_lock = threading.Lock()
+
+    def __init__(self, settings: ProxySettings) -> None:
+        self.settings = settings
+        self.recorder = self._recorder()
+        self._master: Master | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def _recorder(self) -> Recorder:
+        settings = self.settings
+        outputs: list[Output] = []
+        if settings.record:
+            outputs.append(
+                FileOutput(settings.record, redacted=settings.redact, max_body=settings.max_body)
+            )
+        if settings.console:
+            outputs.append(ConsoleOutput(settings.console))
+        return Recorder(
+            outputs, redactor=Redactor() if settings.redact else None, max_body=settings.max_body
+        )
+
+    def _options(self) -> dict[str, object]:
+        routes = self.settings.routes
+        accesses = {(r.access.server, r.access.ca_pem, r.access.insecure) for r in routes}
+        if len(accesses) != 1:
+            raise UsageError("all routes of one proxy must lead to the same API server")
+        access = routes[0].access
+        values: dict[str, object] = {
+            "mode": [route.mode for route in routes],
+            "confdir": str(self.settings.confdir),
+            "connection_strategy": "lazy",
+            "upstream_cert": False,
+            "keep_host_header": True,
+            "ssl_insecure": access.insecure,
+            "wiretap_idle_timeout": self.settings.idle_timeout,
+        }
+        if access.ca_pem and not access.insecure:
+            values["ssl_verify_upstream_trusted_ca"] = str(self._upstream_ca(access.ca_pem))
+        return values
+
+    def _upstream_ca(self, pem: bytes) -> Path:
+        path = self.settings.confdir / f"upstream-ca-{hashlib.sha256(pem).hexdigest()[:12]}.pem"
+        path.write_bytes(pem)
+        return path
+
+    def _claim(self) -> None:
+        with ProxyServer._active_lock:
+            if ProxyServer._active is not None and ProxyServer._active is not self:
+                raise WiretapError("a wiretap proxy already runs in this process")
+            ProxyServer._active = self
+
+    def _release(self) -> None:
+        with ProxyServer._active_lock:
+            if ProxyServer._active is self:
+                ProxyServer._active = None
+
+    def _prepare(self) -> None:
+        """Everything that can fail with a clear message, before any listener opens."""
+        if self.settings.record is not None and not self.settings.record.parent.is_dir():
+            raise UsageError(f"--record: folder {self.settings.record.parent} does not exist")
+        for route in self.settings.routes:
+            check_port_free(route.host, route.port)
+            if route.access.has_credentials:
+                route.credentials.current()
+        proxy_ca_pem(self.settings.confdir)
+
+    async def _main(self) -> None:
+        master = Master(options.Options(), event_loop=asyncio.get_running_loop())
+        master.addons.add(*default_addons())
+        listeners = {route.mode: route.name for route in self.settings.routes}
+        master.addons.add(
+            Upstream(self.settings.routes, self.settings.accept_hosts),
+            Wiretap(self.recorder, listeners),
+            _Ready(self),
+        )
+        master.options.update(**self._options())
+        self._master = master
+        await master.run()
+
+    def _check_listening(self) -> None:
+        assert self._master is not None
+        servers = self._master.addons.get("proxyserver").servers
+        failed = [s for s in servers if not s.is_running]
+        if failed:
+            raise UsageError(f"cannot listen: {failed[0].last_exception}")
+
+    def _thread_main(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as error:  # reported to start()
+            self._error = error
+            self._ready.set()
+
+    def start(self) -> ProxyServer:
+        """Listen in a background thread; returns once every listener is up."""
+        self._claim()
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> ProxyServer:
+        self._prepare()
+        self._thread = threading.Thread(target=self._thread_main, name="wiretap-proxy", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(START_TIMEOUT):
+            raise WiretapError("the proxy did not start within 30 s")
+        if self._error is not None:
+            raise WiretapError(f"the proxy failed to start: {self._error}")
+        self._check_listening()
+        return self
+
+    def stop(self) -> None:
+        if self._master is not None:
+            self._master.shutdown()
+        if self._thread is not None:
+            self._thread.join(30)
+        self._release()
+
+    def serve(self) -> None:
+        """Run in the foreground until interrupted."""
+        self._claim()
+        try:
+            self._prepare()
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(self._serve())
+        finally:
+            self._release()
+
+    async def _serve(self) -> None:
+        task = asyncio.create_task(self._main())
+        while not self._ready.is_set() and not task.done():
+            await asyncio.sleep(0.02)
+        if self._ready.is_set() and not task.done():
+            self._check_listening()
+            self._announce()
+        await task
+
+    def _announce(self) -> None:
+        for route in self.settings.routes:
+            print(
+                f"k8s-wiretap: {route.name}: listening on http(s)://{route.host}:{route.port}"
+                f" -> {route.access.server}",
+                file=sys.stderr,
+            )
+        if self.settings.record:
+            print(f"k8s-wiretap: recording to {self.settings.record}", file=sys.stderr)
+        sys.stderr.flush()
+
+
+class _Ready:
+    """Tells the ProxyServer that mitmproxy's listeners are set up."""
+
+    def __init__(self, server: ProxyServer) -> None:
+        self.server = server
+
+    def running(self) -> None:
+        self.server._ready.set()

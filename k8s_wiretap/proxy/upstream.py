@@ -1,0 +1,120 @@
+"""The upstream side of each listener: who the proxy is to the API server, per client.
+
+- A client that brings its own `Authorization` keeps it: that is its identity, so its
+  connection goes upstream without a client certificate (the API server tries certificates
+  before tokens, and a certificate would win).
+- A client that brings none gets the route's kubeconfig credentials, as with `kubectl proxy`:
+  a bearer token added to each request, or the route's client certificate presented on the
+  upstream TLS connection. The first request of a client connection decides for that
+  connection (client-go keeps one connection per credential). Connections open lazily
+  (`connection_strategy=lazy`) so that the first request is known before the upstream
+  handshake.
+- Requests whose Host is not loopback are refused (403): a web page that rebinds a DNS name
+  to 127.0.0.1 must not reach the cluster with injected credentials (`--accept-hosts`).
+- An unreachable API server gets the client a 503 whose body is a Kubernetes Status.
+- A 401 for injected credentials makes them be fetched again (exec plugins, token files).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from mitmproxy import connection, http, tls
+from mitmproxy.net.http import url
+from mitmproxy.proxy import server_hooks
+
+from k8s_wiretap.proxy.routes import Route
+from k8s_wiretap.proxy.status import status_response
+
+__all__ = ["DEFAULT_ACCEPT_HOSTS", "Upstream"]
+
+DEFAULT_ACCEPT_HOSTS = r"^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$"
+CONNECT_CHECK_TIMEOUT = 5.0
+INJECTED = "wiretap_injected"
+
+
+class Upstream:
+    def __init__(self, routes: list[Route], accept_hosts: str = DEFAULT_ACCEPT_HOSTS) -> None:
+        self.routes = {route.mode: route for route in routes}
+        self.accept_hosts = re.compile(accept_hosts)
+        self._own_auth: dict[str, bool] = {}
+
+    def _route(self, client: connection.Client) -> Route:
+        return self.routes[client.proxy_mode.full_spec]
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        route = self._route(flow.client_conn)
+        host = flow.request.host_header or ""
+        if not self.accept_hosts.match(host):
+            message = (
+                f"k8s-wiretap: Host {host!r} is not accepted (not loopback; see --accept-hosts)"
+            )
+            flow.response = status_response(403, message)
+            return
+        flow.request.host_header = url.hostport(flow.request.scheme, *route.upstream)
+        own = "authorization" in flow.request.headers
+        self._own_auth.setdefault(flow.client_conn.id, own)
+        if not own:
+            await self._inject(route, flow)
+        if flow.response is None and not flow.server_conn.connected:
+            await self._reachable(route, flow)
+
+    async def _inject(self, route: Route, flow: http.HTTPFlow) -> None:
+        credential = route.credentials.cached()
+        if credential is None:
+            try:
+                credential = await asyncio.to_thread(route.credentials.current)
+            except Exception as error:  # an exec plugin failing must not kill the proxy
+                flow.response = status_response(503, f"k8s-wiretap: no credentials: {error}")
+                return
+        if credential.token:
+            flow.request.headers["authorization"] = f"Bearer {credential.token}"
+        flow.metadata[INJECTED] = route.credentials.describe(credential)
+
+    async def _reachable(self, route: Route, flow: http.HTTPFlow) -> bool:
+        host, port = route.upstream
+        try:
+            _, writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port), CONNECT_CHECK_TIMEOUT
+            )
+        except (OSError, TimeoutError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else "timeout"
+            flow.response = status_response(
+                503, f"k8s-wiretap: API server {route.access.server} is unreachable: {reason}"
+            )
+            return False
+        writer.close()
+        return True
+
+    def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+        route = self.routes.get(data.client.proxy_mode.full_spec)
+        if route is not None and route.access.tls_server_name:
+            data.server.sni = route.access.tls_server_name
+
+    def tls_start_server(self, data: tls.TlsData) -> None:
+        """After mitmproxy's own TLS setup: present the route's client certificate, if any."""
+        client = data.context.client
+        route = self.routes.get(client.proxy_mode.full_spec)
+        if route is None or data.ssl_conn is None or self._own_auth.get(client.id, False):
+            return
+        credential = route.credentials.cached()
+        if credential and credential.cert_pem and credential.key_pem:
+            cert = x509.load_pem_x509_certificate(credential.cert_pem)
+            key = serialization.load_pem_private_key(credential.key_pem, password=None)
+            if not isinstance(
+                key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
+            ):
+                return  # not a key type TLS client certificates use
+            data.ssl_conn.use_certificate(cert)
+            data.ssl_conn.use_privatekey(key)
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        if flow.response and flow.response.status_code == 401 and INJECTED in flow.metadata:
+            self._route(flow.client_conn).credentials.invalidate()
+
+    def client_disconnected(self, client: connection.Client) -> None:
+        self._own_auth.pop(client.id, None)

@@ -1,0 +1,173 @@
+"""`k8s-wiretap proxy | run | kubeconfig` as users run them, and mitmdump with our script."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from k8s_wiretap.capture.reader import load
+from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.proxy.server import free_port
+from tests.conftest import Kubectl, cli, wait_until
+from tests.proxy.conftest import spawn_proxy
+
+
+def test_run_passes_the_exit_status_and_shows_what_was_captured(
+    lab: LabState, tmp_path: Path
+) -> None:
+    env = {**os.environ, "KUBECONFIG": lab.kubeconfig}
+    record = tmp_path / "run.jsonl"
+    ok = cli("run", "--record", str(record), "--", "kubectl", "get", "namespaces", env=env)
+    assert ok.returncode == 0, ok.stderr
+    assert "default" in ok.stdout
+    assert "exchanges captured" in ok.stderr
+    assert "GET /api/v1/namespaces?limit=500 200" in ok.stderr
+    assert any(e.path.startswith("/api/v1/namespaces") for e in load(record).exchanges)
+    missing = cli("run", "--", "kubectl", "get", "pod", "no-such-pod", env=env)
+    assert missing.returncode == 1 and "NotFound" in missing.stderr
+    assert cli("run", "--", "sh", "-c", "exit 7", env=env).returncode == 7
+
+
+def test_run_hands_the_command_a_kubeconfig_for_the_proxy_only(
+    lab: LabState, tmp_path: Path
+) -> None:
+    config = yaml.safe_load(Path(lab.kubeconfig).read_text())
+    config["contexts"][0]["context"]["namespace"] = "kube-system"
+    (tmp_path / "ns.kubeconfig").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "KUBECONFIG": str(tmp_path / "ns.kubeconfig")}
+    show = 'echo "$KUBECACHEDIR"; cat "$KUBECONFIG"'
+    result = cli("run", "--", "sh", "-c", show, env=env)
+    cache, *document = result.stdout.splitlines()
+    generated = yaml.safe_load("\n".join(document))
+    assert generated["clusters"][0]["cluster"]["server"].startswith("https://127.0.0.1:")
+    assert generated["contexts"][0]["context"]["namespace"] == "kube-system"
+    admin_key = config["users"][0]["user"]["client-key-data"]
+    assert admin_key not in "\n".join(document)  # the real credentials stay in the proxy
+    assert "k8s-wiretap-run-" in cache and not Path(cache).exists()  # private, and cleaned up
+    pods = cli("run", "--", "kubectl", "get", "pods", "-o", "name", env=env)
+    assert pods.returncode == 0 and "/api/v1/namespaces/kube-system/pods" in pods.stderr
+
+
+def test_kubectl_plugin(lab: LabState) -> None:
+    folder = Path(sys.executable).parent
+    assert (folder / "kubectl-wiretap").exists()
+    env = {
+        **os.environ,
+        "KUBECONFIG": lab.kubeconfig,
+        "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}",
+    }
+    result = subprocess.run(
+        ["kubectl", "wiretap", "run", "--", "kubectl", "get", "ns"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "exchanges captured" in result.stderr
+
+
+def test_usage_errors_are_one_line_with_exit_status_2(lab: LabState, tmp_path: Path) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        cases = [
+            (["proxy", "--kubeconfig", str(tmp_path / "nope")], "not found"),
+            (
+                ["proxy", "--kubeconfig", lab.kubeconfig, "--context", "nope"],
+                "no context named 'nope'",
+            ),
+            (
+                ["proxy", "--kubeconfig", lab.kubeconfig, "--listen", f"127.0.0.1:{port}"],
+                f"cannot listen on 127.0.0.1:{port}",
+            ),
+            (["proxy", "--kubeconfig", lab.kubeconfig, "--listen", "8001"], "expected HOST:PORT"),
+            (["run", "--kubeconfig", lab.kubeconfig], "give a command"),
+            (
+                ["run", "--kubeconfig", lab.kubeconfig, "--", "no-such-command"],
+                "no-such-command: command not found",
+            ),
+            (["proxy", "--no-such-flag"], "unrecognized arguments"),
+        ]
+        for args, message in cases:
+            result = cli(*args, timeout=60)
+            assert result.returncode == 2, (args, result.stderr)
+            lines = result.stderr.strip().splitlines()
+            assert len(lines) == 1 and message in lines[0], (args, result.stderr)
+    finally:
+        taken.close()
+
+
+def test_kill_9_mid_recording_leaves_a_loadable_recording(lab: LabState, tmp_path: Path) -> None:
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path)
+    client = Kubectl(lab.kubeconfig, tmp_path / "cache", server=proxy.url)
+    watcher = client.popen("get", "pods", "-A", "-w")
+    try:
+        client("get", "namespaces")
+        wait_until(lambda: "watch=true" in proxy.record.read_text(), 20, "the watch recorded")
+        proxy.process.send_signal(signal.SIGKILL)
+        proxy.process.wait()
+    finally:
+        watcher.kill()
+        watcher.wait()
+    recording = load(proxy.record)
+    assert any(
+        e.path.startswith("/api/v1/namespaces") and e.status == 200 for e in recording.exchanges
+    )
+    assert any(e.info.verb == "watch" for e in recording.exchanges)
+
+
+def test_plain_mitmdump_with_the_addon_script_records_the_same(
+    lab: LabState, tmp_path: Path
+) -> None:
+    folder = Path(lab.kubeconfig).parent / "pki"
+    (tmp_path / "client.pem").write_bytes(
+        (folder / "admin.crt").read_bytes() + (folder / "admin.key").read_bytes()
+    )
+    server, port = lab.server.removeprefix("https://"), free_port()
+    record = tmp_path / "mitmdump.jsonl"
+    script = Path(__file__).parents[2] / "addons" / "wiretap.py"
+    argv = [
+        str(Path(sys.executable).parent / "mitmdump"),
+        "-q",
+        "-s",
+        str(script),
+        "--mode",
+        f"reverse:https://{server}@127.0.0.1:{port}",
+        "--set",
+        f"confdir={tmp_path / 'ca'}",
+        "--set",
+        f"client_certs={tmp_path / 'client.pem'}",
+        "--set",
+        f"ssl_verify_upstream_trusted_ca={folder / 'ca.crt'}",
+        "--set",
+        f"wiretap_record={record}",
+    ]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: record.exists(), 30, "mitmdump to start")
+        proxied = Kubectl(lab.kubeconfig, tmp_path / "cache", server=f"http://127.0.0.1:{port}")
+        proxied("get", "pods", "-n", "kube-system")
+        wait_until(
+            lambda: "/api/v1/namespaces/kube-system/pods" in record.read_text(),
+            10,
+            "the exchange recorded",
+        )
+    finally:
+        process.terminate()
+        process.wait(30)
+    exchange = next(
+        e
+        for e in load(record).exchanges
+        if e.path.startswith("/api/v1/namespaces/kube-system/pods")
+    )
+    assert exchange.status == 200 and exchange.response_body is not None

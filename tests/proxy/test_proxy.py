@@ -1,0 +1,291 @@
+"""The wiretap against the real lab: kubectl through it works as direct, and is recorded."""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import re
+import selectors
+import subprocess
+from pathlib import Path
+
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.reader import Recording
+from k8s_wiretap.lab.layout import Layout
+from k8s_wiretap.lab.readiness import admin_client
+from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.proxy.addon import DEFAULT_IDLE_TIMEOUT
+from k8s_wiretap.proxy.server import free_port
+from k8s_wiretap.workshop import manifest
+from tests.conftest import Kubectl, wait_until
+from tests.proxy.conftest import Wiretap, spawn_proxy
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+
+def find(recording: Recording, method: str, pattern: str) -> list[Exchange]:
+    return [e for e in recording.exchanges if e.method == method and re.search(pattern, e.path)]
+
+
+def test_apply_create_update_scale_delete_through_plain_http(
+    proxied: Kubectl, wiretap: Wiretap
+) -> None:
+    proxied("create", "namespace", "through")
+    proxied("apply", "-n", "through", "-f", "-", stdin=manifest("web"))
+    three = manifest("web").replace("replicas: 2", "replicas: 3")
+    assert "configured" in proxied("apply", "-n", "through", "-f", "-", stdin=three)
+    proxied("scale", "-n", "through", "deployment/web", "--replicas=1")
+    assert (
+        proxied("get", "-n", "through", "deployment/web", "-o", "jsonpath={.spec.replicas}") == "1"
+    )
+    proxied("delete", "-n", "through", "deployment/web")
+
+    deployment = r"/apis/apps/v1/namespaces/through/deployments/web(\?|$)"
+    recording = wiretap.wait_for("the delete", lambda r: bool(find(r, "DELETE", deployment)))
+    gets = find(recording, "GET", deployment)
+    assert [g.status for g in gets[:2]] == [404, 200]  # apply GETs before create and update
+    create = find(recording, "POST", r"/namespaces/through/deployments\?")[0]
+    assert create.status == 201
+    patch = find(recording, "PATCH", deployment)[0]
+    assert patch.request_header("content-type") == "application/strategic-merge-patch+json"
+    body = json.loads(patch.request_body.data)  # type: ignore[union-attr]
+    assert body["spec"] == {"replicas": 3}  # only the difference
+    applied = json.loads(
+        body["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+    )
+    assert applied["spec"]["replicas"] == 3  # the whole new file
+    assert patch.info.param("fieldManager") == "kubectl-client-side-apply"
+    assert find(recording, "PATCH", r"/deployments/web/scale")[0].status == 200
+
+
+def test_get_watch_shows_a_change_while_the_watch_is_open(
+    proxied: Kubectl, wiretap: Wiretap
+) -> None:
+    proxied("create", "namespace", "watched")
+    watcher = proxied.popen(
+        "get", "configmaps", "-n", "watched", "-w", "--no-headers", "-l", "story=watch"
+    )
+    try:
+        wait_until(
+            lambda: bool(
+                find(wiretap.recording(), "GET", r"/namespaces/watched/configmaps\?.*watch=true")
+            ),
+            20,
+            "the watch to open",
+        )
+        proxied(
+            "create",
+            "-f",
+            "-",
+            stdin=(
+                "apiVersion: v1\nkind: ConfigMap\n"
+                "metadata: {name: while-open, namespace: watched, labels: {story: watch}}\n"
+            ),
+        )
+        # kubectl prints it only if the event is streamed to it while the watch is open
+        assert read_line(watcher, 30).startswith("while-open")
+    finally:
+        watcher.kill()
+        watcher.wait()
+    recording = wiretap.wait_for(
+        "the watch to end",
+        lambda r: any(
+            e.end for e in find(r, "GET", r"/namespaces/watched/configmaps\?.*watch=true")
+        ),
+    )
+    watch = find(recording, "GET", r"/namespaces/watched/configmaps\?.*watch=true")[0]
+    texts = [e.data.data for e in watch.watch_events()]
+    assert any(b"while-open" in t and b'"ADDED"' in t for t in texts)
+    assert watch.end is not None and watch.end.get("error")  # the client went away mid-watch
+
+
+def read_line(process: subprocess.Popen[str], timeout: float) -> str:
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            raise AssertionError(f"no output within {timeout:.0f} s")
+    return process.stdout.readline()
+
+
+def test_bodies_through_the_proxy_equal_direct(
+    lab: LabState, wiretap: Wiretap, kubectl: Kubectl
+) -> None:
+    kubectl("create", "namespace", "fidelity")
+    for name in ("a", "b"):
+        kubectl("create", "configmap", name, "-n", "fidelity", f"--from-literal=k={name}")
+    direct = admin_client(Layout(Path(lab.kubeconfig).parent, lab.ports))
+    for path, accept in [
+        ("/api/v1/namespaces/fidelity/configmaps", "application/json"),
+        ("/api/v1/namespaces/fidelity/configmaps", PROTOBUF),
+        ("/api/v1/namespaces/fidelity/configmaps/a", PROTOBUF),
+        ("/version", "application/json"),
+    ]:
+        connection = http.client.HTTPConnection("127.0.0.1", wiretap.port, timeout=10)
+        connection.request("GET", path, headers={"Accept": accept})
+        through = connection.getresponse().read()
+        assert through == direct.get(path, accept=accept).body, path
+
+
+def recorded_bytes(recording: Recording) -> list[bytes]:
+    out = []
+    for exchange in recording.exchanges:
+        for body in (exchange.request_body, exchange.response_body):
+            if body:
+                out.append(body.data)
+        out += [e.data.data for e in exchange.events]
+        out += [v.encode() for _, v in exchange.request["headers"]]
+    return out
+
+
+def test_secret_values_never_reach_the_recording(proxied: Kubectl, wiretap: Wiretap) -> None:
+    proxied("create", "namespace", "secrets")
+    watcher = proxied.popen("get", "secrets", "-n", "secrets", "-w", "-o", "json")
+    try:
+        proxied(
+            "create",
+            "secret",
+            "generic",
+            "literal",
+            "-n",
+            "secrets",
+            "--from-literal=password=literal-secret-value",
+        )
+        applied = (
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: applied, namespace: secrets}\n"
+            "stringData: {token: applied-secret-value}\n"
+        )
+        proxied("apply", "-f", "-", stdin=applied)
+        proxied(
+            "apply",
+            "-f",
+            "-",
+            stdin=applied.replace("applied-secret-value", "changed-secret-value"),
+        )
+        proxied("get", "secrets", "-n", "secrets", "-o", "yaml")
+        proxied("get", "secrets", "-n", "secrets")
+        token = proxied("create", "token", "default", "-n", "secrets").strip()
+    finally:
+        watcher.kill()
+        watcher.wait()
+    recording = wiretap.wait_for(
+        "the token request", lambda r: bool(find(r, "POST", r"/serviceaccounts/default/token"))
+    )
+    secrets = [
+        b"literal-secret-value",
+        b"applied-secret-value",
+        b"changed-secret-value",
+        token.encode(),
+    ]
+    secrets += [base64.b64encode(s) for s in secrets]
+    everything = recorded_bytes(recording)
+    for secret in secrets:
+        assert not any(secret in data for data in everything), secret
+    patch = find(recording, "PATCH", r"/namespaces/secrets/secrets/applied")[0]
+    assert patch.request_body and patch.request_body.redacted
+    assert b"redacted:" in patch.request_body.data
+
+
+def test_a_host_that_is_not_loopback_is_refused(wiretap: Wiretap) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", wiretap.port, timeout=10)
+    connection.request("GET", "/api/v1/namespaces", headers={"Host": "attacker.example"})
+    reply = connection.getresponse()
+    status = json.loads(reply.read())
+    assert reply.status == 403
+    assert status["kind"] == "Status" and "not loopback" in status["message"]
+
+
+def test_streaming_subresources_fail_as_they_do_direct(
+    kubectl: Kubectl, proxied: Kubectl, lab: LabState
+) -> None:
+    kubectl("create", "namespace", "streams")
+    kubectl("run", "shell", "-n", "streams", "--image=busybox", "--", "sleep", "3600")
+    wait_until(
+        lambda: (
+            kubectl("get", "pod", "shell", "-n", "streams", "-o", "jsonpath={.status.phase}")
+            == "Running"
+        ),
+        60,
+        "the pod",
+    )
+    for args in (
+        ["logs", "shell"],
+        ["logs", "-f", "shell"],
+        ["exec", "shell", "--", "ls"],
+        ["attach", "shell"],
+        ["port-forward", "pod/shell", "18080:80"],
+    ):
+        direct = kubectl.run(*args, "-n", "streams", check=False)
+        through = proxied.run(*args, "-n", "streams", check=False)
+        assert direct.returncode == through.returncode != 0, args
+        assert normalise(through.stderr) == normalise(direct.stderr), args
+
+
+def normalise(text: str) -> str:
+    return re.sub(r"127\.0\.0\.1:\d+|localhost:\d+", "SERVER", text).strip()
+
+
+def test_an_unreachable_api_server_gets_the_client_a_status(tmp_path: Path, lab: LabState) -> None:
+    dead = free_port()
+    config = Path(lab.kubeconfig).read_text()
+    (tmp_path / "dead.kubeconfig").write_text(
+        re.sub(r"server: https://127\.0\.0\.1:\d+", f"server: https://127.0.0.1:{dead}", config)
+    )
+    proxy = spawn_proxy(str(tmp_path / "dead.kubeconfig"), tmp_path)
+    try:
+        client = Kubectl(lab.kubeconfig, tmp_path / "cache", server=proxy.url)
+        for _ in range(2):  # the proxy stays up
+            result = client.run("get", "--raw", "/api/v1/namespaces/default/pods", check=False)
+            assert result.returncode == 1
+            assert f"API server https://127.0.0.1:{dead} is unreachable" in result.stderr
+    finally:
+        proxy.stop()
+    recording = proxy.recording()
+    statuses = [e.status for e in recording.exchanges]
+    assert len(statuses) >= 2 and set(statuses) == {503}
+    assert b"unreachable" in recording.exchanges[-1].response_body.data  # type: ignore[union-attr]
+
+
+def test_idle_timeout_is_the_proxys_own(tmp_path: Path, lab: LabState) -> None:
+    """mitmproxy's watchdog cuts idle connections after 600 s; ours follows --idle-timeout
+    (default one day, beyond the API server's longest watch). Shown with a short timeout."""
+    assert DEFAULT_IDLE_TIMEOUT >= 3600
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--idle-timeout", "2")
+    try:
+        client = Kubectl(lab.kubeconfig, tmp_path / "cache", server=proxy.url)
+        client("create", "namespace", "quiet")
+        watcher = client.popen("get", "configmaps", "-n", "quiet", "-w")
+        wait_until(lambda: watcher.poll() is not None, 30, "the idle watch to be cut")
+    finally:
+        proxy.stop()
+    watch = find(proxy.recording(), "GET", r"/namespaces/quiet/configmaps\?.*watch=true")[0]
+    assert watch.end is not None
+
+
+def test_protobuf_and_http2_through_tls(wiretap: Wiretap, lab: LabState, tmp_path: Path) -> None:
+    from tests.conftest import cli
+
+    config = tmp_path / "via.kubeconfig"
+    result = cli(
+        "kubeconfig",
+        "--kubeconfig",
+        lab.kubeconfig,
+        "--proxy",
+        f"127.0.0.1:{wiretap.port}",
+        "--confdir",
+        str(wiretap.confdir),
+        "-o",
+        str(config),
+    )
+    assert result.returncode == 0, result.stderr
+    client = Kubectl(str(config), tmp_path / "cache")
+    client("get", "nodes", "-o", "name")
+    recording = wiretap.wait_for(
+        "the TLS request",
+        lambda r: any(e.request["client"].get("alpn") == "h2" for e in r.exchanges),
+    )
+    exchange = next(e for e in recording.exchanges if e.request["client"].get("alpn") == "h2")
+    assert exchange.request["client"]["tls"] is True
+    assert exchange.request["identity"]["credential"] == "added by proxy"
+    assert exchange.request["identity"]["user"].startswith("kubernetes-admin (system:masters)")
