@@ -9,7 +9,7 @@ from typing import Any
 
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.lab import build
-from k8s_wiretap.lab.components import ORDER, resolve
+from k8s_wiretap.lab.components import DEFAULT, ORDER, resolve
 from k8s_wiretap.lab.lab import Lab, UpOptions, default_dir
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
     up.add_argument(
         "--components",
         metavar="LIST",
-        help=f"comma-separated subset of {','.join(ORDER)} (dependencies added)",
+        help=f"comma-separated subset of {','.join(DEFAULT)} (dependencies added)",
     )
     up.add_argument("--bin-dir", type=Path, help="folder with the binaries (searched first)")
     up.add_argument(
@@ -50,6 +50,18 @@ def register(subparsers: Any) -> None:
         default=120.0,
         metavar="SECONDS",
         help="how long each start-up step may take (default 120)",
+    )
+    up.add_argument(
+        "--via-proxy",
+        action="store_true",
+        help="send every component (and the admin kubeconfig) through a wiretap proxy, "
+        "each with its own identity",
+    )
+    up.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="the wiretap's recording (implies --via-proxy; default DIR/recording.jsonl)",
     )
     up.set_defaults(handler=_up)
 
@@ -89,20 +101,27 @@ def _extra_args(values: list[str]) -> dict[str, list[str]]:
 
 
 def _up(args: argparse.Namespace) -> int:
-    names = args.components.split(",") if args.components else list(ORDER)
+    names = args.components.split(",") if args.components else list(DEFAULT)
     try:
         components = resolve([n.strip() for n in names if n.strip()])
     except ValueError as error:
         raise UsageError(f"--components: {error}") from error
+    lab = Lab(args.dir)
+    record = args.record or (lab.dir / "recording.jsonl" if args.via_proxy else None)
+    if record is not None and not record.absolute().parent.is_dir():
+        raise UsageError(f"--record: folder {record.absolute().parent} does not exist")
     options = UpOptions(
         components=components,
         bin_dir=args.bin_dir,
         extra_args=_extra_args(args.extra_arg),
         build=not args.no_build,
         timeout=args.timeout,
+        record=record,
     )
-    state = Lab(args.dir).up(options)
+    state = lab.up(options)
     print(f"lab ready: {', '.join(state.components)} (API server {state.server})", file=sys.stderr)
+    if state.recording:
+        print(f"recording every client's traffic to {state.recording}", file=sys.stderr)
     print(state.kubeconfig)
     return 0
 

@@ -12,7 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["COMPONENTS", "NODE_NAME", "ORDER", "SERVICE_CIDR", "Component", "resolve"]
+__all__ = [
+    "COMPONENTS",
+    "DEFAULT",
+    "NODE_NAME",
+    "ORDER",
+    "PROXIED",
+    "SERVICE_CIDR",
+    "Component",
+    "requires",
+    "resolve",
+]
 
 NODE_NAME = "node-1"
 SERVICE_CIDR = "10.0.0.0/24"
@@ -25,7 +35,8 @@ class Component:
 
     `probe` names how readiness is checked (see `readiness.py`): `etcd` (its /health),
     `apiserver` (/readyz with the admin certificate), `healthz` (the component's own secure
-    /healthz on `port`), `node` (the Node reports Ready).
+    /healthz on `port`), `node` (the Node reports Ready), `wiretap` (/readyz through the
+    proxy's admin listener). The binary `python` is this Python, running k8s-wiretap.
     """
 
     name: str
@@ -35,6 +46,7 @@ class Component:
     requires: tuple[str, ...] = ()
     port: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    proxied: bool = False  # an API client that `--via-proxy` sends through the wiretap
 
 
 _CLIENT_KUBECONFIG = (
@@ -91,11 +103,27 @@ COMPONENTS: dict[str, Component] = {
             ),
         ),
         Component(
+            name="wiretap",
+            binary="python",
+            probe="wiretap",
+            requires=("apiserver",),
+            args=(
+                "-m",
+                "k8s_wiretap",
+                "proxy",
+                "--routes={dir}/wiretap/routes.json",
+                "--confdir={dir}/wiretap",
+                "--record={record}",
+                "--no-tui",
+            ),
+        ),
+        Component(
             name="controller-manager",
             binary="kube-controller-manager",
             probe="healthz",
             port="controller_manager",
             requires=("apiserver",),
+            proxied=True,
             args=(
                 *_CLIENT_KUBECONFIG,
                 "--bind-address=127.0.0.1",
@@ -117,6 +145,7 @@ COMPONENTS: dict[str, Component] = {
             probe="healthz",
             port="scheduler",
             requires=("apiserver",),
+            proxied=True,
             args=(
                 *_CLIENT_KUBECONFIG,
                 "--bind-address=127.0.0.1",
@@ -131,6 +160,7 @@ COMPONENTS: dict[str, Component] = {
             binary="kubemark",
             probe="node",
             requires=("apiserver",),
+            proxied=True,
             env={"TMPDIR": "{runtime}"},
             args=(
                 "--morph=kubelet",
@@ -144,17 +174,39 @@ COMPONENTS: dict[str, Component] = {
 }
 
 ORDER = tuple(COMPONENTS)
-PORTS = ("etcd", "etcd_peer", "apiserver", "controller_manager", "scheduler", "kubelet")
+DEFAULT = tuple(name for name in ORDER if name != "wiretap")
+PROXIED = tuple(name for name in ORDER if COMPONENTS[name].proxied)
+PORTS = (
+    "etcd",
+    "etcd_peer",
+    "apiserver",
+    "controller_manager",
+    "scheduler",
+    "kubelet",
+    *(f"wiretap_{name.replace('-', '_')}" for name in ("admin", *PROXIED)),
+)
 
 
-def resolve(names: list[str] | None) -> tuple[str, ...]:
-    """The components to run, dependencies added, in start order; ValueError on unknown."""
-    wanted = set(names or ORDER)
-    unknown = wanted - set(ORDER)
+def requires(name: str, components: tuple[str, ...]) -> tuple[str, ...]:
+    """What `name` must wait for: a proxied client also waits for the wiretap, if it runs."""
+    component = COMPONENTS[name]
+    extra = ("wiretap",) if component.proxied and "wiretap" in components else ()
+    return component.requires + extra
+
+
+def resolve(names: list[str] | None, via_proxy: bool = False) -> tuple[str, ...]:
+    """The components to run, dependencies added, in start order; ValueError on unknown.
+
+    `via_proxy` adds the wiretap, through which every API client of the lab then talks.
+    """
+    wanted = set(names or DEFAULT)
+    unknown = wanted - set(DEFAULT)
     if unknown:
         raise ValueError(
-            f"unknown component {', '.join(sorted(unknown))} (known: {', '.join(ORDER)})"
+            f"unknown component {', '.join(sorted(unknown))} (known: {', '.join(DEFAULT)})"
         )
+    if via_proxy:
+        wanted.add("wiretap")
     pending = list(wanted)
     while pending:
         for dependency in COMPONENTS[pending.pop()].requires:

@@ -24,7 +24,7 @@ from typing import TextIO
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.lab import build
 from k8s_wiretap.lab.binaries import MissingBinaryError, locate
-from k8s_wiretap.lab.components import COMPONENTS, ORDER, resolve
+from k8s_wiretap.lab.components import COMPONENTS, DEFAULT, ORDER, requires, resolve
 from k8s_wiretap.lab.layout import Layout, free_ports, runtime_dir
 from k8s_wiretap.lab.pki import write_pki
 from k8s_wiretap.lab.processes import Process, excerpt, spawn
@@ -51,11 +51,12 @@ def default_dir() -> Path:
 
 @dataclass(frozen=True)
 class UpOptions:
-    components: tuple[str, ...] = ORDER
+    components: tuple[str, ...] = DEFAULT
     bin_dir: Path | None = None
     extra_args: dict[str, list[str]] = field(default_factory=dict)
     build: bool = True
     timeout: float = 120.0
+    record: Path | None = None  # run every client through a wiretap recording here
 
 
 class Lab:
@@ -72,14 +73,21 @@ class Lab:
     def up(self, options: UpOptions | None = None, out: TextIO = sys.stderr) -> LabState:
         """Start the lab and wait until it is ready; returns its state."""
         options = options or UpOptions()
-        components = resolve(list(options.components))
+        components = resolve(list(options.components), via_proxy=options.record is not None)
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._lock():
             self._refuse_if_running()
             binaries = _binaries(components, options, out)
-            layout = Layout(self.dir, free_ports())
+            record = options.record.absolute() if options.record else None
+            layout = Layout(self.dir, free_ports(), record)
             self._prepare(layout)
-            state = LabState(components, layout.ports, layout.server, str(layout.kubeconfig))
+            state = LabState(
+                components,
+                layout.ports,
+                layout.server,
+                str(layout.kubeconfig),
+                recording=str(record) if record else None,
+            )
             try:
                 self._start(layout, state, binaries, options, out)
             except BaseException:
@@ -124,7 +132,7 @@ class Lab:
         )
 
     def _prepare(self, layout: Layout) -> None:
-        for name in WIPED_ON_UP:
+        for name in (*WIPED_ON_UP, "wiretap"):
             shutil.rmtree(self.dir / name, ignore_errors=True)
         link = self.dir / "kubelet"
         if link.is_symlink() or link.is_file():
@@ -169,22 +177,22 @@ class Lab:
 
 
 def _binaries(components: tuple[str, ...], options: UpOptions, out: TextIO) -> dict[str, Path]:
-    names = [COMPONENTS[name].binary for name in components]
+    names = [COMPONENTS[name].binary for name in components if name != "wiretap"]
+    python = {"python": Path(sys.executable)}
     try:
-        return locate(names, options.bin_dir)
+        return {**locate(names, options.bin_dir), **python}
     except MissingBinaryError:
         if not options.build:
             raise
     build.ensure_binaries(out)
-    return locate(names, options.bin_dir)
+    return {**locate(names, options.bin_dir), **python}
 
 
 def _levels(components: tuple[str, ...]) -> list[list[str]]:
     """Group components so that each group only needs earlier groups."""
     depth: dict[str, int] = {}
     for name in ORDER:
-        requires = COMPONENTS[name].requires
-        depth[name] = 1 + max((depth[r] for r in requires), default=-1)
+        depth[name] = 1 + max((depth[r] for r in requires(name, components)), default=-1)
     levels: dict[int, list[str]] = {}
     for name in components:
         levels.setdefault(depth[name], []).append(name)

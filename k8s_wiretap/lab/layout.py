@@ -45,6 +45,26 @@ def runtime_dir(directory: Path) -> Path:
 class Layout:
     dir: Path
     ports: dict[str, int]
+    record: Path | None = None  # set when the lab runs through the wiretap (--via-proxy)
+
+    @property
+    def via_proxy(self) -> bool:
+        return self.record is not None
+
+    @property
+    def wiretap(self) -> Path:
+        return self.dir / "wiretap"
+
+    def proxy_port(self, client: str) -> int:
+        return self.ports[f"wiretap_{client.replace('-', '_')}"]
+
+    def client_kubeconfig(self, client: str) -> Path:
+        """The kubeconfig `client` (admin or a component) uses: through the wiretap if on."""
+        return self.kubeconfig if client == "admin" else self.component_kubeconfig(client)
+
+    def direct_kubeconfig(self, client: str) -> Path:
+        """With the wiretap on: the kubeconfig its route for `client` uses upstream."""
+        return self.kubeconfigs / f"{client}.direct.kubeconfig"
 
     @property
     def pki(self) -> Path:
@@ -83,6 +103,7 @@ class Layout:
             "logs": str(self.logs),
             "kubeconfigs": str(self.kubeconfigs),
             "runtime": str(self.runtime_dir),
+            "record": str(self.record or ""),
             "name": component.name,
         }
         values.update({f"port_{name}": str(port) for name, port in self.ports.items()})

@@ -13,7 +13,8 @@ from __future__ import annotations
 from k8s_wiretap.kube.kubeconfig import write_kubeconfig
 from k8s_wiretap.lab.components import NODE_NAME, SERVICE_IP
 from k8s_wiretap.lab.layout import Layout
-from k8s_wiretap.tls import Authority, Identity, new_authority, new_signing_key, write_private
+from k8s_wiretap.lab.wiretap import write_wiretap_routes
+from k8s_wiretap.tls import Authority, new_authority, new_signing_key, write_private
 
 __all__ = ["CLIENTS", "write_pki"]
 
@@ -49,13 +50,19 @@ def write_pki(layout: Layout) -> Authority:
     signing = new_signing_key()
     (pki / "sa.pub").write_bytes(signing.cert_pem)
     write_private(pki / "sa.key", signing.key_pem)
+    identities = {}
     for name, (user, groups) in CLIENTS.items():
-        identity = ca.issue(user, groups)
-        identity.write(pki / f"{name}.crt", pki / f"{name}.key")
-        _kubeconfig(layout, name, ca, identity)
+        identities[name] = ca.issue(user, groups)
+        identities[name].write(pki / f"{name}.crt", pki / f"{name}.key")
+    if layout.via_proxy:
+        write_wiretap_routes(layout, ca, identities)
+    else:
+        for name, identity in identities.items():
+            write_kubeconfig(
+                layout.client_kubeconfig(name),
+                server=layout.server,
+                ca_pem=ca.cert_pem,
+                client=identity,
+                user=name,
+            )
     return ca
-
-
-def _kubeconfig(layout: Layout, name: str, ca: Authority, identity: Identity) -> None:
-    path = layout.kubeconfig if name == "admin" else layout.component_kubeconfig(name)
-    write_kubeconfig(path, server=layout.server, ca_pem=ca.cert_pem, client=identity, user=name)

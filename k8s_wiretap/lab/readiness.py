@@ -57,7 +57,15 @@ def _node(layout: Layout, component: Component) -> str | None:
     return f"node {NODE_NAME} not Ready: {ready[0].get('message') if ready else 'no condition'}"
 
 
+def _wiretap(layout: Layout, component: Component) -> str | None:
+    listener = f"https://127.0.0.1:{layout.proxy_port('admin')}"
+    ca = layout.wiretap / "mitmproxy-ca-cert.pem"
+    status, body = _get(ApiClient(listener, ca), "/readyz")
+    return None if status == 200 else f"/readyz through the wiretap: {status} {body}"
+
+
 PROBES: dict[str, Callable[[Layout, Component], str | None]] = {
+    "wiretap": _wiretap,
     "etcd": _etcd,
     "apiserver": _apiserver,
     "healthz": _healthz,

@@ -27,6 +27,7 @@ class LabState:
     server: str
     kubeconfig: str
     processes: list[Process] = field(default_factory=list)
+    recording: str | None = None  # with --via-proxy: where the wiretap records
 
     def running(self) -> list[Process]:
         return [p for p in self.processes if p.alive()]
@@ -43,6 +44,7 @@ class LabState:
             "server": self.server,
             "kubeconfig": self.kubeconfig,
             "processes": [p.to_json() for p in self.processes],
+            "recording": self.recording,
         }
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(data, indent=2) + "\n")
@@ -64,4 +66,5 @@ class LabState:
             server=data["server"],
             kubeconfig=data["kubeconfig"],
             processes=[Process.from_json(p) for p in data["processes"]],
+            recording=data.get("recording"),
         )

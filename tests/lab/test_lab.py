@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,18 +14,7 @@ from k8s_wiretap.lab.layout import Layout, runtime_dir
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.workshop import manifest
-from tests.conftest import Kubectl, lab_processes, wait_until
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "k8s_wiretap", *args],
-        capture_output=True,
-        text=True,
-        env=env or dict(os.environ),
-        timeout=300,
-        check=False,
-    )
+from tests.conftest import Kubectl, cli, lab_processes, wait_until
 
 
 def running_pods(kubectl: Kubectl, namespace: str) -> list[dict[str, object]]:
