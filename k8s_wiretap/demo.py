@@ -1,25 +1,44 @@
-"""`k8s-wiretap demo`: the `kubectl apply` story on a real control plane, start to finish.
+"""`k8s-wiretap demo`: the `kubectl apply` story, told on real traffic.
 
-Starts a lab in a folder of its own, applies a 2-replica Deployment with the real kubectl,
-waits for the pods to run on the hollow node, scales to 3, shows the result and stops the lab.
+Starts a lab whose every client talks through the wiretap (`lab up --via-proxy`), applies a
+2-replica Deployment with the real kubectl, applies it again with 3 replicas (the three-way
+strategic merge patch), waits for the pods to run on the hollow node, and then shows, from
+the recording, who said what: kubectl's GET and PATCH, the deployment controller updating the
+ReplicaSet, the ReplicaSet controller creating the pod, the scheduler's binding and the
+kubelet's status report. Until explanations exist (issue 4 onwards) it shows the exchanges
+and the patch itself.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.reader import load
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.paths import state_dir
+from k8s_wiretap.views.lines import exchange_line
 from k8s_wiretap.workshop import manifest
 
 __all__ = ["register", "run_demo"]
+
+# The exchanges of the apply story: (component, verb, resource, subresource); "" matches any.
+STORY = (
+    ("kubectl", "get", "deployments", ""),
+    ("kubectl", "patch", "deployments", ""),
+    ("controller-manager/deployment-controller", "update", "replicasets", ""),
+    ("controller-manager/deployment-controller", "update", "deployments", "status"),
+    ("controller-manager/replicaset-controller", "create", "pods", ""),
+    ("controller-manager/replicaset-controller", "update", "replicasets", "status"),
+    ("scheduler", "create", "pods", "binding"),
+    ("kubelet", "patch", "pods", "status"),
+)
 
 
 def register(subparsers: Any) -> None:
@@ -38,20 +57,19 @@ def _say(text: str) -> None:
     print(f"\n\033[1m== {text}\033[0m", flush=True)
 
 
-def _kubectl(kubeconfig: str, *args: str, stdin: str | None = None) -> str:
-    argv = ["kubectl", *args]
-    print(f"$ {' '.join(argv)}", flush=True)
-    env = {**os.environ, "KUBECONFIG": kubeconfig}
-    result = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, check=False)
+def _kubectl(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
+    print(f"$ kubectl {' '.join(args)}", flush=True)
+    result = subprocess.run(
+        ["kubectl", *args], input=stdin, capture_output=True, text=True, env=env, check=False
+    )
     print(result.stdout, end="", flush=True)
     if result.returncode != 0:
         raise WiretapError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
     return result.stdout
 
 
-def _wait_running(kubeconfig: str, count: int, timeout: float = 90.0) -> None:
+def _wait_running(env: dict[str, str], count: int, timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
-    env = {**os.environ, "KUBECONFIG": kubeconfig}
     while time.monotonic() < deadline:
         phases = subprocess.run(
             [
@@ -74,32 +92,68 @@ def _wait_running(kubeconfig: str, count: int, timeout: float = 90.0) -> None:
     raise WiretapError(f"{count} pods did not reach Running within {timeout:.0f} s")
 
 
+def _in_story(exchange: Exchange) -> bool:
+    info = exchange.info
+    for component, verb, resource, subresource in STORY:
+        if (
+            exchange.component == component
+            and info.verb == verb
+            and info.resource == resource
+            and info.subresource == subresource
+        ):
+            return info.namespace == "default"
+    return False
+
+
+def _show_story(recording_path: Path, since: float) -> None:
+    recording = load(recording_path)
+    story = [e for e in recording.exchanges if e.time >= since and _in_story(e)]
+    for exchange in story:
+        print(exchange_line(exchange))
+        body = exchange.request_body
+        if exchange.info.verb == "patch" and exchange.component == "kubectl" and body:
+            patch = json.loads(body.data)
+            annotations = patch.get("metadata", {}).get("annotations", {})
+            if annotations.pop("kubectl.kubernetes.io/last-applied-configuration", None):
+                annotations["kubectl.kubernetes.io/last-applied-configuration"] = "<the new file>"
+            print(f"    {exchange.request_header('content-type')}: {json.dumps(patch)}")
+    components: dict[str, int] = {}
+    for exchange in recording.exchanges:
+        name = exchange.component.split("/")[0]
+        components[name] = components.get(name, 0) + 1
+    print(
+        f"\n{len(recording.exchanges)} exchanges recorded in all: "
+        + ", ".join(f"{n} {c}" for c, n in sorted(components.items(), key=lambda i: -i[1]))
+    )
+
+
 def run_demo(directory: Path | None, keep: bool = False) -> int:
     lab = Lab(directory or state_dir() / "demo")
     lab.down()
-    _say(f"Starting a real control plane in {lab.dir}")
-    state = lab.up(UpOptions())
-    kubeconfig = state.kubeconfig
+    record = lab.dir / "demo.jsonl"
+    _say(f"A real control plane in {lab.dir}, every client talking through the wiretap")
+    state = lab.up(UpOptions(record=record))
+    env = {**os.environ, "KUBECONFIG": state.kubeconfig, "KUBECACHEDIR": str(lab.dir / "cache")}
     try:
         _say("kubectl apply: a Deployment with 2 replicas")
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as file:
-            file.write(manifest("web"))
-        _kubectl(kubeconfig, "apply", "-f", file.name)
-        _wait_running(kubeconfig, 2)
-        _say(
-            "deployment controller -> ReplicaSet -> replicaset controller -> Pods -> "
-            "scheduler binds them to node-1 -> kubelet reports Running"
+        _kubectl(env, "apply", "-f", "-", stdin=manifest("web"))
+        _wait_running(env, 2)
+        _kubectl(env, "get", "deploy,rs,pods", "-o", "wide")
+        _say("kubectl apply again, now with 3 replicas")
+        since = time.time()
+        _kubectl(
+            env, "apply", "-f", "-", stdin=manifest("web").replace("replicas: 2", "replicas: 3")
         )
-        _kubectl(kubeconfig, "get", "deploy,rs,pods", "-o", "wide")
-        _say("kubectl scale to 3")
-        _kubectl(kubeconfig, "scale", "deployment/web", "--replicas=3")
-        _wait_running(kubeconfig, 3)
-        _kubectl(kubeconfig, "get", "pods", "-o", "wide")
-        os.unlink(file.name)
+        _wait_running(env, 3)
+        _kubectl(env, "get", "pods", "-o", "wide")
+        time.sleep(0.5)  # let the kubelet's last status report reach the recording
+        _say("What each component said to the API server for that second apply")
+        _show_story(record, since)
     finally:
         if keep:
-            _say(f"Lab left running: export KUBECONFIG={kubeconfig}")
+            _say(f"Lab left running: export KUBECONFIG={state.kubeconfig}")
         else:
             _say("Stopping the lab")
-            lab.down(sys.stdout)
+            lab.down()
+        print(f"recording: {record}")
     return 0

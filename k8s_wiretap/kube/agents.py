@@ -52,4 +52,4 @@ def component_of(agent: str, listener: str = "") -> str:
     component = AGENTS.get(binary)
     if component is None:
         component = listener if listener and listener != "default" else (binary or "unknown")
-    return f"{component}/{role}" if role and role != binary else component
+    return f"{component}/{role}" if role and role not in (binary, component) else component

@@ -9,6 +9,7 @@ certificate is cached until its `expirationTimestamp` and fetched again after a 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import subprocess
@@ -44,6 +45,7 @@ class Credential:
         return self.expires is None or now < self.expires - 10
 
 
+@functools.lru_cache(maxsize=64)
 def certificate_user(cert_pem: bytes) -> str:
     """`CN (O, O...)` of a PEM certificate: the user and groups Kubernetes reads from it."""
     cert = x509.load_pem_x509_certificate(cert_pem)

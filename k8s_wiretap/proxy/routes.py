@@ -24,6 +24,7 @@ class Route:
 
     def __post_init__(self) -> None:
         self.credentials = CredentialSource(self.access)
+        self.reachable_until = 0.0  # monotonic time until which upstream counts as reachable
 
     @property
     def upstream(self) -> tuple[str, int]:

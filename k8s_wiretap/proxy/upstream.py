@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -34,6 +35,9 @@ __all__ = ["DEFAULT_ACCEPT_HOSTS", "Upstream"]
 
 DEFAULT_ACCEPT_HOSTS = r"^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$"
 CONNECT_CHECK_TIMEOUT = 5.0
+# After a connection check or an answer from upstream, the API server counts as reachable
+# this long: checking before every request would cost a TCP handshake each time.
+REACHABLE_FOR = 2.0
 INJECTED = "wiretap_injected"
 
 
@@ -60,7 +64,7 @@ class Upstream:
         self._own_auth.setdefault(flow.client_conn.id, own)
         if not own:
             await self._inject(route, flow)
-        if flow.response is None and not flow.server_conn.connected:
+        if flow.response is None and time.monotonic() >= route.reachable_until:
             await self._reachable(route, flow)
 
     async def _inject(self, route: Route, flow: http.HTTPFlow) -> None:
@@ -88,6 +92,7 @@ class Upstream:
             )
             return False
         writer.close()
+        route.reachable_until = time.monotonic() + REACHABLE_FOR
         return True
 
     def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
@@ -113,8 +118,13 @@ class Upstream:
             data.ssl_conn.use_privatekey(key)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        if flow.response and flow.response.status_code == 401 and INJECTED in flow.metadata:
-            self._route(flow.client_conn).credentials.invalidate()
+        if flow.response is None:
+            return
+        route = self._route(flow.client_conn)
+        if flow.server_conn.connected:  # a real answer from upstream: no need to check again
+            route.reachable_until = time.monotonic() + REACHABLE_FOR
+        if flow.response.status_code == 401 and INJECTED in flow.metadata:
+            route.credentials.invalidate()
 
     def client_disconnected(self, client: connection.Client) -> None:
         self._own_auth.pop(client.id, None)

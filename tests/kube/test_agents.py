@@ -25,6 +25,7 @@ UA = "(linux/amd64) kubernetes/faecb19"
         ),
         (f"kube-scheduler/v1.20.2 {UA}/leader-election", "", "scheduler/leader-election"),
         (f"kubemark/v1.20.2 {UA}", "", "kubelet"),
+        (f"kube-scheduler/v1.20.2 {UA}/scheduler", "", "scheduler"),
         ("kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07", "", "kubectl"),
         ("kubectl-dispatcher/v1.0 (linux/amd64)", "", "kubectl"),
         ("Go-http-client/2.0", "kubelet", "kubelet"),

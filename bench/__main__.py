@@ -1,0 +1,22 @@
+"""`python -m bench [NAME...]`: run the benchmarks (all by default) and print their tables."""
+
+from __future__ import annotations
+
+import sys
+
+from bench import proxy_latency
+
+BENCHMARKS = {"proxy_latency": proxy_latency.main}
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(BENCHMARKS)
+    for name in names:
+        if name not in BENCHMARKS:
+            print(f"unknown benchmark {name} (known: {', '.join(BENCHMARKS)})", file=sys.stderr)
+            return 2
+        BENCHMARKS[name]()
+    return 0
+
+
+raise SystemExit(main(sys.argv[1:]))
