@@ -2,9 +2,9 @@
 
 One thread consumes the proxy's events, keeps a little state per exchange (its resolved
 request, the watch framer, the body so far), redacts, and hands finished records to its
-outputs (the recording file, the console printer). Outputs are flushed whenever the queue
-runs dry and at least every FLUSH_INTERVAL, so a record reaches the file within 100 ms of
-the traffic it describes and a `kill -9` loses at most that.
+outputs (the recording file, the console printer). It works in bursts (see `_run`) and
+flushes after each, so a record reaches the file within about BATCH_DELAY (20 ms) plus the
+burst's work, well inside the 100 ms a `kill -9` may lose.
 """
 
 from __future__ import annotations
