@@ -34,6 +34,30 @@ def test_run_passes_the_exit_status_and_shows_what_was_captured(
     assert cli("run", "--", "sh", "-c", "exit 7", env=env).returncode == 7
 
 
+def test_no_redact_keeps_values_and_says_so(lab: LabState, tmp_path: Path) -> None:
+    env = {**os.environ, "KUBECONFIG": lab.kubeconfig}
+    record = tmp_path / "plain.jsonl"
+    result = cli(
+        "run",
+        "--no-redact",
+        "--record",
+        str(record),
+        "--",
+        "kubectl",
+        "create",
+        "secret",
+        "generic",
+        "kept",
+        "--from-literal=k=visible-on-purpose",
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "warning: --no-redact" in result.stderr
+    assert load(record).header["redacted"] is False
+    bodies = [b for e in load(record).exchanges for b in (e.request_body, e.response_body) if b]
+    assert any(b"visible-on-purpose" in body.data for body in bodies)
+
+
 def test_run_hands_the_command_a_kubeconfig_for_the_proxy_only(
     lab: LabState, tmp_path: Path
 ) -> None:

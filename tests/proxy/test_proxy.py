@@ -39,6 +39,7 @@ def test_apply_create_update_scale_delete_through_plain_http(
     assert (
         proxied("get", "-n", "through", "deployment/web", "-o", "jsonpath={.spec.replicas}") == "1"
     )
+    assert "Replicas:" in proxied("describe", "-n", "through", "deployment/web")
     proxied("delete", "-n", "through", "deployment/web")
 
     deployment = r"/apis/apps/v1/namespaces/through/deployments/web(\?|$)"
@@ -185,6 +186,22 @@ def test_secret_values_never_reach_the_recording(proxied: Kubectl, wiretap: Wire
     patch = find(recording, "PATCH", r"/namespaces/secrets/secrets/applied")[0]
     assert patch.request_body and patch.request_body.redacted
     assert b"redacted:" in patch.request_body.data
+
+
+def test_a_watch_the_api_server_ends_is_recorded_whole(proxied: Kubectl, wiretap: Wiretap) -> None:
+    proxied("create", "namespace", "timeout")
+    proxied("create", "configmap", "present", "-n", "timeout")
+    path = "/api/v1/namespaces/timeout/configmaps?watch=1&timeoutSeconds=1"
+    output = proxied("get", "--raw", path)  # returns when the API server ends the watch
+    assert '"type":"ADDED"' in output and "present" in output
+    recorded = r"/namespaces/timeout/configmaps\?.*watch=1"  # kubectl sorts the query
+    recording = wiretap.wait_for(
+        "the ended watch", lambda r: any(e.end for e in find(r, "GET", recorded))
+    )
+    watch = find(recording, "GET", recorded)[0]
+    assert watch.end is not None and "error" not in watch.end
+    assert watch.end["events"] == len(watch.watch_events()) >= 1
+    assert any(b"present" in event.data.data for event in watch.watch_events())
 
 
 def test_a_host_that_is_not_loopback_is_refused(wiretap: Wiretap) -> None:
