@@ -27,6 +27,8 @@ __all__ = [
 
 # What `build.py` compiles from the Kubernetes source tree; etcd comes from Debian's etcd-server.
 BUILT_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubemark")
+# Names the source changes `build.py` makes; cached builds carry it (`<version>-<tag>`).
+BUILD_TAG = "wiretap2"
 
 
 class MissingBinaryError(WiretapError):
@@ -39,11 +41,16 @@ def built_cache_root() -> Path:
 
 
 def cached_bin_dirs() -> list[Path]:
-    """Complete cached builds, newest first."""
+    """Complete cached builds of the current BUILD_TAG, newest first (older builds, made
+    without today's source changes, are ignored rather than trusted)."""
     root = built_cache_root()
     if not root.is_dir():
         return []
-    complete = [d / "bin" for d in root.iterdir() if _has_all(d / "bin", BUILT_BINARIES)]
+    complete = [
+        d / "bin"
+        for d in root.iterdir()
+        if d.name.endswith(f"-{BUILD_TAG}") and _has_all(d / "bin", BUILT_BINARIES)
+    ]
     return sorted(complete, key=lambda p: p.stat().st_mtime, reverse=True)
 
 

@@ -7,9 +7,11 @@ kubernetes`, then the tree's own `make WHAT=...` in a GOPATH layout. The result 
 `<cache>/kube/<version>/bin`, written through a temporary folder and renamed into place under a
 file lock, so two builds racing each other produce one cache and the loser reuses it.
 
-Two small edits to the source make hollow kubelets (kubemark) honour `$TMPDIR` instead of a
-hard-coded `/tmp` for their root folder and fake-runtime socket, so that two labs on one machine
-do not share (and steal) `/tmp/kubelet_remote.sock`. The edit version is part of the cache key.
+Two changes to the source: small edits make hollow kubelets (kubemark) honour `$TMPDIR`
+instead of a hard-coded `/tmp` for their root folder and fake-runtime socket, so that two labs
+on one machine do not share (and steal) `/tmp/kubelet_remote.sock`; and the vendored reflect2
+is replaced by Debian's fixed version (see `_vendor_reflect2`). Their version is part of the
+cache key.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import TextIO
 
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.lab.binaries import (
+    BUILD_TAG,
     BUILT_BINARIES,
     built_cache_root,
     cached_bin_dirs,
@@ -38,8 +41,15 @@ from k8s_wiretap.lab.binaries import (
 
 __all__ = ["BuildError", "ensure_binaries"]
 
-EDITS_VERSION = "wiretap1"
-TOOLCHAIN_PACKAGES = ("golang-go", "rsync", "make", "etcd-server")
+# Debian package → a file it installs (present = installed).
+TOOLCHAIN = {
+    "golang-go": "/usr/bin/go",
+    "rsync": "/usr/bin/rsync",
+    "make": "/usr/bin/make",
+    "etcd-server": "/usr/bin/etcd",
+    "golang-github-modern-go-reflect2-dev": "/usr/share/gocode/src/github.com/modern-go/reflect2",
+}
+REFLECT2 = Path("/usr/share/gocode/src/github.com/modern-go/reflect2")
 HEARTBEAT_SECONDS = 30
 
 
@@ -109,18 +119,15 @@ def _build_locked(root: Path, out: TextIO) -> Path:
         _ensure_toolchain(out)
         tree, version = _fetch_source(work, out)
         _apply_edits(tree)
+        _vendor_reflect2(tree)
         _make(tree, work, out)
-        return _install(tree / "_output" / "bin", root / f"{version}-{EDITS_VERSION}", out)
+        return _install(tree / "_output" / "bin", root / f"{version}-{BUILD_TAG}", out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def _ensure_toolchain(out: TextIO) -> None:
-    needed = [
-        p
-        for p, cmd in zip(TOOLCHAIN_PACKAGES, ("go", "rsync", "make", "etcd"), strict=True)
-        if shutil.which(cmd) is None
-    ]
+    needed = [package for package, path in TOOLCHAIN.items() if not Path(path).exists()]
     if not _has_deb_src():
         _enable_deb_src(out)
     if needed:
@@ -219,6 +226,32 @@ def _apply_edits(tree: Path) -> None:
         if edit.old not in text:
             raise BuildError(f"source edit no longer applies to {edit.path}: {edit.old!r}")
         path.write_text(text.replace(edit.old, edit.new, 1))
+
+
+def _vendor_reflect2(tree: Path) -> None:
+    """Replace the vendored modern-go/reflect2 v1.0.1 with Debian's v1.0.2.
+
+    v1.0.1 reads Go's map internals in a way that broke in Go 1.18: built with Debian's Go
+    1.19, kube-apiserver 1.20 dies with SIGSEGV in reflect2's map iteration (json-iterator)
+    the first time it encodes a custom resource (seen here: creating any CR killed it).
+    v1.0.2 is the upstream fix; go.mod's replace line and vendor/modules.txt name the version.
+    """
+    vendored = tree / "vendor/github.com/modern-go/reflect2"
+    for old in [*vendored.glob("*.go"), *vendored.glob("*.s")]:
+        old.unlink()
+    for new in [*REFLECT2.glob("*.go"), *REFLECT2.glob("*.s")]:
+        shutil.copy2(new, vendored / new.name)
+    replace = "github.com/modern-go/reflect2 => github.com/modern-go/reflect2 "
+    for name, old, new in (
+        ("go.mod", replace + "v1.0.1", replace + "v1.0.2"),
+        ("vendor/modules.txt", "reflect2 v1.0.1 => ", "reflect2 v1.0.2 => "),
+        ("vendor/modules.txt", replace + "v1.0.1", replace + "v1.0.2"),
+    ):
+        path = tree / name
+        text = path.read_text()
+        if old not in text:
+            raise BuildError(f"{name} no longer names reflect2 as expected: {old!r}")
+        path.write_text(text.replace(old, new))
 
 
 def _make(tree: Path, work: Path, out: TextIO) -> None:

@@ -28,7 +28,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_search_order(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cached = isolated / "cache/k8s-wiretap/kube/1.20.2-x/bin"
+    cached = isolated / "cache/k8s-wiretap/kube/1.20.2-wiretap2/bin"
     for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubemark"):
         executable(cached, name)
     assert find_binary("kube-apiserver") == cached / "kube-apiserver"

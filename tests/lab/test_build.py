@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from k8s_wiretap.lab import build
-from k8s_wiretap.lab.binaries import BUILT_BINARIES
+from k8s_wiretap.lab.binaries import BUILD_TAG, BUILT_BINARIES
 
 
 def test_deb_src_detection_reads_both_source_formats() -> None:
@@ -31,7 +31,7 @@ def test_a_complete_cache_is_reused_without_building(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    folder = tmp_path / "k8s-wiretap/kube/1.20.2-wiretap1/bin"
+    folder = tmp_path / f"k8s-wiretap/kube/1.20.2-{BUILD_TAG}/bin"
     folder.mkdir(parents=True)
     for name in BUILT_BINARIES:
         (folder / name).write_text("")
