@@ -62,3 +62,10 @@ def test_missing_names_every_absent_binary_and_the_remedy(isolated: Path) -> Non
     assert message.startswith("missing kube-apiserver, kubemark (looked in: --bin-dir ")
     assert "k8s-wiretap lab build" in message
     assert os.linesep not in message
+
+
+def test_builds_made_before_the_current_source_changes_are_not_trusted(isolated: Path) -> None:
+    old = isolated / "cache/k8s-wiretap/kube/1.20.2-wiretap1/bin"
+    for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubemark"):
+        executable(old, name)
+    assert find_binary("kube-apiserver") is None
