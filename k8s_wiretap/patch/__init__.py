@@ -1,0 +1,48 @@
+"""Replay Kubernetes PATCH requests as the 1.20 API server applies them, and check the result.
+
+- `apply_strategic(original, patch, node)`: strategic merge patch (strategic.py);
+- `apply_merge(document, patch)`: JSON merge patch, RFC 7386 (merge.py);
+- `apply_json_patch(document, operations)`: JSON patch, RFC 6902 (json_patch.py);
+- `apply_config(live, config, manager, node)`: server-side apply (apply.py);
+- `compare(kind, patch, before, after_local, server)`: did the replay predict the server's
+  result on what the patch touched (compare.py);
+- `PatchSchema`/`Node`: patch metadata from OpenAPI v2, with Kubernetes 1.20's built in
+  (meta.py), `openapi_from_gnostic` for the protobuf form kubectl downloads (gnostic.py);
+- `drop_unknown_fields`: what the server's decoder keeps of a patched object (prune.py);
+- `replay(kind, body, before)`: all of the above in one call (replay.py).
+
+Every function raises `PatchError` (with the server's message and HTTP status) exactly where
+the server rejects the patch, and nothing else.
+"""
+
+from __future__ import annotations
+
+from k8s_wiretap.patch.apply import apply_config
+from k8s_wiretap.patch.compare import Comparison, compare
+from k8s_wiretap.patch.errors import ConflictError, PatchError
+from k8s_wiretap.patch.gnostic import openapi_from_gnostic
+from k8s_wiretap.patch.json_patch import apply_json_patch
+from k8s_wiretap.patch.kinds import decode_body, patch_kind
+from k8s_wiretap.patch.merge import apply_merge
+from k8s_wiretap.patch.meta import Node, PatchSchema
+from k8s_wiretap.patch.prune import drop_unknown_fields
+from k8s_wiretap.patch.replay import replay
+from k8s_wiretap.patch.strategic import apply_strategic
+
+__all__ = [
+    "Comparison",
+    "ConflictError",
+    "Node",
+    "PatchError",
+    "PatchSchema",
+    "apply_config",
+    "apply_json_patch",
+    "apply_merge",
+    "apply_strategic",
+    "compare",
+    "decode_body",
+    "drop_unknown_fields",
+    "openapi_from_gnostic",
+    "patch_kind",
+    "replay",
+]

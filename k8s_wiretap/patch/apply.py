@@ -1,0 +1,326 @@
+"""Server-side apply (`application/apply-patch+yaml`) as the Kubernetes 1.20 API server does it.
+
+`apply_config(live, config, manager, node)` follows the API server's field manager chain
+(fieldmanager.go, structuredmerge.go, stripmeta.go, managedfieldsupdater.go,
+lastappliedupdater.go) around structured-merge-diff v4.0.2's `Updater.Apply`:
+
+1. the live object's `metadata.managedFields` are decoded into one field set per manager
+   (a manager is its name, operation and, for updates, apiVersion);
+2. the configuration is validated and merged into the live object: structs and granular maps
+   field by field, list-type `map` lists by their keys, `set` lists by value, atomic lists
+   and maps replaced whole (see typed.py for where these come from);
+3. the manager now owns the configuration's fields; fields it owned before and no longer
+   applies are removed, unless another manager owns them too (prune, with SMD's "add back
+   owned" and "add back dangling" passes);
+4. fields that changed and that other managers own are conflicts: without `force` a
+   `ConflictError` (409, the server's message), with `force` they move to this manager;
+   fields the change removed are taken from every other manager;
+5. `apiVersion`, `kind` and the server-maintained metadata are stripped from the new set,
+   the entry's time is set (to `now`) when anything changed, and `metadata.managedFields` is
+   written back sorted as the server sorts it;
+6. for manager "kubectl", a `kubectl.kubernetes.io/last-applied-configuration` annotation
+   present on the object is rewritten from the configuration.
+
+Not covered: defaulting of the result (the server defaults it; `compare` allows for that),
+conversion of field sets owned at another apiVersion (they are used as they are), unions,
+the cap of ten update managers, the upgrade path that lets `kubectl` take over fields a
+client-side apply owned without a conflict (lastappliedmanager.go), and the exact field set
+of "before-first-apply", which the server computes from the Go type's zero value (here: from
+an object with only apiVersion, kind and metadata).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from k8s_wiretap.patch.errors import ConflictError, PatchError
+from k8s_wiretap.patch.fieldpath import FieldSet, path_text
+from k8s_wiretap.patch.gosemantics import copy_json, go_json
+from k8s_wiretap.patch.meta import Node
+from k8s_wiretap.patch.smd_schema import ABSENT, DEDUCED, TypeRef, errors_text, validate
+from k8s_wiretap.patch.typed import Comparison, compare, merge, remove_items, to_field_set
+
+__all__ = ["LAST_APPLIED", "ManagerEntry", "apply_config", "decode_managed_fields"]
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+STRIPPED = FieldSet.of(
+    (("f", "apiVersion"),),
+    (("f", "kind"),),
+    (("f", "metadata"),),
+    *((("f", "metadata"), ("f", name)) for name in (
+        "name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
+        "generation", "managedFields", "resourceVersion",
+    )),
+)  # fmt: skip
+
+ManagerId = tuple[str, str, str]  # (manager, operation, apiVersion of an Update)
+
+
+@dataclass
+class ManagerEntry:
+    """One manager's field set (fieldpath.VersionedSet) and the time of its last change."""
+
+    fields: FieldSet
+    api_version: str
+    applied: bool
+    time: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _identifier(manager: ManagerId) -> str:
+    """BuildManagerIdentifier: the JSON the server keys managers by (and sorts conflicts by)."""
+    name, operation, api_version = manager
+    entry = {"manager": name, "operation": operation}
+    if api_version:
+        entry["apiVersion"] = api_version
+    return json.dumps(entry, separators=(",", ":"))
+
+
+def decode_managed_fields(entries: Any) -> dict[ManagerId, ManagerEntry]:
+    """metadata.managedFields → manager → entry; PatchError when they can not be decoded."""
+    managers: dict[ManagerId, ManagerEntry] = {}
+    for index, entry in enumerate(entries or []):
+        if not isinstance(entry, dict):
+            raise PatchError(f"failed to decode managed fields: entry {index} is not an object")
+        kind = entry.get("fieldsType", "")
+        if kind != "FieldsV1":
+            problem = f"invalid fieldsType {kind!r}" if kind else "missing fieldsType"
+            raise PatchError(f"failed to decode managed fields: {problem} in entry {index}")
+        operation = str(entry.get("operation", ""))
+        version = str(entry.get("apiVersion", ""))
+        key = (str(entry.get("manager", "")), operation, "" if operation == "Apply" else version)
+        try:
+            fields = FieldSet.from_fields_v1(entry.get("fieldsV1") or {})
+        except (ValueError, TypeError) as error:
+            raise PatchError(f"failed to decode managed fields: {error}") from error
+        managers[key] = ManagerEntry(fields, version, operation == "Apply", entry.get("time"))
+    return managers
+
+
+def _encode(managers: dict[ManagerId, ManagerEntry]) -> list[dict[str, Any]]:
+    entries = []
+    for (name, operation, _), entry in managers.items():
+        out: dict[str, Any] = {"manager": name, "operation": operation}
+        out["apiVersion"] = entry.api_version
+        if entry.time is not None:
+            out["time"] = entry.time
+        out["fieldsType"] = "FieldsV1"
+        out["fieldsV1"] = entry.fields.to_fields_v1()
+        entries.append(out)
+
+    def order(entry: dict[str, Any]) -> tuple[str, int, str, str]:
+        seconds = _seconds(entry.get("time"))
+        return (entry["operation"], seconds, entry["manager"], entry["apiVersion"])
+
+    return sorted(entries, key=order)
+
+
+def _seconds(time: Any) -> int:
+    if not isinstance(time, str):
+        return 0
+    try:
+        return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return 0
+
+
+def _check_config(live: dict[str, Any], config: Any) -> None:
+    if not isinstance(config, dict):
+        raise PatchError("error decoding YAML: the configuration is not an object", 400)
+    version = config.get("apiVersion", "")
+    expected = live.get("apiVersion") or version  # an apply that creates: a new, empty object
+    if version != expected:
+        raise PatchError(
+            "Incorrect version specified in apply patch. "
+            f"Specified patch version: {version}, expected: {expected}",
+            400,
+        )
+    metadata = config.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("managedFields") is not None:
+        raise PatchError("metadata.managedFields must be nil", 400)
+
+
+def _annotations(obj: Any) -> dict[str, Any] | None:
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return annotations if isinstance(annotations, dict) else None
+
+
+def _typed(value: Any, t: TypeRef, what: str) -> None:
+    errors = validate(value, t)
+    if errors:
+        raise PatchError(f"failed to create typed {what} object: {errors_text(errors)}")
+
+
+def apply_config(
+    live: dict[str, Any],
+    config: dict[str, Any],
+    manager: str,
+    node: Node | None,
+    *,
+    force: bool = False,
+    now: str | None = None,
+) -> dict[str, Any]:
+    """`live` after the server-side apply of `config` by `manager` (see the module docstring)."""
+    metadata = live.get("metadata")
+    managed = metadata.get("managedFields") if isinstance(metadata, dict) else None
+    managers = decode_managed_fields(managed)
+    _check_config(live, config)
+    if not live.get("apiVersion"):
+        live = {**live, "apiVersion": config["apiVersion"], "kind": config.get("kind")}
+    t: TypeRef = node if node is not None else DEDUCED
+    live_obj = copy_json(live)
+    if isinstance(live_obj.get("metadata"), dict):
+        live_obj["metadata"].pop("managedFields", None)
+    _typed(config, t, "patch")
+    _typed(live_obj, t, "live")
+    stamp = now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if not managers:
+        managers = _before_first_apply(live_obj, t, stamp)
+    me: ManagerId = (manager or "unknown", "Apply", "")
+    former = {k: v.fields for k, v in managers.items()}
+    merged, same = _apply(live_obj, copy_json(config), t, managers, me, force)
+    result = live_obj if same or not isinstance(merged, dict) else merged
+    _strip(managers, me)
+    changed = {k: v.fields for k, v in managers.items()} != former
+    if me in managers and (not same or changed):
+        managers[me].time = stamp
+    annotations = _annotations(result)
+    if me[0] == "kubectl" and annotations is not None and LAST_APPLIED in annotations:
+        annotations[LAST_APPLIED] = _last_applied(config)
+    return _with_managed_fields(result, managers)
+
+
+def _apply(
+    live: dict[str, Any],
+    config: dict[str, Any],
+    t: TypeRef,
+    managers: dict[ManagerId, ManagerEntry],
+    me: ManagerId,
+    force: bool,
+) -> tuple[Any, bool]:
+    """merge.Updater.Apply: (the new object, whether it is the same as the live one)."""
+    merged = merge(live, config, t)
+    last = managers.get(me)
+    version = str(config.get("apiVersion", ""))
+    managers[me] = ManagerEntry(to_field_set(config, t), version, True, last.time if last else None)
+    if last is not None and not last.fields.empty():
+        merged = _prune(merged, t, managers, me, last.fields)
+    comparison = _update(live, merged, t, managers, me, force)
+    return (ABSENT if merged is ABSENT else merged), comparison.is_same()
+
+
+def _prune(
+    merged: Any,
+    t: TypeRef,
+    managers: dict[ManagerId, ManagerEntry],
+    me: ManagerId,
+    last: FieldSet,
+) -> Any:
+    """Remove what `me` applied last time and no longer applies, unless someone owns it."""
+    pruned = remove_items(merged, last, t)
+    managed = FieldSet()
+    for entry in managers.values():
+        managed = managed.union(entry.fields)
+    merged_set = to_field_set(merged, t)
+    pruned = remove_items(merged, merged_set.difference(to_field_set(pruned, t).union(managed)), t)
+    dangling = merged_set.difference(to_field_set(pruned, t)).intersection(last)
+    return remove_items(merged, dangling, t)
+
+
+def _update(
+    live: Any,
+    new: Any,
+    t: TypeRef,
+    managers: dict[ManagerId, ManagerEntry],
+    me: ManagerId,
+    force: bool,
+) -> Comparison:
+    """Updater.update: conflicts with other managers, and their removed fields dropped."""
+    comparison = compare(live, new, t)
+    changed = comparison.modified.union(comparison.added)
+    conflicts: dict[ManagerId, FieldSet] = {}
+    for manager, entry in managers.items():
+        if manager != me:
+            overlap = entry.fields.intersection(changed)
+            if not overlap.empty():
+                conflicts[manager] = overlap
+    if conflicts and not force:
+        raise _conflict_error(conflicts)
+    for manager, entry in managers.items():
+        if manager in conflicts:
+            entry.fields = entry.fields.difference(conflicts[manager])
+        if manager != me and not comparison.removed.empty():
+            entry.fields = entry.fields.difference(comparison.removed)
+    for manager in [m for m, e in managers.items() if e.fields.empty()]:
+        del managers[manager]
+    return comparison
+
+
+def _printed(manager: ManagerId) -> str:
+    name, operation, version = manager
+    quoted = json.dumps(name)
+    return f"{quoted} using {version}" if operation == "Update" else quoted
+
+
+def _conflict_error(conflicts: dict[ManagerId, FieldSet]) -> ConflictError:
+    pairs = [(m, p) for m, fields in conflicts.items() for p in fields.paths()]
+    listed = [(_printed(m), path_text(p)) for m, p in pairs]
+    if len(pairs) == 1:
+        message = f"Apply failed with 1 conflict: conflict with {listed[0][0]}: {listed[0][1]}"
+        return ConflictError(message, listed)
+    lines = []
+    for manager in sorted(conflicts, key=_identifier):
+        lines.append(f"conflicts with {_printed(manager)}:")
+        lines += [f"- {path_text(p)}" for p in conflicts[manager].paths()]
+    message = f"Apply failed with {len(pairs)} conflicts: " + "\n".join(lines)
+    return ConflictError(message, listed)
+
+
+def _strip(managers: dict[ManagerId, ManagerEntry], me: ManagerId) -> None:
+    entry = managers.get(me)
+    if entry is not None:
+        entry.fields = entry.fields.difference(STRIPPED)
+        if entry.fields.empty():
+            del managers[me]
+
+
+def _before_first_apply(
+    live: dict[str, Any], t: TypeRef, stamp: str
+) -> dict[ManagerId, ManagerEntry]:
+    """skipNonAppliedManager: an object nobody manages is first owned by an update."""
+    empty: dict[str, Any] = {k: live[k] for k in ("apiVersion", "kind") if k in live}
+    empty["metadata"] = {"creationTimestamp": None}
+    comparison = compare(empty, live, t)
+    fields = comparison.modified.union(comparison.added).difference(comparison.removed)
+    fields = fields.difference(STRIPPED)
+    if fields.empty():
+        return {}
+    version = str(live.get("apiVersion", ""))
+    return {("before-first-apply", "Update", version): ManagerEntry(fields, version, False, stamp)}
+
+
+def _last_applied(config: dict[str, Any]) -> str:
+    """buildLastApplied: the configuration without the annotation, as Go encodes it."""
+    copy = copy_json(config)
+    metadata = copy.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("annotations"), dict):
+        metadata["annotations"].pop(LAST_APPLIED, None)
+    return go_json(copy) + "\n"
+
+
+def _with_managed_fields(
+    result: dict[str, Any], managers: dict[ManagerId, ManagerEntry]
+) -> dict[str, Any]:
+    metadata = result.setdefault("metadata", {})
+    if not isinstance(metadata, dict):
+        return result
+    entries = _encode({k: v for k, v in managers.items() if not v.fields.empty()})
+    if entries:
+        metadata["managedFields"] = entries
+    else:
+        metadata.pop("managedFields", None)
+    return result

@@ -1,0 +1,47 @@
+"""Patch types: their Content-Types, short names, and how the server decodes their bodies."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from k8s_wiretap.patch.errors import PatchError
+
+__all__ = ["PATCH_KINDS", "decode_body", "patch_kind"]
+
+PATCH_KINDS = {
+    "application/strategic-merge-patch+json": "strategic",
+    "application/merge-patch+json": "merge",
+    "application/json-patch+json": "json",
+    "application/apply-patch+yaml": "apply",
+}
+
+
+def patch_kind(kind: str) -> str | None:
+    """ "strategic", "merge", "json" or "apply" for a short name or a patch Content-Type."""
+    kind = kind.split(";")[0].strip().lower()
+    return kind if kind in PATCH_KINDS.values() else PATCH_KINDS.get(kind)
+
+
+def _go_int(text: str) -> int | float:
+    """apimachinery's util/json: integers that do not fit an int64 decode as float64."""
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else float(text)
+
+
+def decode_body(kind: str, body: Any) -> Any:
+    """The patch body as the server reads it: JSON, or YAML (JSON first) for an apply."""
+    if not isinstance(body, (bytes, bytearray, str)):
+        return body
+    text = body.decode() if isinstance(body, (bytes, bytearray)) else body
+    try:
+        return json.loads(text, parse_int=_go_int)
+    except ValueError as error:
+        if kind != "apply":
+            raise PatchError(f"error decoding patch: {error}", 400) from error
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise PatchError(f"error decoding YAML: {error}", 400) from error

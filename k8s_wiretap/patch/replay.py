@@ -1,0 +1,61 @@
+"""One call to replay a recorded PATCH: `replay(kind, body, before)` → the object it predicts.
+
+`kind` is a patch Content-Type or its short name ("strategic", "merge", "json", "apply"),
+`body` the request body (bytes, text, or already decoded), `before` the object as the server
+had it. The patch metadata comes from `schema` (default: Kubernetes 1.20's built-in table) for
+`before`'s apiVersion and kind (the configuration's when an apply creates the object and
+`before` is `{}`). The result is what the server's decoder would keep
+(`drop_unknown_fields`), not yet defaulted; errors are the `PatchError`s the server answers
+with, including 415 for a strategic merge patch of a kind with no schema (a custom resource).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from k8s_wiretap.patch.apply import apply_config
+from k8s_wiretap.patch.convert import convert
+from k8s_wiretap.patch.errors import PatchError
+from k8s_wiretap.patch.json_patch import apply_json_patch
+from k8s_wiretap.patch.kinds import decode_body, patch_kind
+from k8s_wiretap.patch.merge import apply_merge
+from k8s_wiretap.patch.meta import PatchSchema
+from k8s_wiretap.patch.prune import drop_unknown_fields
+from k8s_wiretap.patch.strategic import apply_strategic
+
+__all__ = ["replay"]
+
+UNSUPPORTED = (
+    "the body of the request was in an unknown format - accepted media types include: "
+    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+)
+
+
+def replay(
+    kind: str,
+    body: Any,
+    before: dict[str, Any],
+    *,
+    schema: PatchSchema | None = None,
+    manager: str | None = None,
+    force: bool = False,
+) -> Any:
+    """The object the server stores for this patch (before defaulting); PatchError if none."""
+    short = patch_kind(kind)
+    if short is None:
+        raise PatchError(f"unsupported patch type {kind!r}", 415)
+    patch = decode_body(short, body)
+    schema = schema or PatchSchema.builtin()
+    typed = before if before.get("apiVersion") or not isinstance(patch, dict) else patch
+    node = schema.for_kind(str(typed.get("apiVersion", "")), str(typed.get("kind", "")))
+    if short == "strategic":
+        if node is None:
+            raise PatchError(UNSUPPORTED, 415)
+        result: Any = apply_strategic(before, patch, node)
+    elif short == "merge":
+        result = apply_merge(before, patch)
+    elif short == "json":
+        result = apply_json_patch(before, patch)
+    else:
+        result = apply_config(before, patch, manager or "", node, force=force)
+    return convert(drop_unknown_fields(result, node, in_place=True))  # engines return copies

@@ -1,0 +1,148 @@
+"""Random but plausible patches of a Deployment, for the differential test against the server.
+
+Every kind of patch with the directives and quirks that matter: containers, env and ports
+merged by key, `$patch: delete|replace` items and maps, `$setElementOrder` lists that may name
+items that do not exist (the server then rejects some), `$deleteFromPrimitiveList` and
+`$retainKeys`, nulls, empty lists; merge patches with nulls in lists; JSON patches with `-`,
+negative indices and missing members.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+NAMES = ["web", "side", "a", "b"]
+ENV = ["A", "B", "C", "D"]
+
+DEPLOYMENT: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "random", "labels": {"app": "random", "x": "1"}, "finalizers": ["f/a"]},
+    "spec": {
+        "replicas": 1,
+        "selector": {"matchLabels": {"app": "random"}},
+        "template": {
+            "metadata": {"labels": {"app": "random"}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "web",
+                        "image": "busybox:1",
+                        "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
+                        "ports": [{"containerPort": 80}],
+                    },
+                    {"name": "side", "image": "busybox:1"},
+                ]
+            },
+        },
+    },
+}
+
+
+class Patches:
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def some(self, items: list[Any], low: int = 0, high: int | None = None) -> list[Any]:
+        return self.rng.sample(items, self.rng.randint(low, high or len(items)))
+
+    def env(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for name in self.some(ENV, 0, 3):
+            roll = self.rng.random()
+            if roll < 0.2:
+                out.append({"name": name, "$patch": "delete"})
+            elif roll < 0.3:
+                out.append({"name": name, "value": None})
+            else:
+                out.append({"name": name, "value": self.rng.choice(["1", "2", "x"])})
+        return out
+
+    def container(self, name: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": name}
+        if self.chance(0.6):
+            out["image"] = self.rng.choice(["busybox:1", "busybox:2", "nginx"])
+        if self.chance(0.5):
+            out["env"] = self.env()
+        if self.chance(0.2):
+            out["$setElementOrder/env"] = [{"name": n} for n in self.some(ENV)]
+        if self.chance(0.3):
+            out["ports"] = [{"containerPort": p} for p in self.some([80, 81, 8080], 0, 2)]
+        if self.chance(0.2):
+            out["args"] = self.some(["x", "y", "z"])
+        if self.chance(0.1):
+            out["$patch"] = self.rng.choice(["delete", "replace"])
+        return out
+
+    def metadata(self, patch: dict[str, Any]) -> None:
+        if self.chance(0.4):
+            labels: dict[str, Any] = {
+                k: self.rng.choice([None, "v1", "v2"]) for k in self.some(["x", "y", "z"], 1, 2)
+            }
+            if self.chance(0.1):
+                labels.update({"$patch": "replace", "app": "random"})
+            patch.setdefault("metadata", {})["labels"] = labels
+        if self.chance(0.3):
+            key = self.rng.choice(
+                ["finalizers", "$deleteFromPrimitiveList/finalizers", "$setElementOrder/finalizers"]
+            )
+            patch.setdefault("metadata", {})[key] = self.some(["f/a", "f/b", "f/c"], 0, 2)
+
+    def strategy(self) -> dict[str, Any]:
+        kind = self.rng.choice(["Recreate", "RollingUpdate"])
+        out: dict[str, Any] = {"type": kind}
+        if kind == "Recreate":
+            out.update({"$retainKeys": ["type"], "rollingUpdate": None})
+        elif self.chance(0.5):
+            out["$retainKeys"] = ["type", "rollingUpdate"]
+            out["rollingUpdate"] = {"maxSurge": self.rng.choice([1, "50%"])}
+        return out
+
+    def strategic(self) -> dict[str, Any]:
+        patch: dict[str, Any] = {}
+        self.metadata(patch)
+        if self.chance(0.3):
+            patch.setdefault("spec", {})["replicas"] = self.rng.randint(0, 3)
+        if self.chance(0.3):
+            patch.setdefault("spec", {})["strategy"] = self.strategy()
+        if self.chance(0.7):
+            template = patch.setdefault("spec", {}).setdefault("template", {})
+            pod = template.setdefault("spec", {})
+            pod["containers"] = [self.container(n) for n in self.some(NAMES, 1, 3)]
+            if self.chance(0.4):
+                pod["$setElementOrder/containers"] = [{"name": n} for n in self.some(NAMES, 1)]
+        return patch
+
+    def merge(self) -> dict[str, Any]:
+        patch: dict[str, Any] = {}
+        if self.chance(0.5):
+            patch["metadata"] = {
+                "labels": {self.rng.choice(["x", "y"]): self.rng.choice([None, "v"])}
+            }
+        if self.chance(0.5):
+            patch["spec"] = {"replicas": self.rng.randint(0, 2)}
+        if self.chance(0.5):
+            web = {"name": "web", "image": "busybox:3", "args": [self.rng.choice(["x", None]), "y"]}
+            patch.setdefault("spec", {})["template"] = {"spec": {"containers": [web]}}
+        return patch
+
+    def json(self) -> list[dict[str, Any]]:
+        env = "/spec/template/spec/containers/0/env/"
+        choices = [
+            {"op": "replace", "path": "/spec/replicas", "value": self.rng.randint(0, 2)},
+            {"op": "add", "path": f"/metadata/labels/{self.rng.choice('xy')}", "value": "v"},
+            {"op": "remove", "path": f"/metadata/labels/{self.rng.choice('xy')}"},
+            {"op": "add", "path": env + self.rng.choice(["-", "0", "-1"]), "value": {"name": "P"}},
+            {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "b:9"},
+            {"op": "remove", "path": env + self.rng.choice(["0", "-1", "5"])},
+        ]
+        return [self.rng.choice(choices) for _ in range(self.rng.randint(1, 3))]
+
+    def next(self) -> tuple[str, Any]:
+        kind = self.rng.choice(["strategic"] * 4 + ["merge", "json"])
+        patch = {"strategic": self.strategic, "merge": self.merge, "json": self.json}[kind]()
+        return kind, patch

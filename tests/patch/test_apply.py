@@ -1,0 +1,251 @@
+"""Server-side apply: merging by list-map keys, ownership in managedFields, pruning, conflicts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from k8s_wiretap.patch import ConflictError, Node, PatchError, PatchSchema, apply_config, replay
+from k8s_wiretap.patch.apply import LAST_APPLIED, decode_managed_fields
+from k8s_wiretap.patch.fieldpath import FieldSet
+
+NOW = "2021-02-03T04:05:06Z"
+
+
+def node(api_version: str = "apps/v1", kind: str = "Deployment") -> Node:
+    found = PatchSchema.builtin().for_kind(api_version, kind)
+    assert found is not None
+    return found
+
+
+def entry(manager: str, operation: str, fields: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "manager": manager,
+        "operation": operation,
+        "apiVersion": "apps/v1",
+        "time": "2020-01-01T00:00:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }
+
+
+CONTAINERS = {
+    'k:{"name":"web"}': {".": {}, "f:name": {}, "f:image": {}},
+    'k:{"name":"side"}': {".": {}, "f:name": {}, "f:image": {}},
+}
+APPLIED = {"f:spec": {"f:template": {"f:spec": {"f:containers": CONTAINERS}}}}
+
+
+def live(managed: list[dict[str, Any]], replicas: int = 2) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "managedFields": managed},
+        "spec": {
+            "replicas": replicas,
+            "template": {
+                "spec": {
+                    "containers": [
+                        {"name": "web", "image": "nginx", "imagePullPolicy": "Always"},
+                        {"name": "side", "image": "busybox"},
+                    ]
+                }
+            },
+        },
+    }
+
+
+def config(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": spec,
+    }
+
+
+def web(image: str = "nginx:2") -> dict[str, Any]:
+    return {"template": {"spec": {"containers": [{"name": "web", "image": image}]}}}
+
+
+def managers(obj: dict[str, Any]) -> dict[tuple[str, str, str], FieldSet]:
+    found = decode_managed_fields(obj["metadata"].get("managedFields"))
+    return {key: value.fields for key, value in found.items()}
+
+
+def test_fields_no_longer_applied_are_pruned() -> None:
+    result = apply_config(live([entry("kubectl", "Apply", APPLIED)]), config(**web()), "kubectl",
+                          node(), now=NOW)  # fmt: skip
+    containers = result["spec"]["template"]["spec"]["containers"]
+    assert containers == [{"name": "web", "image": "nginx:2", "imagePullPolicy": "Always"}]
+    assert result["spec"]["replicas"] == 2  # never owned by kubectl: kept
+    [written] = result["metadata"]["managedFields"]
+    assert written["time"] == NOW
+    assert written["fieldsV1"] == {
+        "f:spec": {
+            "f:template": {
+                "f:spec": {
+                    "f:containers": {'k:{"name":"web"}': {".": {}, "f:image": {}, "f:name": {}}}
+                }
+            }
+        }
+    }
+
+
+def test_fields_another_manager_owns_are_not_pruned() -> None:
+    side = {"f:spec": {"f:template": {"f:spec": {"f:containers": {
+        "k:{\"name\":\"side\"}": {".": {}, "f:name": {}, "f:image": {}},
+    }}}}}  # fmt: skip
+    managed = [entry("kubectl", "Apply", APPLIED), entry("other", "Update", side)]
+    result = apply_config(live(managed), config(**web()), "kubectl", node(), now=NOW)
+    names = [c["name"] for c in result["spec"]["template"]["spec"]["containers"]]
+    assert names == ["web", "side"]
+    assert result["spec"]["template"]["spec"]["containers"][1] == {
+        "name": "side",
+        "image": "busybox",
+    }
+
+
+def test_changing_a_field_another_manager_owns_conflicts() -> None:
+    replicas = {"f:spec": {"f:replicas": {}}}
+    managed = [entry("kubectl", "Apply", APPLIED), entry("kubectl-edit", "Update", replicas)]
+    with pytest.raises(ConflictError) as conflict:
+        apply_config(live(managed), config(replicas=3, **web()), "kubectl", node())
+    assert conflict.value.status == 409
+    assert conflict.value.message == (
+        'Apply failed with 1 conflict: conflict with "kubectl-edit" using apps/v1: .spec.replicas'
+    )
+    forced = apply_config(live(managed), config(replicas=3, **web()), "kubectl", node(), force=True)
+    assert forced["spec"]["replicas"] == 3
+    owners = managers(forced)
+    assert ("kubectl-edit", "Update", "apps/v1") not in owners  # its only field went
+    assert owners[("kubectl", "Apply", "")].has((("f", "spec"), ("f", "replicas")))
+
+
+def test_applying_the_same_value_is_no_conflict_and_shares_ownership() -> None:
+    replicas = {"f:spec": {"f:replicas": {}}}
+    managed = [entry("kubectl", "Apply", APPLIED), entry("kubectl-edit", "Update", replicas)]
+    result = apply_config(live(managed), config(replicas=2, **web()), "kubectl", node())
+    owners = managers(result)
+    path = (("f", "spec"), ("f", "replicas"))
+    assert owners[("kubectl-edit", "Update", "apps/v1")].has(path)
+    assert owners[("kubectl", "Apply", "")].has(path)
+
+
+def test_several_conflicts_are_listed_by_manager() -> None:
+    managed = [
+        entry("a", "Update", {"f:spec": {"f:replicas": {}}}),
+        entry("b", "Apply", {"f:spec": {"f:template": {"f:spec": {"f:containers": CONTAINERS}}}}),
+    ]
+    with pytest.raises(ConflictError) as conflict:
+        apply_config(live(managed), config(replicas=3, **web()), "kubectl", node())
+    assert conflict.value.message == (
+        'Apply failed with 2 conflicts: conflicts with "a" using apps/v1:\n- .spec.replicas\n'
+        'conflicts with "b":\n- .spec.template.spec.containers[name="web"].image'
+    )
+
+
+def test_an_object_nobody_manages_is_first_owned_by_before_first_apply() -> None:
+    with pytest.raises(
+        ConflictError, match=r'"before-first-apply" using apps/v1: \.spec\.replicas'
+    ):
+        apply_config(live([]), config(replicas=5), "kubectl", node())
+    result = apply_config(live([]), config(replicas=5), "kubectl", node(), force=True)
+    assert ("before-first-apply", "Update", "apps/v1") in managers(result)
+
+
+def test_unchanged_objects_keep_their_times() -> None:
+    first = apply_config(live([]), config(**web()), "kubectl", node(), force=True, now=NOW)
+    again = apply_config(first, config(**web()), "kubectl", node(), now="2030-01-01T00:00:00Z")
+    assert again == first
+
+
+def test_list_map_keys_and_their_defaults() -> None:
+    ports = [{"containerPort": 80}, {"containerPort": 53, "protocol": "UDP"}]
+    spec = {"template": {"spec": {"containers": [{"name": "web", "ports": ports}]}}}
+    result = apply_config(live([]), config(**spec), "m", node(), force=True)
+    keys = managers(result)[("m", "Apply", "")]
+    container = (("f", "spec"), ("f", "template"), ("f", "spec"), ("f", "containers"),
+                 ("k", (("name", '"web"'),)), ("f", "ports"))  # fmt: skip
+    assert keys.has((*container, ("k", (("containerPort", "80"), ("protocol", '"TCP"')))))
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}
+    with pytest.raises(PatchError, match='omits key field "protocol"'):
+        apply_config(
+            service, {**service, "spec": {"ports": [{"port": 80}]}}, "m", node("v1", "Service")
+        )
+
+
+def test_sets_and_atomic_lists() -> None:
+    base = live([entry("m", "Apply", {"f:metadata": {"f:finalizers": {'v:"a"': {}, 'v:"b"': {}}}})])
+    base["metadata"]["finalizers"] = ["a", "b", "c"]
+    applied = config(**web())
+    applied["metadata"]["finalizers"] = ["a", "d"]
+    result = apply_config(base, applied, "m", node(), force=True)
+    assert result["metadata"]["finalizers"] == ["a", "c", "d"]  # b pruned, c not ours
+    args = {"template": {"spec": {"containers": [{"name": "side", "args": ["x", "y"]}]}}}
+    twice = apply_config(result, config(**args), "m", node(), force=True)
+    args["template"]["spec"]["containers"][0]["args"] = ["z"]
+    thrice = apply_config(twice, config(**args), "m", node(), force=True)
+    [side] = thrice["spec"]["template"]["spec"]["containers"]  # web: applied before, not now
+    assert side == {"name": "side", "image": "busybox", "args": ["z"]}
+
+
+@pytest.mark.parametrize(
+    ("applied", "message", "status"),
+    [
+        ({"spec": {"bogus": 1}}, ".spec.bogus: field not declared in schema", 500),
+        ({"spec": {"replicas": "two"}}, ".spec.replicas: expected numeric", 500),
+        ({"apiVersion": "apps/v1beta1"}, "Incorrect version specified in apply patch", 400),
+        ({"metadata": {"managedFields": []}}, "metadata.managedFields must be nil", 400),
+        (
+            {"spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "a"}]}}}},
+            'duplicate entries for key [name="a"]',
+            500,
+        ),
+    ],
+)
+def test_rejections(applied: dict[str, Any], message: str, status: int) -> None:
+    document = {**config(), **applied}
+    with pytest.raises(PatchError) as error:
+        apply_config(live([]), document, "m", node())
+    assert message in error.value.message
+    assert error.value.status == status
+
+
+def test_kubectl_rewrites_the_last_applied_annotation() -> None:
+    before = live([entry("kubectl", "Apply", APPLIED)])
+    before["metadata"]["annotations"] = {LAST_APPLIED: "{}", "keep": "me"}
+    applied = config(**web("a<b"))
+    applied["metadata"]["annotations"] = {"keep": "me"}
+    result = apply_config(before, applied, "kubectl", node())
+    text = result["metadata"]["annotations"][LAST_APPLIED]
+    assert text.endswith("}\n") and "\\u003c" in text
+    assert json.loads(text) == applied
+    other = apply_config(before, applied, "someone-else", node(), force=True)
+    assert other["metadata"]["annotations"][LAST_APPLIED] == "{}"
+
+
+def test_fields_v1_round_trip() -> None:
+    fields = {
+        "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+        "f:spec": {
+            "f:ports": {'k:{"port":80,"protocol":"TCP"}': {".": {}, "f:port": {}}},
+            "f:finalizers": {'v:"x"': {}},
+            "f:args": {"i:0": {}},
+        },
+    }
+    parsed = FieldSet.from_fields_v1(fields)
+    assert FieldSet.from_fields_v1(parsed.to_fields_v1()) == parsed
+    assert json.loads(json.dumps(parsed.to_fields_v1())) == parsed.to_fields_v1()
+    with pytest.raises(ValueError):
+        FieldSet.from_fields_v1({"x:y": {}})
+
+
+def test_an_apply_that_creates_the_object() -> None:
+    applied = config(replicas=2, **web())
+    created = replay("apply", json.dumps(applied), {}, manager="kubectl")
+    assert created["spec"]["replicas"] == 2 and created["kind"] == "Deployment"
+    [owner] = created["metadata"]["managedFields"]
+    assert (owner["manager"], owner["operation"]) == ("kubectl", "Apply")

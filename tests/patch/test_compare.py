@@ -1,0 +1,145 @@
+"""compare(): the replay against the server's answer, on what the patch touched."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from k8s_wiretap.patch import compare, patch_kind, replay
+
+BEFORE: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "resourceVersion": "1", "labels": {"app": "web", "x": "1"}},
+    "spec": {
+        "replicas": 1,
+        "template": {
+            "spec": {
+                "containers": [
+                    {"name": "web", "image": "nginx", "imagePullPolicy": "Always",
+                     "resources": {"limits": {"cpu": "1"}}},
+                ]
+            }
+        },
+    },
+    "status": {"replicas": 1},
+}  # fmt: skip
+
+
+def server_after(change: Any) -> dict[str, Any]:
+    after = copy.deepcopy(BEFORE)
+    change(after)
+    after["metadata"]["resourceVersion"] = "2"
+    after["metadata"]["generation"] = 2
+    after["status"] = {"replicas": 3}
+    return after
+
+
+def check(kind: str, patch: Any, server: dict[str, Any]) -> tuple[bool | None, list[str]]:
+    local = replay(kind, patch, BEFORE)
+    result = compare(kind, patch, BEFORE, local, server)
+    return result.matches, result.mismatches
+
+
+def containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    result: list[dict[str, Any]] = obj["spec"]["template"]["spec"]["containers"]
+    return result
+
+
+def test_a_faithful_server_matches() -> None:
+    patch = {"spec": {"replicas": 3}, "metadata": {"labels": {"x": None}}}
+
+    def change(obj: dict[str, Any]) -> None:
+        obj["spec"]["replicas"] = 3
+        del obj["metadata"]["labels"]["x"]
+
+    server = server_after(change)
+    assert check("strategic", patch, server) == (True, [])
+    assert check("application/merge-patch+json", json.dumps(patch), server) == (True, [])
+
+
+def test_differences_on_touched_fields_are_reported() -> None:
+    patch = {"spec": {"replicas": 3}, "metadata": {"labels": {"x": None}}}
+    server = server_after(lambda o: o["spec"].update(replicas=2))
+    matches, mismatches = check("strategic", patch, server)
+    assert matches is False
+    assert sorted(mismatches) == [
+        ".metadata.labels.x: the server kept it, the replay removed it",
+        ".spec.replicas: 3 here, 2 on the server",
+    ]
+
+
+def test_untouched_fields_and_server_fields_do_not_count() -> None:
+    server = server_after(lambda o: o["metadata"]["labels"].update(app="changed"))
+    assert check("strategic", {"spec": {"replicas": 1}}, server) == (True, [])
+
+
+def test_defaults_in_added_parts_do_not_count_but_values_do() -> None:
+    new = {"name": "side", "image": "busybox"}
+    patch = {"spec": {"template": {"spec": {"containers": [new]}}}}
+    defaulted = {**new, "imagePullPolicy": "IfNotPresent", "terminationMessagePath": "/dev/x"}
+    server = server_after(lambda o: containers(o).insert(0, defaulted))  # new items go first
+    assert check("strategic", patch, server) == (True, [])
+    wrong = server_after(lambda o: containers(o).insert(0, {**defaulted, "image": "other"}))
+    matches, mismatches = check("strategic", patch, wrong)
+    assert matches is False
+    assert mismatches == [
+        '.spec.template.spec.containers[name="side"].image: "busybox" here, "other" on the server'
+    ]
+
+
+def test_order_of_merged_lists_counts() -> None:
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}}
+    flipped = server_after(lambda o: containers(o).append({"name": "a", "image": "x"}))
+    local = replay("strategic", patch, BEFORE)
+    assert [c["name"] for c in containers(local)] == ["a", "web"]  # new items go first
+    result = compare("strategic", patch, BEFORE, local, flipped)
+    assert result.matches is False
+    assert 'items [name="a"] [name="web"] here' in result.mismatches[0]
+
+
+def test_quantities_compare_by_value() -> None:
+    patch = {"spec": {"template": {"spec": {"containers": [
+        {"name": "web", "resources": {"limits": {"cpu": "0.5", "memory": "1Gi"}}}
+    ]}}}}  # fmt: skip
+    limits = {"cpu": "500m", "memory": "1024Mi"}
+    server = server_after(lambda o: containers(o)[0]["resources"].update(limits=limits))
+    assert check("strategic", patch, server) == (True, [])
+
+
+def test_json_patch_lists_compare_whole() -> None:
+    patch = [{"op": "add", "path": "/spec/template/spec/containers/0/args", "value": ["a"]}]
+    server = server_after(lambda o: containers(o)[0].update(args=["a"]))
+    assert check("json", patch, server) == (True, [])
+    other = server_after(lambda o: containers(o)[0].update(args=["b"]))
+    assert check("json", patch, other)[0] is False
+
+
+def test_nothing_to_compare_against() -> None:
+    status = {"kind": "Status", "code": 422}
+    assert compare("strategic", {}, BEFORE, BEFORE, status).matches is None
+    assert compare("text/plain", {}, BEFORE, BEFORE, BEFORE).matches is None
+    assert patch_kind("application/apply-patch+yaml; charset=utf-8") == "apply"
+
+
+def test_server_side_apply_checks_what_the_manager_gave_up() -> None:
+    item = {'k:{"name":"web"}': {".": {}, "f:name": {}, "f:image": {}}}
+    owned = {"f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": item}}}}
+    before = copy.deepcopy(BEFORE)
+    before["metadata"]["managedFields"] = [
+        {"manager": "m", "operation": "Apply", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+         "fieldsV1": owned}
+    ]  # fmt: skip
+    spec = {"template": {"spec": {"containers": [{"name": "web", "image": "n"}]}}}
+    config = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}
+    config["spec"] = spec
+    local = replay("apply", config, before, manager="m")
+    assert "replicas" not in local["spec"]
+    server = copy.deepcopy(local)
+    assert compare("apply", config, before, local, server, manager="m").matches is True
+    server["spec"]["replicas"] = 5
+    result = compare("apply", config, before, local, server, manager="m")
+    assert result.mismatches == [".spec.replicas: the server kept it, the replay removed it"]
+    server["spec"]["replicas"] = 1  # defaulted back to the value it had: allowed
+    assert compare("apply", config, before, local, server, manager="m").matches is True

@@ -1,0 +1,572 @@
+"""Replays of real traffic: kubectl against the lab's Kubernetes 1.20 API server.
+
+Each test sends patches with the real kubectl (client-side `apply`, `patch --type
+strategic|merge|json`, `apply --server-side`), takes the object before and the server's answer
+from kubectl's own log, and asserts that the engine predicts the answer: on what the patch
+touched, and on the whole object (server-maintained fields and defaults aside).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from k8s_wiretap.kube.client import ApiClient
+from k8s_wiretap.lab.layout import Layout
+from k8s_wiretap.lab.readiness import admin_client
+from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.patch import ConflictError, PatchError, compare, replay
+from tests.conftest import Kubectl
+from tests.patch.random_patches import DEPLOYMENT, Patches
+from tests.patch.traffic import (
+    Exchange,
+    check_replay,
+    exchanges,
+    get,
+    last_patch,
+    request,
+    traced,
+)
+
+DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+
+
+@pytest.fixture(scope="module")
+def api(lab: LabState) -> ApiClient:
+    return admin_client(Layout(Path(lab.kubeconfig).parent, lab.ports))
+
+
+def deployment(name: str, containers: str, extra: str = "") -> str:
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  labels: {{app: {name}, tier: web}}
+spec:
+  replicas: 1
+  selector: {{matchLabels: {{app: {name}}}}}
+{extra}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers:
+{containers}
+"""
+
+
+WEB = """
+      - name: web
+        image: busybox:1
+        env: [{name: A, value: a}, {name: B, value: b}]
+        ports: [{containerPort: 80}]
+"""
+
+
+def settle(api: ApiClient, path: str) -> None:
+    """Wait until the controllers are done with the object: the deployment controller has
+    seen the latest spec, every replica is available (the hollow kubelet takes a moment to
+    report pods Running, and each report changes the Deployment's status), and nothing has
+    written to it for a second. A write in between would make the `before` of a replay
+    stale, and the replay would rightly disagree with the server."""
+    deadline = time.monotonic() + 60
+    quiet_since, version = time.monotonic(), ""
+    while time.monotonic() < deadline:
+        obj = get(api, path)
+        status, meta = obj.get("status", {}), obj["metadata"]
+        if meta["resourceVersion"] != version:
+            quiet_since, version = time.monotonic(), meta["resourceVersion"]
+        wanted = obj.get("spec", {}).get("replicas", 1)
+        done = status.get("observedGeneration") == meta["generation"] and all(
+            status.get(field, 0) == wanted
+            for field in ("replicas", "updatedReplicas", "availableReplicas")
+        )
+        if done and time.monotonic() - quiet_since >= 1.0:
+            return
+        time.sleep(0.1)
+
+
+def patched(
+    kubectl: Kubectl, api: ApiClient, path: str, *args: str, stdin: str | None = None
+) -> tuple[Exchange, dict[str, Any]]:
+    """Run kubectl, then replay each of its PATCHes on the object as it was just before
+    (nothing, for an apply that creates it)."""
+    response = api.get(path)
+    before = response.json() if response.status == 200 else {}
+    log = traced(kubectl, *args, stdin=stdin)
+    replayed: tuple[Exchange, dict[str, Any]] | None = None
+    for exchange in log:
+        if exchange.path() != path or exchange.method not in ("GET", "PATCH"):
+            continue
+        if exchange.method == "PATCH":
+            replayed = exchange, check_replay(exchange, before)
+        before = json.loads(exchange.response)
+    assert replayed is not None, "kubectl sent no PATCH"
+    return replayed
+
+
+def status_message(kubectl: Kubectl, *args: str, stdin: str | None = None) -> tuple[int, str]:
+    """The Status a failing kubectl command got for its PATCH: (code, message)."""
+    result = kubectl.run("-v=9", *args, stdin=stdin, check=False)
+    assert result.returncode != 0
+    status = json.loads(last_patch(exchanges(result.stderr)).response)
+    return int(status["code"]), str(status["message"])
+
+
+@pytest.fixture
+def web(kubectl: Kubectl, api: ApiClient, request: pytest.FixtureRequest) -> Iterator[str]:
+    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[5:45].strip("-")
+    kubectl("apply", "-f", "-", stdin=deployment(name, WEB))
+    settle(api, f"{DEPLOYMENTS}/{name}")
+    yield name
+    kubectl.run("delete", "deployment", name, "--wait=false", check=False)
+
+
+def test_client_side_apply_sequence(kubectl: Kubectl, api: ApiClient, web: str) -> None:
+    path = f"{DEPLOYMENTS}/{web}"
+    steps = [
+        # replicas, an image, env B changed, env A removed, env C and a port added
+        """
+      - name: web
+        image: busybox:2
+        env: [{name: B, value: b2}, {name: C, value: c}]
+        ports: [{containerPort: 80}, {containerPort: 8080, name: alt}]
+""",
+        # a second container in front: $setElementOrder/containers
+        """
+      - name: side
+        image: busybox:3
+        args: [sleep, "3600"]
+      - name: web
+        image: busybox:2
+        env: [{name: C, value: c}, {name: B, value: b2}]
+        ports: [{containerPort: 80}, {containerPort: 8080, name: alt}]
+""",
+        # the side container gone again: a $patch: delete item
+        """
+      - name: web
+        image: busybox:2
+        env: [{name: C, value: c}]
+        ports: [{containerPort: 8080, name: alt}]
+""",
+    ]
+    for containers in steps:
+        text = deployment(web, containers).replace("replicas: 1", "replicas: 2")
+        exchange, _ = patched(kubectl, api, path, "apply", "-f", "-", stdin=text)
+        assert exchange.content_type == "application/strategic-merge-patch+json"
+        settle(api, path)
+
+
+def test_client_side_apply_retain_keys(kubectl: Kubectl, api: ApiClient, web: str) -> None:
+    """Strategy and volume source changes: kubectl sends $retainKeys."""
+    path = f"{DEPLOYMENTS}/{web}"
+    volumes = "      volumes:\n      - name: data\n        emptyDir: {}\n"
+    first = deployment(web, WEB + volumes)
+    patched(kubectl, api, path, "apply", "-f", "-", stdin=first)
+    settle(api, path)
+    kubectl("create", "configmap", f"{web}-cm", "--from-literal=k=v")
+    second = first.replace("emptyDir: {}", f"configMap: {{name: {web}-cm}}")
+    second = second.replace(
+        "spec:\n  replicas: 1", "spec:\n  replicas: 1\n  strategy: {type: Recreate}"
+    )
+    exchange, _ = patched(kubectl, api, path, "apply", "-f", "-", stdin=second)
+    assert "$retainKeys" in exchange.request
+    kubectl.run("delete", "configmap", f"{web}-cm", check=False)
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        # containers by name, an env var deleted, one added, one changed
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "web",
+                                "image": "busybox:9",
+                                "env": [
+                                    {"name": "A", "$patch": "delete"},
+                                    {"name": "B", "value": "x"},
+                                    {"name": "Z", "value": "z"},
+                                ],
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        # explicit order of env, ports merged by containerPort
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "web",
+                                "$setElementOrder/env": [{"name": "B"}, {"name": "A"}],
+                                "ports": [{"containerPort": 81}],
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        # a map replaced, a label deleted with null
+        {"metadata": {"labels": {"$patch": "replace", "app": "x", "other": "y"}}},
+        {"metadata": {"labels": {"tier": None}, "annotations": {"a": "b"}}},
+        # a list replaced by $patch: replace inside it
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {"$patch": "replace"},
+                            {"name": "only", "image": "busybox:1"},
+                        ]
+                    }
+                }
+            }
+        },
+        # retainKeys by hand: rollingUpdate goes
+        {"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}},
+    ],
+    ids=["env", "order", "replace-map", "null", "replace-list", "retain-keys"],
+)
+def test_strategic_patch_directives(
+    kubectl: Kubectl, api: ApiClient, web: str, patch: dict[str, Any]
+) -> None:
+    path = f"{DEPLOYMENTS}/{web}"
+    args = ("patch", "deployment", web, "--type", "strategic", "-p", json.dumps(patch))
+    exchange, _ = patched(kubectl, api, path, *args)
+    assert json.loads(exchange.request) == patch
+
+
+@pytest.fixture
+def configmap(kubectl: Kubectl, request: pytest.FixtureRequest) -> Iterator[str]:
+    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[5:50].strip("-")
+    yield name
+    kubectl.run(
+        "patch", "configmap", name, "--type", "merge", "-p", '{"metadata":{"finalizers":null}}',
+        check=False,
+    )  # fmt: skip
+    kubectl.run("delete", "configmap", name, "--wait=false", check=False)
+
+
+def _configmap(name: str, finalizers: list[str]) -> str:
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "finalizers": finalizers, "labels": {"a": "1"}},
+            "data": {"x": "1", "y": "2"},
+        }
+    )
+
+
+def test_delete_from_primitive_list_finalizers(
+    kubectl: Kubectl, api: ApiClient, configmap: str
+) -> None:
+    kubectl("create", "-f", "-", stdin=_configmap(configmap, ["a/x", "b/y", "c/z"]))
+    path = f"{CONFIGMAPS}/{configmap}"
+    patch = {
+        "metadata": {
+            "$deleteFromPrimitiveList/finalizers": ["b/y"],
+            "$setElementOrder/finalizers": ["c/z", "a/x"],
+        }
+    }
+    args = ("patch", "configmap", configmap, "--type", "strategic", "-p", json.dumps(patch))
+    _, local = patched(kubectl, api, path, *args)
+    assert local["metadata"]["finalizers"] == ["c/z", "a/x"]
+
+
+def test_delete_from_missing_primitive_list_adds_it(
+    kubectl: Kubectl, api: ApiClient, configmap: str
+) -> None:
+    """A 1.20 quirk the engine keeps: deleting from a list that is not there stores the list."""
+    kubectl("create", "-f", "-", stdin=_configmap(configmap, []))
+    path = f"{CONFIGMAPS}/{configmap}"
+    patch = {"metadata": {"$deleteFromPrimitiveList/finalizers": ["x/y"]}}
+    args = ("patch", "configmap", configmap, "--type", "strategic", "-p", json.dumps(patch))
+    _, local = patched(kubectl, api, path, *args)
+    assert local["metadata"]["finalizers"] == ["x/y"]
+
+
+def test_nulls_in_new_maps_decode_to_zero_values(
+    kubectl: Kubectl, api: ApiClient, configmap: str
+) -> None:
+    """A map the object lacked is stored as the patch has it; Go decodes its nulls to ""."""
+    kubectl("create", "configmap", configmap, "--from-literal=k=v")
+    path = f"{CONFIGMAPS}/{configmap}"
+    patch = {"metadata": {"labels": {"l": None}}}
+    args = ("patch", "configmap", configmap, "--type", "strategic", "-p", json.dumps(patch))
+    _, local = patched(kubectl, api, path, *args)
+    assert local["metadata"]["labels"] == {"l": ""}
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"metadata": {"labels": {"a": None, "b": "2"}}, "data": {"x": None, "z": "3"}},
+        {"data": {"nested": "value"}, "metadata": {"annotations": {"k": "v"}}},
+        {"metadata": {"finalizers": ["p/q", None, "r/s"]}},
+    ],
+    ids=["nulls", "add", "list-with-null"],
+)
+def test_merge_patch(
+    kubectl: Kubectl, api: ApiClient, configmap: str, patch: dict[str, Any]
+) -> None:
+    kubectl("create", "-f", "-", stdin=_configmap(configmap, []))
+    path = f"{CONFIGMAPS}/{configmap}"
+    args = ("patch", "configmap", configmap, "--type", "merge", "-p", json.dumps(patch))
+    exchange, _ = patched(kubectl, api, path, *args)
+    assert exchange.content_type == "application/merge-patch+json"
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        [
+            {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "b:2"},
+            {"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {"name": "Q"}},
+            {"op": "remove", "path": "/spec/template/spec/containers/0/env/0"},
+            {"op": "test", "path": "/spec/replicas", "value": 1},
+        ],
+        [
+            {"op": "replace", "path": "/metadata/labels/new", "value": "replaced-missing"},
+            {"op": "remove", "path": "/spec/template/spec/containers/0/env/-1"},
+            {
+                "op": "add",
+                "path": "/spec/template/spec/containers/0/env/-1",
+                "value": {"name": "N"},
+            },
+        ],
+        [
+            {"op": "copy", "from": "/metadata/labels", "path": "/metadata/annotations"},
+            {"op": "move", "from": "/metadata/labels/tier", "path": "/metadata/labels/level"},
+            {"op": "add", "path": "/spec/replicas", "value": 3},
+        ],
+    ],
+    ids=["rfc", "quirks", "move-copy"],
+)
+def test_json_patch(kubectl: Kubectl, api: ApiClient, web: str, patch: list[Any]) -> None:
+    path = f"{DEPLOYMENTS}/{web}"
+    args = ("patch", "deployment", web, "--type", "json", "-p", json.dumps(patch))
+    exchange, _ = patched(kubectl, api, path, *args)
+    assert exchange.content_type == "application/json-patch+json"
+
+
+def test_service_ports(kubectl: Kubectl, api: ApiClient) -> None:
+    name = "ports"
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name},
+        "spec": {"ports": [{"port": 80, "name": "http"}, {"port": 443, "name": "https"}]},
+    }
+    kubectl("create", "-f", "-", stdin=json.dumps(service))
+    path = f"/api/v1/namespaces/default/services/{name}"
+    try:
+        for kind, patch in [
+            ("strategic", {"spec": {"ports": [{"port": 8080, "name": "alt"}]}}),
+            ("strategic", {"spec": {"ports": [{"port": 80, "$patch": "delete"}]}}),
+            ("merge", {"spec": {"ports": [{"port": 81, "name": "only"}]}}),
+            ("json", [{"op": "add", "path": "/spec/ports/0", "value": {"port": 82, "name": "x"}}]),
+        ]:
+            args = ("patch", "service", name, "--type", kind, "-p", json.dumps(patch))
+            patched(kubectl, api, path, *args)
+    finally:
+        kubectl.run("delete", "service", name, check=False)
+
+
+def test_status_subresource(kubectl: Kubectl, api: ApiClient) -> None:
+    """Through /status only status changes; the spec the patch nulls stays."""
+    name = "with-status"
+    kubectl("create", "service", "clusterip", name, "--tcp=80:80")
+    path = f"/api/v1/namespaces/default/services/{name}"
+    try:
+        patch = {"status": {"loadBalancer": {"ingress": [{"ip": "10.1.2.3"}]}}, "spec": None}
+        before = get(api, path)
+        args = ("patch", "service", name, "--subresource=status", "--type=merge")
+        exchange = last_patch(traced(kubectl, *args, "-p", json.dumps(patch)))
+        assert exchange.path() == f"{path}/status"
+        check_replay(exchange, before)
+        assert json.loads(exchange.response)["spec"]["ports"]
+    finally:
+        kubectl.run("delete", "service", name, check=False)
+
+
+def test_pod_patches(kubectl: Kubectl, api: ApiClient) -> None:
+    name = "patched-pod"
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"a": "1"}},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1", "args": ["sleep", "9"]}]},
+    }
+    kubectl("create", "-f", "-", stdin=json.dumps(pod))
+    path = f"/api/v1/namespaces/default/pods/{name}"
+    try:
+        for kind, patch in [
+            ("strategic", {"spec": {"containers": [{"name": "c", "image": "busybox:2"}]}}),
+            ("strategic", {"spec": {"activeDeadlineSeconds": 600}, "metadata": {"labels": None}}),
+            ("merge", {"metadata": {"labels": {"b": "2"}}}),
+        ]:
+            args = ("patch", "pod", name, "--type", kind, "-p", json.dumps(patch))
+            patched(kubectl, api, path, *args)
+    finally:
+        kubectl.run("delete", "pod", name, "--grace-period=0", "--force", check=False)
+
+
+def test_server_side_apply(kubectl: Kubectl, api: ApiClient) -> None:
+    name = "ssa"
+    path = f"{DEPLOYMENTS}/{name}"
+    two = WEB + "      - name: side\n        image: busybox:3\n"
+    args = ("apply", "--server-side", "-f", "-")
+    patched(kubectl, api, path, *args, stdin=deployment(name, two))  # creates it
+    try:
+        settle(api, path)
+        # change a field, drop a container and an env var: pruned as no longer applied
+        changed = WEB.replace("busybox:1", "busybox:5").replace(", {name: B, value: b}", "")
+        exchange, local = patched(kubectl, api, path, *args, stdin=deployment(name, changed))
+        assert exchange.content_type == "application/apply-patch+yaml"
+        assert [c["name"] for c in local["spec"]["template"]["spec"]["containers"]] == ["web"]
+        settle(api, path)
+        # the scale subresource records no owner in 1.20: no conflict
+        kubectl("scale", "deployment", name, "--replicas=3")
+        settle(api, path)
+        text = deployment(name, changed).replace("replicas: 1", "replicas: 2")
+        patched(kubectl, api, path, *args, stdin=text)
+        settle(api, path)
+        # a patch makes kubectl-patch own replicas; applying another value conflicts...
+        kubectl("patch", "deployment", name, "--type", "merge", "-p", '{"spec":{"replicas":4}}')
+        settle(api, path)
+        code, message = status_message(kubectl, *args, stdin=text)
+        assert code == 409
+        before = get(api, path)
+        with pytest.raises(ConflictError) as conflict:
+            replay("apply", text, before, manager="kubectl")
+        assert conflict.value.message == message
+        # ... unless forced
+        patched(kubectl, api, path, *args, "--force-conflicts", stdin=text)
+    finally:
+        kubectl.run("delete", "deployment", name, check=False)
+
+
+def test_server_side_apply_after_client_side(kubectl: Kubectl, api: ApiClient, web: str) -> None:
+    """The object came from client-side apply: updates own everything so far."""
+    path = f"{DEPLOYMENTS}/{web}"
+    text = deployment(web, WEB.replace("busybox:1", "busybox:7"))
+    patched(
+        kubectl, api, path, "apply", "--server-side", "--force-conflicts", "-f", "-", stdin=text
+    )
+
+
+def test_rejections_match(kubectl: Kubectl, api: ApiClient, web: str) -> None:
+    """Where the server refuses a patch, the engine refuses it with the same message."""
+    path = f"{DEPLOYMENTS}/{web}"
+    cases: list[tuple[str, Any]] = [
+        ("strategic", {"spec": {"strategy": {"$retainKeys": ["type"], "rollingUpdate": {}}}}),
+        ("strategic", {"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}}),
+        ("json", [{"op": "test", "path": "/spec/replicas", "value": 7}]),
+        ("json", [{"op": "remove", "path": "/metadata/labels/nope"}]),
+        ("json", [{"op": "add", "path": "/spec/missing/deeper", "value": 1}]),
+    ]
+    for kind, patch in cases:
+        before = get(api, path)
+        args = ("patch", "deployment", web, "--type", kind, "-p", json.dumps(patch))
+        code, message = status_message(kubectl, *args)
+        with pytest.raises(PatchError) as error:
+            replay(kind, patch, before)
+        assert (error.value.status, error.value.server_message) == (code, message), patch
+
+
+CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.patch.example.com
+spec:
+  group: patch.example.com
+  names: {kind: Gadget, plural: gadgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+"""
+
+
+def test_lookups_below_a_map_fail_as_on_the_server(kubectl: Kubectl, api: ApiClient) -> None:
+    """The server finds SMP metadata in Go types: merging into JSONSchemaProps' `properties`
+    (a Go map) fails. (No custom resource is created: this lab's 1.20 API server, built with
+    Go 1.19, crashes on them.)"""
+    kubectl("apply", "-f", "-", stdin=CRD)
+    resource = "customresourcedefinitions.v1beta1.apiextensions.k8s.io"
+    path = "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions/gadgets.patch.example.com"
+    properties = {"spec": {"properties": {"size": {"type": "string"}}}}
+    patch = {"spec": {"validation": {"openAPIV3Schema": {"properties": properties}}}}
+    try:
+        before = get(api, path)
+        args = ("patch", resource, "gadgets.patch.example.com", "--type", "strategic")
+        code, message = status_message(kubectl, *args, "-p", json.dumps(patch))
+        with pytest.raises(PatchError) as error:
+            replay("strategic", patch, before)
+        assert (error.value.status, error.value.server_message) == (code, message)
+        assert message == "merging an object in json but data type is not struct, instead is: map"
+        merge_args = ("patch", resource, "gadgets.patch.example.com", "--type", "merge")
+        patched(kubectl, api, path, *merge_args, "-p", json.dumps(patch))
+    finally:
+        kubectl.run("delete", "crd", "gadgets.patch.example.com", check=False)
+
+
+def test_random_patches_against_the_server(lab: LabState) -> None:
+    """Differential: random patches of a Deployment, sent to the server one after the other;
+    the engine must predict every stored object, and every rejection with its status and
+    message (rejections by object validation, after patching, are not the engine's)."""
+    layout = Layout(Path(lab.kubeconfig).parent, lab.ports)
+    path = f"{DEPLOYMENTS}/random"
+    patches = Patches(20210203)
+    outcomes = {"stored": 0, "rejected": 0, "invalid": 0}
+    status, created = request(layout, "POST", DEPLOYMENTS, DEPLOYMENT, "application/json")
+    assert status == 201, created
+    try:
+        for _ in range(120):
+            kind, patch = patches.next()
+            before = request(layout, "GET", path)[1]
+            status, after = request(layout, "PATCH", path, patch, kind)
+            outcome = _judge(kind, patch, before, status, after)
+            outcomes[outcome] += 1
+    finally:
+        request(layout, "PATCH", path, {"metadata": {"finalizers": None}}, "merge")
+        request(layout, "DELETE", path)
+    assert outcomes["stored"] > 60 and outcomes["rejected"] > 10, outcomes
+
+
+def _judge(kind: str, patch: Any, before: dict[str, Any], status: int, after: Any) -> str:
+    try:
+        local = replay(kind, patch, before)
+    except PatchError as error:
+        assert (error.status, error.server_message) == (status, after["message"]), patch
+        return "rejected"
+    if status != 200:
+        assert after["reason"] == "Invalid" and after["details"].get("causes"), (patch, after)
+        return "invalid"
+    for everything in (False, True):
+        result = compare(kind, patch, before, local, after, everything=everything)
+        noise = "deployment.kubernetes.io/revision"  # the controller's, between GET and PATCH
+        assert all(noise in m for m in result.mismatches), (kind, patch, result.mismatches)
+    return "stored"
