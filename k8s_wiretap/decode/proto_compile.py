@@ -1,0 +1,209 @@
+"""Compile schema messages into plans (proto_plan.py), once each, on first use.
+
+Asking for one message compiles it and every message it reaches (recursion included) in one
+go, under a lock, and publishes them together: a plan another thread can see is complete.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from k8s_wiretap.decode import schema
+from k8s_wiretap.decode.proto_errors import DecodeError
+from k8s_wiretap.decode.proto_map import MapEntry
+from k8s_wiretap.decode.proto_plan import (
+    M_DEFAULT,
+    M_INLINE,
+    M_INLINE_PTR,
+    M_MAP,
+    M_MAP_NULL,
+    M_MESSAGE,
+    M_MESSAGE_NULL,
+    M_MESSAGE_PTR,
+    M_MESSAGE_SLICE,
+    M_OMIT,
+    M_PRESENT,
+    M_TYPE_META,
+    OP_BOOL,
+    OP_BYTES,
+    OP_FIXED,
+    OP_INT64,
+    OP_MAP,
+    OP_MESSAGE,
+    OP_PACKED,
+    OP_RAW_BYTES,
+    OP_REP_BYTES,
+    OP_REP_MESSAGE,
+    OP_REP_STRING,
+    OP_REP_VARINT,
+    OP_STRING,
+    OP_VARINT,
+    Plan,
+    Typed,
+)
+from k8s_wiretap.decode.proto_special import (
+    REPLACED_ON_DUPLICATE,
+    SPECIALS,
+    SlicePlan,
+    SpecialPlan,
+)
+from k8s_wiretap.decode.proto_wire import CONVERTERS, FIXED_LAYOUTS, ZERO
+
+__all__ = ["plan_for"]
+
+TYPE_META = "k8s.io.apimachinery.pkg.apis.meta.v1.TypeMeta"
+# The API server's list handler sets a nil items to [] (setObjectSelfLink) before responses
+# are transformed; a PartialObjectMetadataList is built after that, by appending: its empty
+# items stay null.
+ITEMS_STAY_NULL = {
+    "k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList",
+    "k8s.io.apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList",
+}
+VARINT, FIXED64, BYTES, FIXED32 = 0, 1, 2, 5
+RenderEntry = tuple[str, int, int, Any]
+
+_published: dict[str, Plan] = {}
+_lock = threading.Lock()
+
+
+def plan_for(name: str) -> Plan:
+    """The compiled plan of message `name`; DecodeError if the schema has no such message."""
+    plan = _published.get(name)
+    if plan is None:
+        with _lock:
+            plan = _published.get(name) or _compile(name)
+    return plan
+
+
+def _compile(name: str) -> Plan:
+    compiling: dict[str, Plan] = {}
+    pending: list[str] = []
+
+    def declare(full_name: str) -> Plan:
+        known = _published.get(full_name) or compiling.get(full_name)
+        if known is not None:
+            return known
+        entry = schema.messages().get(full_name)
+        if entry is None:
+            raise DecodeError(f"no message {full_name} in the schema")
+        special = entry.get("special")
+        plan = SPECIALS[special](full_name) if special else Plan(full_name)
+        plan.merge = special not in REPLACED_ON_DUPLICATE
+        compiling[full_name] = plan
+        pending.append(full_name)
+        return plan
+
+    root = declare(name)
+    while pending:
+        full_name = pending.pop()
+        _fill(compiling[full_name], schema.messages()[full_name]["fields"], declare)
+    _published.update(compiling)
+    return root
+
+
+Declare = Callable[[str], Plan]
+Target = Plan | Typed | None
+
+
+def _target(field: dict[str, Any], declare: Declare) -> Target:
+    """The plan of a message field: Typed when the server gives its elements a TypeMeta."""
+    if field["type"] != "message":
+        return None
+    plan = declare(field["message"])
+    type_meta = field.get("typeMeta")
+    return Typed(plan, type_meta["kind"], type_meta["apiVersion"]) if type_meta else plan
+
+
+def _is_list_items(plan: Plan, field: dict[str, Any]) -> bool:
+    listed = field["json"] == "items" and field["go"] == "slice" and not field["omitempty"]
+    return listed and plan.name not in ITEMS_STAY_NULL
+
+
+def _fill(plan: Plan, fields: list[dict[str, Any]], declare: Declare) -> None:
+    render: list[RenderEntry] = []
+    for slot, field in enumerate(fields):
+        target = _target(field, declare)
+        if _is_list_items(plan, field):
+            plan.items = slot
+        if field["number"]:
+            _read(plan, slot, field, target, declare)
+        render.append(_render(slot, field, target))
+    plan.size = len(fields)
+    plan.render = tuple(render)
+
+
+def _read(plan: Plan, slot: int, field: dict[str, Any], target: Target, declare: Declare) -> None:
+    """Add the dispatch entries of one field."""
+    number, proto_type = field["number"], field["type"]
+    if isinstance(plan, SpecialPlan):
+        plan.numbers[number] = slot
+        if isinstance(target, Plan):
+            plan.subs[number] = target
+    if proto_type == "map":
+        value = field["value"]
+        value_plan = declare(value["message"]) if isinstance(value, dict) else None
+        entry = MapEntry(field["key"], "" if value_plan else value, value_plan)
+        plan.dispatch[number << 3 | BYTES] = (OP_MAP, slot, entry)
+    elif target is not None:
+        repeated = field["go"] == "slice" and not isinstance(target, SlicePlan)
+        op = OP_REP_MESSAGE if repeated else OP_MESSAGE
+        plan.dispatch[number << 3 | BYTES] = (op, slot, target)
+    elif field["go"] == "slice" and proto_type != "bytes":
+        _read_repeated(plan.dispatch, slot, number, proto_type)
+    else:
+        _read_scalar(plan, slot, number, proto_type)
+
+
+def _read_scalar(plan: Plan, slot: int, number: int, proto_type: str) -> None:
+    if proto_type in ("string", "bytes"):
+        raw = isinstance(plan, SpecialPlan)  # specials read their bytes as they are
+        op = OP_STRING if proto_type == "string" else OP_RAW_BYTES if raw else OP_BYTES
+        plan.dispatch[number << 3 | BYTES] = (op, slot, None)
+    elif proto_type in FIXED_LAYOUTS:
+        layout = FIXED_LAYOUTS[proto_type]
+        wire = FIXED64 if layout.size == 8 else FIXED32
+        plan.dispatch[number << 3 | wire] = (OP_FIXED, slot, (layout, False))
+    else:
+        op = {"bool": OP_BOOL, "int64": OP_INT64}.get(proto_type, OP_VARINT)
+        plan.dispatch[number << 3 | VARINT] = (op, slot, CONVERTERS[proto_type])
+
+
+def _read_repeated(dispatch: dict[int, Any], slot: int, number: int, proto_type: str) -> None:
+    """A repeated scalar: one entry per element, or packed (proto3 style, which gogo accepts)."""
+    if proto_type == "string":
+        dispatch[number << 3 | BYTES] = (OP_REP_STRING, slot, None)
+    elif proto_type == "bytes":
+        dispatch[number << 3 | BYTES] = (OP_REP_BYTES, slot, None)
+    elif proto_type in FIXED_LAYOUTS:
+        layout = FIXED_LAYOUTS[proto_type]
+        wire = FIXED64 if layout.size == 8 else FIXED32
+        dispatch[number << 3 | wire] = (OP_FIXED, slot, (layout, True))
+        dispatch[number << 3 | BYTES] = (OP_PACKED, slot, (layout, True))
+    else:
+        dispatch[number << 3 | VARINT] = (OP_REP_VARINT, slot, CONVERTERS[proto_type])
+        dispatch[number << 3 | BYTES] = (OP_PACKED, slot, CONVERTERS[proto_type])
+
+
+def _render(slot: int, field: dict[str, Any], target: Target) -> RenderEntry:
+    """The render entry of one field: encoding/json's rule for its Go kind."""
+    key, go, omitempty = field["json"], field["go"], field["omitempty"]
+    if field.get("inline"):
+        if field["number"] == 0 and field["message"] == TYPE_META:
+            return ("", slot, M_TYPE_META, None)
+        return (str(field["number"]), slot, M_INLINE_PTR if go == "pointer" else M_INLINE, target)
+    if field["type"] == "map":
+        return (key, slot, M_MAP if omitempty else M_MAP_NULL, None)
+    if isinstance(target, SlicePlan):  # a named slice wrapped in a message (Verbs)
+        return (key, slot, M_MESSAGE_SLICE if omitempty else M_MESSAGE_NULL, target)
+    if target is not None and go == "value":  # a struct: never omitted
+        return (key, slot, M_MESSAGE, target)
+    if target is not None and go == "pointer":
+        return (key, slot, M_MESSAGE_PTR if omitempty else M_MESSAGE_NULL, target)
+    if go == "value":  # a scalar
+        zero = ZERO[field["type"]]
+        return (key, slot, M_OMIT, None) if omitempty else (key, slot, M_DEFAULT, zero)
+    if go == "pointer":
+        return (key, slot, M_PRESENT, None) if omitempty else (key, slot, M_DEFAULT, None)
+    return (key, slot, M_OMIT, None) if omitempty else (key, slot, M_DEFAULT, None)  # slices
