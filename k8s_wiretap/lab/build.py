@@ -237,10 +237,10 @@ def _vendor_reflect2(tree: Path) -> None:
     v1.0.2 is the upstream fix; go.mod's replace line and vendor/modules.txt name the version.
     """
     vendored = tree / "vendor/github.com/modern-go/reflect2"
-    for old in [*vendored.glob("*.go"), *vendored.glob("*.s")]:
-        old.unlink()
-    for new in [*REFLECT2.glob("*.go"), *REFLECT2.glob("*.s")]:
-        shutil.copy2(new, vendored / new.name)
+    for stale in [*vendored.glob("*.go"), *vendored.glob("*.s")]:
+        stale.unlink()
+    for fixed in [*REFLECT2.glob("*.go"), *REFLECT2.glob("*.s")]:
+        shutil.copy2(fixed, vendored / fixed.name)
     replace = "github.com/modern-go/reflect2 => github.com/modern-go/reflect2 "
     for name, old, new in (
         ("go.mod", replace + "v1.0.1", replace + "v1.0.2"),

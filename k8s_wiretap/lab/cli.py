@@ -77,6 +77,13 @@ def register(subparsers: Any) -> None:
     _dir_option(env)
     env.set_defaults(handler=_env)
 
+    restart = commands.add_parser(
+        "restart", help="stop one component and start it again (e.g. the API server)"
+    )
+    _dir_option(restart)
+    restart.add_argument("component", choices=[n for n in ORDER if n != "wiretap"])
+    restart.set_defaults(handler=_restart)
+
     make = commands.add_parser("build", help="build the control-plane binaries unless present")
     make.set_defaults(handler=_build)
 
@@ -163,6 +170,11 @@ def _env(args: argparse.Namespace) -> int:
     if state is None:
         raise UsageError(f"no lab in {lab.dir}; start one with `k8s-wiretap lab up`")
     print(f"export KUBECONFIG={state.kubeconfig}")
+    return 0
+
+
+def _restart(args: argparse.Namespace) -> int:
+    Lab(args.dir).restart(args.component)
     return 0
 
 

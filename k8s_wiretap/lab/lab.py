@@ -104,6 +104,27 @@ class Lab:
             state = self.state()
             return self._teardown(state, out) if state else []
 
+    def restart(self, name: str, timeout: float = 120.0, out: TextIO = sys.stderr) -> None:
+        """Stop one component and start it again with the same command line, then wait
+        until it is ready. Restarting the API server is how a workshop shows informers
+        re-watching from their last resourceVersion, getting 410 Expired, and relisting."""
+        with self._lock():
+            state = self.state()
+            process = next((p for p in state.processes if p.name == name), None) if state else None
+            if state is None or process is None or not process.alive():
+                raise LabError(f"{name} is not running in {self.dir}")
+            process.stop()
+            print(f"stopped {name} (pid {process.pid})", file=out, flush=True)
+            layout = Layout(
+                self.dir, state.ports, Path(state.recording) if state.recording else None
+            )
+            env = layout.env(COMPONENTS[name])
+            fresh = spawn(name, process.argv, Path(process.log), env)
+            state.processes[state.processes.index(process)] = fresh
+            state.save(self.state_file)
+            print(f"started {name} (pid {fresh.pid})", file=out, flush=True)
+            _wait_ready(layout, [fresh], timeout, out)
+
     def _teardown(self, state: LabState, out: TextIO) -> list[str]:
         stopped = _stop_all(state, out)
         shutil.rmtree(runtime_dir(self.dir), ignore_errors=True)

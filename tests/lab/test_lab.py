@@ -162,3 +162,18 @@ def test_two_labs_side_by_side(
     node = admin_client(first).get("/api/v1/nodes/node-1").json()
     ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
     assert ready[0]["status"] == "True"
+
+
+def test_restart_one_component(lab: LabState) -> None:
+    directory = Path(lab.kubeconfig).parent
+    before = {p.name: p.pid for p in Lab(directory).state().processes}  # type: ignore[union-attr]
+    result = cli("lab", "restart", "--dir", str(directory), "scheduler")
+    assert result.returncode == 0, result.stderr
+    assert "scheduler ready" in result.stderr
+    state = Lab(directory).state()
+    assert state is not None and not state.stopped()
+    after = {p.name: p.pid for p in state.processes}
+    assert after["scheduler"] != before["scheduler"]
+    assert {k: v for k, v in after.items() if k != "scheduler"} == {
+        k: v for k, v in before.items() if k != "scheduler"
+    }
