@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from bench import proxy_latency
+from bench import decode_bodies, patch_replay, protobuf_decode, proxy_latency
 
-BENCHMARKS = {"proxy_latency": proxy_latency.main}
+BENCHMARKS = {
+    "decode_bodies": decode_bodies.main,
+    "protobuf_decode": protobuf_decode.main,
+    "patch_replay": patch_replay.main,
+    "proxy_latency": proxy_latency.main,
+}
 
 
 def main(argv: list[str]) -> int:

@@ -26,6 +26,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def build_parser() -> ArgumentParser:
     from k8s_wiretap import demo
+    from k8s_wiretap.decode import cli as decode_cli
     from k8s_wiretap.lab import cli as lab_cli
     from k8s_wiretap.proxy import cli as proxy_cli
 
@@ -38,6 +39,7 @@ def build_parser() -> ArgumentParser:
         dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser
     )
     proxy_cli.register(subparsers)
+    decode_cli.register(subparsers)
     lab_cli.register(subparsers)
     demo.register(subparsers)
     return parser

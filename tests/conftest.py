@@ -104,3 +104,29 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
 @pytest.fixture(scope="session")
 def kubectl(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
     return Kubectl(lab.kubeconfig, tmp_path_factory.mktemp("kubecache"))
+
+
+@pytest.fixture(scope="session")
+def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A recording of the workshop's apply story, made now on a lab whose every client talks
+    through the wiretap (the same story as recordings/apply-story.jsonl.gz)."""
+    from k8s_wiretap.workshop.scenarios import run_story
+
+    folder = tmp_path_factory.mktemp("story")
+    lab = Lab(folder / "lab")
+    state = lab.up(UpOptions(build=False, record=folder / "story.jsonl"))
+    try:
+        run_story("apply", state.kubeconfig, folder / "cache", settle=lambda: time.sleep(2))
+        # After an API server restart its watch cache starts at etcd's current revision, so a
+        # watch from an older resourceVersion gets HTTP 200 and then ERROR 410 Expired.
+        lab.restart("apiserver")
+        client = Kubectl(state.kubeconfig, folder / "cache")
+        client(
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=3",
+        )
+        time.sleep(3)  # the informers re-list and re-watch after the restart
+    finally:
+        lab.down()
+    return folder / "story.jsonl"

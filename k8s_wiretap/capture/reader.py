@@ -7,6 +7,7 @@ skipped with a warning, as is any other line that is not a record; the rest stil
 from __future__ import annotations
 
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ from k8s_wiretap.capture.format import FORMAT, VERSION
 from k8s_wiretap.errors import WiretapError
 
 __all__ = ["Recording", "RecordingError", "load"]
+
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class RecordingError(WiretapError):
@@ -36,7 +39,10 @@ class Recording:
 def _records(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
     records = []
     with path.open("rb") as handle:
-        lines = handle.read().split(b"\n")
+        data = handle.read()
+    if data[:2] == GZIP_MAGIC:  # recordings kept compressed, e.g. recordings/*.jsonl.gz
+        data = _gunzip(data, path, warnings)
+    lines = data.split(b"\n")
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -52,6 +58,18 @@ def _records(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
         else:
             warnings.append(f"{path}: skipped line {number}: not a record")
     return records
+
+
+def _gunzip(data: bytes, path: Path, warnings: list[str]) -> bytes:
+    """Decompress what is there; a file cut short still yields the lines before the cut."""
+    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = decompressor.decompress(data)
+    except zlib.error as error:
+        raise RecordingError(f"{path}: corrupt gzip data ({error})") from error
+    if not decompressor.eof:
+        warnings.append(f"{path}: gzip stream cut short")
+    return out
 
 
 def load(path: Path | str) -> Recording:

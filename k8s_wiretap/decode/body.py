@@ -1,0 +1,157 @@
+"""Decode one body, whatever it is: JSON, YAML, Kubernetes protobuf, text — never raising.
+
+Decoders are small objects in mitmproxy's contentview style: `priority(media, data)` says
+how well a decoder can read a body (0: not at all) and `decode(data, media)` reads it. The
+best one wins; if it fails, the body is reported undecodable with the reason and a short hex
+preview, and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import yaml
+
+from k8s_wiretap.kube.media import GNOSTIC_OPENAPI, media_type
+from k8s_wiretap.wire.envelope import MAGIC
+
+__all__ = ["DECODERS", "Decoded", "decode_body", "undecodable"]
+
+PREVIEW_BYTES = 24
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """What a body is: `format` ("json", "yaml", "protobuf", "openapi-protobuf", "text",
+    "empty", "binary") and its `value`, or `error` ("undecodable: ...") when it could not be
+    read."""
+
+    format: str
+    value: Any = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def undecodable(reason: str, data: bytes) -> str:
+    preview = data[:PREVIEW_BYTES].hex(" ")
+    more = "…" if len(data) > PREVIEW_BYTES else ""
+    return f"undecodable: {reason} [{len(data)} bytes: {preview}{more}]"
+
+
+class Decoder(Protocol):
+    format: str
+
+    def priority(self, media: str, data: bytes) -> int: ...
+
+    def decode(self, data: bytes, media: str) -> Any: ...
+
+
+class ProtobufDecoder:
+    format = "protobuf"
+
+    def priority(self, media: str, data: bytes) -> int:
+        return 100 if data[:4] == MAGIC else 0
+
+    def decode(self, data: bytes, media: str) -> Any:
+        from k8s_wiretap.decode.protobuf import decode_object
+
+        return decode_object(data)
+
+
+class OpenApiDecoder:
+    """kubectl's `/openapi/v2` in gnostic's protobuf form (not a Kubernetes type)."""
+
+    format = "openapi-protobuf"
+
+    def priority(self, media: str, data: bytes) -> int:
+        return 90 if media == GNOSTIC_OPENAPI else 0
+
+    def decode(self, data: bytes, media: str) -> Any:
+        from k8s_wiretap.patch.gnostic import openapi_from_gnostic
+
+        return openapi_from_gnostic(data)
+
+
+class JsonDecoder:
+    format = "json"
+
+    def priority(self, media: str, data: bytes) -> int:
+        if media.endswith("json"):
+            return 80
+        return 40 if data.lstrip()[:1] in (b"{", b"[") else 0
+
+    def decode(self, data: bytes, media: str) -> Any:
+        return json.loads(data)
+
+
+class YamlDecoder:
+    format = "yaml"
+
+    def priority(self, media: str, data: bytes) -> int:
+        return 70 if "yaml" in media else 0
+
+    def decode(self, data: bytes, media: str) -> Any:
+        return yaml.safe_load(data)
+
+
+class TextDecoder:
+    format = "text"
+
+    def priority(self, media: str, data: bytes) -> int:
+        if media.startswith("text/"):
+            return 60
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return 0
+        return 10 if text.isprintable() or "\n" in text else 0
+
+    def decode(self, data: bytes, media: str) -> Any:
+        return data.decode("utf-8")
+
+
+DECODERS: tuple[Decoder, ...] = (
+    ProtobufDecoder(),
+    OpenApiDecoder(),
+    JsonDecoder(),
+    YamlDecoder(),
+    TextDecoder(),
+)
+
+
+def _inflate(data: bytes) -> bytes:
+    """A gzip body that was recorded (or given) still compressed."""
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as error:
+        raise ValueError(f"bad gzip data: {error}") from error
+
+
+def decode_body(data: bytes, content_type: str = "", *, truncated: bool = False) -> Decoded:
+    """Decode `data` as well as any decoder can; never raises."""
+    if not data:
+        return Decoded("empty")
+    if truncated:
+        return Decoded("binary", error=undecodable("truncated by the recording's size cap", data))
+    media = media_type(content_type)
+    try:
+        if data[:2] == GZIP_MAGIC:
+            data = _inflate(data)
+        ranked = sorted(DECODERS, key=lambda d: d.priority(media, data), reverse=True)
+        best = ranked[0]
+        if best.priority(media, data) == 0:
+            return Decoded("binary", error=undecodable("no decoder for this content", data))
+        return Decoded(best.format, best.decode(data, media))
+    except Exception as error:  # a decoder must never take the caller down with it
+        reason = f"{type(error).__name__}: {error}"
+        return Decoded(
+            best.format if "best" in locals() else "binary", error=undecodable(reason[:200], data)
+        )

@@ -1,0 +1,111 @@
+"""`k8s-wiretap decode` (one body or stream) and `k8s-wiretap explain` (a whole recording)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from k8s_wiretap.capture.reader import load
+from k8s_wiretap.decode.analysis import Analysis
+from k8s_wiretap.decode.body import decode_body
+from k8s_wiretap.decode.summary import exchange_record
+from k8s_wiretap.decode.watch import decode_stream
+from k8s_wiretap.errors import UsageError, WiretapError
+from k8s_wiretap.kube.media import is_watch_stream
+from k8s_wiretap.views.lines import exchange_line
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    decode = subparsers.add_parser(
+        "decode",
+        help="decode one body (JSON, YAML, protobuf, an etcd value) or a watch stream",
+        description="Print FILE (or standard input) decoded as JSON (default) or YAML. A "
+        "Kubernetes protobuf body or etcd value (k8s\\0 envelope) renders as the API server "
+        "would render it in JSON. A watch stream (a content type with ;stream=watch, or a "
+        "JSON event stream) prints one JSON line per event, in the API's JSON watch form.",
+    )
+    decode.add_argument("file", nargs="?", default="-", help="a file, or - for standard input")
+    decode.add_argument(
+        "--content-type",
+        default="",
+        metavar="T",
+        help="the body's Content-Type (guessed from the bytes otherwise)",
+    )
+    decode.add_argument("-o", "--output", choices=("json", "yaml"), default="json")
+    decode.set_defaults(handler=_decode)
+
+    explain = subparsers.add_parser(
+        "explain",
+        help="decode every exchange of a recording",
+        description="One line per exchange (text), or one JSON object per exchange with the "
+        "decoded request, bodies, patches (replayed on the object as it was before) and "
+        "watch events (--format json).",
+    )
+    explain.add_argument("recording", type=Path)
+    explain.add_argument("--format", choices=("text", "json"), default="text")
+    explain.set_defaults(handler=_explain)
+
+
+def _read(name: str) -> bytes:
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read {name}: {error.strerror}") from error
+
+
+def _print(value: Any, output: str) -> None:
+    if output == "yaml":
+        sys.stdout.write(yaml.safe_dump(value, sort_keys=False, allow_unicode=True))
+    else:
+        sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def _looks_like_json_events(data: bytes) -> bool:
+    first = data.split(b"\n", 1)[0]
+    try:
+        event = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(event, dict) and set(event) == {"type", "object"} and b"\n" in data.strip()
+
+
+def _decode(args: argparse.Namespace) -> int:
+    data = _read(args.file)
+    if is_watch_stream(args.content_type) or _looks_like_json_events(data):
+        content_type = args.content_type or "application/json"
+        for event in decode_stream(data, content_type):
+            line = (
+                {"type": event.type, "object": event.object}
+                if not event.error
+                else {"error": event.error}
+            )
+            sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+        return 0
+    decoded = decode_body(data, args.content_type)
+    if not decoded.ok:
+        raise WiretapError(str(decoded.error))
+    _print(decoded.value, args.output)
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    recording = load(args.recording)
+    for warning in recording.warnings:
+        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+    analysis = Analysis(recording)
+    for exchange in analysis.exchanges:
+        if args.format == "json":
+            line = json.dumps(exchange_record(analysis, exchange), ensure_ascii=False)
+        else:
+            line = exchange_line(exchange)
+        sys.stdout.write(line + "\n")
+    return 0

@@ -1,0 +1,55 @@
+"""One exchange as JSON: what `k8s-wiretap explain FILE --format json` prints per line.
+
+Fields: id, time, component, user_agent, method, path, verb, group, version, resource,
+subresource, namespace, name, status, error, request_body and response_body (decoded; an
+undecodable body is the string "undecodable: <reason> [<hex preview>]"), their formats,
+`patch` for PATCHes ({type, body, before, after, diff, matches_server, mismatches}), and
+`events` for watches ([{type, kind, namespace, name, resource_version, time}]).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.decode.analysis import Analysis
+from k8s_wiretap.decode.body import Decoded
+
+__all__ = ["exchange_record"]
+
+
+def _body(decoded: Decoded) -> Any:
+    return decoded.value if decoded.ok else decoded.error
+
+
+def exchange_record(analysis: Analysis, exchange: Exchange) -> dict[str, Any]:
+    info = exchange.info
+    request, response = analysis.request_body(exchange), analysis.response_body(exchange)
+    record: dict[str, Any] = {
+        "id": exchange.id,
+        "time": exchange.time,
+        "component": exchange.component,
+        "user_agent": exchange.user_agent,
+        "method": exchange.method,
+        "path": exchange.path,
+        "verb": info.verb,
+        "group": info.group,
+        "version": info.version,
+        "resource": info.resource,
+        "subresource": info.subresource,
+        "namespace": info.namespace,
+        "name": info.name,
+        "status": exchange.status,
+        "request_format": request.format,
+        "request_body": _body(request),
+        "response_format": response.format,
+        "response_body": _body(response),
+    }
+    if exchange.error:
+        record["error"] = exchange.error
+    replay = analysis.replay(exchange)
+    if replay is not None:
+        record["patch"] = replay.to_json()
+    if info.verb == "watch" or exchange.watch_events():
+        record["events"] = [event.summary() for event in analysis.events(exchange)]
+    return record

@@ -1,0 +1,192 @@
+"""Scripted stories, run with the real kubectl against a lab, step by step.
+
+They are the workshop's material and the source of the recordings in `recordings/`
+(`scripts/record_fixtures.py`): every kind of write the decoders must understand happens in
+them on real traffic — client-side apply (create, then a three-way strategic merge patch),
+scale, server-side apply, a custom resource patched with a JSON merge patch and a JSON patch,
+a Secret created and re-applied, a watch that sees changes, a delete.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.workshop import manifest
+
+__all__ = ["STORIES", "Step", "run_story"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One kubectl command, and what must be true before the next step runs."""
+
+    title: str
+    args: tuple[str, ...]
+    stdin: str | None = None
+    until: str | None = None  # a jsonpath query on `until_get` that must print `expect`
+    until_get: tuple[str, ...] = ()
+    expect: str = ""
+    background: bool = False  # keep running (e.g. a watch) until the story ends
+
+
+GREETING = """apiVersion: workshop.example.com/v1
+kind: Greeting
+metadata: {name: hello}
+spec: {message: hello, times: 1}
+"""
+SECRET = """apiVersion: v1
+kind: Secret
+metadata: {name: db}
+stringData: {password: %s}
+"""
+PODS_RUNNING = "{range .items[*]}{.status.phase}{' '}{end}"
+
+
+@dataclass(frozen=True)
+class Story:
+    name: str
+    steps: tuple[Step, ...] = field(default_factory=tuple)
+
+
+APPLY = Story(
+    "apply",
+    (
+        Step("watch pods while everything happens", ("get", "pods", "-w"), background=True),
+        Step(
+            "apply a 2-replica Deployment (GET 404, then POST)",
+            ("apply", "-f", "-"),
+            manifest("web"),
+            until=PODS_RUNNING,
+            until_get=("get", "pods", "-l", "app=web"),
+            expect="Running Running ",
+        ),
+        Step(
+            "apply it again with 3 replicas (GET, then a strategic merge patch)",
+            ("apply", "-f", "-"),
+            manifest("web").replace("replicas: 2", "replicas: 3"),
+            until=PODS_RUNNING,
+            until_get=("get", "pods", "-l", "app=web"),
+            expect="Running Running Running ",
+        ),
+        Step(
+            "scale to 2 (a merge patch of the scale subresource)",
+            ("scale", "deployment/web", "--replicas=2"),
+            until="{.status.replicas}",
+            until_get=("get", "deployment", "web"),
+            expect="2",
+        ),
+        Step(
+            "server-side apply a ConfigMap",
+            ("apply", "--server-side", "-f", "-"),
+            manifest("settings"),
+        ),
+        Step(
+            "server-side apply it again, changed",
+            ("apply", "--server-side", "-f", "-"),
+            manifest("settings").replace("blue", "green").replace("  size: large\n", ""),
+        ),
+        Step(
+            "create a custom resource definition",
+            ("apply", "-f", "-"),
+            manifest("crd"),
+            until="{.status.conditions[?(@.type=='Established')].status}",
+            until_get=("get", "crd", "greetings.workshop.example.com"),
+            expect="True",
+        ),
+        Step("apply a custom resource", ("apply", "-f", "-"), GREETING),
+        Step(
+            "apply it again, changed (a JSON merge patch: CRs have no strategic merge)",
+            ("apply", "-f", "-"),
+            GREETING.replace("times: 1", "times: 2"),
+        ),
+        Step(
+            "patch it with a JSON patch",
+            (
+                "patch",
+                "greeting",
+                "hello",
+                "--type",
+                "json",
+                "-p",
+                '[{"op": "replace", "path": "/spec/message", "value": "hi"}]',
+            ),
+        ),
+        Step("apply a Secret", ("apply", "-f", "-"), SECRET % "first-password"),
+        Step("apply it again with a new value", ("apply", "-f", "-"), SECRET % "second-password"),
+        Step("delete the Deployment", ("delete", "deployment", "web", "--wait=true")),
+    ),
+)
+
+STORIES = {story.name: story for story in (APPLY,)}
+
+
+def _kubectl(env: dict[str, str], args: tuple[str, ...], stdin: str | None) -> str:
+    result = subprocess.run(
+        ["kubectl", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise WiretapError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
+    return result.stdout
+
+
+def _wait(env: dict[str, str], step: Step, timeout: float = 90.0) -> None:
+    if step.until is None:
+        return
+    deadline = time.monotonic() + timeout
+    query = (*step.until_get, "-o", f"jsonpath={step.until}")
+    while time.monotonic() < deadline:
+        result = subprocess.run(
+            ["kubectl", *query], capture_output=True, text=True, env=env, timeout=60, check=False
+        )
+        if result.stdout == step.expect:
+            return
+        time.sleep(0.3)
+    raise WiretapError(f"{step.title}: not done within {timeout:.0f} s")
+
+
+def run_story(
+    name: str,
+    kubeconfig: str,
+    cache: Path,
+    out: TextIO = sys.stderr,
+    settle: Callable[[], None] | None = None,
+) -> None:
+    """Run story `name` against `kubeconfig`; `settle` runs after the last step."""
+    env = {**os.environ, "KUBECONFIG": kubeconfig, "KUBECACHEDIR": str(cache)}
+    background: list[subprocess.Popen[str]] = []
+    try:
+        for step in STORIES[name].steps:
+            print(f"-- {step.title}: kubectl {' '.join(step.args)}", file=out, flush=True)
+            if step.background:
+                background.append(
+                    subprocess.Popen(
+                        ["kubectl", *step.args],
+                        env=env,
+                        text=True,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
+                )
+                continue
+            _kubectl(env, step.args, step.stdin)
+            _wait(env, step)
+        if settle:
+            settle()
+    finally:
+        for process in background:
+            process.terminate()
+            process.wait(30)
