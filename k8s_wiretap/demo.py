@@ -20,7 +20,10 @@ from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
+from k8s_wiretap.decode.analysis import Analysis
+from k8s_wiretap.decode.diff import diff
 from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.kube.sensitive import LAST_APPLIED
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.paths import state_dir
 from k8s_wiretap.views.lines import exchange_line
@@ -105,18 +108,37 @@ def _in_story(exchange: Exchange) -> bool:
     return False
 
 
+def _show_patch(analysis: Analysis, exchange: Exchange) -> None:
+    """The three-way patch kubectl sent, what it changed, and our replay's verdict."""
+    replay = analysis.replay(exchange)
+    if replay is None or not isinstance(replay.body, dict):
+        return
+    patch = json.loads(json.dumps(replay.body))
+    annotations = patch.get("metadata", {}).get("annotations", {})
+    if annotations.pop(LAST_APPLIED, None):
+        annotations[LAST_APPLIED] = "<the new file>"
+    print(f"    {exchange.request_header('content-type')}: {json.dumps(patch)}")
+    if replay.before is None:
+        return
+    for change in diff(replay.before, replay.after):
+        if change["path"] == "/metadata/annotations/" + LAST_APPLIED.replace("/", "~1"):
+            print(f"    {change['op']} the {LAST_APPLIED} annotation: the whole new file")
+        elif change["path"].startswith("/spec"):
+            shown = {k: v for k, v in change.items() if k != "path" and k != "op"}
+            text = json.dumps(shown)
+            print(f"    {change['op']} {change['path']}: {text[:100]}")
+    verdict = "matches" if replay.matches_server else f"differs: {replay.mismatches}"
+    print(f"    replayed on the object kubectl had just read: {verdict} the server's result")
+
+
 def _show_story(recording_path: Path, since: float) -> None:
     recording = load(recording_path)
-    story = [e for e in recording.exchanges if e.time >= since and _in_story(e)]
+    analysis = Analysis(recording)
+    story = [e for e in analysis.exchanges if e.time >= since and _in_story(e)]
     for exchange in story:
         print(exchange_line(exchange))
-        body = exchange.request_body
-        if exchange.info.verb == "patch" and exchange.component == "kubectl" and body:
-            patch = json.loads(body.data)
-            annotations = patch.get("metadata", {}).get("annotations", {})
-            if annotations.pop("kubectl.kubernetes.io/last-applied-configuration", None):
-                annotations["kubectl.kubernetes.io/last-applied-configuration"] = "<the new file>"
-            print(f"    {exchange.request_header('content-type')}: {json.dumps(patch)}")
+        if exchange.info.verb == "patch" and exchange.component == "kubectl":
+            _show_patch(analysis, exchange)
     components: dict[str, int] = {}
     for exchange in recording.exchanges:
         name = exchange.component.split("/")[0]
