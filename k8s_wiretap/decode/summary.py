@@ -1,10 +1,12 @@
 """One exchange as JSON: what `k8s-wiretap explain FILE --format json` prints per line.
 
 Fields: id, time, component, user_agent, method, path, verb, group, version, resource,
-subresource, namespace, name, status, error, request_body and response_body (decoded; an
-undecodable body is the string "undecodable: <reason> [<hex preview>]"), their formats,
-`patch` for PATCHes ({type, body, before, after, diff, matches_server, mismatches}), and
-`events` for watches ([{type, kind, namespace, name, resource_version, time}]).
+subresource, namespace, name, options (labelSelector, fieldSelector, resourceVersion, dryRun,
+fieldManager, ... as sent), non_resource, streaming (exec, attach, portforward), status,
+error, request_body and response_body (decoded; an undecodable body is the string
+"undecodable: <reason> [<hex preview>]"), their formats, `patch` for PATCHes ({type, body,
+before, after, diff, matches_server, mismatches}), and `events` for watches ([{type, kind,
+namespace, name, resource_version, time}]).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ def exchange_record(analysis: Analysis, exchange: Exchange) -> dict[str, Any]:
         "subresource": info.subresource,
         "namespace": info.namespace,
         "name": info.name,
+        "options": info.options(),
+        "non_resource": not info.is_resource_request,
+        "streaming": info.streaming,
         "status": exchange.status,
         "request_format": request.format,
         "request_body": _body(request),

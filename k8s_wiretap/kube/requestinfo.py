@@ -18,6 +18,25 @@ __all__ = ["RequestInfo", "parse_request"]
 API_PREFIXES = frozenset({"api", "apis"})
 GROUPLESS_PREFIXES = frozenset({"api"})
 SPECIAL_VERBS = frozenset({"proxy", "watch"})
+STREAMING_SUBRESOURCES = frozenset({"exec", "attach", "portforward"})
+# Query parameters worth showing with a request (metav1 ListOptions, GetOptions,
+# CreateOptions/UpdateOptions/PatchOptions, DeleteOptions).
+OPTIONS = (
+    "labelSelector",
+    "fieldSelector",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "limit",
+    "continue",
+    "timeoutSeconds",
+    "allowWatchBookmarks",
+    "dryRun",
+    "fieldManager",
+    "fieldValidation",
+    "force",
+    "propagationPolicy",
+    "gracePeriodSeconds",
+)
 NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 METHOD_VERBS = {
     "POST": "create",
@@ -57,6 +76,16 @@ class RequestInfo:
     def group_resource(self) -> str:
         """`deployments.apps`, or just `pods` for the core group."""
         return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    @property
+    def streaming(self) -> bool:
+        """exec, attach and portforward: upgraded to a stream (SPDY for a POST, whose verb is
+        create; WebSocket for a GET, whose verb is get)."""
+        return self.resource == "pods" and self.subresource in STREAMING_SUBRESOURCES
+
+    def options(self) -> dict[str, str]:
+        """The query parameters that change what a request means, by their API names."""
+        return {name: value for name in OPTIONS if (value := self.param(name)) is not None}
 
 
 def _split_path(path: str) -> list[str]:

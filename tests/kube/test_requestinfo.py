@@ -399,3 +399,21 @@ def test_streaming_subresources_and_query_parameters() -> None:
     assert patch.param("fieldManager") == "kubectl-client-side-apply"
     assert patch.param("dryRun") == "All"
     assert patch.group_resource == "deployments.apps"
+
+
+def test_options_and_streaming_subresources() -> None:
+    info = parse_request(
+        "GET",
+        "/api/v1/pods?labelSelector=app%3Dweb&fieldSelector=spec.nodeName%3Dnode-1"
+        "&resourceVersion=0&watch=true&allowWatchBookmarks=true&timeoutSeconds=300",
+    )
+    assert info.options() == {
+        "labelSelector": "app=web",
+        "fieldSelector": "spec.nodeName=node-1",
+        "resourceVersion": "0",
+        "timeoutSeconds": "300",
+        "allowWatchBookmarks": "true",
+    }
+    assert parse_request("POST", "/api/v1/namespaces/d/pods/p/portforward").streaming
+    assert parse_request("GET", "/api/v1/namespaces/d/pods/p/attach?stdin=1").streaming
+    assert not parse_request("GET", "/api/v1/namespaces/d/pods/p/log").streaming
