@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import signal
 import socket
 import sys
 import threading
@@ -251,6 +252,10 @@ class ProxyServer:
         if self._ready.is_set() and not task.done():
             self._check_listening()
             self._announce()
+            # `lab down` and service managers stop the proxy with SIGTERM: shut down as on
+            # Ctrl-C, so the recording gets what is queued and an end for every open exchange.
+            assert self._master is not None
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._master.shutdown)
         await task
 
     def _announce(self) -> None:

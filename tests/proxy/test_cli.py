@@ -195,3 +195,20 @@ def test_plain_mitmdump_with_the_addon_script_records_the_same(
         if e.path.startswith("/api/v1/namespaces/kube-system/pods")
     )
     assert exchange.status == 200 and exchange.response_body is not None
+
+
+def test_sigterm_ends_every_open_exchange_in_the_recording(lab: LabState, tmp_path: Path) -> None:
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path)
+    client = Kubectl(lab.kubeconfig, tmp_path / "cache", server=proxy.url)
+    watcher = client.popen("get", "pods", "-A", "-w")
+    try:
+        wait_until(lambda: "watch=true" in proxy.record.read_text(), 20, "the watch recorded")
+        proxy.process.terminate()  # what `lab down` does to the wiretap
+        assert proxy.process.wait(30) == 0
+    finally:
+        watcher.kill()
+        watcher.wait()
+    recording = load(proxy.record)
+    watch = next(e for e in recording.exchanges if e.info.verb == "watch")
+    assert watch.end is not None and watch.end["error"] == "recording stopped"
+    assert all(e.end is not None for e in recording.exchanges)
