@@ -20,11 +20,11 @@ from tests.conftest import Kubectl, wait_until
 
 
 @dataclass
-class Wiretap:
-    server: ProxyServer
+class Recorded:
+    """A wiretap proxy listening on 127.0.0.1:`port` and recording to `record`."""
+
     port: int
     record: Path
-    confdir: Path
 
     @property
     def url(self) -> str:
@@ -51,20 +51,19 @@ class Wiretap:
 
 
 @dataclass
-class ProxyProcess:
+class Wiretap(Recorded):
+    """The proxy in this process (the session's)."""
+
+    server: ProxyServer
+    confdir: Path
+
+
+@dataclass
+class ProxyProcess(Recorded):
     """`k8s-wiretap proxy` as a user runs it, in a process of its own."""
 
     process: subprocess.Popen[str]
-    port: int
-    record: Path
     log: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def recording(self) -> Recording:
-        return load(self.record)
 
     def stop(self) -> None:
         self.process.terminate()
@@ -92,7 +91,7 @@ def spawn_proxy(kubeconfig: str, folder: Path, *extra: str) -> ProxyProcess:
     ]
     with log.open("w") as output:
         process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, text=True)
-    proxy = ProxyProcess(process, port, record, log)
+    proxy = ProxyProcess(port, record, process, log)
 
     def listening() -> bool:
         if process.poll() is not None:
@@ -111,7 +110,7 @@ def start_wiretap(kubeconfig: str, folder: Path, **settings: object) -> Wiretap:
     server = ProxyServer(
         ProxySettings(routes=[route], record=record, confdir=folder / "ca", **settings)
     )  # type: ignore[arg-type]
-    return Wiretap(server.start(), port, record, folder / "ca")
+    return Wiretap(port, record, server.start(), folder / "ca")
 
 
 @pytest.fixture(scope="session")
