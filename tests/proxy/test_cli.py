@@ -135,9 +135,16 @@ def test_kill_9_mid_recording_leaves_a_loadable_recording(lab: LabState, tmp_pat
     proxy = spawn_proxy(lab.kubeconfig, tmp_path)
     client = Kubectl(lab.kubeconfig, tmp_path / "cache", server=proxy.url)
     watcher = client.popen("get", "pods", "-A", "-w")
+
+    def recorded() -> bool:  # records reach the file within ~20 ms: wait for them, then kill
+        exchanges = proxy.recording().exchanges
+        listed = any(e.path.startswith("/api/v1/namespaces?") and e.end for e in exchanges)
+        return listed and any(e.info.verb == "watch" and e.response for e in exchanges)
+
     try:
         client("get", "namespaces")
-        wait_until(lambda: "watch=true" in proxy.record.read_text(), 20, "the watch recorded")
+        wait_until(recorded, 20, "the list and the watch recorded")
+        client("get", "namespaces")  # its records may be lost: kill -9 loses the last ~20 ms
         proxy.process.send_signal(signal.SIGKILL)
         proxy.process.wait()
     finally:
