@@ -148,6 +148,8 @@ def _status(args: argparse.Namespace) -> int:
         print(f"no lab in {lab.dir}")
         return 1
     print(f"lab in {lab.dir}\n  kubeconfig {state.kubeconfig}\n  API server {state.server}")
+    if state.recording:
+        print(f"  recording  {state.recording} (every client through the wiretap)")
     for process in state.processes:
         condition = "running" if process.alive() else "stopped"
         print(f"  {process.name:<20} {condition:<8} pid {process.pid:<8} log {process.log}")

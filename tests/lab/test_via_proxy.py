@@ -17,7 +17,7 @@ from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.wire.envelope import MAGIC
 from k8s_wiretap.workshop import manifest
-from tests.conftest import Kubectl, wait_until
+from tests.conftest import Kubectl, cli, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,13 @@ def audit_users(state: LabState) -> dict[str, str]:
     return {
         e["auditID"]: e["user"]["username"] for e in map(json.loads, log.read_text().splitlines())
     }
+
+
+def test_status_names_the_recording(tapped: LabState) -> None:
+    status = cli("lab", "status", "--dir", str(Path(tapped.kubeconfig).parent))
+    assert status.returncode == 0
+    assert f"recording  {tapped.recording}" in status.stdout
+    assert "wiretap " in status.stdout
 
 
 def test_each_component_keeps_its_own_identity_upstream(tapped: LabState) -> None:
