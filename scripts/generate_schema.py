@@ -1,6 +1,9 @@
 """Generate the protobuf decoding schema from a Kubernetes source tree.
 
-    python scripts/generate_schema.py /path/to/kubernetes [--output FILE]
+    python scripts/generate_schema.py [/path/to/kubernetes] [--output FILE]
+
+Without a path it uses Debian's `kubernetes` source package (Kubernetes 1.20.2), fetched once
+into the project's cache (`k8s_wiretap.lab.apisource`).
 
 Reads each API package's `generated.proto` (field numbers, proto types, maps) and its Go
 sources (JSON names, `omitempty`, inlining, Go field order, pointer/slice/map/value kinds, patch
@@ -770,13 +773,22 @@ def generate(root: Path) -> dict[str, Any]:
     }
 
 
+def _debian_source() -> Path:
+    sys.path.insert(0, str(REPO))
+    from k8s_wiretap.lab.apisource import api_source
+
+    return api_source()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", type=Path, help="a Kubernetes source tree (with staging/)")
+    parser.add_argument(
+        "source", type=Path, nargs="?", help="a Kubernetes source tree (default: Debian's)"
+    )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args(argv)
     try:
-        schema = generate(args.source)
+        schema = generate(args.source or _debian_source())
     except SchemaError as error:
         print(f"generate_schema: {error}", file=sys.stderr)
         return 1

@@ -130,3 +130,11 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
     finally:
         lab.down()
     return folder / "story.jsonl"
+
+
+@pytest.fixture(scope="session")
+def k8s_source() -> Path:
+    """Kubernetes 1.20 sources: K8S_SOURCE, else Debian's source package (cached once)."""
+    from k8s_wiretap.lab.apisource import api_source
+
+    return Path(os.environ.get("K8S_SOURCE") or api_source())

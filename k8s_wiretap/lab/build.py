@@ -24,7 +24,7 @@ import sys
 import tarfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +39,7 @@ from k8s_wiretap.lab.binaries import (
     find_binary,
 )
 
-__all__ = ["BuildError", "ensure_binaries"]
+__all__ = ["BuildError", "download_source", "ensure_binaries", "lock", "unpack_source"]
 
 # Debian package → a file it installs (present = installed).
 TOOLCHAIN = {
@@ -92,7 +92,7 @@ def build(out: TextIO = sys.stderr) -> Path:
     """Build into the cache unless a complete build is already there."""
     root = built_cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    with _lock(root / "build.lock", out):
+    with lock(root / "build.lock", out):
         existing = cached_bin_dirs()
         if existing:
             print(f"reusing binaries in {existing[0]}", file=out)
@@ -101,7 +101,8 @@ def build(out: TextIO = sys.stderr) -> Path:
 
 
 @contextmanager
-def _lock(path: Path, out: TextIO) -> Iterator[None]:
+def lock(path: Path, out: TextIO) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (created if missing), saying so when it must wait."""
     with path.open("a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -128,8 +129,6 @@ def _build_locked(root: Path, out: TextIO) -> Path:
 
 def _ensure_toolchain(out: TextIO) -> None:
     needed = [package for package, path in TOOLCHAIN.items() if not Path(path).exists()]
-    if not _has_deb_src():
-        _enable_deb_src(out)
     if needed:
         _apt_install(tuple(needed), out)
 
@@ -205,14 +204,29 @@ def _enable_deb_src(out: TextIO) -> None:
 
 
 def _fetch_source(work: Path, out: TextIO) -> tuple[Path, str]:
+    return unpack_source(download_source(work, out), work, out)
+
+
+def download_source(work: Path, out: TextIO) -> Path:
+    """Download Debian's `kubernetes` source package into `work`; returns its .orig.tar.gz."""
+    if not _has_deb_src():
+        _enable_deb_src(out)
     _run([*_sudo(), "apt-get", "update", "-q"], out, "apt-get update")
     _run(["apt-get", "source", "--download-only", "kubernetes"], out, "download", cwd=work)
     tarballs = sorted(work.glob("kubernetes_*.orig.tar.gz"))
     if not tarballs:
         raise BuildError("apt-get source kubernetes gave no .orig.tar.gz")
-    print(f"[build] unpacking {tarballs[0].name}", file=out, flush=True)
-    with tarfile.open(tarballs[0]) as archive:
-        archive.extractall(work, filter="tar")
+    return tarballs[0]
+
+
+def unpack_source(
+    tarball: Path, work: Path, out: TextIO, keep: Callable[[str], bool] | None = None
+) -> tuple[Path, str]:
+    """Unpack the tree (only the members `keep` accepts); returns it and its version."""
+    print(f"[build] unpacking {tarball.name}", file=out, flush=True)
+    with tarfile.open(tarball) as archive:
+        members = [m for m in archive if keep is None or keep(m.name)]
+        archive.extractall(work, members=members, filter="tar")
     trees = [p for p in work.iterdir() if p.is_dir() and p.name.startswith("kubernetes-")]
     if len(trees) != 1:
         raise BuildError(f"unexpected source layout in {work}")
