@@ -11,7 +11,10 @@
   handshake.
 - Requests whose Host is not loopback are refused (403): a web page that rebinds a DNS name
   to 127.0.0.1 must not reach the cluster with injected credentials (`--accept-hosts`).
-- An unreachable API server gets the client a 503 whose body is a Kubernetes Status.
+- An unreachable API server gets the client a 503 whose body is a Kubernetes Status. The
+  check (a TCP connect) runs before a request unless the API server answered in the last 2 s
+  over a connection that is still open: a dead API server closes its connections, and that
+  ends the grace. Only requests already on the wire when it dies get mitmproxy's own 502.
 - A 401 for injected credentials makes them be fetched again (exec plugins, token files).
 """
 
@@ -36,7 +39,8 @@ __all__ = ["DEFAULT_ACCEPT_HOSTS", "Upstream"]
 DEFAULT_ACCEPT_HOSTS = r"^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$"
 CONNECT_CHECK_TIMEOUT = 5.0
 # After a connection check or an answer from upstream, the API server counts as reachable
-# this long: checking before every request would cost a TCP handshake each time.
+# this long, until an upstream connection closes: checking before every request would cost a
+# TCP handshake each time.
 REACHABLE_FOR = 2.0
 INJECTED = "wiretap_injected"
 
@@ -99,6 +103,13 @@ class Upstream:
         route = self.routes.get(data.client.proxy_mode.full_spec)
         if route is not None and route.access.tls_server_name:
             data.server.sni = route.access.tls_server_name
+
+    def server_disconnected(self, data: server_hooks.ServerConnectionHookData) -> None:
+        """An upstream connection ended (perhaps the API server died): check before the next
+        request, so that it gets the Status 503 rather than mitmproxy's own HTML 502."""
+        route = self.routes.get(data.client.proxy_mode.full_spec)
+        if route is not None:
+            route.reachable_until = 0.0
 
     def tls_start_server(self, data: tls.TlsData) -> None:
         """After mitmproxy's own TLS setup: present the route's client certificate, if any."""

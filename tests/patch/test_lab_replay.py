@@ -105,11 +105,28 @@ def patched(
     for exchange in log:
         if exchange.path() != path or exchange.method not in ("GET", "PATCH"):
             continue
+        if exchange.method == "PATCH" and lost_a_race(exchange):
+            continue  # the object is unchanged; kubectl GETs it again and retries
         if exchange.method == "PATCH":
             replayed = exchange, check_replay(exchange, before)
         before = json.loads(exchange.response)
     assert replayed is not None, "kubectl sent no PATCH"
     return replayed
+
+
+def lost_a_race(exchange: Exchange) -> bool:
+    """A PATCH refused with 409 because the object changed since kubectl read it. kubectl
+    (1.26+) moves client-side apply's managed fields over to server-side apply with a JSON
+    patch that also replaces metadata.resourceVersion with the one it read, precisely so
+    that a write in between (a controller's) gets this Conflict and kubectl tries again."""
+    status = json.loads(exchange.response)
+    if status.get("kind") != "Status":
+        return False
+    assert status.get("code") == 409 and status.get("reason") == "Conflict", status
+    assert exchange.content_type == "application/json-patch+json", exchange.content_type
+    paths = [op.get("path") for op in json.loads(exchange.request)]
+    assert paths == ["/metadata/managedFields", "/metadata/resourceVersion"], paths
+    return True
 
 
 def status_message(kubectl: Kubectl, *args: str, stdin: str | None = None) -> tuple[int, str]:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import base64
 import http.client
+import io
 import json
+import os
 import re
 import selectors
+import signal
 import subprocess
 from pathlib import Path
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import Recording
+from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.state import LabState
@@ -276,6 +280,27 @@ def test_an_unreachable_api_server_gets_the_client_a_status(tmp_path: Path, lab:
     statuses = [e.status for e in recording.exchanges]
     assert len(statuses) >= 2 and set(statuses) == {503}
     assert b"unreachable" in recording.exchanges[-1].response_body.data  # type: ignore[union-attr]
+
+
+def test_an_api_server_that_dies_gets_the_next_request_a_status(tmp_path: Path) -> None:
+    """Right after an answer (the API server counted as reachable), it dies: the next request
+    still gets the Status 503, not mitmproxy's own HTML 502."""
+    lab = Lab(tmp_path / "lab")
+    state = lab.up(UpOptions(components=("apiserver",), build=False), out=io.StringIO())
+    proxy = spawn_proxy(state.kubeconfig, tmp_path)
+    try:
+        client = Kubectl(state.kubeconfig, tmp_path / "cache", server=proxy.url)
+        client("get", "--raw", "/api/v1/namespaces/default/configmaps")
+        apiserver = next(p for p in state.processes if p.name == "apiserver")
+        os.kill(apiserver.pid, signal.SIGKILL)
+        wait_until(lambda: not apiserver.alive(), 10, "the API server to die")
+        result = client.run("get", "--raw", "/api/v1/namespaces/default/pods", check=False)
+        assert result.returncode == 1
+        assert f"API server {state.server} is unreachable" in result.stderr
+    finally:
+        proxy.stop()
+        lab.down(out=io.StringIO())
+    assert proxy.recording().exchanges[-1].status == 503
 
 
 def test_idle_timeout_is_the_proxys_own(tmp_path: Path, lab: LabState) -> None:
