@@ -28,7 +28,7 @@ __all__ = [
 # What `build.py` compiles from the Kubernetes source tree; etcd comes from Debian's etcd-server.
 BUILT_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubemark")
 # Names the source changes `build.py` makes; cached builds carry it (`<version>-<tag>`).
-BUILD_TAG = "wiretap2"
+BUILD_TAG = "wiretap3"
 
 
 class MissingBinaryError(WiretapError):

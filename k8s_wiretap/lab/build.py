@@ -66,6 +66,7 @@ class SourceEdit:
     new: str
 
 
+FAKE_OS = "pkg/kubelet/container/testing/os.go"
 SOURCE_EDITS = (
     SourceEdit(
         "pkg/kubelet/cri/remote/fake/endpoint.go",
@@ -76,6 +77,24 @@ SOURCE_EDITS = (
     ),
     SourceEdit("test/utils/tmpdir.go", '"io/ioutil"\n', '"io/ioutil"\n\t"os"\n'),
     SourceEdit("test/utils/tmpdir.go", 'baseDir = "/tmp"', "baseDir = os.TempDir()"),
+    # The hollow kubelet's fake OS is shared by the pod workers, which start containers in
+    # parallel: its unguarded map write killed it ("fatal error: concurrent map writes").
+    SourceEdit(
+        FAKE_OS,
+        'import (\n\t"errors"\n\t"os"\n\t"time"\n)\n',
+        'import (\n\t"errors"\n\t"os"\n\t"sync"\n\t"time"\n)\n\n'
+        "// k8s-wiretap: pod workers call FakeOS concurrently.\n"
+        "var fakeOSMutex sync.Mutex\n",
+    ),
+    *(
+        SourceEdit(FAKE_OS, header, f"{header}\n\tfakeOSMutex.Lock()\n\tdefer fakeOSMutex.Unlock()")
+        for header in (
+            "func (f *FakeOS) Create(path string) (*os.File, error) {",
+            "func (f *FakeOS) Remove(path string) error {",
+            "func (f *FakeOS) RemoveAll(path string) error {",
+            "func (f *FakeOS) Glob(pattern string) ([]string, error) {",
+        )
+    ),
 )
 
 

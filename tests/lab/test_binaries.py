@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from k8s_wiretap.lab.binaries import MissingBinaryError, find_binary, locate
+from k8s_wiretap.lab.binaries import BUILD_TAG, MissingBinaryError, find_binary, locate
 
 
 def executable(folder: Path, name: str) -> Path:
@@ -28,7 +28,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_search_order(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cached = isolated / "cache/k8s-wiretap/kube/1.20.2-wiretap2/bin"
+    cached = isolated / f"cache/k8s-wiretap/kube/1.20.2-{BUILD_TAG}/bin"
     for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubemark"):
         executable(cached, name)
     assert find_binary("kube-apiserver") == cached / "kube-apiserver"

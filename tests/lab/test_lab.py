@@ -164,6 +164,26 @@ def test_two_labs_side_by_side(
     assert ready[0]["status"] == "True"
 
 
+def test_the_hollow_kubelet_survives_many_pods_starting_at_once(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Unpatched, kubemark's fake OS died of a concurrent map write when the pod workers
+    started containers in parallel (see build.py); 90 pods at once brought it down."""
+    lab = Lab(tmp_path / "lab")
+    state = lab.up(UpOptions(build=False))
+    try:
+        client = Kubectl(state.kubeconfig, tmp_path_factory.mktemp("cache"))
+        client("create", "deployment", "many", "--image=busybox", "--replicas=0")
+        client("scale", "deployment/many", "--replicas=90")
+        ready = ("get", "deployment/many", "-o", "jsonpath={.status.readyReplicas}")
+        wait_until(lambda: client(*ready) == "90", 180, "90 pods ready")
+        kubelet = next(p for p in lab.state().processes if p.name == "kubelet")  # type: ignore[union-attr]
+        assert kubelet.alive()
+        assert "concurrent map" not in Path(kubelet.log).read_text()
+    finally:
+        lab.down()
+
+
 def test_restart_one_component(lab: LabState) -> None:
     directory = Path(lab.kubeconfig).parent
     before = {p.name: p.pid for p in Lab(directory).state().processes}  # type: ignore[union-attr]
