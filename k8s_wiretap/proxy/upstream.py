@@ -13,8 +13,8 @@
   to 127.0.0.1 must not reach the cluster with injected credentials (`--accept-hosts`).
 - An unreachable API server gets the client a 503 whose body is a Kubernetes Status. The
   check (a TCP connect) runs before a request unless the API server answered in the last 2 s
-  over a connection that is still open: a dead API server closes its connections, and that
-  ends the grace. Only requests already on the wire when it dies get mitmproxy's own 502.
+  and no upstream connection has closed since: a dead API server closes its connections, and
+  that ends the grace. Only requests already on the wire when it dies get mitmproxy's own 502.
 - A 401 for injected credentials makes them be fetched again (exec plugins, token files).
 """
 
