@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -63,6 +65,17 @@ def cli(
         timeout=timeout,
         check=False,
     )
+
+
+def load_script(name: str) -> ModuleType:
+    """`scripts/<name>.py`, imported as module `name` (the scripts are not a package)."""
+    path = Path(__file__).resolve().parent.parent / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:

@@ -7,9 +7,9 @@ offline; these checks tie each copy back to the real sources.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
+
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAD = ROOT / "tests" / "decode" / "fixtures" / "testdata-HEAD"
@@ -27,11 +27,7 @@ def test_conformance_fixtures_are_kubernetes_testdata(k8s_source: Path) -> None:
 
 
 def test_smp_tables_are_what_the_extractor_makes(k8s_source: Path, tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("extract", ROOT / "scripts/extract_smp_cases.py")
-    assert spec and spec.loader
-    extract = importlib.util.module_from_spec(spec)
-    sys.modules["extract"] = extract
-    spec.loader.exec_module(extract)
+    extract = load_script("extract_smp_cases")
     folder = k8s_source / "staging/src/k8s.io/apimachinery/pkg/util/strategicpatch"
     assert extract.main([str(folder), str(tmp_path)]) == 0
     made = sorted(p.name for p in tmp_path.iterdir())

@@ -7,9 +7,7 @@ Debian's source package, fetched once into the cache) must equal the committed s
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -17,8 +15,8 @@ from typing import Any
 import pytest
 
 from k8s_wiretap.decode import schema
+from tests.conftest import load_script
 
-REPO = Path(__file__).resolve().parents[2]
 TYPES = {"string", "int32", "int64", "bool", "bytes", "double", "float", "uint32", "uint64"}
 FIELD_KEYS = {"json", "number", "type", "go", "omitempty"}
 OPTIONAL_KEYS = {"message", "key", "value", "inline", "typeMeta"}
@@ -26,14 +24,7 @@ PATCH_KEYS = {"patchStrategy", "patchMergeKey", "listType", "listMapKeys"}
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "generate_schema", REPO / "scripts" / "generate_schema.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["generate_schema"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script("generate_schema")
 
 
 def check_field(field: dict[str, Any], messages: dict[str, Any]) -> None:
