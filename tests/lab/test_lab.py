@@ -177,7 +177,7 @@ def test_the_hollow_kubelet_survives_many_pods_starting_at_once(
         client("scale", "deployment/many", "--replicas=90")
         ready = ("get", "deployment/many", "-o", "jsonpath={.status.readyReplicas}")
         wait_until(lambda: client(*ready) == "90", 180, "90 pods ready")
-        kubelet = next(p for p in lab.state().processes if p.name == "kubelet")  # type: ignore[union-attr]
+        kubelet = next(p for p in state.processes if p.name == "kubelet")
         assert kubelet.alive()
         assert "concurrent map" not in Path(kubelet.log).read_text()
     finally:
