@@ -18,6 +18,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check k8s_wiretap addons tests bench
 	$(BIN)/ruff format --check k8s_wiretap addons tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # Reuses binaries found via --bin-dir/K8S_WIRETAP_BIN_DIR, KUBEBUILDER_ASSETS, PATH or the
 # cache; otherwise builds them once from Debian's kubernetes source package.

@@ -9,5 +9,6 @@ mitmproxy's own business (`client_certs`, `ssl_verify_upstream_trusted_ca`, ...)
 """
 
 from k8s_wiretap.proxy.addon import Wiretap
+from k8s_wiretap.views.console import ConsoleOutput
 
-addons = [Wiretap()]
+addons = [Wiretap(console=ConsoleOutput)]

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from k8s_wiretap.capture.reader import load
-from k8s_wiretap.decode.analysis import Analysis
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import exchange_events
+from k8s_wiretap.explain.analysis import Analysis
 
 RECORDING = Path(__file__).resolve().parents[1] / "recordings" / "apply-story.jsonl.gz"
 RUNS = 5

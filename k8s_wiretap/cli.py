@@ -25,10 +25,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def build_parser() -> ArgumentParser:
-    from k8s_wiretap import demo
-    from k8s_wiretap.decode import cli as decode_cli
-    from k8s_wiretap.lab import cli as lab_cli
-    from k8s_wiretap.proxy import cli as proxy_cli
+    from k8s_wiretap.commands import decode as decode_cli
+    from k8s_wiretap.commands import demo
+    from k8s_wiretap.commands import lab as lab_cli
+    from k8s_wiretap.commands import proxy as proxy_cli
 
     parser = ArgumentParser(
         prog="k8s-wiretap",

@@ -8,7 +8,7 @@ into the project's cache (`k8s_wiretap.lab.apisource`).
 Reads each API package's `generated.proto` (field numbers, proto types, maps) and its Go
 sources (JSON names, `omitempty`, inlining, Go field order, pointer/slice/map/value kinds, patch
 tags and `+listType`/`+listMapKey` markers, registered kinds from `register.go`) and writes the
-schema k8s_wiretap.decode reads (k8s_wiretap/decode/schema/kubernetes-<minor>.json):
+schema k8s_wiretap.decode reads (k8s_wiretap/kube/schema/kubernetes-<minor>.json):
 
     {"source": "...",
      "kinds": {"<apiVersion>": {"<Kind>": "<message full name>"}},

@@ -75,7 +75,7 @@ class OpenApiDecoder:
         return 90 if media == GNOSTIC_OPENAPI else 0
 
     def decode(self, data: bytes, media: str) -> Any:
-        from k8s_wiretap.patch.gnostic import openapi_from_gnostic
+        from k8s_wiretap.decode.gnostic import openapi_from_gnostic
 
         return openapi_from_gnostic(data)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from k8s_wiretap.decode.schema import kinds
+from k8s_wiretap.kube.schema import kinds
 
 __all__ = ["discovered_kinds", "guess_resource", "kind_of"]
 

@@ -10,7 +10,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from k8s_wiretap.decode import schema
 from k8s_wiretap.decode.proto_errors import DecodeError
 from k8s_wiretap.decode.proto_map import MapEntry
 from k8s_wiretap.decode.proto_plan import (
@@ -50,6 +49,7 @@ from k8s_wiretap.decode.proto_special import (
     SpecialPlan,
 )
 from k8s_wiretap.decode.proto_wire import CONVERTERS, FIXED_LAYOUTS, ZERO
+from k8s_wiretap.kube import schema
 
 __all__ = ["plan_for"]
 

@@ -19,11 +19,11 @@ import struct
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from k8s_wiretap.decode import schema
 from k8s_wiretap.decode.proto_compile import plan_for
 from k8s_wiretap.decode.proto_errors import DecodeError
 from k8s_wiretap.decode.proto_schemaless import decode_schemaless as _schemaless
 from k8s_wiretap.decode.proto_special import SpecialPlan
+from k8s_wiretap.kube import schema
 from k8s_wiretap.wire.envelope import MAGIC, is_protobuf
 
 __all__ = [

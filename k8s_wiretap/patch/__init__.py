@@ -7,7 +7,7 @@
 - `compare(kind, patch, before, after_local, server)`: did the replay predict the server's
   result on what the patch touched (compare.py);
 - `PatchSchema`/`Node`: patch metadata from OpenAPI v2, with Kubernetes 1.20's built in
-  (meta.py), `openapi_from_gnostic` for the protobuf form kubectl downloads (gnostic.py);
+  (meta.py), (the protobuf form kubectl downloads is read by `k8s_wiretap.decode.gnostic`);
 - `drop_unknown_fields`: what the server's decoder keeps of a patched object (prune.py);
 - `replay(kind, body, before)`: all of the above in one call (replay.py).
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 from k8s_wiretap.patch.apply import apply_config
 from k8s_wiretap.patch.compare import Comparison, compare
 from k8s_wiretap.patch.errors import ConflictError, PatchError
-from k8s_wiretap.patch.gnostic import openapi_from_gnostic
 from k8s_wiretap.patch.json_patch import apply_json_patch
 from k8s_wiretap.patch.kinds import decode_body, patch_kind
 from k8s_wiretap.patch.merge import apply_merge
@@ -42,7 +41,6 @@ __all__ = [
     "compare",
     "decode_body",
     "drop_unknown_fields",
-    "openapi_from_gnostic",
     "patch_kind",
     "replay",
 ]

@@ -23,7 +23,7 @@ from mitmproxy.addonmanager import Loader
 from mitmproxy.utils import human
 
 from k8s_wiretap.capture.events import Chunk, End, Message, RequestSeen, ResponseSeen
-from k8s_wiretap.capture.outputs import ConsoleOutput, FileOutput
+from k8s_wiretap.capture.outputs import FileOutput
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.proxy.upstream import INJECTED
@@ -35,9 +35,15 @@ DEFAULT_IDLE_TIMEOUT = 24 * 3600
 
 class Wiretap:
     def __init__(
-        self, recorder: Recorder | None = None, listeners: dict[str, str] | None = None
+        self,
+        recorder: Recorder | None = None,
+        listeners: dict[str, str] | None = None,
+        console: Callable[[], Output] | None = None,
     ) -> None:
+        """`console` makes the output behind the `wiretap_console` option (a view's: the
+        proxy layer only produces records)."""
         self.recorder = recorder
+        self.console = console
         self.listeners = listeners or {}
         self._upgraded: dict[str, str] = {}  # client connection id → HTTP exchange id
 
@@ -85,8 +91,8 @@ class Wiretap:
                     max_body=max_body,
                 )
             )
-        if ctx.options.wiretap_console:
-            outputs.append(ConsoleOutput())
+        if ctx.options.wiretap_console and self.console is not None:
+            outputs.append(self.console())
         return Recorder(outputs, redactor=Redactor() if redact else None, max_body=max_body)
 
     def running(self) -> None:

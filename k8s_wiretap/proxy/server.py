@@ -22,14 +22,13 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from mitmproxy import options
 from mitmproxy.addons import default_addons
 from mitmproxy.certs import CertStore
 from mitmproxy.master import Master
 
-from k8s_wiretap.capture.outputs import ConsoleOutput, FileOutput
+from k8s_wiretap.capture.outputs import FileOutput
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.errors import UsageError, WiretapError
@@ -84,7 +83,7 @@ class ProxySettings:
     record: Path | None = None
     redact: bool = True
     max_body: int = DEFAULT_MAX_BODY
-    console: TextIO | None = None
+    outputs: list[Output] = field(default_factory=list)  # besides the recording: views
     accept_hosts: str = DEFAULT_ACCEPT_HOSTS
     idle_timeout: int = DEFAULT_IDLE_TIMEOUT
     confdir: Path = field(default_factory=default_confdir)
@@ -130,8 +129,7 @@ class ProxyServer:
             outputs.append(
                 FileOutput(settings.record, redacted=settings.redact, max_body=settings.max_body)
             )
-        if settings.console:
-            outputs.append(ConsoleOutput(settings.console))
+        outputs.extend(settings.outputs)
         return Recorder(
             outputs, redactor=Redactor() if settings.redact else None, max_body=settings.max_body
         )

@@ -14,7 +14,6 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from k8s_wiretap.decode import schema
 from k8s_wiretap.decode.protobuf import (
     DecodeError,
     decode_object,
@@ -22,6 +21,7 @@ from k8s_wiretap.decode.protobuf import (
     decode_watch_event,
     render_message,
 )
+from k8s_wiretap.kube import schema
 from k8s_wiretap.wire.envelope import MAGIC, unwrap
 from k8s_wiretap.wire.protowire import BYTES, FIXED32, FIXED64, VARINT, Field, encode
 

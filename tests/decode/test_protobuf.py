@@ -92,7 +92,7 @@ def test_sparse_object_decodes_to_its_json(case: dict[str, Any]) -> None:
 
 
 def test_sparse_fixtures_cover_every_kind_of_the_schema() -> None:
-    from k8s_wiretap.decode import schema
+    from k8s_wiretap.kube import schema
 
     covered = {c["kind"] for c in SPARSE}
     kinds = {kind for table in schema.kinds().values() for kind in table}

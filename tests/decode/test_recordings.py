@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from k8s_wiretap.capture.reader import load
-from k8s_wiretap.decode.analysis import Analysis
+from k8s_wiretap.explain.analysis import Analysis
 
 COMMITTED = Path(__file__).resolve().parents[2] / "recordings" / "apply-story.jsonl.gz"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from k8s_wiretap.decode import schema
+from k8s_wiretap.kube import schema
 from tests.conftest import load_script
 
 TYPES = {"string", "int32", "int64", "bool", "bytes", "double", "float", "uint32", "uint64"}

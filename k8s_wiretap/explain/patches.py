@@ -16,7 +16,7 @@ from k8s_wiretap.decode.objects import Observation
 from k8s_wiretap.patch import PatchError, PatchSchema, compare, replay
 
 if TYPE_CHECKING:
-    from k8s_wiretap.decode.analysis import Analysis, PatchReplay
+    from k8s_wiretap.explain.analysis import Analysis, PatchReplay
 
 __all__ = ["patch_schema", "replay_patch"]
 
@@ -42,7 +42,7 @@ def replay_patch(
     before: Observation,
     after: dict[str, Any],
 ) -> PatchReplay:
-    from k8s_wiretap.decode.analysis import PatchReplay
+    from k8s_wiretap.explain.analysis import PatchReplay
 
     info = exchange.info
     schema = patch_schema(analysis, exchange.time)

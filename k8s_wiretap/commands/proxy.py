@@ -28,6 +28,7 @@ from k8s_wiretap.proxy.server import (
     proxy_ca_pem,
 )
 from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS
+from k8s_wiretap.views.console import ConsoleOutput
 from k8s_wiretap.views.lines import exchange_line
 
 __all__ = ["register"]
@@ -188,7 +189,7 @@ def _proxy(args: argparse.Namespace) -> int:
         else [Route("default", *_listen(args.listen), _access(args))]
     )
     settings = _settings(args, routes)
-    settings.console = sys.stdout
+    settings.outputs.append(ConsoleOutput(sys.stdout))
     settings.accept_hosts = args.accept_hosts
     settings.idle_timeout = args.idle_timeout
     settings.confdir = args.confdir or default_confdir()

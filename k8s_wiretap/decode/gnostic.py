@@ -18,7 +18,6 @@ from typing import Any
 
 import yaml
 
-from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.wire.protowire import BYTES, FIXED64, VARINT, Field, ProtoError, parse
 
 __all__ = ["ACCEPT", "openapi_from_gnostic"]
@@ -229,4 +228,4 @@ def openapi_from_gnostic(data: bytes) -> dict[str, Any]:
     try:
         return _DOCUMENT(Field(0, BYTES, data))
     except (ProtoError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise PatchError(f"not a gnostic OpenAPI v2 document: {error}", 400) from error
+        raise ProtoError(f"not a gnostic OpenAPI v2 document: {error}") from error

@@ -11,12 +11,12 @@ from typing import Any
 import yaml
 
 from k8s_wiretap.capture.reader import load
-from k8s_wiretap.decode.analysis import Analysis
 from k8s_wiretap.decode.body import decode_body
-from k8s_wiretap.decode.summary import exchange_record
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
+from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.kube.media import is_watch_stream
+from k8s_wiretap.views.json import exchange_record
 from k8s_wiretap.views.lines import exchange_line
 
 __all__ = ["register"]

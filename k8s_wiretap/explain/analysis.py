@@ -219,7 +219,7 @@ class Analysis:
         before, why_not = self._before(exchange, after)
         if before is None:
             return PatchReplay(kind, body.value, None, after, None, None, [], note=why_not)
-        from k8s_wiretap.decode.replay import replay_patch
+        from k8s_wiretap.explain.patches import replay_patch
 
         return replay_patch(self, exchange, kind, body.value, before, after)
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
-from k8s_wiretap.decode.analysis import Analysis
 from k8s_wiretap.decode.diff import diff
 from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.kube.sensitive import LAST_APPLIED
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.paths import state_dir

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
-from k8s_wiretap.decode.analysis import Analysis
 from k8s_wiretap.decode.body import Decoded
+from k8s_wiretap.explain.analysis import Analysis
 
 __all__ = ["exchange_record"]
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from k8s_wiretap.decode.gnostic import ACCEPT, openapi_from_gnostic
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.state import LabState
-from k8s_wiretap.patch import PatchError, PatchSchema, openapi_from_gnostic
-from k8s_wiretap.patch.gnostic import ACCEPT
-from k8s_wiretap.wire.protowire import BYTES, FIXED64, VARINT, Field, encode
+from k8s_wiretap.patch import PatchSchema
+from k8s_wiretap.wire.protowire import BYTES, FIXED64, VARINT, Field, ProtoError, encode
 
 
 def message(*fields: tuple[int, bytes | str | int]) -> bytes:
@@ -77,7 +77,7 @@ def test_a_small_document() -> None:
 
 def test_what_is_not_gnostic() -> None:
     for data in (b"\xff\xff", message((1, b"\xff")), message((9, 7))):
-        with pytest.raises(PatchError):
+        with pytest.raises(ProtoError):
             openapi_from_gnostic(data)
 
 

@@ -1,0 +1,1 @@
+"""Explanations: decoded exchanges and object histories in, who did what and why out."""
