@@ -37,6 +37,7 @@ from k8s_wiretap.kube.sensitive import (
     Sensitive,
 )
 from k8s_wiretap.wire import envelope
+from k8s_wiretap.wire.media import is_json, media_type
 from k8s_wiretap.wire.protowire import BYTES, Field, ProtoError, encode, parse
 
 __all__ = ["UNREADABLE", "Redactor"]
@@ -106,7 +107,7 @@ class Redactor:
         """One watch event of a stream of `content_type`: JSON `{"type", "object"}`, or
         protobuf meta/v1 WatchEvent (a JSON-looking first byte proves nothing: 0x0a, a
         protobuf field 1 key, is also a newline)."""
-        if content_type.split(";")[0].strip().lower().endswith("json"):
+        if is_json(content_type):
             return self.body(info, "application/json", frame)
         sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
         if sensitive is None:
@@ -313,7 +314,7 @@ class Redactor:
 
 
 def _load(content_type: str, body: bytes) -> Any:
-    if "yaml" in content_type.lower():
+    if "yaml" in media_type(content_type):
         try:
             return yaml.safe_load(body)
         except yaml.YAMLError as error:

@@ -7,10 +7,13 @@ __all__ = [
     "PATCH_TYPES",
     "PROTOBUF",
     "is_watch_stream",
+    "media_parameters",
     "media_type",
     "patch_type",
     "response_media",
 ]
+
+from k8s_wiretap.wire.media import media_parameters, media_type
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -25,18 +28,13 @@ PATCH_TYPES = {
 }
 
 
-def media_type(content_type: str) -> str:
-    """`application/json` of `application/json;as=Table;v=v1;g=meta.k8s.io`."""
-    return content_type.split(";")[0].strip().lower()
-
-
 def patch_type(content_type: str) -> str | None:
     return PATCH_TYPES.get(media_type(content_type))
 
 
 def is_watch_stream(content_type: str) -> bool:
     """Non-JSON watch responses say `;stream=watch`; JSON ones are plain application/json."""
-    return "stream=watch" in content_type.replace(" ", "")
+    return media_parameters(content_type).get("stream") == "watch"
 
 
 GNOSTIC_OPENAPI = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"

@@ -18,10 +18,10 @@ the server rejects the patch, and nothing else.
 from __future__ import annotations
 
 from k8s_wiretap.patch.apply import apply_config
+from k8s_wiretap.patch.bodies import decode_patch_body, patch_kind
 from k8s_wiretap.patch.compare import Comparison, compare
 from k8s_wiretap.patch.errors import ConflictError, PatchError
 from k8s_wiretap.patch.json_patch import apply_json_patch
-from k8s_wiretap.patch.kinds import decode_body, patch_kind
 from k8s_wiretap.patch.merge import apply_merge
 from k8s_wiretap.patch.meta import Node, PatchSchema
 from k8s_wiretap.patch.prune import drop_unknown_fields
@@ -39,7 +39,7 @@ __all__ = [
     "apply_merge",
     "apply_strategic",
     "compare",
-    "decode_body",
+    "decode_patch_body",
     "drop_unknown_fields",
     "patch_kind",
     "replay",

@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from k8s_wiretap.patch.bodies import decode_patch_body, patch_kind
 from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.patch.gosemantics import go_json
-from k8s_wiretap.patch.kinds import decode_body, patch_kind
 from k8s_wiretap.patch.meta import Node, PatchSchema
 from k8s_wiretap.patch.touched import (
     WHOLE,
@@ -96,7 +96,7 @@ def compare(
         return Comparison(None, ["the server stored nothing (it answered with a Status)"])
     node = _root(schema or PatchSchema.builtin(), server)
     try:
-        body = decode_body(short, patch_body)
+        body = decode_patch_body(short, patch_body)
     except PatchError as error:
         return Comparison(None, [f"the patch can not be decoded: {error.message}"])
     touch = WHOLE if everything else _touch(short, body, node, before, after_local, manager)

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from k8s_wiretap.patch.apply import apply_config
+from k8s_wiretap.patch.bodies import decode_patch_body, patch_kind
 from k8s_wiretap.patch.convert import convert
 from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.patch.json_patch import apply_json_patch
-from k8s_wiretap.patch.kinds import decode_body, patch_kind
 from k8s_wiretap.patch.merge import apply_merge
 from k8s_wiretap.patch.meta import PatchSchema
 from k8s_wiretap.patch.prune import drop_unknown_fields
@@ -44,7 +44,7 @@ def replay(
     short = patch_kind(kind)
     if short is None:
         raise PatchError(f"unsupported patch type {kind!r}", 415)
-    patch = decode_body(short, body)
+    patch = decode_patch_body(short, body)
     schema = schema or PatchSchema.builtin()
     typed = before if before.get("apiVersion") or not isinstance(patch, dict) else patch
     node = schema.for_kind(str(typed.get("apiVersion", "")), str(typed.get("kind", "")))

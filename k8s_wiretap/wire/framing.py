@@ -17,6 +17,8 @@ from __future__ import annotations
 import struct
 from typing import Protocol
 
+from k8s_wiretap.wire.media import is_json
+
 __all__ = ["Framer", "JsonFramer", "LengthPrefixFramer", "framer_for"]
 
 
@@ -75,5 +77,4 @@ class LengthPrefixFramer:
 
 def framer_for(content_type: str) -> Framer:
     """The framer for a watch response of `content_type` (JSON, else length-prefixed)."""
-    media = content_type.split(";")[0].strip().lower()
-    return JsonFramer() if media.endswith("json") else LengthPrefixFramer()
+    return JsonFramer() if is_json(content_type) else LengthPrefixFramer()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from k8s_wiretap.patch import PatchError, decode_body, patch_kind, replay
+from k8s_wiretap.patch import PatchError, decode_patch_body, patch_kind, replay
 
 CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}}
 WIDGET = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {}}
@@ -43,7 +43,7 @@ def test_bodies_that_do_not_decode() -> None:
     with pytest.raises(PatchError) as unsupported:
         replay("text/plain", b"{}", CONFIGMAP)
     assert unsupported.value.status == 415
-    assert decode_body("apply", "a: [1, 2]") == {"a": [1, 2]}
-    assert decode_body("json", "[1e400]") == [float("inf")]
-    assert decode_body("json", "[123456789012345678901]") == [1.2345678901234568e20]
+    assert decode_patch_body("apply", "a: [1, 2]") == {"a": [1, 2]}
+    assert decode_patch_body("json", "[1e400]") == [float("inf")]
+    assert decode_patch_body("json", "[123456789012345678901]") == [1.2345678901234568e20]
     assert patch_kind("Merge") == "merge" and patch_kind("application/json") is None

@@ -1,4 +1,4 @@
-"""Patch types: their Content-Types, short names, and how the server decodes their bodies."""
+"""Patch types by their short names, and how the server decodes their bodies."""
 
 from __future__ import annotations
 
@@ -7,22 +7,15 @@ from typing import Any
 
 import yaml
 
+from k8s_wiretap.kube.media import PATCH_TYPES, patch_type
 from k8s_wiretap.patch.errors import PatchError
 
-__all__ = ["PATCH_KINDS", "decode_body", "patch_kind"]
-
-PATCH_KINDS = {
-    "application/strategic-merge-patch+json": "strategic",
-    "application/merge-patch+json": "merge",
-    "application/json-patch+json": "json",
-    "application/apply-patch+yaml": "apply",
-}
+__all__ = ["decode_patch_body", "patch_kind"]
 
 
 def patch_kind(kind: str) -> str | None:
     """ "strategic", "merge", "json" or "apply" for a short name or a patch Content-Type."""
-    kind = kind.split(";")[0].strip().lower()
-    return kind if kind in PATCH_KINDS.values() else PATCH_KINDS.get(kind)
+    return kind if kind in PATCH_TYPES.values() else patch_type(kind)
 
 
 def _go_int(text: str) -> int | float:
@@ -31,7 +24,7 @@ def _go_int(text: str) -> int | float:
     return value if -(2**63) <= value < 2**63 else float(text)
 
 
-def decode_body(kind: str, body: Any) -> Any:
+def decode_patch_body(kind: str, body: Any) -> Any:
     """The patch body as the server reads it: JSON, or YAML (JSON first) for an apply."""
     if not isinstance(body, (bytes, bytearray, str)):
         return body
