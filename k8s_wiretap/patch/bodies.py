@@ -15,7 +15,8 @@ __all__ = ["decode_patch_body", "patch_kind"]
 
 def patch_kind(kind: str) -> str | None:
     """ "strategic", "merge", "json" or "apply" for a short name or a patch Content-Type."""
-    return kind if kind in PATCH_TYPES.values() else patch_type(kind)
+    short = kind.strip().lower()
+    return short if short in PATCH_TYPES.values() else patch_type(kind)
 
 
 def _go_int(text: str) -> int | float:
