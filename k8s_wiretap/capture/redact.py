@@ -10,8 +10,13 @@ decoded from protobuf and the same Secret fetched as JSON stay equal after redac
 `stringData` values are strings and become the placeholder as a string, which is what the
 server turns into `data` on write: the redacted request and response still agree.
 
+Each value is redacted exactly once: a body's Secrets are found first (by place and by kind,
+one object once however it is found), then redacted. Nothing is ever passed through as
+"already redacted", so a real value that looks like a placeholder is replaced like any other.
+
 What is sensitive is data (kube/sensitive.py). A body that should be redacted but cannot be
-parsed is replaced whole ("fail closed") and the record says so.
+parsed is replaced whole ("fail closed") and the record says so; so is a Secret field that
+holds something other than what it should (a `data` that is not a map, say).
 """
 
 from __future__ import annotations
@@ -53,8 +58,9 @@ class Redactor:
 
     # -- values ---------------------------------------------------------------------------
     def placeholder(self, value: bytes) -> bytes:
-        if value.startswith(PREFIX):
-            return value  # already redacted (a value copied from an earlier record)
+        """The placeholder of one value. Every value goes through here exactly once (see
+        `_document`), so nothing is passed through: a value that merely looks like a
+        placeholder is a value like any other."""
         digest = hmac.new(self._key, value, hashlib.sha256).hexdigest()[:16]
         return PREFIX + digest.encode()
 
@@ -62,13 +68,22 @@ class Redactor:
         return self.placeholder(value.encode()).decode()
 
     def base64_value(self, value: Any) -> Any:
+        """A Secret `data` value: base64 of bytes, redacted on its bytes (as in protobuf)."""
+        if value is None:
+            return None  # a merge patch deleting the key: no value to hide
         if not isinstance(value, str):
-            return value
+            return base64.b64encode(self.placeholder(_canonical(value))).decode()
         try:
             raw = base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError):
             raw = value.encode()
         return base64.b64encode(self.placeholder(raw)).decode()
+
+    def _string(self, value: Any) -> Any:
+        """A `stringData` value, a token: redacted as a string."""
+        if value is None:
+            return None
+        return self.text(value if isinstance(value, str) else _canonical(value).decode())
 
     # -- headers --------------------------------------------------------------------------
     def headers(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -132,16 +147,25 @@ class Redactor:
         return json.dumps(document, separators=(",", ":")).encode(), True
 
     def _document(self, sensitive: Sensitive | None, document: Any) -> None:
+        """Redact `document` in place. Secrets are found first — by where they are in a
+        secrets request (the object, a list's items, a Table's rows, a watch event's object)
+        and by their kind anywhere — and each one found is redacted once: one Secret can be
+        found both ways, and redacting it twice would change its placeholders."""
+        found: dict[int, dict[str, Any]] = {}  # by identity: each Secret object once
+        patched: list[tuple[dict[str, Any], str, dict[str, Any]]] = []
         if sensitive and sensitive.kind == "token":
             self._token(document, sensitive.token_path)
             if isinstance(document, dict) and isinstance(document.get("object"), dict):
                 self._token(document["object"], sensitive.token_path)  # a watch event
+        elif sensitive and isinstance(document, list):
+            patched = self._json_patch(document, found)
         elif sensitive:
-            if isinstance(document, list):
-                self._json_patch(document)
-            else:
-                self._secret_container(document)
-        self._any_secret(document)
+            _secrets_by_place(document, found)
+        _secrets_by_kind(document, found)
+        for secret in found.values():
+            self._secret(secret)
+        for operation, path, wrapped in patched:
+            operation["value"] = _unwrap_at(path, wrapped)
 
     def _token(self, document: Any, path: tuple[str, ...]) -> None:
         *parents, last = path
@@ -152,55 +176,45 @@ class Redactor:
         if isinstance(document, dict) and isinstance(document.get(last), str):
             document[last] = self.text(document[last])
 
-    def _secret_container(self, document: Any) -> None:
-        """A Secret, a list of them, a Table of them, or a watch event carrying one."""
-        if not isinstance(document, dict):
+    def _secret(self, secret: dict[str, Any]) -> None:
+        """Redact one Secret-shaped object: `data`, `stringData`, the last-applied annotation.
+        What it holds is replaced by new objects, never changed in place, so that a value
+        shared with another Secret (a YAML alias) is not redacted a second time through it."""
+        for key, redact in (("data", self.base64_value), ("stringData", self._string)):
+            values = secret.get(key)
+            if isinstance(values, dict):
+                secret[key] = {k: redact(v) for k, v in values.items()}
+            elif values is not None:  # not a map: nothing valid, so nothing kept
+                secret[key] = self._string(values)
+        metadata = secret.get("metadata")
+        if not isinstance(metadata, dict):
             return
-        self._secret(document)
-        for item in document.get("items") or []:
-            self._secret(item)
-        for row in document.get("rows") or []:
-            if isinstance(row, dict):
-                self._secret(row.get("object"))
-        if isinstance(document.get("object"), dict):
-            self._secret_container(document["object"])
+        annotations = metadata.get("annotations")
+        if isinstance(annotations, dict) and LAST_APPLIED in annotations:
+            applied = self._last_applied(annotations[LAST_APPLIED])
+            annotations = {**annotations, LAST_APPLIED: applied}
+            secret["metadata"] = {**metadata, "annotations": annotations}
 
-    def _secret(self, secret: Any) -> None:
-        if not isinstance(secret, dict):
-            return
-        if isinstance(secret.get("data"), dict):
-            secret["data"] = {k: self.base64_value(v) for k, v in secret["data"].items()}
-        if isinstance(secret.get("stringData"), dict):
-            secret["stringData"] = {k: self._string(v) for k, v in secret["stringData"].items()}
-        annotations = (secret.get("metadata") or {}).get("annotations")
-        if isinstance(annotations, dict) and isinstance(annotations.get(LAST_APPLIED), str):
-            annotations[LAST_APPLIED] = self._last_applied(annotations[LAST_APPLIED])
-
-    def _string(self, value: Any) -> Any:
-        return self.text(value) if isinstance(value, str) else value
-
-    def _last_applied(self, text: str) -> str:
+    def _last_applied(self, text: Any) -> Any:
+        """The annotation holds the whole applied file, values included."""
+        if not isinstance(text, str):
+            return self._string(text)
         try:
             applied = json.loads(text)
         except ValueError:
             return self.text(text)
+        if not isinstance(applied, dict):
+            return self.text(text)
         self._secret(applied)
         return json.dumps(applied, separators=(",", ":"))
 
-    def _any_secret(self, document: Any) -> None:
-        """Secrets inside anything (a v1 List from `kubectl get all`, say) carry their kind."""
-        if isinstance(document, dict):
-            if document.get("kind") == "Secret":
-                self._secret(document)
-            for value in document.values():
-                if isinstance(value, dict | list):
-                    self._any_secret(value)
-        elif isinstance(document, list):
-            for value in document:
-                if isinstance(value, dict | list):
-                    self._any_secret(value)
-
-    def _json_patch(self, operations: list[Any]) -> None:
+    def _json_patch(
+        self, operations: list[Any], found: dict[int, dict[str, Any]]
+    ) -> list[tuple[dict[str, Any], str, dict[str, Any]]]:
+        """Redact the values a JSON patch sets inside a Secret. A value that is (part of) a
+        Secret object is placed where it lands in one and added to `found`; the caller
+        redacts it with the others and puts it back (the returned operations)."""
+        patched = []
         for operation in operations:
             if not isinstance(operation, dict) or "value" not in operation:
                 continue
@@ -210,12 +224,14 @@ class Redactor:
                 operation["value"] = self.base64_value(value)
             elif path.startswith("/stringData/"):
                 operation["value"] = self._string(value)
+            elif path == _LAST_APPLIED_POINTER:
+                operation["value"] = self._last_applied(value)
             elif path in ("/data", "/stringData", "", "/", "/metadata", "/metadata/annotations"):
                 wrapped = _wrap_at(path, value)
-                self._secret(wrapped)
-                operation["value"] = _unwrap_at(path, wrapped)
-            elif path == _LAST_APPLIED_POINTER and isinstance(value, str):
-                operation["value"] = self._last_applied(value)
+                if isinstance(wrapped, dict):
+                    found.setdefault(id(wrapped), wrapped)
+                    patched.append((operation, path, wrapped))
+        return patched
 
     # -- protobuf -------------------------------------------------------------------------
     def _proto_body(self, sensitive: Sensitive | None, body: bytes) -> tuple[bytes, bool]:
@@ -320,6 +336,41 @@ def _load(content_type: str, body: bytes) -> Any:
         except yaml.YAMLError as error:
             raise ValueError(str(error)) from error
     return json.loads(body)
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _secrets_by_place(document: Any, found: dict[int, dict[str, Any]]) -> None:
+    """The Secrets of a secrets request: the object, a list's items (which carry no kind),
+    a Table's row objects, a watch event's object."""
+    if not isinstance(document, dict):
+        return
+    found.setdefault(id(document), document)
+    for item in document.get("items") or []:
+        if isinstance(item, dict):
+            found.setdefault(id(item), item)
+    for row in document.get("rows") or []:
+        if isinstance(row, dict) and isinstance(row.get("object"), dict):
+            found.setdefault(id(row["object"]), row["object"])
+    if isinstance(document.get("object"), dict):
+        _secrets_by_place(document["object"], found)
+
+
+def _secrets_by_kind(document: Any, found: dict[int, dict[str, Any]]) -> None:
+    """Secrets inside anything (a v1 List from `kubectl get all`, say) carry their kind."""
+    if isinstance(document, dict):
+        if document.get("kind") == "Secret":
+            found.setdefault(id(document), document)
+        children: Any = document.values()
+    elif isinstance(document, list):
+        children = document
+    else:
+        return
+    for child in children:
+        if isinstance(child, dict | list):
+            _secrets_by_kind(child, found)
 
 
 def _wrap_at(path: str, value: Any) -> Any:
