@@ -64,7 +64,7 @@ def main() -> None:
         return events
 
     patches = [e for e in exchanges if e.info.verb == "patch"]
-    analysis = Analysis(recording)
+    analysis = Analysis.of(recording)
     started = time.perf_counter()
     _ = analysis.history  # decodes every object the recording shows, once
     history_seconds = time.perf_counter() - started

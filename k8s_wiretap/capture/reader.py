@@ -1,4 +1,4 @@
-"""Read a recording back into exchanges.
+"""Read a recording back into exchanges (assembled by `assemble.Assembler`).
 
 A recording being written (or cut short by a crash) may end in a partial line: it is
 skipped with a warning, as is any other line that is not a record; the rest still loads.
@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.capture.exchange import Body, Exchange, StreamEvent
+from k8s_wiretap.capture.assemble import Assembler
+from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.format import FORMAT, VERSION
 from k8s_wiretap.errors import WiretapError
 
@@ -87,42 +88,6 @@ def load(path: Path | str) -> Recording:
             f"{path}: {header.get('format')} version {header.get('version')} is not "
             f"{FORMAT} version {VERSION}"
         )
-    recording = Recording(header, warnings=warnings)
-    open_exchanges: dict[str, Exchange] = {}
-    for record in records[1:]:
-        _apply(recording, open_exchanges, record)
-    return recording
-
-
-def _apply(recording: Recording, exchanges: dict[str, Exchange], record: dict[str, Any]) -> None:
-    kind = record["record"]
-    if kind == "note":
-        recording.notes.append(record)
-        return
-    if kind == "request":
-        exchange = Exchange(record["id"], record)
-        exchanges[record["id"]] = exchange
-        recording.exchanges.append(exchange)
-        return
-    exchange_or_none = exchanges.get(record.get("id", ""))
-    if exchange_or_none is None:
-        recording.warnings.append(f"{kind} record for unknown exchange {record.get('id')}")
-        return
-    if kind == "response":
-        exchange_or_none.response = record
-    elif kind == "event":
-        exchange_or_none.events.append(_event(record))
-    elif kind == "end":
-        exchange_or_none.end = record
-
-
-def _event(record: dict[str, Any]) -> StreamEvent:
-    body = Body.from_record(record["data"]) or Body(b"", 0)
-    return StreamEvent(
-        int(record["seq"]),
-        float(record["time"]),
-        str(record["kind"]),
-        body,
-        bool(record.get("from_client")),
-        bool(record.get("incomplete")),
-    )
+    assembler = Assembler()
+    assembler.feed_all(records[1:])
+    return Recording(header, assembler.exchanges, assembler.notes, warnings + assembler.warnings)

@@ -101,7 +101,7 @@ def _explain(args: argparse.Namespace) -> int:
     recording = load(args.recording)
     for warning in recording.warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
-    analysis = Analysis(recording)
+    analysis = Analysis.of(recording)
     for exchange in analysis.exchanges:
         if args.format == "json":
             line = json.dumps(exchange_record(analysis, exchange), ensure_ascii=False)

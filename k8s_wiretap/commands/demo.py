@@ -133,7 +133,7 @@ def _show_patch(analysis: Analysis, exchange: Exchange) -> None:
 
 def _show_story(recording_path: Path, since: float) -> None:
     recording = load(recording_path)
-    analysis = Analysis(recording)
+    analysis = Analysis.of(recording)
     story = [e for e in analysis.exchanges if e.time >= since and _in_story(e)]
     for exchange in story:
         print(exchange_line(exchange))

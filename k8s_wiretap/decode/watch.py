@@ -103,12 +103,16 @@ def decode_frame(frame: bytes, content_type: str, when: float | None = None) -> 
         return WatchEvent("", None, when, undecodable(f"{type(error).__name__}: {error}", frame))
 
 
-def exchange_events(exchange: Exchange, resource_kind: str | None = None) -> list[WatchEvent]:
-    """The decoded watch events of a recorded exchange (HTTP stream or WebSocket)."""
+def exchange_events(
+    exchange: Exchange, resource_kind: str | None = None, start: int = 0
+) -> list[WatchEvent]:
+    """The decoded watch events of a recorded exchange (HTTP stream or WebSocket), from
+    its `start`-th on (a live exchange's events are decoded as they arrive)."""
     content_type = exchange.response_header("content-type")
     if exchange.status == 101:
         content_type = "application/json"  # the API server's WebSocket watch sends JSON text
-    return [_event(event, content_type, resource_kind) for event in exchange.watch_events()]
+    events = exchange.watch_events()
+    return [_event(event, content_type, resource_kind) for event in events[start:]]
 
 
 def _event(event: StreamEvent, content_type: str, resource_kind: str | None) -> WatchEvent:

@@ -1,32 +1,31 @@
-"""One pass over a recording: decode what is asked for (lazily, once), learn every object's
-history, and replay every PATCH on the object as it was just before.
+"""The analysis of a recording: decode what is asked for (lazily, once), learn every
+object's history, and replay every PATCH on the object as it was just before.
 
-The replay is our proof that we understand each patch: the local result must agree with the
-object the server returned on everything the patch sets or removes (`k8s_wiretap.patch`'s
-`compare`). `matches_server` is None when there is nothing to replay on — no earlier
-observation of the object, or one that is provably stale (a write happened in between).
+It is fed exchange by exchange — `feed(update)` with the assembler's updates while traffic
+arrives, or `Analysis.of(recording)` over a whole file — and gives the same results either
+way: updates are queued and worked off before any question is answered, an exchange's
+response is decoded again once its `end` has arrived, and a watch's events are decoded as
+they come. What the server serves (resource ↔ kind ↔ scope) is learned from the recording's
+own discovery documents as they pass, on top of the built-in table (`kube.resources`).
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
+from k8s_wiretap.capture.assemble import Update
 from k8s_wiretap.capture.exchange import Body, Exchange
 from k8s_wiretap.capture.reader import Recording
 from k8s_wiretap.decode.body import Decoded, decode_body
-from k8s_wiretap.decode.diff import diff
-from k8s_wiretap.decode.kinds import discovered_kinds, kind_of
-from k8s_wiretap.decode.objects import (
-    SCALABLE,
-    History,
-    ObjectKey,
-    Observation,
-    resource_version,
-    scale_of,
-)
+from k8s_wiretap.decode.history import History, Observation
 from k8s_wiretap.decode.watch import WatchEvent, exchange_events
+from k8s_wiretap.explain.patches import PatchReplay, not_replayed, replay_exchange
 from k8s_wiretap.kube.media import patch_type, response_media
+from k8s_wiretap.kube.refs import ObjectRef, resource_version, uid_of
+from k8s_wiretap.kube.resources import Resources
+from k8s_wiretap.kube.scale import scale_of
 from k8s_wiretap.patch import PatchSchema
 
 __all__ = ["Analysis", "PatchReplay"]
@@ -44,56 +43,13 @@ NOT_OBJECTS = frozenset(
     }
 )
 WRITES = frozenset({"create", "update", "patch"})
-
-
-@dataclass(frozen=True)
-class PatchReplay:
-    type: str
-    body: Any
-    before: dict[str, Any] | None
-    after: Any
-    local: dict[str, Any] | None
-    matches_server: bool | None
-    mismatches: list[str]
-    before_from: Observation | None = None
-    note: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "type": self.type,
-            "body": self.body,
-            "before": self.before,
-            "after": self.after,
-            "diff": diff(self.before, self.after) if self.before is not None else None,
-            "matches_server": self.matches_server,
-            "mismatches": self.mismatches,
-        }
-        if self.before_from is not None:
-            record["before_from"] = {
-                "exchange": self.before_from.exchange,
-                "source": self.before_from.source,
-                "time": self.before_from.time,
-            }
-        if self.note:
-            record["note"] = self.note
-        return record
+CHANGES = frozenset({"ADDED", "MODIFIED", "DELETED"})
 
 
 def _decode(body: Body | None, content_type: str) -> Decoded:
     if body is None:
         return Decoded("empty")
     return decode_body(body.data, content_type, truncated=body.truncated)
-
-
-def _key(exchange: Exchange, obj: dict[str, Any] | None = None) -> ObjectKey:
-    info = exchange.info
-    meta = (obj or {}).get("metadata") or {}
-    return (
-        info.group,
-        info.resource,
-        str(meta.get("namespace", info.namespace)),
-        str(meta.get("name", info.name)),
-    )
 
 
 def _typed_item(listing: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
@@ -113,19 +69,61 @@ def _is_object(value: Any) -> bool:
     )
 
 
-class Analysis:
-    """Decoding and object history of one recording."""
+@dataclass(slots=True)
+class _Progress:
+    """How much of one exchange the analysis has taken in."""
 
-    def __init__(self, recording: Recording) -> None:
-        self.recording = recording
-        self.exchanges = sorted(recording.exchanges, key=lambda e: e.time)
-        self._history: History | None = None
+    events: int = 0
+    ended: bool = False
+
+
+class Analysis:
+    """Decoding, object history and patch replay of one recording, live or from a file."""
+
+    def __init__(self, resources: Resources | None = None) -> None:
+        self.exchanges: list[Exchange] = []  # in time order
+        self.resources = resources or Resources.builtin()
+        self._history = History()
+        self._pending: dict[str, Exchange] = {}
+        self._progress: dict[str, _Progress] = {}
         self._requests: dict[str, Decoded] = {}
         self._responses: dict[str, Decoded] = {}
         self._events: dict[str, list[WatchEvent]] = {}
+        self._openapi: list[tuple[float, Exchange]] = []
         self._schemas: dict[str, PatchSchema] = {}
-        self._discovered: dict[tuple[str, str], str] | None = None
-        self._openapi: list[tuple[float, Exchange]] | None = None
+
+    @classmethod
+    def of(cls, recording: Recording) -> Analysis:
+        analysis = cls()
+        for exchange in sorted(recording.exchanges, key=lambda e: e.time):
+            analysis.add(exchange)
+        return analysis
+
+    # -- feeding ----------------------------------------------------------------------------
+    def feed(self, update: Update) -> None:
+        """Something happened to an exchange (cheap: the work waits for the next question)."""
+        self.add(update.exchange)
+
+    def add(self, exchange: Exchange) -> None:
+        """Take in what is new on `exchange` (a new one, or one with new records)."""
+        if exchange.id not in self._progress:
+            self._progress[exchange.id] = _Progress()
+            bisect.insort(self.exchanges, exchange, key=lambda e: e.time)
+        self._pending[exchange.id] = exchange
+
+    def _catch_up(self) -> None:
+        while self._pending:
+            exchange_id = next(iter(self._pending))
+            self._take_in(self._pending.pop(exchange_id))
+
+    def _take_in(self, exchange: Exchange) -> None:
+        progress = self._progress[exchange.id]
+        if exchange.info.verb == "watch" or exchange.watch_events():
+            self._observe_events(exchange, progress)
+        if exchange.end is not None and not progress.ended:
+            progress.ended = True
+            self._responses.pop(exchange.id, None)  # decoded while open: the body had not come
+            self._observe_response(exchange)
 
     # -- decoding, once per exchange --------------------------------------------------------
     def request_body(self, exchange: Exchange) -> Decoded:
@@ -136,64 +134,85 @@ class Analysis:
         return self._requests[exchange.id]
 
     def response_body(self, exchange: Exchange) -> Decoded:
-        if exchange.id not in self._responses:
+        decoded = self._responses.get(exchange.id)
+        if decoded is None:
             content_type = response_media(
                 exchange.response_header("content-type"), exchange.request_header("accept")
             )
-            self._responses[exchange.id] = _decode(exchange.response_body, content_type)
-        return self._responses[exchange.id]
+            decoded = _decode(exchange.response_body, content_type)
+            if exchange.end is not None:
+                self._responses[exchange.id] = decoded
+        return decoded
 
     def events(self, exchange: Exchange) -> list[WatchEvent]:
-        if exchange.id not in self._events:
-            kind = self.kind_of(exchange.info.group, exchange.info.resource)
-            self._events[exchange.id] = exchange_events(exchange, kind)
-        return self._events[exchange.id]
+        """The exchange's decoded watch events so far."""
+        decoded = self._events.setdefault(exchange.id, [])
+        if len(decoded) < len(exchange.watch_events()):
+            kind = self.resources.kind_of(exchange.info.group, exchange.info.resource)
+            decoded += exchange_events(exchange, kind, start=len(decoded))
+        return decoded
 
     def kind_of(self, group: str, resource: str) -> str | None:
-        """The kind `resource` holds, from the recording's discovery documents first."""
-        if self._discovered is None:
-            self._discovered = {}
-            for exchange in self.exchanges:
-                if (
-                    exchange.status == 200
-                    and not exchange.info.is_resource_request
-                    and exchange.path.startswith(("/api/", "/apis/"))
-                ):
-                    self._discovered.update(discovered_kinds(self.response_body(exchange).value))
-        return kind_of(group, resource, self._discovered)
+        self._catch_up()
+        return self.resources.kind_of(group, resource)
 
     # -- history ----------------------------------------------------------------------------
     @property
     def history(self) -> History:
-        if self._history is None:
-            self._history = History()
-            for exchange in self.exchanges:
-                self._observe(exchange)
+        self._catch_up()
         return self._history
 
-    def _observe(self, exchange: Exchange) -> None:
+    def ref(self, exchange: Exchange, obj: Any = None) -> ObjectRef:
+        """Which object `exchange` (or `obj`, an object it carried) is about."""
         info = exchange.info
-        if not info.is_resource_request or exchange.status is None:
+        return self.resources.ref(info.group, info.resource, info.namespace, info.name, obj)
+
+    def _observe_events(self, exchange: Exchange, progress: _Progress) -> None:
+        events = self.events(exchange)
+        for index in range(progress.events, len(events)):
+            event = events[index]
+            if event.type in CHANGES and _is_object(event.object):
+                when = event.time or exchange.time
+                self._observe(exchange, event.object, "watch", when, index)
+        progress.events = len(events)
+
+    def _observe_response(self, exchange: Exchange) -> None:
+        info = exchange.info
+        if exchange.status != 200 and not info.is_resource_request:
             return
-        if info.verb == "watch":
-            for event in self.events(exchange):
-                if event.type in ("ADDED", "MODIFIED", "DELETED") and _is_object(event.object):
-                    self._add(exchange, event.object, "watch", event.time or exchange.time)
+        if not info.is_resource_request:
+            self._learn(exchange)
             return
-        if exchange.status >= 300 or info.subresource not in ("", "status"):
+        if exchange.status is None or exchange.status >= 300 or info.verb == "watch":
+            return
+        if info.subresource not in ("", "status"):
             return
         when = float(exchange.response["time"]) if exchange.response else exchange.time
         decoded = self.response_body(exchange).value
         if info.verb == "list" and isinstance(decoded, dict):
             for item in decoded.get("items") or []:
                 if isinstance(item, dict) and isinstance(item.get("metadata"), dict):
-                    self._add(exchange, _typed_item(decoded, item), "list", when)
+                    self._observe(exchange, _typed_item(decoded, item), "list", when)
         elif (info.verb == "get" or info.verb in WRITES) and _is_object(decoded):
-            self._add(exchange, decoded, info.verb, when)
+            self._observe(exchange, decoded, info.verb, when)
 
-    def _add(self, exchange: Exchange, obj: dict[str, Any], source: str, when: float) -> None:
-        assert self._history is not None
-        self._history.add(_key(exchange, obj), Observation(when, obj, source, exchange.id))
+    def _observe(
+        self,
+        exchange: Exchange,
+        obj: dict[str, Any],
+        source: str,
+        when: float,
+        event: int | None = None,
+    ) -> None:
+        observation = Observation.of(obj, when, source, exchange.id, exchange.component, event)
+        self._history.add(self.ref(exchange, obj), observation)
+
+    def _learn(self, exchange: Exchange) -> None:
+        """Discovery documents and OpenAPI documents: what the server serves, and how."""
+        if exchange.path.startswith(("/api/", "/apis/")):
+            self.resources.learn(self.response_body(exchange).value)
+        elif exchange.path.startswith("/openapi/v2"):
+            bisect.insort(self._openapi, (exchange.time, exchange), key=lambda d: d[0])
 
     # -- patches ----------------------------------------------------------------------------
     def replay(self, exchange: Exchange) -> PatchReplay | None:
@@ -201,59 +220,51 @@ class Analysis:
         kind = patch_type(exchange.request_header("content-type"))
         if exchange.info.verb != "patch" or kind is None:
             return None
+        self._catch_up()
         body = self.request_body(exchange)
         after = self.response_body(exchange).value
         if not body.ok:
-            return PatchReplay(kind, body.error, None, after, None, None, [], note=body.error)
+            return not_replayed(kind, body.error, after, str(body.error))
         if exchange.status is None or exchange.status >= 300 or not isinstance(after, dict):
-            return PatchReplay(
-                kind,
-                body.value,
-                None,
-                after,
-                None,
-                None,
-                [],
-                note="the server did not apply the patch",
-            )
+            return not_replayed(kind, body.value, after, "the server did not apply the patch")
         before, why_not = self._before(exchange, after)
         if before is None:
-            return PatchReplay(kind, body.value, None, after, None, None, [], note=why_not)
-        from k8s_wiretap.explain.patches import replay_patch
+            return not_replayed(kind, body.value, after, why_not)
+        schema = self.patch_schema(exchange.time)
+        return replay_exchange(exchange, kind, body.value, before, after, schema)
 
-        return replay_patch(self, exchange, kind, body.value, before, after)
-
-    def _before(
-        self, exchange: Exchange, after: dict[str, Any]
-    ) -> tuple[Observation | None, str | None]:
+    def _before(self, exchange: Exchange, after: dict[str, Any]) -> tuple[Observation | None, str]:
         """The object as the server had it before the patch, or None and why not."""
-        info, key = exchange.info, _key(exchange)
-        observation = self.history.before(key, exchange.time)
+        info, ref = exchange.info, self.ref(exchange, after)
+        observation = self._history.before(ref, exchange.time, uid_of(after))
         if observation is None and exchange.status == 201:  # a server-side apply created it
-            return Observation(exchange.time, {}, "nothing: the patch created it", ""), None
+            return Observation(exchange.time, {}, "nothing: the patch created it", ""), ""
         if observation is None:
             return None, "no earlier observation of the object in the recording"
-        if self.history.stale(key, observation, resource_version(after)):
+        if self._history.stale(ref, observation, resource_version(after)):
             return None, "the last observation before the patch is stale (a write came between)"
-        if info.subresource == "scale" and (info.group, info.resource) in SCALABLE:
-            api_version = str(after.get("apiVersion", "autoscaling/v1"))
-            scale = scale_of(observation.object, api_version)
+        served = self.resources.get(info.group, info.resource)
+        if info.subresource == "scale" and served is not None and served.scalable:
+            scale = scale_of(observation.object, str(after.get("apiVersion", "autoscaling/v1")))
             source = f"{observation.source} (as its scale)"
-            return Observation(observation.time, scale, source, observation.exchange), None
-        return observation, None
+            return Observation.of(
+                scale, observation.time, source, observation.exchange, observation.component
+            ), ""
+        return observation, ""
 
-    def openapi_documents(self) -> list[tuple[float, Exchange]]:
-        """The recording's successful `/openapi/v2` fetches, in time order."""
-        if self._openapi is None:
-            self._openapi = [
-                (e.time, e)
-                for e in self.exchanges
-                if e.path.startswith("/openapi/v2") and e.status == 200
-            ]
-        return self._openapi
+    def patch_schema(self, before: float) -> PatchSchema:
+        """The schema of the latest `/openapi/v2` the recording holds before `before`.
 
-    def schema_from(self, exchange_id: str, document: dict[str, Any]) -> PatchSchema:
-        """The patch schema of a recorded OpenAPI document, built once."""
-        if exchange_id not in self._schemas:
-            self._schemas[exchange_id] = PatchSchema.from_openapi(document)
-        return self._schemas[exchange_id]
+        kubectl fetches it during apply; a repeat apply often gets 304 from its cache and
+        then the recording holds none, and Kubernetes 1.20's built-in table serves."""
+        self._catch_up()
+        index = bisect.bisect_left(self._openapi, before, key=lambda d: d[0])
+        if index == 0:
+            return PatchSchema.builtin()
+        latest = self._openapi[index - 1][1]
+        decoded = self.response_body(latest)
+        if decoded.format != "openapi-protobuf" or not isinstance(decoded.value, dict):
+            return PatchSchema.builtin()
+        if latest.id not in self._schemas:
+            self._schemas[latest.id] = PatchSchema.from_openapi(decoded.value)
+        return self._schemas[latest.id]

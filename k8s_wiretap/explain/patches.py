@@ -1,51 +1,76 @@
 """Replay one recorded PATCH with `k8s_wiretap.patch` and check it against the server.
 
-The patch metadata (merge keys, strategies, list types) comes from the cluster's own OpenAPI
-document when the recording holds one from before the patch (kubectl fetches `/openapi/v2`
-during apply; a repeat apply often gets 304 from its cache and then the recording holds
-none), else from Kubernetes 1.20's built-in table.
+The replay is our proof that we understand each patch: the local result must agree with the
+object the server returned on everything the patch sets or removes (`patch.compare`).
+`matches_server` is None when there is nothing to replay on — no earlier observation of
+the object, or one that is provably stale (a write happened in between).
+
+This module is pure: the analysis finds the object as it was before (`before`) and the
+patch metadata in force (`schema`: the cluster's own OpenAPI document when the recording
+holds one from before the patch, else Kubernetes 1.20's built in).
 """
 
 from __future__ import annotations
 
-import bisect
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
-from k8s_wiretap.decode.objects import Observation
+from k8s_wiretap.decode.diff import diff
+from k8s_wiretap.decode.history import Observation
 from k8s_wiretap.patch import PatchError, PatchSchema, compare, replay
 
-if TYPE_CHECKING:
-    from k8s_wiretap.explain.analysis import Analysis, PatchReplay
-
-__all__ = ["patch_schema", "replay_patch"]
+__all__ = ["PatchReplay", "not_replayed", "replay_exchange"]
 
 
-def patch_schema(analysis: Analysis, before: float) -> PatchSchema:
-    """The schema of the latest `/openapi/v2` the recording holds before `before`."""
-    documents = analysis.openapi_documents()
-    index = bisect.bisect_left([time for time, _ in documents], before)
-    if index == 0:
-        return PatchSchema.builtin()
-    latest = documents[index - 1][1]
-    decoded = analysis.response_body(latest)
-    if decoded.format != "openapi-protobuf" or not isinstance(decoded.value, dict):
-        return PatchSchema.builtin()
-    return analysis.schema_from(latest.id, decoded.value)
+@dataclass(frozen=True)
+class PatchReplay:
+    type: str
+    body: Any
+    before: dict[str, Any] | None
+    after: Any
+    local: dict[str, Any] | None
+    matches_server: bool | None
+    mismatches: list[str]
+    before_from: Observation | None = None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "type": self.type,
+            "body": self.body,
+            "before": self.before,
+            "after": self.after,
+            "diff": diff(self.before, self.after) if self.before is not None else None,
+            "matches_server": self.matches_server,
+            "mismatches": self.mismatches,
+        }
+        if self.before_from is not None:
+            record["before_from"] = {
+                "exchange": self.before_from.exchange,
+                "source": self.before_from.source,
+                "time": self.before_from.time,
+            }
+        if self.note:
+            record["note"] = self.note
+        return record
 
 
-def replay_patch(
-    analysis: Analysis,
+def not_replayed(kind: str, body: Any, after: Any, why: str) -> PatchReplay:
+    """A PATCH there is no verdict on, and why."""
+    return PatchReplay(kind, body, None, after, None, None, [], note=why)
+
+
+def replay_exchange(
     exchange: Exchange,
     kind: str,
     body: Any,
     before: Observation,
     after: dict[str, Any],
+    schema: PatchSchema,
 ) -> PatchReplay:
-    from k8s_wiretap.explain.analysis import PatchReplay
-
+    """Apply `body` to `before` as the server would and compare with the server's `after`."""
     info = exchange.info
-    schema = patch_schema(analysis, exchange.time)
     manager = info.param("fieldManager")
     try:
         local = replay(
@@ -57,16 +82,8 @@ def replay_patch(
             force=info.param("force") == "true",
         )
     except PatchError as error:
-        return PatchReplay(
-            kind,
-            body,
-            before.object,
-            after,
-            None,
-            False,
-            [f"the replay failed where the server succeeded: {error}"],
-            before,
-        )
+        failed = f"the replay failed where the server succeeded: {error}"
+        return PatchReplay(kind, body, before.object, after, None, False, [failed], before)
     result = compare(
         kind,
         body,

@@ -25,7 +25,7 @@ def analysis(request: pytest.FixtureRequest) -> Analysis:
     path = COMMITTED if request.param == "committed" else request.getfixturevalue("story")
     recording = load(path)
     assert not recording.warnings
-    return Analysis(recording)
+    return Analysis.of(recording)
 
 
 def markers(value: Any) -> set[str]:
@@ -96,7 +96,7 @@ def test_watch_events_are_understood(analysis: Analysis) -> None:
 
 
 def test_an_expired_resource_version_is_an_error_event_410(story: Path) -> None:
-    analysis = Analysis(load(story))
+    analysis = Analysis.of(load(story))
     expired = [ev for e in analysis.exchanges for ev in analysis.events(e) if ev.expired]
     assert expired and expired[0].summary()["expired"] is True
     assert "too old resource version" in expired[0].object["message"]

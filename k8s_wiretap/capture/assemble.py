@@ -1,0 +1,108 @@
+"""Records in, exchanges out: the one place a recording's records become exchanges.
+
+A recording interleaves the records of many exchanges (request, response, events, end,
+tied together by `id`). `Assembler.feed(record)` takes them one at a time, as the proxy
+writes them or as a file is read, and says what changed (`Update`), so every consumer —
+the reader, the console, the analysis, the TUI — sees the same exchanges, open ones
+included. A record whose request was never recorded (a recording made before the proxy
+recorded rejected requests, or cut at the front) still makes an exchange: the method and
+path are unknown, everything else is kept, and a warning says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from k8s_wiretap.capture.exchange import Body, Exchange, StreamEvent
+
+__all__ = ["Assembler", "Update"]
+
+RecordKind = Literal["request", "response", "event", "end"]
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """`exchange` changed: its `record` ("request", "response", "event" or "end") arrived."""
+
+    exchange: Exchange
+    record: RecordKind
+
+
+@dataclass
+class Assembler:
+    """Assembles exchanges from records. `keep=False` forgets an exchange once it has ended
+    (a console that runs for days must not hold every exchange)."""
+
+    keep: bool = True
+    exchanges: list[Exchange] = field(default_factory=list)
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    _open: dict[str, Exchange] = field(default_factory=dict)
+
+    def feed(self, record: dict[str, Any]) -> Update | None:
+        """Take one record; the update it makes (None for a header or a note)."""
+        kind = record.get("record")
+        if kind == "note":
+            self.notes.append(record)
+            return None
+        if kind == "request":
+            return Update(self._new(Exchange(str(record["id"]), record)), "request")
+        if kind not in ("response", "event", "end"):
+            return None
+        exchange = self._open.get(str(record.get("id", ""))) or self._orphan(record)
+        if kind == "response":
+            exchange.response = record
+            return Update(exchange, "response")
+        if kind == "event":
+            exchange.events.append(stream_event(record))
+            return Update(exchange, "event")
+        exchange.end = record
+        if not self.keep:
+            del self._open[exchange.id]
+        return Update(exchange, "end")
+
+    def feed_all(self, records: Iterable[dict[str, Any]]) -> None:
+        for record in records:
+            self.feed(record)
+
+    @property
+    def open(self) -> list[Exchange]:
+        """Exchanges that have not ended yet (a watch still streaming, say)."""
+        return [e for e in self._open.values() if e.end is None]
+
+    def _new(self, exchange: Exchange) -> Exchange:
+        self._open[exchange.id] = exchange
+        if self.keep:
+            self.exchanges.append(exchange)
+        return exchange
+
+    def _orphan(self, record: dict[str, Any]) -> Exchange:
+        exchange_id = str(record.get("id", ""))
+        self.warnings.append(
+            f"{record.get('record')} record for exchange {exchange_id} whose request was "
+            "not recorded: shown with an unknown method and path"
+        )
+        request = {
+            "record": "request",
+            "id": exchange_id,
+            "time": record.get("time", 0.0),
+            "method": "",
+            "path": "",
+            "headers": [],
+            "unrecorded": True,
+        }
+        return self._new(Exchange(exchange_id, request))
+
+
+def stream_event(record: dict[str, Any]) -> StreamEvent:
+    body = Body.from_record(record.get("data")) or Body(b"", 0)
+    return StreamEvent(
+        int(record["seq"]),
+        float(record["time"]),
+        str(record["kind"]),
+        body,
+        bool(record.get("from_client")),
+        bool(record.get("incomplete")),
+    )

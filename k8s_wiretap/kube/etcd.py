@@ -1,0 +1,43 @@
+"""Where the API server keeps an object in etcd: `/registry/<prefix>/<namespace>/<name>`.
+
+The prefix of a built-in resource is its plural, except for the resources whose storage
+predates their names (pkg/kubeapiserver/default_storage_factory_builder.go,
+`SpecialDefaultResourcePrefixes`, 1.20); resources of one cohabiting pair share storage
+(events.k8s.io Events are core Events, extensions Deployments are apps Deployments). Custom
+resources (and the aggregator's APIServices, the CRDs themselves) are kept under their group:
+`/registry/<group>/<plural>/...` (apiextensions-apiserver's and kube-aggregator's REST
+storage). `--etcd-prefix` moves `/registry`; the lab keeps the default.
+"""
+
+from __future__ import annotations
+
+from k8s_wiretap.kube.refs import ObjectRef
+
+__all__ = ["DEFAULT_PREFIX", "SPECIAL_PREFIXES", "etcd_key"]
+
+DEFAULT_PREFIX = "/registry"
+
+# (group, resource) → prefix: SpecialDefaultResourcePrefixes.
+SPECIAL_PREFIXES: dict[tuple[str, str], str] = {
+    ("", "replicationcontrollers"): "controllers",
+    ("", "endpoints"): "services/endpoints",
+    ("", "nodes"): "minions",
+    ("", "services"): "services/specs",
+    ("extensions", "ingresses"): "ingress",
+    ("networking.k8s.io", "ingresses"): "ingress",
+    ("extensions", "podsecuritypolicies"): "podsecuritypolicy",
+    ("policy", "podsecuritypolicies"): "podsecuritypolicy",
+}
+# Groups whose resources are stored under the group's name (not built into kube-apiserver's
+# own storage factory).
+GROUP_PREFIXED = frozenset({"apiextensions.k8s.io", "apiregistration.k8s.io"})
+
+
+def etcd_key(ref: ObjectRef, builtin: bool = True, prefix: str = DEFAULT_PREFIX) -> str:
+    """The key of `ref`; `builtin=False` for a custom resource (served from a CRD)."""
+    if not builtin or ref.group in GROUP_PREFIXED:
+        base = f"{ref.group}/{ref.resource}"
+    else:
+        base = SPECIAL_PREFIXES.get((ref.group, ref.resource), ref.resource)
+    where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+    return f"{prefix}/{base}/{where}"

@@ -1,0 +1,50 @@
+"""Object identity: which object a request, a list item or a watch event is about.
+
+An `ObjectRef` names an object the way the API server stores it — group, resource,
+namespace, name — the same however it was seen: `GET /api/v1/namespaces/default` and the
+`default` item of `LIST /api/v1/namespaces` are one object (a Namespace is cluster-scoped:
+its namespace is "", although the API server's RequestInfo puts its name in the namespace
+field). The uid tells apart two objects that had the same name one after the other (deleted
+and created again); it is part of the observation, not of the reference, because a request
+names an object by name only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ObjectRef", "resource_version", "uid_of"]
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class ObjectRef:
+    group: str
+    resource: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        resource = f"{self.resource}.{self.group}" if self.group else self.resource
+        where = f"{self.namespace}/{self.name}" if self.namespace else self.name
+        return f"{resource} {where}"
+
+    def with_name(self, name: str) -> ObjectRef:
+        return ObjectRef(self.group, self.resource, self.namespace, name)
+
+
+def resource_version(obj: Any) -> int | None:
+    """The numeric resourceVersion of an object (etcd's revision when it was written)."""
+    if not isinstance(obj, dict):
+        return None
+    value = (obj.get("metadata") or {}).get("resourceVersion")
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def uid_of(obj: Any) -> str:
+    if not isinstance(obj, dict):
+        return ""
+    return str((obj.get("metadata") or {}).get("uid") or "")

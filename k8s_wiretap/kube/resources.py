@@ -1,0 +1,149 @@
+"""Which resources an API server serves: resource ↔ kind ↔ scope, subresources, verbs.
+
+The truth is the API server's own discovery (`/api/v1`, `/apis/{group}/{version}`: one
+APIResourceList each). A recording that holds discovery documents (kubectl fetches them)
+teaches a `Resources` table exactly what that server serves, custom resources included;
+everything else comes from the built-in table, `data/discovery-1.20.json`, generated from
+the lab's kube-apiserver 1.20.2 by `scripts/generate_discovery.py` (a test compares it with
+a running lab). Nothing is guessed: a resource neither knows is unknown (None).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from k8s_wiretap.kube.refs import ObjectRef
+
+__all__ = ["DISCOVERY_FILE", "ApiResource", "Resources", "resources_of"]
+
+DISCOVERY_FILE = Path(__file__).parent / "data" / "discovery-1.20.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiResource:
+    group: str
+    version: str
+    resource: str  # the plural, as in paths
+    kind: str
+    namespaced: bool
+    verbs: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+
+    @property
+    def scalable(self) -> bool:
+        """Has a `scale` subresource (derived from spec.replicas, as `scale.py` shows)."""
+        return "scale" in self.subresources
+
+
+def resources_of(resource_list: Any) -> list[ApiResource]:
+    """The resources of one APIResourceList, subresources folded into their parents."""
+    if not isinstance(resource_list, dict) or resource_list.get("kind") != "APIResourceList":
+        return []
+    group, _, version = str(resource_list.get("groupVersion", "")).rpartition("/")
+    entries = [r for r in resource_list.get("resources") or [] if isinstance(r, dict)]
+    subresources: dict[str, list[str]] = {}
+    for entry in entries:
+        parent, _, sub = str(entry.get("name", "")).partition("/")
+        if sub:
+            subresources.setdefault(parent, []).append(sub)
+    return [
+        ApiResource(
+            group,
+            version,
+            str(entry["name"]),
+            str(entry.get("kind", "")),
+            bool(entry.get("namespaced")),
+            tuple(str(v) for v in entry.get("verbs") or ()),
+            tuple(sorted(subresources.get(str(entry["name"]), ()))),
+        )
+        for entry in entries
+        if "/" not in str(entry.get("name", "/")) and entry.get("kind")
+    ]
+
+
+@dataclass
+class Resources:
+    """(group, resource) → what the server serves; documents learned later win."""
+
+    _table: dict[tuple[str, str], ApiResource] = field(default_factory=dict)
+
+    @classmethod
+    def builtin(cls) -> Resources:
+        return cls(dict(_builtin_table()))
+
+    def learn(self, resource_list: Any) -> bool:
+        """Add the resources of a recorded APIResourceList; True if it was one."""
+        found = resources_of(resource_list)
+        for item in found:
+            known = self._table.get((item.group, item.resource))
+            if known is None or known.version == item.version or not _preferred(known):
+                self._table[(item.group, item.resource)] = item
+        return bool(found)
+
+    def get(self, group: str, resource: str) -> ApiResource | None:
+        return self._table.get((group, resource))
+
+    def kind_of(self, group: str, resource: str) -> str | None:
+        found = self.get(group, resource)
+        return found.kind if found else None
+
+    def __iter__(self) -> Iterator[ApiResource]:
+        return iter(self._table.values())
+
+    def ref(
+        self, group: str, resource: str, namespace: str, name: str, obj: Any = None
+    ) -> ObjectRef:
+        """The reference of an object, the same however it was seen.
+
+        With the object at hand its metadata is the truth (a cluster-scoped object has no
+        namespace there); without it, the scope the server serves the resource with decides
+        (the path of a cluster-scoped `namespaces/NAME` request names it twice).
+        """
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if isinstance(meta, dict) and meta.get("name"):
+            return ObjectRef(group, resource, str(meta.get("namespace") or ""), str(meta["name"]))
+        found = self.get(group, resource)
+        if found is not None and not found.namespaced:
+            namespace = ""
+        return ObjectRef(group, resource, namespace, name)
+
+
+def _preferred(item: ApiResource) -> bool:
+    return item.version in _preferred_versions().get(item.group, ())
+
+
+@cache
+def _document() -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(DISCOVERY_FILE.read_text())
+    return result
+
+
+@cache
+def _preferred_versions() -> dict[str, tuple[str, ...]]:
+    return {group: (version,) for group, version in _document()["preferred"].items()}
+
+
+@cache
+def _builtin_table() -> dict[tuple[str, str], ApiResource]:
+    """Each built-in resource at its group's preferred version (else the first served)."""
+    table: dict[tuple[str, str], ApiResource] = {}
+    preferred = _preferred_versions()
+    for entry in _document()["resources"]:
+        item = ApiResource(
+            entry["group"],
+            entry["version"],
+            entry["resource"],
+            entry["kind"],
+            entry["namespaced"],
+            tuple(entry["verbs"]),
+            tuple(entry["subresources"]),
+        )
+        key = (item.group, item.resource)
+        if key not in table or item.version in preferred.get(item.group, ()):
+            table[key] = item
+    return table
