@@ -9,15 +9,35 @@ from typing import Any
 
 from k8s_wiretap.capture.format import header_record
 
-__all__ = ["FileOutput"]
+__all__ = ["FileOutput", "recording_problem"]
+
+
+def recording_problem(path: Path, *, overwrite: bool, hint: str) -> str | None:
+    """Why a new recording cannot be written at `path` (None if it can), to say before
+    anything starts; `hint` tells how to replace an existing file."""
+    if not path.parent.is_dir():
+        return f"folder {path.parent} does not exist"
+    if path.is_dir():
+        return f"{path} is a folder"
+    if not overwrite and os.path.lexists(path):
+        return f"{path} exists ({hint})"
+    return None
 
 
 class FileOutput:
-    """Appends records to a new recording file (0600: it holds cluster data)."""
+    """Appends records to a new recording file (0600: it holds cluster data).
 
-    def __init__(self, path: Path, *, redacted: bool, max_body: int) -> None:
+    The file must not exist (`O_EXCL`: nothing that appeared since a check is replaced)
+    unless `overwrite`, which empties an existing one. Open it only once the proxy is sure
+    to run: opening is what creates or empties the file.
+    """
+
+    def __init__(
+        self, path: Path, *, redacted: bool, max_body: int, overwrite: bool = False
+    ) -> None:
         self.path = path
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        replace = os.O_TRUNC if overwrite else os.O_EXCL
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | replace, 0o600)
         self._file = os.fdopen(fd, "w", encoding="utf-8")
         self.write(header_record(redacted=redacted, max_body=max_body))
         self.flush()

@@ -116,7 +116,12 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _recording_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--record", type=Path, metavar="FILE", help="write a recording")
+    parser.add_argument(
+        "--record", type=Path, metavar="FILE", help="write a recording (a new file)"
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="let --record replace an existing FILE"
+    )
     parser.add_argument(
         "--no-redact",
         action="store_true",
@@ -162,6 +167,7 @@ def _settings(args: argparse.Namespace, routes: list[Route]) -> ProxySettings:
     return ProxySettings(
         routes=routes,
         record=args.record.absolute() if args.record else None,
+        overwrite=args.overwrite,
         redact=not args.no_redact,
         max_body=_max_body(args.max_body),
     )

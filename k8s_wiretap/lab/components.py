@@ -114,6 +114,7 @@ COMPONENTS: dict[str, Component] = {
                 "--routes={dir}/wiretap/routes.json",
                 "--confdir={dir}/wiretap",
                 "--record={record}",
+                "--overwrite",  # every `lab up` starts from scratch, its recording too
                 "--no-tui",
             ),
         ),

@@ -6,6 +6,10 @@ chunk on as it passes (`flow.response.stream`): watches and `logs -f` reach the 
 once, and nothing is buffered in the proxy. Framing, redaction and writing happen in the
 recorder's thread, never on this event loop.
 
+`wiretap_record` refuses an existing file unless `wiretap_overwrite` is set (an OptionsError
+at start-up), and the file is created only in the `running` hook, once mitmproxy listens: a
+mitmdump that fails to start leaves an existing recording as it was.
+
 mitmproxy closes connections idle for 600 s (`mitmproxy.proxy.server.TCP_TIMEOUT`); a quiet
 watch lives longer than that when direct (the API server ends it after 30-60 minutes), so the
 timeout is raised to `wiretap_idle_timeout` (default one day).
@@ -13,6 +17,7 @@ timeout is raised to `wiretap_idle_timeout` (default one day).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +28,7 @@ from mitmproxy.addonmanager import Loader
 from mitmproxy.utils import human
 
 from k8s_wiretap.capture.events import Chunk, End, Message, RequestSeen, ResponseSeen
-from k8s_wiretap.capture.outputs import FileOutput
+from k8s_wiretap.capture.outputs import FileOutput, recording_problem
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.proxy.upstream import INJECTED
@@ -31,6 +36,7 @@ from k8s_wiretap.proxy.upstream import INJECTED
 __all__ = ["Wiretap"]
 
 DEFAULT_IDLE_TIMEOUT = 24 * 3600
+OVERWRITE_HINT = "set wiretap_overwrite to replace it"
 
 
 class Wiretap:
@@ -46,9 +52,13 @@ class Wiretap:
         self.console = console
         self.listeners = listeners or {}
         self._upgraded: dict[str, str] = {}  # client connection id → HTTP exchange id
+        self._record_pending = False  # the recorder from options still needs its file
 
     def load(self, loader: Loader) -> None:
         loader.add_option("wiretap_record", str, "", "Write a k8s-wiretap recording here.")
+        loader.add_option(
+            "wiretap_overwrite", bool, False, "Replace an existing wiretap_record file."
+        )
         loader.add_option(
             "wiretap_redact", bool, True, "Redact credentials and Secret values in the recording."
         )
@@ -76,27 +86,50 @@ class Wiretap:
                 human.parse_size(ctx.options.wiretap_max_body)
             except ValueError as error:
                 raise exceptions.OptionsError(f"wiretap_max_body: {error}") from error
+        if self.recorder is None and ctx.options.wiretap_record:
+            problem = recording_problem(
+                self._record_path(), overwrite=ctx.options.wiretap_overwrite, hint=OVERWRITE_HINT
+            )
+            if problem:
+                raise exceptions.OptionsError(f"wiretap_record: {problem}")
         if self.recorder is None and (ctx.options.wiretap_record or ctx.options.wiretap_console):
             self.recorder = self._recorder_from_options()
 
+    @staticmethod
+    def _record_path() -> Path:
+        return Path(ctx.options.wiretap_record).expanduser()
+
     def _recorder_from_options(self) -> Recorder:
+        """The recorder for the `wiretap_*` options; its file comes in `running`."""
         max_body = human.parse_size(ctx.options.wiretap_max_body) or DEFAULT_MAX_BODY
         redact = ctx.options.wiretap_redact
         outputs: list[Output] = []
-        if ctx.options.wiretap_record:
-            outputs.append(
-                FileOutput(
-                    Path(ctx.options.wiretap_record).expanduser(),
-                    redacted=redact,
-                    max_body=max_body,
-                )
-            )
         if ctx.options.wiretap_console and self.console is not None:
             outputs.append(self.console())
+        self._record_pending = bool(ctx.options.wiretap_record)
         return Recorder(outputs, redactor=Redactor() if redact else None, max_body=max_body)
 
     def running(self) -> None:
-        if self.recorder is not None and not self.recorder.started:
+        if self.recorder is None:
+            return
+        if self._record_pending:  # mitmproxy listens: now the file may be created
+            self._record_pending = False
+            path = self._record_path()
+            try:
+                output = FileOutput(
+                    path,
+                    redacted=self.recorder.redactor is not None,
+                    max_body=self.recorder.max_body,
+                    overwrite=ctx.options.wiretap_overwrite,
+                )
+            except OSError as error:
+                exists = isinstance(error, FileExistsError)
+                reason = f"exists ({OVERWRITE_HINT})" if exists else error.strerror
+                logging.error(f"wiretap_record: {path}: {reason}")
+                ctx.master.shutdown()
+                return
+            self.recorder.outputs.insert(0, output)
+        if not self.recorder.started:
             self.recorder.start()
 
     def done(self) -> None:

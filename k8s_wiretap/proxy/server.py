@@ -9,6 +9,11 @@ Options that matter and why (see the wire notes):
   the Host the API server would get directly;
 - upstream TLS verified against the kubeconfig's CA (`ssl_verify_upstream_trusted_ca`),
   skipped only when the kubeconfig says `insecure-skip-tls-verify`.
+
+The recording file is touched last: everything that can fail is checked first (`_prepare`:
+the file's folder, an existing file unless `overwrite`, the ports, the credentials), and the
+file is created (`O_EXCL` unless `overwrite`) only once every listener is up — a proxy that
+does not start leaves an existing recording as it was.
 """
 
 from __future__ import annotations
@@ -23,12 +28,12 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mitmproxy import options
+from mitmproxy import ctx, options
 from mitmproxy.addons import default_addons
 from mitmproxy.certs import CertStore
 from mitmproxy.master import Master
 
-from k8s_wiretap.capture.outputs import FileOutput
+from k8s_wiretap.capture.outputs import FileOutput, recording_problem
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.errors import UsageError, WiretapError
@@ -81,6 +86,7 @@ def placeholder_client(confdir: Path) -> Identity:
 class ProxySettings:
     routes: list[Route]
     record: Path | None = None
+    overwrite: bool = False  # replace an existing `record` (else it is refused)
     redact: bool = True
     max_body: int = DEFAULT_MAX_BODY
     outputs: list[Output] = field(default_factory=list)  # besides the recording: views
@@ -116,23 +122,16 @@ class ProxyServer:
 
     def __init__(self, settings: ProxySettings) -> None:
         self.settings = settings
-        self.recorder = self._recorder()
+        # The recording file joins the outputs once the proxy listens (`_go_live`); the
+        # recorder starts after that, so it writes nothing anywhere before.
+        outputs: list[Output] = list(settings.outputs)
+        self.recorder = Recorder(
+            outputs, redactor=Redactor() if settings.redact else None, max_body=settings.max_body
+        )
         self._master: Master | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
-
-    def _recorder(self) -> Recorder:
-        settings = self.settings
-        outputs: list[Output] = []
-        if settings.record:
-            outputs.append(
-                FileOutput(settings.record, redacted=settings.redact, max_body=settings.max_body)
-            )
-        outputs.extend(settings.outputs)
-        return Recorder(
-            outputs, redactor=Redactor() if settings.redact else None, max_body=settings.max_body
-        )
 
     def _options(self) -> dict[str, object]:
         routes = self.settings.routes
@@ -170,9 +169,15 @@ class ProxyServer:
                 ProxyServer._active = None
 
     def _prepare(self) -> None:
-        """Everything that can fail with a clear message, before any listener opens."""
-        if self.settings.record is not None and not self.settings.record.parent.is_dir():
-            raise UsageError(f"--record: folder {self.settings.record.parent} does not exist")
+        """Everything that can fail with a clear message, before any listener opens and
+        before anything is written."""
+        record = self.settings.record
+        if record is not None:
+            problem = recording_problem(
+                record, overwrite=self.settings.overwrite, hint="--overwrite replaces it"
+            )
+            if problem:
+                raise UsageError(f"--record: {problem}")
         for route in self.settings.routes:
             check_port_free(route.host, route.port)
             if route.access.has_credentials:
@@ -185,8 +190,8 @@ class ProxyServer:
         listeners = {route.mode: route.name for route in self.settings.routes}
         master.addons.add(
             Upstream(self.settings.routes, self.settings.accept_hosts),
+            _Ready(self),  # before Wiretap: the recording is open before the recorder starts
             Wiretap(self.recorder, listeners),
-            _Ready(self),
         )
         master.options.update(**self._options())
         self._master = master
@@ -199,6 +204,25 @@ class ProxyServer:
         if failed:
             raise UsageError(f"cannot listen: {failed[0].last_exception}")
 
+    def _go_live(self) -> None:
+        """Every listener is up: now, and only now, create the recording file."""
+        self._check_listening()
+        record = self.settings.record
+        if record is None:
+            return
+        try:
+            output = FileOutput(
+                record,
+                redacted=self.settings.redact,
+                max_body=self.settings.max_body,
+                overwrite=self.settings.overwrite,
+            )
+        except FileExistsError as error:  # created since _prepare looked
+            raise UsageError(f"--record: {record} exists (--overwrite replaces it)") from error
+        except OSError as error:
+            raise UsageError(f"--record {record}: {error.strerror}") from error
+        self.recorder.outputs.insert(0, output)
+
     def _thread_main(self) -> None:
         try:
             asyncio.run(self._main())
@@ -208,6 +232,7 @@ class ProxyServer:
 
     def start(self) -> ProxyServer:
         """Listen in a background thread; returns once every listener is up."""
+        self._prepare()  # touches no mitmproxy state: fails the same with another proxy up
         self._claim()
         try:
             return self._start()
@@ -216,15 +241,18 @@ class ProxyServer:
             raise
 
     def _start(self) -> ProxyServer:
-        self._prepare()
         self._thread = threading.Thread(target=self._thread_main, name="wiretap-proxy", daemon=True)
         self._thread.start()
         if not self._ready.wait(START_TIMEOUT):
             raise WiretapError("the proxy did not start within 30 s")
+        self._raise_start_error()
+        return self
+
+    def _raise_start_error(self) -> None:
+        if isinstance(self._error, WiretapError):
+            raise self._error
         if self._error is not None:
             raise WiretapError(f"the proxy failed to start: {self._error}")
-        self._check_listening()
-        return self
 
     def stop(self) -> None:
         if self._master is not None:
@@ -235,20 +263,20 @@ class ProxyServer:
 
     def serve(self) -> None:
         """Run in the foreground until interrupted."""
+        self._prepare()
         self._claim()
         try:
-            self._prepare()
             with contextlib.suppress(KeyboardInterrupt):
                 asyncio.run(self._serve())
         finally:
             self._release()
+        self._raise_start_error()
 
     async def _serve(self) -> None:
         task = asyncio.create_task(self._main())
         while not self._ready.is_set() and not task.done():
             await asyncio.sleep(0.02)
-        if self._ready.is_set() and not task.done():
-            self._check_listening()
+        if self._ready.is_set() and self._error is None and not task.done():
             self._announce()
             # `lab down` and service managers stop the proxy with SIGTERM: shut down as on
             # Ctrl-C, so the recording gets what is queued and an end for every open exchange.
@@ -269,10 +297,17 @@ class ProxyServer:
 
 
 class _Ready:
-    """Tells the ProxyServer that mitmproxy's listeners are set up."""
+    """Tells the ProxyServer that mitmproxy's listeners are set up, after creating the
+    recording; if either fails, the proxy shuts down and the ProxyServer raises the error."""
 
     def __init__(self, server: ProxyServer) -> None:
         self.server = server
 
     def running(self) -> None:
-        self.server._ready.set()
+        try:
+            self.server._go_live()
+        except Exception as error:  # mitmproxy would only log it
+            self.server._error = error
+            ctx.master.shutdown()
+        finally:
+            self.server._ready.set()

@@ -103,6 +103,10 @@ def test_usage_errors_are_one_line_with_exit_status_2(lab: LabState, tmp_path: P
     taken.bind(("127.0.0.1", 0))
     taken.listen()
     port = taken.getsockname()[1]
+    existing = tmp_path / "existing.jsonl"
+    existing.write_text("kept\n")
+    missing = tmp_path / "no-such-folder" / "trace.jsonl"
+    proxy = ["proxy", "--kubeconfig", lab.kubeconfig]
     try:
         cases = [
             (["proxy", "--kubeconfig", str(tmp_path / "nope")], "not found"),
@@ -115,6 +119,22 @@ def test_usage_errors_are_one_line_with_exit_status_2(lab: LabState, tmp_path: P
                 f"cannot listen on 127.0.0.1:{port}",
             ),
             (["proxy", "--kubeconfig", lab.kubeconfig, "--listen", "8001"], "expected HOST:PORT"),
+            (
+                [*proxy, "--record", str(existing)],
+                f"--record: {existing} exists (--overwrite replaces it)",
+            ),
+            (
+                [*proxy, "--record", str(existing), "--overwrite", "--listen", f"127.0.0.1:{port}"],
+                f"cannot listen on 127.0.0.1:{port}",
+            ),
+            (
+                [*proxy, "--record", str(missing), "--listen", f"127.0.0.1:{port}"],
+                f"--record: folder {missing.parent} does not exist",
+            ),
+            (
+                ["run", "--kubeconfig", lab.kubeconfig, "--record", str(existing), "--", "true"],
+                f"--record: {existing} exists",
+            ),
             (["run", "--kubeconfig", lab.kubeconfig], "give a command"),
             (
                 ["run", "--kubeconfig", lab.kubeconfig, "--", "no-such-command"],
@@ -129,6 +149,25 @@ def test_usage_errors_are_one_line_with_exit_status_2(lab: LabState, tmp_path: P
             assert len(lines) == 1 and message in lines[0], (args, result.stderr)
     finally:
         taken.close()
+    assert existing.read_text() == "kept\n"  # refused, or the proxy could not start: untouched
+    assert not missing.parent.exists()
+
+
+def test_overwrite_replaces_an_existing_recording(lab: LabState, tmp_path: Path) -> None:
+    old = tmp_path / "recording.jsonl"  # where spawn_proxy records
+    old.write_text(
+        '{"record":"header","format":"k8s-wiretap-recording","version":1}\n'
+        '{"record":"note","time":0,"level":"info","message":"the old recording"}\n'
+    )
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--overwrite")
+    try:
+        Kubectl(lab.kubeconfig, tmp_path / "cache", server=proxy.url)("get", "--raw", "/version")
+    finally:
+        proxy.stop()
+    recording = load(old)
+    assert recording.header["tool"].startswith("k8s-wiretap ") and not recording.warnings
+    assert recording.notes == []  # nothing of the old recording is left
+    assert any(e.path == "/version" and e.status == 200 for e in recording.exchanges)
 
 
 def test_kill_9_mid_recording_leaves_a_loadable_recording(lab: LabState, tmp_path: Path) -> None:

@@ -1,0 +1,80 @@
+"""ProxyServer start-up: what it refuses, and that a refusal leaves every file as it was.
+
+These need no lab: the proxy fails (on purpose) before it would talk to any API server, and
+`start()` checks everything before it claims the process's mitmproxy (so they also pass while
+the session's proxy runs).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from k8s_wiretap.errors import UsageError
+from k8s_wiretap.kube.kubeconfig import ClusterAccess
+from k8s_wiretap.proxy.routes import Route
+from k8s_wiretap.proxy.server import ProxyServer, ProxySettings, free_port
+
+OLD = '{"record":"header","format":"k8s-wiretap-recording","version":1}\n{"record":"note"}\n'
+
+
+@pytest.fixture
+def taken() -> Iterator[int]:
+    """A port something else listens on."""
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        yield other.getsockname()[1]
+
+
+def server(tmp_path: Path, port: int, record: Path, *, overwrite: bool = False) -> ProxyServer:
+    access = ClusterAccess("nowhere", f"https://127.0.0.1:{free_port()}")
+    route = Route("default", "127.0.0.1", port, access)
+    settings = ProxySettings(routes=[route], record=record, confdir=tmp_path / "ca")
+    settings.overwrite = overwrite
+    return ProxyServer(settings)
+
+
+def test_a_taken_port_leaves_an_existing_recording_as_it_was(tmp_path: Path, taken: int) -> None:
+    record = tmp_path / "trace.jsonl"
+    record.write_text(OLD)
+    proxy = server(tmp_path, taken, record, overwrite=True)
+    with pytest.raises(UsageError, match=f"cannot listen on 127.0.0.1:{taken}"):
+        proxy.start()
+    assert record.read_text() == OLD
+
+
+def test_a_taken_port_creates_no_recording(tmp_path: Path, taken: int) -> None:
+    record = tmp_path / "trace.jsonl"
+    with pytest.raises(UsageError, match="cannot listen"):
+        server(tmp_path, taken, record).start()
+    assert not record.exists()
+
+
+def test_an_existing_recording_is_refused_without_overwrite(tmp_path: Path) -> None:
+    record = tmp_path / "trace.jsonl"
+    record.write_text(OLD)
+    with pytest.raises(UsageError) as refused:
+        server(tmp_path, free_port(), record).start()
+    assert str(refused.value) == f"--record: {record} exists (--overwrite replaces it)"
+    assert record.read_text() == OLD
+    link = tmp_path / "link.jsonl"  # a symlink is an existing file too, even a dangling one
+    link.symlink_to(tmp_path / "nowhere.jsonl")
+    with pytest.raises(UsageError, match="exists"):
+        server(tmp_path, free_port(), link).start()
+    assert not (tmp_path / "nowhere.jsonl").exists()
+
+
+def test_a_missing_folder_is_the_first_thing_said(tmp_path: Path, taken: int) -> None:
+    """Before the port (taken here) or anything else; and not a raw FileNotFoundError."""
+    record = tmp_path / "no-such-folder" / "trace.jsonl"
+    with pytest.raises(UsageError) as refused:
+        server(tmp_path, taken, record).start()
+    assert str(refused.value) == f"--record: folder {record.parent} does not exist"
+    with pytest.raises(UsageError, match="does not exist"):
+        server(tmp_path, taken, record).serve()
+    assert not record.parent.exists()
+    assert not (tmp_path / "ca").exists()  # nothing at all was prepared
