@@ -36,6 +36,7 @@ from k8s_wiretap.proxy.upstream import INJECTED
 __all__ = ["Wiretap"]
 
 DEFAULT_IDLE_TIMEOUT = 24 * 3600
+RECORDED = "wiretap_request_recorded"  # flow metadata: its request record was written
 OVERWRITE_HINT = "set wiretap_overwrite to replace it"
 
 
@@ -138,8 +139,13 @@ class Wiretap:
 
     # -- HTTP -----------------------------------------------------------------------------
     def request(self, flow: http.HTTPFlow) -> None:
-        if self.recorder is None:
-            return
+        """The whole request is in (mitmproxy's `request` hook): record it."""
+        if self.recorder is not None:
+            self._record_request(flow)
+
+    def _record_request(self, flow: http.HTTPFlow) -> None:
+        assert self.recorder is not None
+        flow.metadata[RECORDED] = True
         client = flow.client_conn
         request = flow.request
         self.recorder.put(
@@ -198,9 +204,16 @@ class Wiretap:
         self.recorder.put(End(flow.id, flow.response.timestamp_end or time.time(), body=body))
 
     def error(self, flow: http.HTTPFlow) -> None:
-        if self.recorder is not None:
-            message = flow.error.msg if flow.error else "unknown error"
-            self.recorder.put(End(flow.id, time.time(), error=message))
+        """The exchange failed. A request the proxy rejected or that broke before its body
+        was in (a bad Content-Length, a cut-off body, a bad chunk) never reached the `request`
+        hook, only `requestheaders`: it is recorded here, as far as it is known (no body),
+        so that its end has an exchange to end."""
+        if self.recorder is None:
+            return
+        if not flow.metadata.get(RECORDED) and flow.request is not None:
+            self._record_request(flow)
+        message = flow.error.msg if flow.error else "unknown error"
+        self.recorder.put(End(flow.id, time.time(), error=message))
 
     # -- upgraded connections -------------------------------------------------------------
     def websocket_message(self, flow: http.HTTPFlow) -> None:

@@ -10,6 +10,7 @@ import os
 import re
 import selectors
 import signal
+import socket
 import subprocess
 from pathlib import Path
 
@@ -349,3 +350,61 @@ def test_protobuf_and_http2_through_tls(wiretap: Wiretap, lab: LabState, tmp_pat
     assert exchange.request["client"]["tls"] is True
     assert exchange.request["identity"]["credential"] == "added by proxy"
     assert exchange.request["identity"]["user"].startswith("kubernetes-admin (system:masters)")
+
+
+BROKEN_REQUESTS = {
+    "bad content-length": (
+        "POST",
+        "/api/v1/namespaces/default/configmaps?case=length",
+        b"Content-Type: application/json\r\nContent-Length: abc\r\n\r\n{}",
+    ),
+    "cut-off body": (
+        "PUT",
+        "/api/v1/namespaces/default/configmaps/cut?case=cut",
+        b'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"kind":',
+    ),
+    "bad chunk header": (
+        "POST",
+        "/api/v1/namespaces/default/configmaps?case=chunk",
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n",
+    ),
+}
+
+
+def send_raw(port: int, data: bytes) -> bytes:
+    """Send `data` on a fresh connection, stop sending, read until the proxy hangs up."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    return reply
+
+
+def test_requests_that_break_are_recorded_with_their_error(lab: LabState, tmp_path: Path) -> None:
+    """A request mitmproxy rejects (a bad Content-Length) or whose body breaks (cut off, a bad
+    chunk) reaches the addon's `error` hook, never `request`: it is still recorded as what it
+    was, a request (method, path, headers) and an end with the error, and the recording loads
+    without a warning."""
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path)
+    try:
+        for method, path, rest in BROKEN_REQUESTS.values():
+            head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{proxy.port}\r\n".encode()
+            send_raw(proxy.port, head + rest)
+        client = Kubectl(lab.kubeconfig, tmp_path / "cache", server=proxy.url)
+        client("get", "--raw", "/version")  # the proxy is still fine
+    finally:
+        proxy.stop()
+    recording = proxy.recording()
+    assert recording.warnings == []
+    for case, (method, path, _) in BROKEN_REQUESTS.items():
+        matching = [e for e in recording.exchanges if e.path == path]
+        assert len(matching) == 1, (case, [e.path for e in recording.exchanges])
+        exchange = matching[0]
+        assert exchange.method == method, case
+        assert exchange.request_header("content-type") == "application/json", case
+        assert exchange.request["client"]["address"].startswith("127.0.0.1:"), case
+        assert exchange.end is not None and exchange.end.get("error"), case
+        assert exchange.response is None, case  # no answer from the API server
+    assert any(e.path == "/version" and e.status == 200 for e in recording.exchanges)

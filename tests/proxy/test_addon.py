@@ -1,0 +1,300 @@
+"""The wiretap addon's hooks on mitmproxy's own test flows: which records each one makes.
+
+No lab and no listener: mitmproxy's `tflow` builds the flows its proxy would hand the hooks,
+`taddons` provides the context (`ctx.options`, `ctx.master`) the option hooks need. The
+recorder records synchronously here, so each hook's records can be read right after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import mitmproxy.proxy.server
+import pytest
+from mitmproxy import exceptions, hooks, http, tcp
+from mitmproxy.test import taddons, tflow
+
+from k8s_wiretap.capture.events import ProxyEvent
+from k8s_wiretap.capture.format import body_bytes
+from k8s_wiretap.capture.reader import load
+from k8s_wiretap.capture.recorder import Recorder
+from k8s_wiretap.capture.redact import Redactor
+from k8s_wiretap.proxy.addon import DEFAULT_IDLE_TIMEOUT, Wiretap
+from k8s_wiretap.proxy.status import status_response
+from k8s_wiretap.proxy.upstream import INJECTED
+
+OLD = '{"record":"header","format":"k8s-wiretap-recording","version":1}\n'
+
+
+class Records:
+    """An output that keeps the records."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+        self.closed = False
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+    def of(self, exchange: str) -> list[dict[str, Any]]:
+        return [r for r in self.records if r.get("id") == exchange]
+
+    def kinds(self, exchange: str) -> list[str]:
+        return [r["record"] for r in self.of(exchange)]
+
+
+class Immediate(Recorder):
+    """Records each event as it is put, in the caller's thread."""
+
+    def put(self, event: ProxyEvent) -> None:
+        self.handle(event)
+
+
+@pytest.fixture
+def out() -> Records:
+    return Records()
+
+
+@pytest.fixture
+def wiretap(out: Records) -> Wiretap:
+    return Wiretap(Immediate([out], redactor=Redactor()), {"regular": "kubelet"})
+
+
+def api_request(
+    method: str = "GET",
+    path: str = "/api/v1/namespaces/default/pods",
+    body: bytes = b"",
+    **headers: str,
+) -> http.HTTPFlow:
+    flow = tflow.tflow()
+    request = http.Request.make(method, f"https://127.0.0.1:6443{path}", body, headers)
+    request.timestamp_start = 1000.0
+    flow.request = request
+    return flow
+
+
+def api_response(flow: http.HTTPFlow, status: int = 200, body: bytes = b"") -> None:
+    flow.response = http.Response.make(status, body, {"Content-Type": "application/json"})
+    flow.response.timestamp_start = 1001.0
+
+
+# -- HTTP exchanges ---------------------------------------------------------------------------
+def test_a_streamed_exchange_is_a_request_a_response_and_an_end_with_the_body(
+    wiretap: Wiretap, out: Records
+) -> None:
+    flow = api_request("POST", body=b'{"kind":"Pod"}', **{"Content-Type": "application/json"})
+    flow.metadata[INJECTED] = "kubernetes-admin (system:masters) [client certificate]"
+    wiretap.request(flow)
+    api_response(flow, 201)
+    wiretap.responseheaders(flow)
+    assert flow.response is not None and callable(flow.response.stream)
+    tee = flow.response.stream
+    assert tee(b'{"kind":') == b'{"kind":' and tee(b'"Pod"}') == b'"Pod"}'  # passed on as is
+    flow.response.content = None  # streamed: mitmproxy keeps no content
+    wiretap.response(flow)
+
+    request, response, end = out.of(flow.id)
+    assert [request["record"], response["record"], end["record"]] == ["request", "response", "end"]
+    assert request["method"] == "POST" and request["path"] == "/api/v1/namespaces/default/pods"
+    assert request["server"] == "https://127.0.0.1:6443" and request["time"] == 1000.0
+    assert request["listener"] == "kubelet"  # the listener named for the client's proxy mode
+    assert request["client"] == {"address": "127.0.0.1:22", "tls": False, "alpn": "http/1.1"}
+    assert request["identity"] == {
+        "credential": "added by proxy",
+        "user": "kubernetes-admin (system:masters) [client certificate]",
+    }
+    assert ["Content-Type", "application/json"] in request["headers"]
+    assert body_bytes(request["body"]) == b'{"kind":"Pod"}'
+    assert (response["status"], response["time"]) == (201, 1001.0)
+    assert body_bytes(end["body"]) == b'{"kind":"Pod"}' and "error" not in end
+
+
+def test_a_response_the_proxy_made_is_recorded_with_its_body(
+    wiretap: Wiretap, out: Records
+) -> None:
+    """The 403 and 503 Statuses are set by an addon, never streamed: their body is the
+    response's content."""
+    flow = api_request()
+    wiretap.request(flow)
+    flow.response = status_response(503, "k8s-wiretap: API server is unreachable")
+    wiretap.responseheaders(flow)
+    wiretap.response(flow)
+    end = out.of(flow.id)[-1]
+    status = json.loads(body_bytes(end["body"]))
+    assert status["kind"] == "Status" and status["code"] == 503
+    assert out.of(flow.id)[1]["status"] == 503
+
+
+def test_an_error_after_the_request_ends_its_exchange(wiretap: Wiretap, out: Records) -> None:
+    flow = api_request()
+    wiretap.request(flow)
+    flow.error = tflow.terr("Client disconnected.")
+    wiretap.error(flow)
+    assert out.kinds(flow.id) == ["request", "end"]  # one request record, not a second one
+    assert out.of(flow.id)[-1]["error"] == "Client disconnected."
+
+
+def test_a_request_that_broke_before_its_body_is_recorded_at_its_error(
+    wiretap: Wiretap, out: Records
+) -> None:
+    """mitmproxy calls `requestheaders`, then `error` — never `request` — for a request it
+    rejects or whose body breaks: the error still gets a request record to end."""
+    flow = api_request("PUT", "/api/v1/namespaces/default/configmaps/c")
+    flow.request.content = None  # the body never arrived
+    flow.request.headers["Content-Length"] = "x"
+    flow.error = tflow.terr("HTTP/1 protocol error: bad Content-Length")
+    wiretap.error(flow)
+    request, end = out.of(flow.id)
+    assert request["record"] == "request" and end["record"] == "end"
+    assert (
+        request["method"] == "PUT" and request["path"] == "/api/v1/namespaces/default/configmaps/c"
+    )
+    assert ["content-length", "x"] in [[k.lower(), v] for k, v in request["headers"]]
+    assert "body" not in request
+    assert request["identity"] == {"credential": "none"}  # nothing was added: never forwarded
+    assert end["error"] == "HTTP/1 protocol error: bad Content-Length"
+
+
+def test_headers_are_redacted(wiretap: Wiretap, out: Records) -> None:
+    flow = api_request(Authorization="Bearer abc.def.ghi")
+    wiretap.request(flow)
+    request = out.of(flow.id)[0]
+    assert request["identity"] == {"credential": "bearer token"}
+    authorization = next(v for k, v in request["headers"] if k == "Authorization")
+    assert authorization.startswith("Bearer redacted:") and "abc" not in authorization
+
+
+# -- upgraded connections ---------------------------------------------------------------------
+def test_websocket_messages_are_events_and_not_kept_in_memory(
+    wiretap: Wiretap, out: Records
+) -> None:
+    flow = tflow.twebsocketflow()
+    wiretap.request(flow)
+    wiretap.responseheaders(flow)
+    assert flow.response is not None and flow.response.stream is False  # 101: not teed
+    wiretap.response(flow)
+    assert out.kinds(flow.id) == ["request", "response"]  # a 101 is not the end
+    assert flow.websocket is not None
+    wiretap.websocket_message(flow)  # the last message is the new one
+    assert len(flow.websocket.messages) == 1
+    event = out.of(flow.id)[-1]
+    assert event["record"] == "event" and event["transport"] == "websocket"
+    assert event["from_client"] is False and body_bytes(event["data"]) == b"it's me"
+    wiretap.websocket_end(flow)
+    end = out.of(flow.id)[-1]
+    assert end["record"] == "end" and "error" not in end  # 1000: a normal close
+
+    broken = tflow.twebsocketflow(err=True)
+    wiretap.request(broken)
+    wiretap.websocket_end(broken)
+    assert out.of(broken.id)[-1]["error"] == "websocket closed (1006)"
+
+
+def test_other_upgrades_are_recorded_as_tcp_chunks_of_their_exchange(
+    wiretap: Wiretap, out: Records
+) -> None:
+    """SPDY (kubectl exec before 1.31) upgrades to raw TCP: mitmproxy's TCP flow on the same
+    client connection carries the exchange on."""
+    flow = api_request("POST", "/api/v1/namespaces/default/pods/p/exec?command=ls")
+    wiretap.request(flow)
+    flow.response = http.Response.make(101, b"", {"Upgrade": "SPDY/3.1"})
+    wiretap.responseheaders(flow)
+    wiretap.response(flow)
+    stream = tflow.ttcpflow(client_conn=flow.client_conn)
+    stream.messages = [tcp.TCPMessage(True, b"\x80\x03\x00\x01", 5.0)]
+    wiretap.tcp_message(stream)
+    stream.messages.append(tcp.TCPMessage(False, b"\x80\x03\x00\x02", 6.0))
+    wiretap.tcp_message(stream)
+    assert len(stream.messages) == 1
+    wiretap.tcp_end(stream)
+    records = out.of(flow.id)
+    assert [r["record"] for r in records] == ["request", "response", "event", "event", "end"]
+    assert [(r["kind"], r["from_client"]) for r in records[2:4]] == [("tcp", True), ("tcp", False)]
+    assert [r["time"] for r in records[2:4]] == [5.0, 6.0]
+    other = tflow.ttcpflow()  # a TCP flow of no recorded upgrade
+    wiretap.tcp_message(other)
+    wiretap.tcp_end(other)
+    assert all(r.get("id") in (flow.id, None) for r in out.records)
+
+
+# -- options (mitmdump -s addons/wiretap.py --set ...) ----------------------------------------
+@pytest.fixture
+def idle_timeout() -> Iterator[None]:
+    saved = mitmproxy.proxy.server.TCP_TIMEOUT
+    yield
+    mitmproxy.proxy.server.TCP_TIMEOUT = saved
+
+
+def test_the_idle_timeout_replaces_mitmproxys(idle_timeout: None) -> None:
+    addon = Wiretap()
+    mitmproxy.proxy.server.TCP_TIMEOUT = 600  # mitmproxy's own
+    with taddons.context(addon) as context:
+        loaded_as_script(context, addon)
+        assert mitmproxy.proxy.server.TCP_TIMEOUT == DEFAULT_IDLE_TIMEOUT >= 3600
+        context.configure(addon, wiretap_idle_timeout=5)
+        assert mitmproxy.proxy.server.TCP_TIMEOUT == 5
+        with pytest.raises(exceptions.OptionsError, match="positive"):
+            context.configure(addon, wiretap_idle_timeout=0)
+        with pytest.raises(exceptions.OptionsError, match="wiretap_max_body"):
+            context.configure(addon, wiretap_max_body="lots")
+
+
+def loaded_as_script(context: taddons.context, addon: Wiretap) -> None:
+    """What mitmproxy does when it loads a script: configure every option."""
+    context.master.addons.invoke_addon_sync(addon, hooks.ConfigureHook(set(context.options.keys())))
+
+
+def running(context: taddons.context, addon: Wiretap) -> None:
+    """mitmproxy's `running` hook (its listeners are up), then what it scheduled."""
+    context.master.addons.invoke_addon_sync(addon, hooks.RunningHook())
+    context.master.event_loop.run_until_complete(asyncio.sleep(0))
+
+
+def test_wiretap_record_refuses_an_existing_file_unless_overwrite(tmp_path: Path) -> None:
+    record = tmp_path / "trace.jsonl"
+    record.write_text(OLD)
+    addon = Wiretap()
+    with taddons.context(addon) as context:
+        loaded_as_script(context, addon)
+        with pytest.raises(exceptions.OptionsError, match=r"exists \(set wiretap_overwrite"):
+            context.configure(addon, wiretap_record=str(record))
+        with pytest.raises(exceptions.OptionsError, match="does not exist"):
+            context.configure(addon, wiretap_record=str(tmp_path / "no" / "trace.jsonl"))
+        assert addon.recorder is None and record.read_text() == OLD
+        context.configure(addon, wiretap_record=str(record), wiretap_overwrite=True)
+        assert record.read_text() == OLD  # configured, not running yet: untouched
+        running(context, addon)
+        try:
+            assert addon.recorder is not None and addon.recorder.started
+            flow = api_request()
+            addon.request(flow)
+            addon.error(flow)
+        finally:
+            addon.done()
+    recording = load(record)
+    assert recording.header["redacted"] is True and not recording.warnings
+    assert [e.path for e in recording.exchanges] == ["/api/v1/namespaces/default/pods"]
+
+
+def test_wiretap_record_is_created_only_when_running(tmp_path: Path) -> None:
+    record = tmp_path / "trace.jsonl"
+    addon = Wiretap()
+    with taddons.context(addon) as context:
+        loaded_as_script(context, addon)
+        context.configure(addon, wiretap_record=str(record), wiretap_redact=False)
+        assert not record.exists()
+        record.write_text(OLD)  # appeared after the check: O_EXCL refuses to replace it
+        running(context, addon)
+        assert context.master.should_exit.is_set()  # the proxy shuts down instead
+        addon.done()
+    assert record.read_text() == OLD
