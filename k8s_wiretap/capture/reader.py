@@ -17,7 +17,7 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.format import FORMAT, VERSION
 from k8s_wiretap.errors import WiretapError
 
-__all__ = ["Recording", "RecordingError", "load"]
+__all__ = ["Recording", "RecordingError", "load", "read_records"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -73,7 +73,8 @@ def _gunzip(data: bytes, path: Path, warnings: list[str]) -> bytes:
     return out
 
 
-def load(path: Path | str) -> Recording:
+def read_records(path: Path | str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every record of a recording file, header first, and warnings about skipped lines."""
     path = Path(path)
     try:
         warnings: list[str] = []
@@ -88,6 +89,13 @@ def load(path: Path | str) -> Recording:
             f"{path}: {header.get('format')} version {header.get('version')} is not "
             f"{FORMAT} version {VERSION}"
         )
+    return records, warnings
+
+
+def load(path: Path | str) -> Recording:
+    """A whole recording, assembled into exchanges."""
+    records, warnings = read_records(path)
+    header = records[0]
     assembler = Assembler()
     assembler.feed_all(records[1:])
     return Recording(header, assembler.exchanges, assembler.notes, warnings + assembler.warnings)

@@ -66,7 +66,11 @@ class _Timeline:
             self.by_version[version] = [observation]
             bisect.insort(self.versions, version)
         else:
-            seen.append(observation)
+            bisect.insort(seen, observation, key=_time)
+
+
+def _time(observation: Observation) -> float:
+    return observation.time
 
 
 class History:
@@ -107,7 +111,7 @@ class History:
         return None
 
     def at(self, ref: ObjectRef, version: int) -> list[Observation]:
-        """Every observation of `ref` at resourceVersion `version`, in the order seen."""
+        """Every observation of `ref` at resourceVersion `version`, in time order."""
         timeline = self._objects.get(ref)
         return list(timeline.by_version.get(version, ())) if timeline else []
 

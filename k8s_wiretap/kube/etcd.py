@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from k8s_wiretap.kube.refs import ObjectRef
 
-__all__ = ["DEFAULT_PREFIX", "SPECIAL_PREFIXES", "etcd_key"]
+__all__ = ["DEFAULT_PREFIX", "NOT_STORED", "SPECIAL_PREFIXES", "etcd_key"]
 
 DEFAULT_PREFIX = "/registry"
 
@@ -28,13 +28,20 @@ SPECIAL_PREFIXES: dict[tuple[str, str], str] = {
     ("extensions", "podsecuritypolicies"): "podsecuritypolicy",
     ("policy", "podsecuritypolicies"): "podsecuritypolicy",
 }
+# Served but never stored: component statuses are probed live on every read
+# (pkg/registry/core/componentstatus/rest.go). Create-only resources (bindings, reviews,
+# token requests) store nothing under their own name either; they have no list verb.
+NOT_STORED = frozenset({("", "componentstatuses")})
 # Groups whose resources are stored under the group's name (not built into kube-apiserver's
 # own storage factory).
 GROUP_PREFIXED = frozenset({"apiextensions.k8s.io", "apiregistration.k8s.io"})
 
 
-def etcd_key(ref: ObjectRef, builtin: bool = True, prefix: str = DEFAULT_PREFIX) -> str:
-    """The key of `ref`; `builtin=False` for a custom resource (served from a CRD)."""
+def etcd_key(ref: ObjectRef, builtin: bool = True, prefix: str = DEFAULT_PREFIX) -> str | None:
+    """The key of `ref` (None if such objects are not stored); `builtin=False` for a custom
+    resource (served from a CRD)."""
+    if (ref.group, ref.resource) in NOT_STORED:
+        return None
     if not builtin or ref.group in GROUP_PREFIXED:
         base = f"{ref.group}/{ref.resource}"
     else:
