@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import time
 
@@ -89,10 +90,10 @@ class Upstream:
             _, writer = await asyncio.wait_for(
                 asyncio.open_connection(host, port), CONNECT_CHECK_TIMEOUT
             )
-        except (OSError, TimeoutError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else "timeout"
+        except OSError as error:  # TimeoutError included
             flow.response = status_response(
-                503, f"k8s-wiretap: API server {route.access.server} is unreachable: {reason}"
+                503,
+                f"k8s-wiretap: API server {route.access.server} is unreachable: {_reason(error)}",
             )
             return False
         writer.close()
@@ -139,3 +140,13 @@ class Upstream:
 
     def client_disconnected(self, client: connection.Client) -> None:
         self._own_auth.pop(client.id, None)
+
+
+def _reason(error: OSError) -> str:
+    """Why a connection failed, in the system's words ("Connection refused"); asyncio's own
+    message ("Connect call failed ('127.0.0.1', 6443)") repeats the address."""
+    if isinstance(error, TimeoutError):
+        return "timeout"
+    if error.errno:
+        return os.strerror(error.errno)
+    return str(error) or type(error).__name__
