@@ -1,16 +1,22 @@
-"""Compile schema messages into plans (proto_plan.py), once each, on first use.
+"""Compile schema messages into plans (proto_plan.py), once each, on first use; decode objects.
 
 Asking for one message compiles it and every message it reaches (recursion included) in one
 go, under a lock, and publishes them together: a plan another thread can see is complete.
+
+`decode_envelope` decodes a whole `k8s\\0` object: the envelope (read by wire/envelope.py,
+the one parser of it), its kind looked up in the schema, its raw message by that kind's plan
+or schemaless. Objects nest (a RawExtension, an unknown field, holds another envelope), so the
+compiler gives every plan `nested_object`, the same decoding as a guarded call: the knot is
+tied here, by passing the decoder down, rather than by modules importing each other back.
 """
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from k8s_wiretap.decode.proto_errors import DecodeError
 from k8s_wiretap.decode.proto_map import MapEntry
 from k8s_wiretap.decode.proto_plan import (
     M_DEFAULT,
@@ -42,16 +48,19 @@ from k8s_wiretap.decode.proto_plan import (
     Plan,
     Typed,
 )
+from k8s_wiretap.decode.proto_scalars import CONVERTERS, FIXED_LAYOUTS, ZERO
+from k8s_wiretap.decode.proto_schemaless import decode_schemaless
 from k8s_wiretap.decode.proto_special import (
     REPLACED_ON_DUPLICATE,
     SPECIALS,
     SlicePlan,
     SpecialPlan,
 )
-from k8s_wiretap.decode.proto_wire import CONVERTERS, FIXED_LAYOUTS, ZERO
 from k8s_wiretap.kube import schema
+from k8s_wiretap.wire.envelope import unwrap_fields
+from k8s_wiretap.wire.protowire import BYTES, FIXED32, FIXED64, VARINT, ProtoError
 
-__all__ = ["plan_for"]
+__all__ = ["SCHEMALESS", "decode_envelope", "guarded", "nested_object", "plan_for"]
 
 TYPE_META = "k8s.io.apimachinery.pkg.apis.meta.v1.TypeMeta"
 # The API server's list handler sets a nil items to [] (setObjectSelfLink) before responses
@@ -61,7 +70,7 @@ ITEMS_STAY_NULL = {
     "k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList",
     "k8s.io.apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList",
 }
-VARINT, FIXED64, BYTES, FIXED32 = 0, 1, 2, 5
+SCHEMALESS = "$schemaless"
 RenderEntry = tuple[str, int, int, Any]
 
 _published: dict[str, Plan] = {}
@@ -69,7 +78,7 @@ _lock = threading.Lock()
 
 
 def plan_for(name: str) -> Plan:
-    """The compiled plan of message `name`; DecodeError if the schema has no such message."""
+    """The compiled plan of message `name`; ProtoError if the schema has no such message."""
     plan = _published.get(name)
     if plan is None:
         with _lock:
@@ -87,10 +96,11 @@ def _compile(name: str) -> Plan:
             return known
         entry = schema.messages().get(full_name)
         if entry is None:
-            raise DecodeError(f"no message {full_name} in the schema")
+            raise ProtoError(f"no message {full_name} in the schema")
         special = entry.get("special")
         plan = SPECIALS[special](full_name) if special else Plan(full_name)
         plan.merge = special not in REPLACED_ON_DUPLICATE
+        plan.nested = nested_object
         compiling[full_name] = plan
         pending.append(full_name)
         return plan
@@ -101,6 +111,47 @@ def _compile(name: str) -> Plan:
         _fill(compiling[full_name], schema.messages()[full_name]["fields"], declare)
     _published.update(compiling)
     return root
+
+
+# What a damaged body can make the reading code trip over besides ProtoError, reported as
+# ProtoError (the wire reader and the plans check bounds themselves; this is the safety net).
+_BROKEN = (IndexError, struct.error, OverflowError)
+T = TypeVar("T")
+
+
+def guarded(function: Callable[..., T], *args: Any) -> T:
+    """`function(*args)`, raising ProtoError and nothing else."""
+    try:
+        return function(*args)
+    except ProtoError:
+        raise
+    except RecursionError:
+        raise ProtoError("nested too deeply") from None
+    except _BROKEN as error:
+        reason = "truncated" if isinstance(error, IndexError) else str(error)[:80]
+        raise ProtoError(reason or type(error).__name__) from None
+
+
+def decode_envelope(data: bytes, api_version: str = "", kind: str = "") -> dict[str, Any]:
+    """An enveloped object → its JSON form, kind and apiVersion first.
+
+    `api_version` and `kind` stand in for an envelope that leaves them empty.
+    """
+    given_version, given_kind, raw, encoding, _content_type = unwrap_fields(data)
+    api_version, kind = given_version or api_version, given_kind or kind
+    if encoding:
+        raise ProtoError(f"content encoding {encoding!r} is not supported")
+    name = schema.lookup_kind(api_version, kind)
+    if name is None:
+        fields = decode_schemaless(raw, nested_object)
+        return {"kind": kind, "apiVersion": api_version, SCHEMALESS: True, **fields}
+    result: dict[str, Any] = plan_for(name).decode_object(raw, 0, len(raw), (kind, api_version))
+    return result
+
+
+def nested_object(raw: bytes) -> Any:
+    """A `k8s\\0` object inside another (guarded: ProtoError and nothing else)."""
+    return guarded(decode_envelope, raw)
 
 
 Declare = Callable[[str], Plan]

@@ -9,18 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from k8s_wiretap.decode.proto_errors import DecodeError
 from k8s_wiretap.decode.proto_plan import Plan
-from k8s_wiretap.decode.proto_wire import (
-    GO_UTF8,
-    ZERO,
-    Reader,
-    b64,
-    read_string,
-    read_varint,
-    scalar_reader,
-    skip_field,
-)
+from k8s_wiretap.decode.proto_scalars import GO_UTF8, ZERO, Reader, b64, read_string, scalar_reader
+from k8s_wiretap.wire.protowire import BYTES, ProtoError, read_value, read_varint
 
 __all__ = ["MapEntry"]
 
@@ -28,18 +19,20 @@ __all__ = ["MapEntry"]
 class MapEntry:
     """One map<K, V> entry message {key = 1, value = 2}; a missing one is Go's zero value."""
 
-    __slots__ = ("key", "key_zero", "value", "value_plan", "value_zero")
+    __slots__ = ("key", "key_zero", "string_keys", "value", "value_plan", "value_zero")
 
     def __init__(self, key_type: str, value_type: str, value_plan: Plan | None) -> None:
         self.key = scalar_reader(key_type)
         self.key_zero = ZERO[key_type]
         self.value_plan = value_plan
-        self.value: Reader = (2, None) if value_plan else scalar_reader(value_type)
+        self.value: Reader = (BYTES, None) if value_plan else scalar_reader(value_type)
         self.value_zero = None if value_plan else ZERO[value_type]
+        # string keys and a length-delimited value: entries can take the fast path
+        self.string_keys = self.key[1] is read_string and self.value[0] == BYTES
 
     def entry(self, buf: bytes, pos: int, end: int) -> tuple[Any, Any]:
         """Key and value of the entry in buf[pos:end]; short string keys take a fast path."""
-        if self.key[1] is read_string and self.value[0] == 2 and end - pos >= 4:
+        if self.string_keys and end - pos >= 4:
             size = buf[pos + 1]
             key_end = pos + 2 + size
             if buf[pos] == 0x0A and size < 0x80 and key_end + 2 <= end and buf[key_end] == 0x12:
@@ -66,9 +59,9 @@ class MapEntry:
             elif number == 2 and wire == self.value[0]:
                 value, pos, found = *self._value(buf, pos, end), True
             else:
-                pos = skip_field(buf, pos, end, tag)[0]
+                pos = read_value(buf, tag, pos, end)[1]
         if pos != end:
-            raise DecodeError("map entry truncated")
+            raise ProtoError("map entry truncated")
         if not found and self.value_plan is not None:
             value = self.value_plan.decode(b"", 0, 0)
         return key, value
@@ -79,5 +72,5 @@ class MapEntry:
             return result
         size, pos = read_varint(buf, pos)
         if pos + size > end:
-            raise DecodeError("map value runs past the end")
+            raise ProtoError("map value runs past the end")
         return self.value_plan.decode(buf, pos, pos + size), pos + size

@@ -11,6 +11,17 @@ Presence on the wire is Go's nil-ness: gogo writes non-pointer scalars always an
 slices, maps and bytes only when non-nil, so an absent slot renders as the Go zero value
 (`null` for nil, "" / 0 / false for scalars, the zero struct for a value struct).
 Fields a message does not declare are kept, decoded schemaless, under "$unknownFields".
+
+Bytes are read by the rules of the one wire reader (k8s_wiretap.wire.protowire): the hot loop
+inlines one- and two-byte varints and leaves longer ones, and fields it does not know, to
+`read_varint` and `read_value`. Its bounds: a value that runs past the end of its message
+raises ProtoError, a varint that does ends the loop past the end (ProtoError "truncated"), and
+an inlined read past the end of the whole buffer is caught as IndexError and raised as
+ProtoError; nothing else escapes.
+
+A plan meets nested `k8s\\0` objects (a RawExtension, unknown fields read schemaless) that only
+the whole decoder can decode; `nested`, which the compiler (proto_compile.py) sets on every
+plan, is that decoder.
 """
 
 from __future__ import annotations
@@ -18,8 +29,9 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from k8s_wiretap.decode.proto_errors import DecodeError
-from k8s_wiretap.decode.proto_wire import GO_UTF8, b64, go_float, read_varint, skip_field
+from k8s_wiretap.decode.proto_scalars import GO_UTF8, b64, go_float
+from k8s_wiretap.decode.proto_schemaless import Nested, schemaless_value
+from k8s_wiretap.wire.protowire import ProtoError, read_value, read_varint
 
 __all__ = ["UNKNOWN_FIELDS", "Plan", "Slots", "Typed"]
 
@@ -57,10 +69,11 @@ NO_TYPE_META: tuple[str, str] = ("", "")
 class Plan:
     """How to read and render one message; specials override `decode`."""
 
-    __slots__ = ("dispatch", "items", "merge", "name", "render", "size")
+    __slots__ = ("dispatch", "items", "merge", "name", "nested", "render", "size")
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.nested: Nested | None = None  # set by the compiler
         self.dispatch: dict[int, tuple[int, int, Any]] = {}
         self.render: tuple[tuple[str, int, int, Any], ...] = ()
         self.size = 0
@@ -100,86 +113,89 @@ class Plan:
         slots: Slots = [None] * self.size
         dispatch = self.dispatch
         unknown: Unknown | None = None
-        while pos < end:
-            tag = buf[pos]
-            if tag < 0x80:
-                pos += 1
-            elif buf[pos + 1] < 0x80:
-                tag = (tag & 0x7F) | buf[pos + 1] << 7
-                pos += 2
-            else:
-                tag, pos = read_varint(buf, pos)
-            entry = dispatch.get(tag)
-            if entry is None:
-                pos, value = skip_field(buf, pos, end, tag)
-                unknown = [*unknown, (tag, value)] if unknown else [(tag, value)]
-                continue
-            op, slot, sub = entry
-            if op < OP_VARINT:
-                size = buf[pos]
-                if size < 0x80:
+        try:
+            while pos < end:
+                tag = buf[pos]
+                if tag < 0x80:
                     pos += 1
                 elif buf[pos + 1] < 0x80:
-                    size = (size & 0x7F) | buf[pos + 1] << 7
+                    tag = (tag & 0x7F) | buf[pos + 1] << 7
                     pos += 2
                 else:
-                    size, pos = read_varint(buf, pos)
-                stop = pos + size
-                if stop > end:
-                    raise DecodeError(f"{self.name}: field {tag >> 3} runs past the end")
-                if op == OP_STRING:
-                    slots[slot] = buf[pos:stop].decode("utf-8", GO_UTF8)
-                elif op == OP_MESSAGE:
-                    old = slots[slot]
-                    slots[slot] = (
-                        (buf, pos, stop) if old is None else _merge(old, sub, buf, pos, stop)
-                    )
-                elif op == OP_REP_MESSAGE:
-                    items = slots[slot]
-                    if items is None:
-                        slots[slot] = [sub.decode(buf, pos, stop)]
+                    tag, pos = read_varint(buf, pos)
+                entry = dispatch.get(tag)
+                if entry is None:
+                    value, pos = read_value(buf, tag, pos, end)
+                    unknown = [*unknown, (tag, value)] if unknown else [(tag, value)]
+                    continue
+                op, slot, sub = entry
+                if op < OP_VARINT:
+                    size = buf[pos]
+                    if size < 0x80:
+                        pos += 1
+                    elif buf[pos + 1] < 0x80:
+                        size = (size & 0x7F) | buf[pos + 1] << 7
+                        pos += 2
                     else:
-                        items.append(sub.decode(buf, pos, stop))
-                elif op == OP_REP_STRING:
-                    items = slots[slot]
-                    if items is None:
-                        slots[slot] = [buf[pos:stop].decode("utf-8", GO_UTF8)]
+                        size, pos = read_varint(buf, pos)
+                    stop = pos + size
+                    if stop > end:
+                        raise ProtoError(f"{self.name}: field {tag >> 3} runs past the end")
+                    if op == OP_STRING:
+                        slots[slot] = buf[pos:stop].decode("utf-8", GO_UTF8)
+                    elif op == OP_MESSAGE:
+                        old = slots[slot]
+                        slots[slot] = (
+                            (buf, pos, stop) if old is None else _merge(old, sub, buf, pos, stop)
+                        )
+                    elif op == OP_REP_MESSAGE:
+                        items = slots[slot]
+                        if items is None:
+                            slots[slot] = [sub.decode(buf, pos, stop)]
+                        else:
+                            items.append(sub.decode(buf, pos, stop))
+                    elif op == OP_REP_STRING:
+                        items = slots[slot]
+                        if items is None:
+                            slots[slot] = [buf[pos:stop].decode("utf-8", GO_UTF8)]
+                        else:
+                            items.append(buf[pos:stop].decode("utf-8", GO_UTF8))
+                    elif op == OP_MAP:
+                        entries = slots[slot]
+                        if entries is None:
+                            entries = slots[slot] = {}
+                        key, value = sub.entry(buf, pos, stop)
+                        entries[key] = value
                     else:
-                        items.append(buf[pos:stop].decode("utf-8", GO_UTF8))
-                elif op == OP_MAP:
-                    entries = slots[slot]
-                    if entries is None:
-                        entries = slots[slot] = {}
-                    key, value = sub.entry(buf, pos, stop)
-                    entries[key] = value
+                        _length_delimited(slots, op, slot, sub, buf, pos, stop)
+                    pos = stop
+                elif op == OP_FIXED:
+                    pos = _fixed(slots, slot, sub, buf, pos, end)
                 else:
-                    _length_delimited(slots, op, slot, sub, buf, pos, stop)
-                pos = stop
-            elif op == OP_FIXED:
-                pos = _fixed(slots, slot, sub, buf, pos, end)
-            else:
-                value = buf[pos]
-                if value < 0x80:
-                    pos += 1
-                else:
-                    value, pos = read_varint(buf, pos)
-                if op == OP_BOOL:
-                    slots[slot] = value != 0
-                elif op == OP_INT64:
-                    slots[slot] = value - TWO64 if value >= SIGN64 else value
-                elif op == OP_VARINT:
-                    slots[slot] = sub(value)
-                else:  # OP_REP_VARINT
-                    _append(slots, slot, sub(value))
+                    value = buf[pos]
+                    if value < 0x80:
+                        pos += 1
+                    else:
+                        value, pos = read_varint(buf, pos)
+                    if op == OP_BOOL:
+                        slots[slot] = value != 0
+                    elif op == OP_INT64:
+                        slots[slot] = value - TWO64 if value >= SIGN64 else value
+                    elif op == OP_VARINT:
+                        slots[slot] = sub(value)
+                    else:  # OP_REP_VARINT
+                        _append(slots, slot, sub(value))
+        except IndexError:  # an inlined read past the end of the buffer
+            raise ProtoError(f"{self.name}: truncated") from None
         if pos != end:
-            raise DecodeError(f"{self.name}: truncated")
+            raise ProtoError(f"{self.name}: truncated")
         return slots, unknown
 
     def render_into(
         self, out: dict[str, Any], slots: Slots, unknown: Unknown | None, type_meta: tuple[str, str]
     ) -> dict[str, Any] | None:
         """Write the fields into `out` in Go order; return the unknown fields, if any."""
-        extra = _unknown_fields(unknown) if unknown else None
+        extra = _unknown_fields(unknown, self.nested) if unknown else None
         for key, slot, mode, arg in self.render:
             value = slots[slot]
             if mode == M_OMIT:
@@ -248,7 +264,7 @@ def _fixed(
     layout, repeated = sub
     stop = pos + layout.size
     if stop > end:
-        raise DecodeError("fixed-size field runs past the end")
+        raise ProtoError("fixed-size field runs past the end")
     value = go_float(layout.unpack_from(buf, pos)[0])
     if repeated:
         _append(slots, slot, value)
@@ -271,23 +287,21 @@ def _packed(slots: Slots, slot: int, sub: Any, buf: bytes, pos: int, stop: int) 
         if isinstance(sub, tuple):
             layout = sub[0]
             if pos + layout.size > stop:
-                raise DecodeError("packed field runs past the end")
+                raise ProtoError("packed field runs past the end")
             _append(slots, slot, go_float(layout.unpack_from(buf, pos)[0]))
             pos += layout.size
         else:
             value, pos = read_varint(buf, pos)
             _append(slots, slot, sub(value))
     if pos != stop:
-        raise DecodeError("packed field truncated")
+        raise ProtoError("packed field truncated")
 
 
-def _unknown_fields(unknown: Unknown) -> dict[str, Any]:
+def _unknown_fields(unknown: Unknown, nested: Nested | None) -> dict[str, Any]:
     """{field number: value or [values]}: varints as numbers, the rest schemaless."""
-    from k8s_wiretap.decode.proto_schemaless import schemaless_value
-
     extra: dict[str, Any] = {}
     for tag, raw in unknown:
-        value = schemaless_value(tag & 7, raw)
+        value = schemaless_value(tag & 7, raw, 0, nested)
         key = str(tag >> 3)
         if key in extra:
             previous = extra[key]

@@ -8,19 +8,20 @@ string; IntOrString → number or string; RawExtension, runtime.Unknown, FieldsV
 apiextensions JSON → the embedded JSON (a nested `k8s\\0` envelope is decoded as an object);
 GroupVersion → "group/version"; JSONSchemaPropsOr{Array,Bool,StringArray} → whichever side is
 set; Slice (a named slice wrapped as {repeated items = 1}: Verbs, ExtraValue) → the list.
-Unknown fields of a special are skipped, as gogo's Unmarshal skips them.
+Unknown fields of a special are skipped, as gogo's Unmarshal skips them. A nested `k8s\\0`
+object is decoded by the plan's `nested` decoder, which the compiler sets (proto_plan.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from k8s_wiretap.decode.proto_errors import DecodeError
 from k8s_wiretap.decode.proto_gotime import format_duration, format_micro_time, format_time
 from k8s_wiretap.decode.proto_plan import Plan, Slots
-from k8s_wiretap.decode.proto_quantity import canonical_quantity
-from k8s_wiretap.decode.proto_wire import embedded_json
+from k8s_wiretap.decode.proto_scalars import embedded_json
+from k8s_wiretap.kube.quantity import QuantityError, canonical_quantity
 from k8s_wiretap.wire.envelope import MAGIC
+from k8s_wiretap.wire.protowire import ProtoError
 
 __all__ = ["REPLACED_ON_DUPLICATE", "SPECIALS", "SlicePlan", "SpecialPlan"]
 
@@ -53,6 +54,12 @@ class SpecialPlan(Plan):
 
     def value(self, slots: Slots) -> Any:
         raise NotImplementedError
+
+    def embedded(self, raw: bytes) -> Any:
+        """Raw bytes embedded in JSON: a nested protobuf object, or JSON."""
+        if raw[:4] == MAGIC and self.nested is not None:
+            return self.nested(raw)
+        return embedded_json(raw)
 
 
 CACHE_LIMIT = 4096
@@ -108,7 +115,12 @@ class QuantityPlan(TimePlan):
 
     def value(self, slots: Slots) -> Any:
         text = self.field(slots, 1)
-        return "0" if text is None else canonical_quantity(text)
+        if text is None:
+            return "0"
+        try:
+            return canonical_quantity(text)
+        except QuantityError as error:
+            raise ProtoError(str(error)) from None
 
 
 class IntOrStringPlan(SpecialPlan):
@@ -120,16 +132,7 @@ class IntOrStringPlan(SpecialPlan):
             return self.field(slots, 2) or 0
         if kind == 1:
             return self.field(slots, 3) or ""
-        raise DecodeError(f"IntOrString of type {kind}")
-
-
-def embedded(raw: bytes) -> Any:
-    """Raw bytes embedded in JSON: a nested protobuf object, or JSON."""
-    if raw[:4] == MAGIC:
-        from k8s_wiretap.decode.protobuf import decode_object
-
-        return decode_object(raw)
-    return embedded_json(raw)
+        raise ProtoError(f"IntOrString of type {kind}")
 
 
 class RawPlan(SpecialPlan):
@@ -139,7 +142,7 @@ class RawPlan(SpecialPlan):
 
     def value(self, slots: Slots) -> Any:
         raw = self.field(slots, 1)
-        return None if raw is None else embedded(raw)
+        return None if raw is None else self.embedded(raw)
 
 
 class UnknownPlan(SpecialPlan):
@@ -149,7 +152,7 @@ class UnknownPlan(SpecialPlan):
 
     def value(self, slots: Slots) -> Any:
         raw = self.field(slots, 2)
-        return None if raw is None else embedded(raw)
+        return None if raw is None else self.embedded(raw)
 
 
 class JsonPlan(SpecialPlan):
@@ -159,7 +162,7 @@ class JsonPlan(SpecialPlan):
 
     def value(self, slots: Slots) -> Any:
         raw = self.field(slots, 1)
-        return embedded(raw) if raw else None
+        return self.embedded(raw) if raw else None
 
 
 class GroupVersionPlan(SpecialPlan):
@@ -169,7 +172,7 @@ class GroupVersionPlan(SpecialPlan):
         group, version = self.field(slots, 1) or "", self.field(slots, 2) or ""
         text = f"{group}/{version}" if group else version
         if text.count("/") > 1:
-            raise DecodeError(f"illegal GroupVersion {text!r}")
+            raise ProtoError(f"illegal GroupVersion {text!r}")
         return text
 
 

@@ -1,11 +1,17 @@
-"""resource.Quantity renders as Go's ParseQuantity + String() do; the table is Go's own output."""
+"""resource.Quantity renders as Go's ParseQuantity + String() do; the table is Go's own output.
+
+The parser is kube/quantity.py, shared by the decoder (here) and patch comparison (by value).
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from k8s_wiretap.decode.proto_errors import DecodeError
-from k8s_wiretap.decode.proto_quantity import canonical_quantity
+from k8s_wiretap.decode.protobuf import DecodeError, render_message
+from k8s_wiretap.kube.quantity import QuantityError, canonical_quantity, parse_quantity, same_value
+from k8s_wiretap.wire.protowire import BYTES, Field, encode
+
+QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity"
 
 # (protobuf string, JSON string or None when ParseQuantity fails), from apimachinery 1.20.2.
 GO = [
@@ -74,12 +80,42 @@ GO = [
 @pytest.mark.parametrize(("text", "rendered"), GO)
 def test_quantity_renders_as_go_does(text: str, rendered: str | None) -> None:
     if rendered is None:
-        with pytest.raises(DecodeError):
+        with pytest.raises(QuantityError):
             canonical_quantity(text)
     else:
         assert canonical_quantity(text) == rendered
 
 
+@pytest.mark.parametrize(("text", "rendered"), GO)
+def test_the_decoder_renders_quantities_with_it(text: str, rendered: str | None) -> None:
+    raw = encode([Field(1, BYTES, text.encode())])
+    if rendered is None:
+        with pytest.raises(DecodeError, match="quantit"):
+            render_message(QUANTITY, raw)
+    else:
+        assert render_message(QUANTITY, raw) == rendered
+
+
 def test_an_absurdly_long_quantity_is_refused_rather_than_slow() -> None:
-    with pytest.raises(DecodeError, match="too long"):
+    with pytest.raises(QuantityError, match="too long"):
         canonical_quantity("1" * 5000 + ".5")
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [("0.5", "500m"), ("1Gi", "1024Mi"), ("1e3", "1k"), ("1.0000000001", "1000000001n")],
+)
+def test_same_value_compares_parsed_values(left: str, right: str) -> None:
+    assert same_value(left, right) and same_value(right, left)
+
+
+@pytest.mark.parametrize(
+    ("left", "right"), [("1", "2"), ("1Ki", "1k"), ("1", "1K"), ("1_000", "1k"), ("x", "x")]
+)
+def test_different_or_unparseable_quantities_are_not_the_same(left: str, right: str) -> None:
+    assert not same_value(left, right)
+
+
+def test_a_huge_exponent_compares_without_computing_it() -> None:
+    assert same_value("1e2147483647", "10e2147483646")
+    assert parse_quantity("1e2147483647").value() == (1, 2147483647)

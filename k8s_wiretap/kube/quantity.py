@@ -1,8 +1,10 @@
-"""resource.Quantity as the API server renders it: ParseQuantity, then the canonical string.
+"""resource.Quantity as the API server reads and writes it: ParseQuantity and String().
 
-A Quantity travels in protobuf as its string; decoding parses it (Go's ParseQuantity, which
-keeps the string as is when it is already canonical) and JSON writes `q.String()`: the value
-canonicalized in its format (DecimalSI "1500m", BinarySI "1Gi", DecimalExponent "12e6").
+The one Quantity parser: the protobuf decoder renders quantities with it (a Quantity travels
+in protobuf as its string; JSON writes `q.String()`, the value canonicalized in its format:
+DecimalSI "1500m", BinarySI "1Gi", DecimalExponent "12e6"; ParseQuantity keeps the string as
+is when it is already canonical), and patch comparison compares quantities by value with it
+(`same_value`: "0.5" and "500m" are one value, as the server stores them).
 Ported from apimachinery pkg/api/resource (quantity.go, amount.go, suffix.go) with exact
 integer arithmetic; the int64 and inf.Dec code paths differ only where ParseQuantity makes
 them (rounding to nano units, the BinarySI cap at 2^63-1), and those rules are kept.
@@ -13,9 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from k8s_wiretap.decode.proto_errors import DecodeError
-
-__all__ = ["canonical_quantity"]
+__all__ = ["Quantity", "QuantityError", "canonical_quantity", "parse_quantity", "same_value"]
 
 DECIMAL_SI, BINARY_SI, DECIMAL_EXPONENT = "DecimalSI", "BinarySI", "DecimalExponent"
 MAX_INT64 = (1 << 63) - 1
@@ -33,6 +33,10 @@ DECIMAL_BY_EXPONENT = {exponent: suffix for suffix, exponent in DECIMAL_SUFFIXES
 BINARY_BY_EXPONENT = {exponent: suffix for suffix, exponent in BINARY_SUFFIXES.items()}
 
 
+class QuantityError(ValueError):
+    """A string that is not a Quantity (Go's ParseQuantity refuses it)."""
+
+
 @dataclass(frozen=True)
 class Quantity:
     """unscaled * 10**exponent, in `format`; `text` when ParseQuantity kept the string."""
@@ -41,6 +45,14 @@ class Quantity:
     exponent: int
     format: str
     text: str | None = None
+
+    def value(self) -> tuple[int, int]:
+        """(unscaled, exponent) without trailing zeros: equal values have equal pairs.
+
+        Exact, and cheap even for exponents of millions (nothing is raised to them).
+        """
+        unscaled, zeros = _strip_factors(self.unscaled, 10)
+        return (unscaled, self.exponent + zeros) if unscaled else (0, 0)
 
 
 @dataclass(frozen=True)
@@ -85,7 +97,7 @@ def _split(text: str) -> Parts:
     while pos < end and text[pos] in DIGITS:
         pos += 1
     if pos < end:
-        raise DecodeError(f"quantity {text!r} does not parse")
+        raise QuantityError(f"quantity {text!r} does not parse")
     return Parts(positive, value, num, denom, text[suffix_start:])
 
 
@@ -99,7 +111,7 @@ def _interpret(suffix: str) -> tuple[int, int, str]:
         exponent = int(suffix[1:])
         if -(1 << 63) <= exponent <= MAX_INT64:
             return 10, _int32(exponent), DECIMAL_EXPONENT
-    raise DecodeError(f"quantity suffix {suffix!r} unknown")
+    raise QuantityError(f"quantity suffix {suffix!r} unknown")
 
 
 def _int32(value: int) -> int:
@@ -114,9 +126,9 @@ def _parse_decimal(value: str) -> tuple[int, int]:
     whole, _, fraction = body.partition(".")
     digits = whole + fraction
     if not digits or not digits.isdigit() or not digits.isascii():
-        raise DecodeError(f"quantity number {value!r} does not parse")
+        raise QuantityError(f"quantity number {value!r} does not parse")
     if len(digits) > MAX_DIGITS:
-        raise DecodeError(f"quantity of {len(digits)} digits is too long")
+        raise QuantityError(f"quantity of {len(digits)} digits is too long")
     unscaled = int(digits)
     return (-unscaled if sign == "-" else unscaled), len(fraction)
 
@@ -184,8 +196,9 @@ def _compare(unscaled: int, scale: int, other: int) -> int:
 
 
 def parse_quantity(text: str) -> Quantity:
+    """Go's ParseQuantity; QuantityError if it refuses `text`."""
     if not text:
-        raise DecodeError("empty quantity")
+        raise QuantityError("empty quantity")
     if text == "0":
         return Quantity(0, 0, DECIMAL_SI, text)
     parts = _split(text)
@@ -246,5 +259,13 @@ def canonicalize(quantity: Quantity) -> str:
 
 
 def canonical_quantity(text: str) -> str:
-    """The JSON string of a Quantity whose protobuf string is `text`; DecodeError if invalid."""
+    """The JSON string of a Quantity whose protobuf string is `text`; QuantityError if invalid."""
     return canonicalize(parse_quantity(text))
+
+
+def same_value(left: str, right: str) -> bool:
+    """Whether two strings parse as quantities of the same value (False if either does not)."""
+    try:
+        return parse_quantity(left).value() == parse_quantity(right).value()
+    except QuantityError:
+        return False

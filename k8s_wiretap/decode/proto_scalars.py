@@ -1,9 +1,10 @@
-"""Low-level reading for the decoder: varints, Go integer conversions, Go's UTF-8, embedded JSON.
+"""Scalars as Go holds them: integer conversions, Go's UTF-8, []byte, floats, embedded JSON.
 
-These are the pieces gogo-generated Unmarshal code and Go's encoding/json agree on:
+The wire format itself (varints, field keys, bounds) is k8s_wiretap.wire.protowire's; these are
+the pieces gogo-generated Unmarshal code and Go's encoding/json add on top:
 
-- varints are at most 10 bytes and wrap to 64 bits; int64 is two's complement, int32 keeps
-  the low 32 bits, bool is "not zero";
+- a varint (64 bits, wrapped) as int64 is two's complement, as int32 keeps the low 32 bits,
+  as bool is "not zero";
 - a string is any bytes; JSON writes each byte of an invalid UTF-8 sequence as U+FFFD (the
   `GO_UTF8` error handler does the same when decoding);
 - raw JSON held in a field (RawExtension, FieldsV1, apiextensions JSON) is embedded as is.
@@ -17,7 +18,15 @@ import json
 import struct
 from typing import Any
 
-from k8s_wiretap.decode.proto_errors import DecodeError
+from k8s_wiretap.wire.protowire import (
+    BYTES,
+    FIXED32,
+    FIXED64,
+    MASK64,
+    VARINT,
+    ProtoError,
+    read_varint,
+)
 
 __all__ = [
     "CONVERTERS",
@@ -31,16 +40,12 @@ __all__ = [
     "embedded_json",
     "go_float",
     "read_string",
-    "read_varint",
     "scalar_reader",
-    "skip_field",
     "text",
 ]
 
-MASK64 = (1 << 64) - 1
 SIGN64 = 1 << 63
 GO_UTF8 = "k8s-wiretap.go-utf8"
-VARINT, FIXED64, BYTES, FIXED32 = 0, 1, 2, 5
 DOUBLE = struct.Struct("<d")
 FLOAT = struct.Struct("<f")
 
@@ -53,19 +58,6 @@ def _replace_per_byte(error: UnicodeError) -> tuple[str, int]:
 
 
 codecs.register_error(GO_UTF8, _replace_per_byte)
-
-
-def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """The varint at `pos` (64-bit wrapped) and the position after it."""
-    result = shift = 0
-    while shift < 70:
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result & MASK64, pos
-        shift += 7
-    raise DecodeError("varint longer than 10 bytes")
 
 
 def as_int64(value: int) -> int:
@@ -86,38 +78,19 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def skip_field(buf: bytes, pos: int, end: int, tag: int) -> tuple[int, int | bytes]:
-    """Read the value of field `tag` at `pos`: (position after it, int or raw bytes)."""
-    number, wire_type = tag >> 3, tag & 7
-    if number == 0:
-        raise DecodeError("field number 0")
-    if wire_type == VARINT:
-        return read_varint(buf, pos)[::-1]
-    if wire_type == BYTES:
-        size, pos = read_varint(buf, pos)
-    elif wire_type in (FIXED64, FIXED32):
-        size = 8 if wire_type == FIXED64 else 4
-    else:
-        raise DecodeError(f"wire type {wire_type} (field {number})")
-    stop = pos + size
-    if stop > end:
-        raise DecodeError(f"field {number} runs past the end")
-    return stop, buf[pos:stop]
-
-
 def _reject_constant(name: str) -> Any:
-    raise DecodeError(f"{name} is not JSON")
+    raise ProtoError(f"{name} is not JSON")
 
 
 _JSON = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def embedded_json(raw: bytes) -> Any:
-    """Raw JSON bytes a Go MarshalJSON would embed verbatim; DecodeError if not JSON."""
+    """Raw JSON bytes a Go MarshalJSON would embed verbatim; ProtoError if not JSON."""
     try:
         return _JSON.decode(raw.decode("utf-8", GO_UTF8))
     except (ValueError, RecursionError) as error:
-        raise DecodeError(f"embedded JSON does not parse: {str(error)[:80]}") from None
+        raise ProtoError(f"embedded JSON does not parse: {str(error)[:80]}") from None
 
 
 # Varint conversions by proto type, as gogo assigns them to Go fields.
@@ -143,14 +116,14 @@ def read_string(buf: bytes, pos: int, end: int) -> tuple[str, int]:
     """A length-delimited string at `pos` and the position after it."""
     size, pos = read_varint(buf, pos)
     if pos + size > end:
-        raise DecodeError("string runs past the end")
+        raise ProtoError("string runs past the end")
     return buf[pos : pos + size].decode("utf-8", GO_UTF8), pos + size
 
 
 def _read_bytes(buf: bytes, pos: int, end: int) -> tuple[str, int]:
     size, pos = read_varint(buf, pos)
     if pos + size > end:
-        raise DecodeError("bytes run past the end")
+        raise ProtoError("bytes run past the end")
     return b64(buf[pos : pos + size]), pos + size
 
 
@@ -159,24 +132,24 @@ def _varint_reader(convert: Any) -> Reader:
         value, pos = read_varint(buf, pos)
         return convert(value), pos
 
-    return 0, read
+    return VARINT, read
 
 
 def _fixed_reader(layout: Any) -> Reader:
     def read(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
         if pos + layout.size > end:
-            raise DecodeError("fixed-size value runs past the end")
+            raise ProtoError("fixed-size value runs past the end")
         return go_float(layout.unpack_from(buf, pos)[0]), pos + layout.size
 
-    return (1 if layout.size == 8 else 5), read
+    return (FIXED64 if layout.size == 8 else FIXED32), read
 
 
 def scalar_reader(proto_type: str) -> Reader:
     """How to read one scalar of `proto_type` on its own (map keys and values)."""
     if proto_type == "string":
-        return 2, read_string
+        return BYTES, read_string
     if proto_type == "bytes":
-        return 2, _read_bytes
+        return BYTES, _read_bytes
     if proto_type in FIXED_LAYOUTS:
         return _fixed_reader(FIXED_LAYOUTS[proto_type])
     return _varint_reader(CONVERTERS[proto_type])
