@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import queue
 import struct
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from k8s_wiretap.capture.events import Chunk, End, Message, Note, RequestSeen, ResponseSeen
 from k8s_wiretap.capture.format import body_bytes
@@ -133,17 +136,64 @@ def test_a_failure_inside_the_recorder_becomes_a_note() -> None:
     assert note["level"] == "error" and "ResponseSeen" in note["message"]
 
 
-def test_thread_writes_within_the_flush_interval_and_closes_open_exchanges(
+class Flushes:
+    """Wraps a FileOutput: what a reader of the file sees after each of the recorder's
+    flushes (read through a handle of its own, as `load` would)."""
+
+    def __init__(self, output: FileOutput) -> None:
+        self.output = output
+        self.seen: queue.Queue[str] = queue.Queue()
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.output.write(record)
+
+    def flush(self) -> None:
+        self.output.flush()
+        self.seen.put(self.output.path.read_text())
+
+    def close(self) -> None:
+        self.output.close()
+
+    def next_with(self, text: str, timeout: float = 10) -> str:
+        """The file as the first flush that shows `text` left it."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                content = self.seen.get(timeout=left)
+            except queue.Empty:
+                break
+            if text in content:
+                return content
+        raise AssertionError(f"no flush showed {text!r} within {timeout:.0f} s")
+
+
+def test_the_thread_flushes_each_burst_to_the_file_and_closes_open_exchanges(
     tmp_path: Path,
 ) -> None:
+    """A record is in the file after the recorder's next flush, while the recording is still
+    open (a `kill -9` then loses nothing written before); closing ends what is open."""
     path = tmp_path / "r.jsonl"
-    recorder = Recorder([FileOutput(path, redacted=False, max_body=100)]).start()
+    output = Flushes(FileOutput(path, redacted=False, max_body=100))
+    recorder = Recorder([output]).start()
     recorder.put(request("open", "/api/v1/pods?watch=true"))
     recorder.put(Note(time.time(), "warning", "hello"))
-    deadline = time.monotonic() + 5
-    while "hello" not in path.read_text() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert "hello" in path.read_text()
+    seen = output.next_with('"hello"')
+    records = [json.loads(line) for line in seen.splitlines()]
+    assert [r["record"] for r in records] == ["header", "request", "note"]  # no end yet
+    assert load(path).exchanges[0].end is None  # what a reader sees: the watch still open
     recorder.close()
     recording = load(path)
-    assert recording.exchanges[0].error == "recording stopped"
+    assert recording.exchanges[0].error == "recording stopped" and not recording.warnings
+
+
+def test_a_recording_file_is_new_unless_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text("old\n")
+    with pytest.raises(FileExistsError):
+        FileOutput(path, redacted=True, max_body=100)
+    assert path.read_text() == "old\n"
+    FileOutput(path, redacted=True, max_body=100, overwrite=True).close()
+    assert load(path).header["redacted"] is True and "old" not in path.read_text()
+    fresh = tmp_path / "fresh.jsonl"
+    FileOutput(fresh, redacted=False, max_body=100).close()
+    assert fresh.stat().st_mode & 0o777 == 0o600  # it holds cluster data

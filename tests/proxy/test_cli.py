@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import signal
 import socket
@@ -11,11 +13,12 @@ from pathlib import Path
 
 import yaml
 
+from k8s_wiretap.capture.exchange import Body
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.proxy.server import free_port
 from tests.conftest import Kubectl, cli, wait_until
-from tests.proxy.conftest import spawn_proxy
+from tests.proxy.conftest import Wiretap, spawn_proxy
 
 
 def test_run_passes_the_exit_status_and_shows_what_was_captured(
@@ -196,9 +199,24 @@ def test_kill_9_mid_recording_leaves_a_loadable_recording(lab: LabState, tmp_pat
     assert any(e.info.verb == "watch" for e in recording.exchanges)
 
 
+def exchange_through(
+    port: int, method: str, path: str, body: bytes = b"", **headers: str
+) -> tuple[int, bytes]:
+    """One plain-HTTP exchange with a proxy: the status and body the client received."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request(method, path, body=body or None, headers=headers)
+        reply = connection.getresponse()
+        return reply.status, reply.read()
+    finally:
+        connection.close()
+
+
 def test_plain_mitmdump_with_the_addon_script_records_the_same(
-    lab: LabState, tmp_path: Path
+    lab: LabState, wiretap: Wiretap, tmp_path: Path
 ) -> None:
+    """What mitmdump with addons/wiretap.py records is what the client sent and received,
+    byte for byte, in the records `k8s-wiretap proxy` writes (the same fields)."""
     folder = Path(lab.kubeconfig).parent / "pki"
     (tmp_path / "client.pem").write_bytes(
         (folder / "admin.crt").read_bytes() + (folder / "admin.key").read_bytes()
@@ -222,25 +240,64 @@ def test_plain_mitmdump_with_the_addon_script_records_the_same(
         "--set",
         f"wiretap_record={record}",
     ]
+    name = f"mitmdump-{os.getpid()}"
+    configmaps = "/api/v1/namespaces/default/configmaps"
+    sent = json.dumps(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}}
+    ).encode()
+    protobuf = "application/vnd.kubernetes.protobuf"
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        wait_until(lambda: record.exists(), 30, "mitmdump to start")
-        proxied = Kubectl(lab.kubeconfig, tmp_path / "cache", server=f"http://127.0.0.1:{port}")
-        proxied("get", "pods", "-n", "kube-system")
-        wait_until(
-            lambda: "/api/v1/namespaces/kube-system/pods" in record.read_text(),
-            10,
-            "the exchange recorded",
+        wait_until(lambda: record.exists(), 30, "mitmdump to listen (it then creates the file)")
+        created = exchange_through(
+            port, "POST", configmaps, sent, **{"Content-Type": "application/json"}
+        )
+        as_json = exchange_through(port, "GET", f"{configmaps}/{name}")
+        as_proto = exchange_through(port, "GET", f"{configmaps}/{name}", Accept=protobuf)
+        secret_value = exchange_through(
+            port,
+            "POST",
+            "/api/v1/namespaces/default/secrets",
+            json.dumps(
+                {"kind": "Secret", "metadata": {"name": name}, "stringData": {"k": "hidden"}}
+            ).encode(),
+            **{"Content-Type": "application/json"},
         )
     finally:
         process.terminate()
         process.wait(30)
-    exchange = next(
-        e
-        for e in load(record).exchanges
-        if e.path.startswith("/api/v1/namespaces/kube-system/pods")
+    assert [created[0], as_json[0], as_proto[0], secret_value[0]] == [201, 200, 200, 201]
+    recording = load(record)
+    assert not recording.warnings and recording.header["redacted"] is True
+    exchanges = {(e.method, e.path, e.request_header("accept")): e for e in recording.exchanges}
+    for (method, path, accept), (status, body), request_body in [
+        (("POST", configmaps, ""), created, sent),
+        (("GET", f"{configmaps}/{name}", ""), as_json, None),
+        (("GET", f"{configmaps}/{name}", protobuf), as_proto, None),
+    ]:
+        exchange = exchanges[(method, path, accept)]
+        assert exchange.status == status and exchange.end is not None
+        assert exchange.response_body is not None and exchange.response_body.data == body
+        assert exchange.response_body.size == len(body)
+        recorded_request = exchange.request_body.data if exchange.request_body else None
+        assert recorded_request == request_body
+    assert as_proto[1].startswith(b"k8s\x00")  # the protobuf body, recorded as it came
+    secret = next(e for e in recording.exchanges if e.path.endswith("/secrets"))
+    assert secret.request_body is not None and secret.request_body.redacted
+    assert b"hidden" not in secret.request_body.data + (secret.response_body or Body(b"", 0)).data
+
+    # the same records, field for field, as k8s-wiretap proxy writes for the same request
+    assert exchange_through(wiretap.port, "GET", f"{configmaps}/{name}")[0] == 200
+    ours = wiretap.wait_for(
+        "the GET through k8s-wiretap proxy",
+        lambda r: any(e.path == f"{configmaps}/{name}" and e.end for e in r.exchanges),
     )
-    assert exchange.status == 200 and exchange.response_body is not None
+    proxied = next(e for e in ours.exchanges if e.path == f"{configmaps}/{name}")
+    mitmdump = exchanges[("GET", f"{configmaps}/{name}", "")]
+    assert set(mitmdump.request) == set(proxied.request)
+    assert set(mitmdump.response or {}) == set(proxied.response or {})
+    assert set(mitmdump.end or {}) == set(proxied.end or {})
+    assert mitmdump.response_body == proxied.response_body  # the same object, the same bytes
 
 
 def test_sigterm_ends_every_open_exchange_in_the_recording(lab: LabState, tmp_path: Path) -> None:

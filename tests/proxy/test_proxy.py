@@ -14,6 +14,8 @@ import socket
 import subprocess
 from pathlib import Path
 
+import mitmproxy.proxy.server
+
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import Recording
 from k8s_wiretap.lab import Lab, UpOptions
@@ -304,24 +306,27 @@ def test_an_api_server_that_dies_gets_the_next_request_a_status(tmp_path: Path) 
     assert proxy.recording().exchanges[-1].status == 503
 
 
-def test_idle_timeout_is_the_proxys_own(tmp_path: Path, lab: LabState) -> None:
+def test_idle_timeout_is_the_proxys_own(tmp_path: Path, lab: LabState, wiretap: Wiretap) -> None:
     """mitmproxy's watchdog cuts idle connections after 600 s; ours follows --idle-timeout
     (default one day, beyond the API server's longest watch). Shown with a short timeout."""
-    assert DEFAULT_IDLE_TIMEOUT >= 3600
+    # the session's proxy runs in this process with the default: mitmproxy's watchdog has it
+    assert mitmproxy.proxy.server.TCP_TIMEOUT == DEFAULT_IDLE_TIMEOUT > 3600
     proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--idle-timeout", "2")
+    pattern = r"/namespaces/quiet/configmaps\?.*watch=true"
     try:
         client = Kubectl(lab.kubeconfig, tmp_path / "cache", server=proxy.url)
         client("create", "namespace", "quiet")
         watcher = client.popen("get", "configmaps", "-n", "quiet", "-w")
         wait_until(lambda: watcher.poll() is not None, 30, "the idle watch to be cut")
-        pattern = r"/namespaces/quiet/configmaps\?.*watch=true"
-        wait_until(
-            lambda: find(proxy.recording(), "GET", pattern)[0].end is not None,
-            10,
-            "the cut watch's end in the recording",
+        recording = proxy.wait_for(
+            "the cut watch's end", lambda r: any(e.end for e in find(r, "GET", pattern))
         )
     finally:
         proxy.stop()
+    watch = find(recording, "GET", pattern)[0]
+    assert watch.status == 200 and watch.end is not None
+    assert watch.end.get("error")  # cut by the proxy, not ended by the API server
+    assert watch.end["events"] == 0  # idle all along
 
 
 def test_protobuf_and_http2_through_tls(wiretap: Wiretap, lab: LabState, tmp_path: Path) -> None:
