@@ -25,7 +25,8 @@ count: `metadata.resourceVersion`, `generation`, `creationTimestamp`, `uid`, `se
 time and operation of `metadata.managedFields` entries, and `status` (unless the patch went to
 the status subresource: then only `status` counts, as the server keeps the rest as it was).
 
-Values compare as JSON (1 equals 1.0, not true); quantities (`"0.5"` and `"500m"`) by value;
+Values compare as JSON (1 equals 1.0, not true); quantities (`"0.5"` and `"500m"`) by value,
+as Go's ParseQuantity reads them (kube/quantity.py);
 a null, an empty list and a missing member are the same, as are an empty object and a missing
 member the server omitted; keys starting with `$` in `after_local` (patch directives a replay
 kept, which the server's decoder drops) are ignored.
@@ -38,9 +39,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from k8s_wiretap.kube.quantity import same_value
 from k8s_wiretap.patch.bodies import decode_patch_body, patch_kind
 from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.patch.gosemantics import go_json
@@ -130,24 +131,6 @@ def _is_absent(value: Any) -> bool:
     return value is _MISSING or value is None or (isinstance(value, list) and not value)
 
 
-def _quantity(text: str) -> Decimal | None:
-    suffixes: dict[str, int | Decimal] = {
-        "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-        "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "k": 10**3,
-        "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-    }  # fmt: skip
-    for suffix, factor in suffixes.items():
-        if text.endswith(suffix):
-            text, scale = text[: -len(suffix)], Decimal(factor)
-            break
-    else:
-        scale = Decimal(1)
-    try:
-        return Decimal(text) * scale
-    except InvalidOperation:
-        return None
-
-
 def _scalars_equal(local: Any, server: Any, node: Node | None) -> bool:
     if isinstance(local, bool) or isinstance(server, bool):
         return type(local) is type(server) and local == server
@@ -157,8 +140,7 @@ def _scalars_equal(local: Any, server: Any, node: Node | None) -> bool:
         return True
     quantity = node is not None and node.definition == QUANTITY
     if quantity and isinstance(local, (str, int, float)) and isinstance(server, str):
-        left, right = _quantity(str(local)), _quantity(server)
-        return left is not None and left == right
+        return same_value(str(local), server)
     return False
 
 
