@@ -16,6 +16,9 @@ Headers = list[tuple[bytes, bytes]]
 
 @dataclass(slots=True)
 class RequestSeen:
+    """A request as the proxy got it. A request that broke before its body was in (or that
+    the proxy rejected) is seen only at its error, with what was known: no body."""
+
     id: str
     time: float
     listener: str
@@ -25,7 +28,7 @@ class RequestSeen:
     target: str  # path and query, as sent
     http_version: str
     headers: Headers
-    body: bytes | None
+    body: bytes | None  # None: none, or it never arrived whole
     injected: str | None  # which credential the proxy added, if any
 
 
