@@ -5,8 +5,8 @@ Starts a lab whose every client talks through the wiretap (`lab up --via-proxy`)
 strategic merge patch), waits for the pods to run on the hollow node, and then shows, from
 the recording, who said what: kubectl's GET and PATCH, the deployment controller updating the
 ReplicaSet, the ReplicaSet controller creating the pod, the scheduler's binding and the
-kubelet's status report. Until explanations exist (issue 4 onwards) it shows the exchanges
-and the patch itself.
+kubelet's status report (which clients write what comes from kube/data/controllers.yaml).
+Until explanations exist it shows the exchanges, the patch and its replay.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from k8s_wiretap.capture.reader import load
 from k8s_wiretap.decode.diff import diff
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.patches import PatchReplay
+from k8s_wiretap.kube.controllers import client
 from k8s_wiretap.kube.sensitive import LAST_APPLIED
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.paths import state_dir
@@ -31,17 +33,15 @@ from k8s_wiretap.workshop import manifest
 
 __all__ = ["register", "run_demo"]
 
-# The exchanges of the apply story: (component, verb, resource, subresource); "" matches any.
-STORY = (
-    ("kubectl", "get", "deployments", ""),
-    ("kubectl", "patch", "deployments", ""),
-    ("controller-manager/deployment-controller", "update", "replicasets", ""),
-    ("controller-manager/deployment-controller", "update", "deployments", "status"),
-    ("controller-manager/replicaset-controller", "create", "pods", ""),
-    ("controller-manager/replicaset-controller", "update", "replicasets", "status"),
-    ("scheduler", "create", "pods", "binding"),
-    ("kubelet", "patch", "pods", "status"),
+# Who takes part in the apply story after kubectl: each one's writes (kube/controllers.yaml)
+# on these resources are shown; their Events are left out.
+CHAIN = (
+    "controller-manager/deployment-controller",
+    "controller-manager/replicaset-controller",
+    "scheduler",
+    "kubelet",
 )
+CHAIN_RESOURCES = frozenset({"deployments", "replicasets", "pods"})
 
 
 def register(subparsers: Any) -> None:
@@ -97,15 +97,16 @@ def _wait_running(env: dict[str, str], count: int, timeout: float = 90.0) -> Non
 
 def _in_story(exchange: Exchange) -> bool:
     info = exchange.info
-    for component, verb, resource, subresource in STORY:
-        if (
-            exchange.component == component
-            and info.verb == verb
-            and info.resource == resource
-            and info.subresource == subresource
-        ):
-            return info.namespace == "default"
-    return False
+    if info.namespace != "default" or info.resource not in CHAIN_RESOURCES:
+        return False
+    if exchange.component == "kubectl":
+        return info.resource == "deployments" and info.verb in ("get", "patch")
+    known = client(exchange.component)
+    return (
+        exchange.component in CHAIN
+        and known is not None
+        and known.writes_to(info.verb, info.group, info.resource, info.subresource)
+    )
 
 
 def _show_patch(analysis: Analysis, exchange: Exchange) -> None:
@@ -127,8 +128,20 @@ def _show_patch(analysis: Analysis, exchange: Exchange) -> None:
             shown = {k: v for k, v in change.items() if k != "path" and k != "op"}
             text = json.dumps(shown)
             print(f"    {change['op']} {change['path']}: {text[:100]}")
-    verdict = "matches" if replay.matches_server else f"differs: {replay.mismatches}"
-    print(f"    replayed on the object kubectl had just read: {verdict} the server's result")
+    print(f"    {_verdict(analysis, exchange, replay)}")
+
+
+def _verdict(analysis: Analysis, exchange: Exchange, replay: PatchReplay) -> str:
+    """What the replay shows, saying what it was replayed on."""
+    seen = replay.before_from
+    if replay.matches_server is None or seen is None:
+        return f"not replayed: {replay.note or 'no verdict'}"
+    who = seen.component or "the recording"
+    ago = (exchange.time - seen.time) * 1000
+    on = f"replayed on the object as {who}'s {seen.source} saw it {ago:.0f} ms before"
+    if replay.matches_server:
+        return f"{on}: matches the server's result"
+    return f"{on}: differs from the server's result at {', '.join(replay.mismatches)}"
 
 
 def _show_story(recording_path: Path, since: float) -> None:

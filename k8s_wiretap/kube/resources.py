@@ -19,7 +19,7 @@ from typing import Any
 
 from k8s_wiretap.kube.refs import ObjectRef
 
-__all__ = ["DISCOVERY_FILE", "ApiResource", "Resources", "resources_of"]
+__all__ = ["DISCOVERY_FILE", "ApiResource", "Resources", "api_groups", "resources_of"]
 
 DISCOVERY_FILE = Path(__file__).parent / "data" / "discovery-1.20.json"
 
@@ -121,6 +121,12 @@ def _preferred(item: ApiResource) -> bool:
 def _document() -> dict[str, Any]:
     result: dict[str, Any] = json.loads(DISCOVERY_FILE.read_text())
     return result
+
+
+@cache
+def api_groups() -> frozenset[str]:
+    """The named API groups of the built-in table (`apps`, `batch`, `storage.k8s.io`, ...)."""
+    return frozenset(group for group in _document()["preferred"] if group)
 
 
 @cache
