@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from bench import decode_bodies, patch_replay, protobuf_decode, proxy_latency
+from bench import decode_bodies, explain_recording, patch_replay, protobuf_decode, proxy_latency
 
 BENCHMARKS = {
     "decode_bodies": decode_bodies.main,
     "protobuf_decode": protobuf_decode.main,
     "patch_replay": patch_replay.main,
+    "explain_recording": explain_recording.main,
     "proxy_latency": proxy_latency.main,
 }
 

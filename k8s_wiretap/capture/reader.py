@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from k8s_wiretap.capture.assemble import Assembler
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.format import FORMAT, VERSION
 from k8s_wiretap.errors import WiretapError
 
-__all__ = ["Recording", "RecordingError", "load", "read_records"]
+__all__ = ["Recording", "RecordingError", "iter_records", "load", "read_records"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -37,65 +38,100 @@ class Recording:
         return {e.id: e for e in self.exchanges}
 
 
-def _records(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
-    records = []
+CHUNK = 1 << 20
+
+
+def _lines(path: Path, warnings: list[str]) -> Iterator[bytes]:
+    """The file's lines, read as a stream (gzip too): a recording may be larger than memory."""
     with path.open("rb") as handle:
-        data = handle.read()
-    if data[:2] == GZIP_MAGIC:  # recordings kept compressed, e.g. recordings/*.jsonl.gz
-        data = _gunzip(data, path, warnings)
-    lines = data.split(b"\n")
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            last = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
-            where = "last line (cut short)" if last else f"line {number}"
-            warnings.append(f"{path}: skipped {where}: not a complete record")
-            continue
-        if isinstance(record, dict) and "record" in record:
-            records.append(record)
-        else:
-            warnings.append(f"{path}: skipped line {number}: not a record")
-    return records
+        if handle.read(2) != GZIP_MAGIC:
+            handle.seek(0)
+            yield from handle
+            return
+        handle.seek(0)
+        yield from _gunzipped_lines(handle, path, warnings)
 
 
-def _gunzip(data: bytes, path: Path, warnings: list[str]) -> bytes:
+def _gunzipped_lines(handle: BinaryIO, path: Path, warnings: list[str]) -> Iterator[bytes]:
     """Decompress what is there; a file cut short still yields the lines before the cut."""
     decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        out = decompressor.decompress(data)
-    except zlib.error as error:
-        raise RecordingError(f"{path}: corrupt gzip data ({error})") from error
+    rest = b""
+    while chunk := handle.read(CHUNK):
+        try:
+            data = rest + decompressor.decompress(chunk)
+        except zlib.error as error:
+            raise RecordingError(f"{path}: corrupt gzip data ({error})") from error
+        *complete, rest = data.split(b"\n")
+        for line in complete:
+            yield line + b"\n"
+    if rest:
+        yield rest
     if not decompressor.eof:
         warnings.append(f"{path}: gzip stream cut short")
-    return out
+
+
+def _parse(path: Path, number: int, line: bytes, last: bool, warnings: list[str]) -> Any:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        where = "last line (cut short)" if last else f"line {number}"
+        warnings.append(f"{path}: skipped {where}: not a complete record")
+        return None
+    if isinstance(record, dict) and "record" in record:
+        return record
+    warnings.append(f"{path}: skipped line {number}: not a record")
+    return None
+
+
+def iter_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, Any]]:
+    """The records of a recording file as they are read, header first; lines that are not
+    records are skipped and said in `warnings`. RecordingError if it is not a recording."""
+    path = Path(path)
+    pending: tuple[int, bytes] | None = None
+    checked = False
+    try:
+        for number, line in enumerate(_lines(path, warnings), 1):
+            if not line.strip():
+                continue
+            if pending is not None:
+                record = _parse(path, *pending, False, warnings)
+                if record is not None:
+                    checked = checked or _check_header(path, record)
+                    yield record
+            pending = (number, line)
+    except OSError as error:
+        raise RecordingError(f"cannot read {path}: {error.strerror}") from error
+    if pending is not None:
+        record = _parse(path, *pending, True, warnings)
+        if record is not None:
+            checked = checked or _check_header(path, record)
+            yield record
+    if not checked:
+        raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
+
+
+def _check_header(path: Path, record: dict[str, Any]) -> bool:
+    if record.get("record") != "header":
+        raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
+    if record.get("format") != FORMAT or record.get("version") != VERSION:
+        raise RecordingError(
+            f"{path}: {record.get('format')} version {record.get('version')} is not "
+            f"{FORMAT} version {VERSION}"
+        )
+    return True
 
 
 def read_records(path: Path | str) -> tuple[list[dict[str, Any]], list[str]]:
     """Every record of a recording file, header first, and warnings about skipped lines."""
-    path = Path(path)
-    try:
-        warnings: list[str] = []
-        records = _records(path, warnings)
-    except OSError as error:
-        raise RecordingError(f"cannot read {path}: {error.strerror}") from error
-    if not records or records[0].get("record") != "header":
-        raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
-    header = records[0]
-    if header.get("format") != FORMAT or header.get("version") != VERSION:
-        raise RecordingError(
-            f"{path}: {header.get('format')} version {header.get('version')} is not "
-            f"{FORMAT} version {VERSION}"
-        )
-    return records, warnings
+    warnings: list[str] = []
+    return list(iter_records(path, warnings)), warnings
 
 
 def load(path: Path | str) -> Recording:
-    """A whole recording, assembled into exchanges."""
-    records, warnings = read_records(path)
-    header = records[0]
+    """A whole recording, assembled into exchanges as it is read."""
+    warnings: list[str] = []
+    records = iter_records(path, warnings)
+    header = next(records)
     assembler = Assembler()
-    assembler.feed_all(records[1:])
+    assembler.feed_all(records)
     return Recording(header, assembler.exchanges, assembler.notes, warnings + assembler.warnings)
