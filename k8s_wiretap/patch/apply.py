@@ -41,7 +41,13 @@ from k8s_wiretap.patch.fieldpath import FieldSet, path_text
 from k8s_wiretap.patch.gosemantics import copy_json, go_json
 from k8s_wiretap.patch.meta import Node
 from k8s_wiretap.patch.smd_schema import ABSENT, DEDUCED, TypeRef, errors_text, validate
-from k8s_wiretap.patch.typed import Comparison, compare, merge, remove_items, to_field_set
+from k8s_wiretap.patch.typed import (
+    FieldChanges,
+    compare_fields,
+    merge,
+    remove_items,
+    to_field_set,
+)
 
 __all__ = ["LAST_APPLIED", "ManagerEntry", "apply_config", "decode_managed_fields"]
 
@@ -238,9 +244,9 @@ def _update(
     managers: dict[ManagerId, ManagerEntry],
     me: ManagerId,
     force: bool,
-) -> Comparison:
+) -> FieldChanges:
     """Updater.update: conflicts with other managers, and their removed fields dropped."""
-    comparison = compare(live, new, t)
+    comparison = compare_fields(live, new, t)
     changed = comparison.modified.union(comparison.added)
     conflicts: dict[ManagerId, FieldSet] = {}
     for manager, entry in managers.items():
@@ -294,7 +300,7 @@ def _before_first_apply(
     """skipNonAppliedManager: an object nobody manages is first owned by an update."""
     empty: dict[str, Any] = {k: live[k] for k in ("apiVersion", "kind") if k in live}
     empty["metadata"] = {"creationTimestamp": None}
-    comparison = compare(empty, live, t)
+    comparison = compare_fields(empty, live, t)
     fields = comparison.modified.union(comparison.added).difference(comparison.removed)
     fields = fields.difference(STRIPPED)
     if fields.empty():

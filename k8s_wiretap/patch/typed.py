@@ -40,9 +40,9 @@ __all__ = [
     "ABSENT",
     "DEDUCED",
     "UNTYPED",
-    "Comparison",
+    "FieldChanges",
     "TypeRef",
-    "compare",
+    "compare_fields",
     "merge",
     "remove_items",
     "to_field_set",
@@ -171,7 +171,7 @@ def merge(live: Any, config: Any, t: TypeRef) -> Any:
 
 
 @dataclass
-class Comparison:
+class FieldChanges:
     added: FieldSet
     modified: FieldSet
     removed: FieldSet
@@ -184,9 +184,10 @@ def _equal(left: Any, right: Any) -> bool:
     return left is right or go_json(left) == go_json(right)
 
 
-def compare(old: Any, new: Any, t: TypeRef) -> Comparison:
-    """TypedValue.Compare: the leaf and item paths added, modified and removed."""
-    result = Comparison(FieldSet(), FieldSet(), FieldSet())
+def compare_fields(old: Any, new: Any, t: TypeRef) -> FieldChanges:
+    """TypedValue.Compare: the leaf and item paths added, modified and removed (not
+    `patch.compare`, which judges a replay against the server)."""
+    result = FieldChanges(FieldSet(), FieldSet(), FieldSet())
 
     def at_leaf(lhs: Any, rhs: Any, path: Path) -> Any:
         if lhs is ABSENT:

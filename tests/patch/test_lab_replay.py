@@ -25,7 +25,7 @@ from k8s_wiretap.patch import ConflictError, PatchError, compare, replay
 from tests.conftest import Kubectl
 from tests.patch.random_patches import DEPLOYMENT, Patches
 from tests.patch.traffic import (
-    Exchange,
+    LoggedCall,
     check_replay,
     exchanges,
     get,
@@ -95,13 +95,13 @@ def settle(api: ApiClient, path: str) -> None:
 
 def patched(
     kubectl: Kubectl, api: ApiClient, path: str, *args: str, stdin: str | None = None
-) -> tuple[Exchange, dict[str, Any]]:
+) -> tuple[LoggedCall, dict[str, Any]]:
     """Run kubectl, then replay each of its PATCHes on the object as it was just before
     (nothing, for an apply that creates it)."""
     response = api.get(path)
     before = response.json() if response.status == 200 else {}
     log = traced(kubectl, *args, stdin=stdin)
-    replayed: tuple[Exchange, dict[str, Any]] | None = None
+    replayed: tuple[LoggedCall, dict[str, Any]] | None = None
     for exchange in log:
         if exchange.path() != path or exchange.method not in ("GET", "PATCH"):
             continue
@@ -114,7 +114,7 @@ def patched(
     return replayed
 
 
-def lost_a_race(exchange: Exchange) -> bool:
+def lost_a_race(exchange: LoggedCall) -> bool:
     """A PATCH refused with 409 because the object changed since kubectl read it. kubectl
     (1.26+) moves client-side apply's managed fields over to server-side apply with a JSON
     patch that also replaces metadata.resourceVersion with the one it read, precisely so

@@ -27,7 +27,9 @@ _TYPE = re.compile(r'-H "Content-Type: ([^"]+)"')
 
 
 @dataclass
-class Exchange:
+class LoggedCall:
+    """One request kubectl -v=8 logged (curl line, request and response bodies)."""
+
     method: str
     url: str
     content_type: str
@@ -52,12 +54,12 @@ def _body(first: str, lines: list[str]) -> str:
     return "\n".join(body)
 
 
-def exchanges(log: str) -> list[Exchange]:
+def exchanges(log: str) -> list[LoggedCall]:
     """The exchanges in kubectl's `-v=9` stderr, in order."""
-    out: list[Exchange] = []
+    out: list[LoggedCall] = []
     lines = log.splitlines()
     request = ""
-    pending: Exchange | None = None
+    pending: LoggedCall | None = None
     while lines:
         line = lines.pop(0)
         body = _BODY.search(line)
@@ -67,7 +69,7 @@ def exchanges(log: str) -> list[Exchange]:
         elif curl:
             content_type = _TYPE.search(curl.group(2))
             kind = content_type.group(1) if content_type else ""
-            pending = Exchange(curl.group(1), curl.group(3), kind, request, "")
+            pending = LoggedCall(curl.group(1), curl.group(3), kind, request, "")
         elif body and pending is not None:
             pending.response = _body(body.group(2), lines)
             out.append(pending)
@@ -75,21 +77,21 @@ def exchanges(log: str) -> list[Exchange]:
     return out
 
 
-def traced(kubectl: Kubectl, *args: str, stdin: str | None = None) -> list[Exchange]:
+def traced(kubectl: Kubectl, *args: str, stdin: str | None = None) -> list[LoggedCall]:
     result = kubectl.run("-v=9", *args, stdin=stdin, check=False)
     if result.returncode != 0:  # the last line is kubectl's own error message
         raise AssertionError(f"kubectl {' '.join(args)}: {result.stderr.splitlines()[-1]}")
     return exchanges(result.stderr)
 
 
-def last_patch(log: list[Exchange]) -> Exchange:
+def last_patch(log: list[LoggedCall]) -> LoggedCall:
     patches = [e for e in log if e.method == "PATCH"]
     assert patches, "kubectl sent no PATCH"
     return patches[-1]
 
 
 def check_replay(
-    exchange: Exchange, before: dict[str, Any], everything: bool = True
+    exchange: LoggedCall, before: dict[str, Any], everything: bool = True
 ) -> dict[str, Any]:
     """Replay `exchange` on `before`; assert the server's answer agrees. Returns the replay."""
     after = json.loads(exchange.response)
