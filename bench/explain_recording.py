@@ -58,7 +58,8 @@ def explain(path: Path) -> tuple[float, int]:
 
 def main() -> None:
     print("explain --format json over repeated real exchanges")
-    print(f"{'exchanges':>10} {'file MB':>8} {'seconds':>8} {'exchanges/s':>12} {'peak RSS MB':>12}")
+    columns = ("exchanges", 10), ("file MB", 8), ("seconds", 8), ("exchanges/s", 12)
+    print(" ".join(f"{name:>{width}}" for name, width in columns), f"{'peak RSS MB':>12}")
     with tempfile.TemporaryDirectory(prefix="k8s-wiretap-bench-") as folder:
         for size in SIZES:
             path = Path(folder) / f"explain-{size}.jsonl"

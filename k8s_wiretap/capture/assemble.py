@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from k8s_wiretap.capture.exchange import Body, Exchange, StreamEvent
+from k8s_wiretap.capture.exchange import Body, End, Exchange, Request, Response, StreamEvent
 
 __all__ = ["Assembler", "Update"]
 
@@ -48,17 +48,18 @@ class Assembler:
             self.notes.append(record)
             return None
         if kind == "request":
-            return Update(self._new(Exchange(str(record["id"]), record)), "request")
+            request = Request.from_record(record)
+            return Update(self._new(Exchange(str(record["id"]), request)), "request")
         if kind not in ("response", "event", "end"):
             return None
         exchange = self._open.get(str(record.get("id", ""))) or self._orphan(record)
         if kind == "response":
-            exchange.response = record
+            exchange.response = Response.from_record(record)
             return Update(exchange, "response")
         if kind == "event":
             exchange.events.append(stream_event(record))
             return Update(exchange, "event")
-        exchange.end = record
+        exchange.end = End.from_record(record)
         if not self.keep:
             del self._open[exchange.id]
         return Update(exchange, "end")
@@ -84,15 +85,7 @@ class Assembler:
             f"{record.get('record')} record for exchange {exchange_id} whose request was "
             "not recorded: shown with an unknown method and path"
         )
-        request = {
-            "record": "request",
-            "id": exchange_id,
-            "time": record.get("time", 0.0),
-            "method": "",
-            "path": "",
-            "headers": [],
-            "unrecorded": True,
-        }
+        request = Request(float(record.get("time") or 0.0), "", "", unrecorded=True)
         return self._new(Exchange(exchange_id, request))
 
 

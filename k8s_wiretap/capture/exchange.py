@@ -1,7 +1,8 @@
-"""The exchange: one request, its response, and what streamed through it.
+"""The exchange: one request, its response, and what streamed through it — typed.
 
-This is what every later stage consumes (decoders, explanations, views); it is assembled
-from a recording's records by `reader.py`, never from proxy objects.
+This is what every later stage consumes (decoders, explanations, views). It is assembled
+from a recording's records by `assemble.Assembler`, never from proxy objects; each part is
+read from its record once (`from_record`), so nothing downstream looks into raw dicts.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from k8s_wiretap.capture.format import body_bytes
 from k8s_wiretap.kube.agents import component_of
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 
-__all__ = ["Body", "Exchange", "StreamEvent"]
+__all__ = ["Body", "Client", "End", "Exchange", "Identity", "Request", "Response", "StreamEvent"]
+
+Headers = tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Body:
     data: bytes
     size: int
@@ -39,7 +42,7 @@ class Body:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StreamEvent:
     """A watch event, WebSocket message or upgraded-connection chunk, as it arrived."""
 
@@ -51,29 +54,143 @@ class StreamEvent:
     incomplete: bool = False
 
 
-def _header(headers: list[list[str]], name: str) -> str:
+@dataclass(frozen=True, slots=True)
+class Client:
+    """The client as the proxy saw it."""
+
+    address: str = ""
+    tls: bool = False
+    alpn: str = ""
+    certificate: str = ""  # the CN of the client certificate it presented, if any
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any] | None) -> Client:
+        record = record or {}
+        return cls(
+            str(record.get("address") or ""),
+            bool(record.get("tls")),
+            str(record.get("alpn") or ""),
+            str(record.get("certificate") or ""),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who the request went upstream as, as far as the proxy can tell."""
+
+    credential: str = "none"  # "none", "bearer token", "basic", "added by proxy"
+    user: str = ""  # a JWT's unverified subject, or the kubeconfig identity the proxy added
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any] | None) -> Identity:
+        record = record or {}
+        return cls(str(record.get("credential") or "none"), str(record.get("user") or ""))
+
+
+def _headers(pairs: Any) -> Headers:
+    return tuple((str(k), str(v)) for k, v in pairs or ())
+
+
+def _header(headers: Headers, name: str) -> str:
+    name = name.lower()
     return next((v for k, v in headers if k.lower() == name), "")
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
+class Request:
+    time: float
+    method: str
+    path: str
+    headers: Headers = ()
+    body: Body | None = None
+    listener: str = "default"
+    server: str = ""
+    http_version: str = ""
+    client: Client = field(default_factory=Client)
+    identity: Identity = field(default_factory=Identity)
+    unrecorded: bool = False  # only later records of the exchange were in the recording
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Request:
+        return cls(
+            float(record.get("time") or 0.0),
+            str(record.get("method") or ""),
+            str(record.get("path") or ""),
+            _headers(record.get("headers")),
+            Body.from_record(record.get("body")),
+            str(record.get("listener") or "default"),
+            str(record.get("server") or ""),
+            str(record.get("http_version") or ""),
+            Client.from_record(record.get("client")),
+            Identity.from_record(record.get("identity")),
+            bool(record.get("unrecorded")),
+        )
+
+    def header(self, name: str) -> str:
+        return _header(self.headers, name)
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    time: float
+    status: int
+    reason: str = ""
+    http_version: str = ""
+    headers: Headers = ()
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Response:
+        return cls(
+            float(record.get("time") or 0.0),
+            int(record["status"]),
+            str(record.get("reason") or ""),
+            str(record.get("http_version") or ""),
+            _headers(record.get("headers")),
+        )
+
+    def header(self, name: str) -> str:
+        return _header(self.headers, name)
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """How the exchange ended: the response body, or the number of events, or an error."""
+
+    time: float
+    body: Body | None = None
+    events: int | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> End:
+        events = record.get("events")
+        return cls(
+            float(record.get("time") or 0.0),
+            Body.from_record(record.get("body")),
+            int(events) if events is not None else None,
+            str(record["error"]) if record.get("error") else None,
+        )
+
+
+@dataclass(eq=False)
 class Exchange:
     id: str
-    request: dict[str, Any]
-    response: dict[str, Any] | None = None
-    end: dict[str, Any] | None = None
+    request: Request
+    response: Response | None = None
+    end: End | None = None
     events: list[StreamEvent] = field(default_factory=list)
 
     @property
     def time(self) -> float:
-        return float(self.request["time"])
+        return self.request.time
 
     @property
     def method(self) -> str:
-        return str(self.request["method"])
+        return self.request.method
 
     @property
     def path(self) -> str:
-        return str(self.request["path"])
+        return self.request.path
 
     @cached_property
     def info(self) -> RequestInfo:
@@ -81,33 +198,33 @@ class Exchange:
 
     @property
     def status(self) -> int | None:
-        return int(self.response["status"]) if self.response else None
+        return self.response.status if self.response else None
 
     @property
     def error(self) -> str | None:
-        return self.end.get("error") if self.end else None
+        return self.end.error if self.end else None
 
     def request_header(self, name: str) -> str:
-        return _header(self.request["headers"], name.lower())
+        return self.request.header(name)
 
     def response_header(self, name: str) -> str:
-        return _header(self.response["headers"], name.lower()) if self.response else ""
+        return self.response.header(name) if self.response else ""
 
     @property
     def user_agent(self) -> str:
         return self.request_header("user-agent")
 
-    @property
+    @cached_property
     def component(self) -> str:
-        return component_of(self.user_agent, str(self.request.get("listener", "")))
+        return component_of(self.user_agent, self.request.listener)
 
     @property
     def request_body(self) -> Body | None:
-        return Body.from_record(self.request.get("body"))
+        return self.request.body
 
     @property
     def response_body(self) -> Body | None:
-        return Body.from_record(self.end.get("body")) if self.end else None
+        return self.end.body if self.end else None
 
     def watch_events(self) -> list[StreamEvent]:
         return [e for e in self.events if e.kind == "watch"]

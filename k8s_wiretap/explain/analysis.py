@@ -187,7 +187,7 @@ class Analysis:
             return
         if info.subresource not in ("", "status"):
             return
-        when = float(exchange.response["time"]) if exchange.response else exchange.time
+        when = exchange.response.time if exchange.response else exchange.time
         decoded = self.response_body(exchange).value
         if info.verb == "list" and isinstance(decoded, dict):
             for item in decoded.get("items") or []:

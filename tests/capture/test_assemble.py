@@ -46,7 +46,7 @@ def test_a_record_whose_request_was_not_recorded_is_kept_and_said() -> None:
     assert update is not None
     (exchange,) = assembler.exchanges
     assert exchange.error == "bad chunk header" and exchange.time == 5.0
-    assert exchange.method == "" and exchange.request["unrecorded"] is True
+    assert exchange.method == "" and exchange.request.unrecorded is True
     assert assembler.warnings == [
         "end record for exchange lost whose request was not recorded: "
         "shown with an unknown method and path"

@@ -66,7 +66,7 @@ def test_each_component_keeps_its_own_identity_upstream(tapped: LabState) -> Non
     for exchange in recording_of(tapped).exchanges:
         user = audit.get(exchange.response_header("audit-id"))
         if user:  # the audit log holds requests that have completed
-            users_by_listener[exchange.request["listener"]].add(user)
+            users_by_listener[exchange.request.listener].add(user)
     assert users_by_listener["kubelet"] == {"system:node:node-1"}
     assert users_by_listener["scheduler"] == {"system:kube-scheduler"}
     assert users_by_listener["admin"] == {"kubernetes-admin"}
@@ -127,9 +127,6 @@ def test_service_account_tokens_stay_out_of_the_recording(tapped: LabState) -> N
         assert token not in raw and base64.b64encode(token) not in raw
         assert not any(token in body.data for body in seen)
     bearer = [
-        v
-        for e in recording.exchanges
-        for k, v in e.request["headers"]
-        if k.lower() == "authorization"
+        v for e in recording.exchanges for k, v in e.request.headers if k.lower() == "authorization"
     ]
     assert bearer and all(v.startswith("Bearer redacted:") for v in bearer)

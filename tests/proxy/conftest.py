@@ -99,7 +99,8 @@ def spawn_proxy(kubeconfig: str, folder: Path, *extra: str) -> ProxyProcess:
         with socket.socket() as probe:
             return probe.connect_ex(("127.0.0.1", port)) == 0
 
-    wait_until(listening, 30, "the proxy to listen")
+    # it listens first, then creates the recording (what arrives meanwhile is queued)
+    wait_until(lambda: listening() and record.exists(), 30, "the proxy to listen and record")
     return proxy
 
 

@@ -64,5 +64,5 @@ def test_a_plugin_token_is_cached_then_renewed_after_401(
     assert (tmp_path / "runs").read_text() == "2"
     statuses = [e.status for e in proxy.recording().exchanges]
     assert statuses[0] == 401 and set(statuses[1:]) == {200}, statuses
-    identities = {e.request["identity"]["user"] for e in proxy.recording().exchanges}
+    identities = {e.request.identity.user for e in proxy.recording().exchanges}
     assert identities == {f"admin [exec plugin {Path(sys.executable).name}]"}

@@ -105,7 +105,7 @@ def test_get_watch_shows_a_change_while_the_watch_is_open(
     watch = find(recording, "GET", r"/namespaces/watched/configmaps\?.*watch=true")[0]
     texts = [e.data.data for e in watch.watch_events()]
     assert any(b"while-open" in t and b'"ADDED"' in t for t in texts)
-    assert watch.end is not None and watch.end.get("error")  # the client went away mid-watch
+    assert watch.end is not None and watch.end.error  # the client went away mid-watch
 
 
 def read_line(process: subprocess.Popen[str], timeout: float) -> str:
@@ -157,7 +157,7 @@ def recorded_bytes(recording: Recording) -> list[bytes]:
             if body:
                 out.append(body.data)
         out += [e.data.data for e in exchange.events]
-        out += [v.encode() for _, v in exchange.request["headers"]]
+        out += [v.encode() for _, v in exchange.request.headers]
     return out
 
 
@@ -220,8 +220,8 @@ def test_a_watch_the_api_server_ends_is_recorded_whole(proxied: Kubectl, wiretap
         "the ended watch", lambda r: any(e.end for e in find(r, "GET", recorded))
     )
     watch = find(recording, "GET", recorded)[0]
-    assert watch.end is not None and "error" not in watch.end
-    assert watch.end["events"] == len(watch.watch_events()) >= 1
+    assert watch.end is not None and watch.end.error is None
+    assert watch.end.events == len(watch.watch_events()) >= 1
     assert any(b"present" in event.data.data for event in watch.watch_events())
 
 
@@ -325,8 +325,8 @@ def test_idle_timeout_is_the_proxys_own(tmp_path: Path, lab: LabState, wiretap: 
         proxy.stop()
     watch = find(recording, "GET", pattern)[0]
     assert watch.status == 200 and watch.end is not None
-    assert watch.end.get("error")  # cut by the proxy, not ended by the API server
-    assert watch.end["events"] == 0  # idle all along
+    assert watch.end.error  # cut by the proxy, not ended by the API server
+    assert watch.end.events == 0  # idle all along
 
 
 def test_protobuf_and_http2_through_tls(wiretap: Wiretap, lab: LabState, tmp_path: Path) -> None:
@@ -349,12 +349,12 @@ def test_protobuf_and_http2_through_tls(wiretap: Wiretap, lab: LabState, tmp_pat
     client("get", "nodes", "-o", "name")
     recording = wiretap.wait_for(
         "the TLS request",
-        lambda r: any(e.request["client"].get("alpn") == "h2" for e in r.exchanges),
+        lambda r: any(e.request.client.alpn == "h2" for e in r.exchanges),
     )
-    exchange = next(e for e in recording.exchanges if e.request["client"].get("alpn") == "h2")
-    assert exchange.request["client"]["tls"] is True
-    assert exchange.request["identity"]["credential"] == "added by proxy"
-    assert exchange.request["identity"]["user"].startswith("kubernetes-admin (system:masters)")
+    exchange = next(e for e in recording.exchanges if e.request.client.alpn == "h2")
+    assert exchange.request.client.tls is True
+    assert exchange.request.identity.credential == "added by proxy"
+    assert exchange.request.identity.user.startswith("kubernetes-admin (system:masters)")
 
 
 BROKEN_REQUESTS = {
@@ -409,7 +409,7 @@ def test_requests_that_break_are_recorded_with_their_error(lab: LabState, tmp_pa
         exchange = matching[0]
         assert exchange.method == method, case
         assert exchange.request_header("content-type") == "application/json", case
-        assert exchange.request["client"]["address"].startswith("127.0.0.1:"), case
-        assert exchange.end is not None and exchange.end.get("error"), case
+        assert exchange.request.client.address.startswith("127.0.0.1:"), case
+        assert exchange.end is not None and exchange.end.error, case
         assert exchange.response is None, case  # no answer from the API server
     assert any(e.path == "/version" and e.status == 200 for e in recording.exchanges)

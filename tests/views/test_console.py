@@ -11,9 +11,7 @@ NOTE = {"record": "note", "time": 1764413179.0, "level": "error", "message": "up
 
 
 def test_a_finished_watch_counts_the_events_it_carried() -> None:
-    watches = [
-        e for e in story().exchanges if e.info.verb == "watch" and e.end and e.end.get("events")
-    ]
+    watches = [e for e in story().exchanges if e.info.verb == "watch" and e.end and e.end.events]
     assert watches
     for watch in watches[:20]:
         out = io.StringIO()
@@ -22,7 +20,7 @@ def test_a_finished_watch_counts_the_events_it_carried() -> None:
             console.write(record)
         opened, closed = out.getvalue().splitlines()
         assert opened.endswith(" (open)") and "[0 watch events]" in opened
-        assert closed.endswith(f"[{watch.end['events']} watch events]"), closed
+        assert closed.endswith(f"[{watch.end.events} watch events]"), closed
 
 
 def test_one_line_per_exchange_and_every_note() -> None:
