@@ -49,7 +49,9 @@ class Output(Protocol):
 
 
 @dataclass
-class _Exchange:
+class _InFlight:
+    """What the recorder keeps of an exchange while it is open (not `capture.Exchange`)."""
+
     info: RequestInfo
     watch: bool = False
     framer: Framer | None = None
@@ -92,7 +94,7 @@ class Recorder:
         self.redactor = redactor
         self.max_body = max_body
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._exchanges: dict[str, _Exchange] = {}
+        self._exchanges: dict[str, _InFlight] = {}
         self._thread = threading.Thread(target=self._run, name="wiretap-recorder", daemon=True)
 
     # -- any thread -----------------------------------------------------------------------
@@ -198,7 +200,7 @@ class Recorder:
     def _request(self, event: RequestSeen) -> None:
         headers = _headers(event.headers)
         info = parse_request(event.method, event.target)
-        self._exchanges[event.id] = _Exchange(info)
+        self._exchanges[event.id] = _InFlight(info)
         record: dict[str, Any] = {
             "record": "request",
             "id": event.id,
@@ -262,7 +264,7 @@ class Recorder:
     def _event(
         self,
         exchange: str,
-        state: _Exchange,
+        state: _InFlight,
         when: float,
         kind: str,
         frame: bytes,
@@ -290,7 +292,7 @@ class Recorder:
     def _message(self, event: Message) -> None:
         state = self._exchanges.get(event.id)
         if state is None:
-            state = self._exchanges[event.id] = _Exchange(parse_request("GET", "/"))
+            state = self._exchanges[event.id] = _InFlight(parse_request("GET", "/"))
         kind = "watch" if state.info.verb == "watch" and not event.from_client else event.kind
         self._event(
             event.id,
@@ -326,7 +328,7 @@ class Recorder:
             record["error"] = event.error
         self._emit(record)
 
-    def _response_body(self, state: _Exchange, body: bytes | None) -> dict[str, Any]:
+    def _response_body(self, state: _InFlight, body: bytes | None) -> dict[str, Any]:
         data = b"".join(state.chunks) if state.chunks else (body or b"")
         size = state.size or len(data)
         decoder = _decoder(state.encoding)

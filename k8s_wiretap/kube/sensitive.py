@@ -1,13 +1,16 @@
 """Where credentials and secret values travel in Kubernetes traffic, as data.
 
-Used by the recorder to redact them. Field numbers are from k8s.io/api generated.proto files
-(core/v1 Secret, authentication/v1 TokenRequest and TokenReview) and apimachinery meta/v1
-(ObjectMeta.annotations = 12, PartialObjectMetadata, WatchEvent).
+Used by the recorder to redact them. Fields are named by their JSON names; their protobuf
+field numbers are looked up in the generated schema (`kube.schema`, from k8s.io/api's and
+apimachinery's generated.proto: core/v1 Secret, authentication/v1 TokenRequest and
+TokenReview, meta/v1 ObjectMeta, PartialObjectMetadata), never typed in by hand.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from k8s_wiretap.kube.schema import kinds, messages
 
 __all__ = [
     "LAST_APPLIED",
@@ -35,11 +38,30 @@ class Sensitive:
     proto_token_path: tuple[int, ...] = ()
 
 
+def proto_path(api_version: str, kind: str, *names: str) -> tuple[int, ...]:
+    """The protobuf field numbers of a JSON path in `kind`'s message (KeyError if none)."""
+    message: str | None = kinds()[api_version][kind]
+    numbers = []
+    for name in names:
+        assert message is not None, f"{kind}: {name} is inside a scalar"
+        field = next(f for f in messages()[message]["fields"] if f["json"] == name)
+        numbers.append(int(field["number"]))
+        message = field.get("message")
+    return tuple(numbers)
+
+
+def _token(api_version: str, kind: str, *path: str) -> Sensitive:
+    return Sensitive("token", path, proto_path(api_version, kind, *path))
+
+
+AUTHENTICATION = "authentication.k8s.io/v1"
 # (group, resource, subresource) → what to redact in its bodies.
 SENSITIVE_RESOURCES: dict[tuple[str, str, str], Sensitive] = {
     ("", "secrets", ""): Sensitive("secret"),
-    ("", "serviceaccounts", "token"): Sensitive("token", ("status", "token"), (3, 1)),
-    ("authentication.k8s.io", "tokenreviews", ""): Sensitive("token", ("spec", "token"), (2, 1)),
+    ("", "serviceaccounts", "token"): _token(AUTHENTICATION, "TokenRequest", "status", "token"),
+    ("authentication.k8s.io", "tokenreviews", ""): _token(
+        AUTHENTICATION, "TokenReview", "spec", "token"
+    ),
 }
 
 
@@ -54,12 +76,26 @@ class ProtoShape:
     item_kind: str = ""
 
 
-ANNOTATIONS_FIELD = 12  # ObjectMeta.annotations
+(ANNOTATIONS_FIELD,) = proto_path("v1", "Secret", "metadata", "annotations")[1:]
+META = "meta.k8s.io/v1"
 
-# Envelope kind → shape. Lists hold items without an envelope of their own.
+# Envelope kind → shape (metadata=0: a list's ListMeta holds nothing secret). Lists hold
+# items without an envelope of their own.
 PROTO_SECRET_LIKE: dict[str, ProtoShape] = {
-    "Secret": ProtoShape(byte_maps=(2,), string_maps=(4,)),
-    "SecretList": ProtoShape(metadata=0, items=2, item_kind="Secret"),
-    "PartialObjectMetadata": ProtoShape(),
-    "PartialObjectMetadataList": ProtoShape(metadata=0, items=2, item_kind="PartialObjectMetadata"),
+    "Secret": ProtoShape(
+        metadata=proto_path("v1", "Secret", "metadata")[0],
+        byte_maps=proto_path("v1", "Secret", "data"),
+        string_maps=proto_path("v1", "Secret", "stringData"),
+    ),
+    "SecretList": ProtoShape(
+        metadata=0, items=proto_path("v1", "SecretList", "items")[0], item_kind="Secret"
+    ),
+    "PartialObjectMetadata": ProtoShape(
+        metadata=proto_path(META, "PartialObjectMetadata", "metadata")[0]
+    ),
+    "PartialObjectMetadataList": ProtoShape(
+        metadata=0,
+        items=proto_path(META, "PartialObjectMetadataList", "items")[0],
+        item_kind="PartialObjectMetadata",
+    ),
 }
