@@ -58,3 +58,11 @@ def test_notes_and_unknown_records_make_no_exchange() -> None:
     assert assembler.feed({"record": "note", "time": 1.0, "level": "info", "message": "m"}) is None
     assert assembler.feed({"record": "header"}) is None
     assert assembler.exchanges == [] and len(assembler.notes) == 1
+
+
+def test_the_committed_recording_ends_every_exchange() -> None:
+    """Recorded since the proxy ends what is open when it stops (it had 65 open watches)."""
+    recording = story()
+    assert recording.exchanges and all(e.end is not None for e in recording.exchanges)
+    watches = [e for e in recording.exchanges if e.info.verb == "watch"]
+    assert watches and all(e.end is not None and e.end.events is not None for e in watches)
