@@ -19,8 +19,10 @@ from k8s_wiretap.patch import (
     apply_strategic,
     compare,
 )
+from k8s_wiretap.patch.errors import ConflictError
 from tests.patch.upstream import schema_node
 
+NOW = "2026-12-01T00:00:00Z"
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 MERGE_ITEM_KEYS = [
@@ -129,12 +131,32 @@ def test_json_patch(original: dict[str, Any], patch: list[Any]) -> None:
 @SETTINGS
 @given(objects(DEPLOYMENT_KEYS), objects(DEPLOYMENT_KEYS), st.booleans())
 def test_server_side_apply(live: dict[str, Any], config: dict[str, Any], force: bool) -> None:
+    """Only PatchErrors; a forced apply never conflicts; the result records the applier as
+    a manager; applying the same configuration again changes nothing."""
     node = PatchSchema.builtin().for_kind("apps/v1", "Deployment")
     head = {"apiVersion": "apps/v1", "kind": "Deployment"}
-    result = only_patch_errors(apply_config, {**live, **head}, {**config, **head}, "m", node)
-    if isinstance(result, dict):
-        assert result["kind"] == "Deployment"
-    del force
+    live, config = {**live, **head}, {**config, **head}
+
+    def apply(on: dict[str, Any]) -> Any:
+        return apply_config(on, config, "m", node, force=force, now=NOW)
+
+    frozen = copy.deepcopy((live, config))
+    try:
+        result = apply(live)
+    except ConflictError:
+        assert not force, "a forced apply took a conflict"
+        return
+    except PatchError as error:
+        assert 400 <= error.status < 600
+        return
+    finally:
+        assert (live, config) == frozen  # inputs untouched
+    assert result["kind"] == "Deployment"
+    spec = config.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("replicas"), int):
+        managers = result["metadata"]["managedFields"]  # m owns spec.replicas now
+        assert any(m["manager"] == "m" and m["operation"] == "Apply" for m in managers)
+    assert apply(result) == result
 
 
 @SETTINGS
