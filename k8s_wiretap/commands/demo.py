@@ -25,7 +25,7 @@ from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.patches import PatchReplay
 from k8s_wiretap.kube.controllers import client
-from k8s_wiretap.kube.sensitive import LAST_APPLIED
+from k8s_wiretap.kube.fields import LAST_APPLIED
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.paths import state_dir
 from k8s_wiretap.views.lines import exchange_line

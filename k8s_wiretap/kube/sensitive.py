@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from k8s_wiretap.kube.fields import LAST_APPLIED
 from k8s_wiretap.kube.schema import kinds, messages
 
 __all__ = [
@@ -21,7 +22,6 @@ __all__ = [
     "Sensitive",
 ]
 
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 # Headers whose whole value is a credential (Authorization keeps its scheme word).
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})

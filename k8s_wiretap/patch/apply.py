@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from k8s_wiretap.kube.fields import APPLY_UNTRACKED_METADATA, LAST_APPLIED
 from k8s_wiretap.patch.errors import ConflictError, PatchError
 from k8s_wiretap.patch.fieldpath import FieldSet, path_text
 from k8s_wiretap.patch.gosemantics import copy_json, go_json
@@ -49,18 +50,14 @@ from k8s_wiretap.patch.typed import (
     to_field_set,
 )
 
-__all__ = ["LAST_APPLIED", "ManagerEntry", "apply_config", "decode_managed_fields"]
+__all__ = ["ManagerEntry", "apply_config", "decode_managed_fields"]
 
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 STRIPPED = FieldSet.of(
     (("f", "apiVersion"),),
     (("f", "kind"),),
     (("f", "metadata"),),
-    *((("f", "metadata"), ("f", name)) for name in (
-        "name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
-        "generation", "managedFields", "resourceVersion",
-    )),
-)  # fmt: skip
+    *((("f", "metadata"), ("f", name)) for name in APPLY_UNTRACKED_METADATA),
+)
 
 ManagerId = tuple[str, str, str]  # (manager, operation, apiVersion of an Update)
 

@@ -41,6 +41,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from k8s_wiretap.kube.fields import SERVER_METADATA
 from k8s_wiretap.kube.quantity import same_value
 from k8s_wiretap.patch.bodies import decode_patch_body, patch_kind
 from k8s_wiretap.patch.errors import PatchError
@@ -61,7 +62,6 @@ from k8s_wiretap.patch.touched import (
 
 __all__ = ["Comparison", "compare"]
 
-SERVER_METADATA = ("resourceVersion", "generation", "creationTimestamp", "uid", "selfLink")
 QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _MISSING: Any = object()
 

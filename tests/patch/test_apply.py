@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from k8s_wiretap.kube.fields import LAST_APPLIED
 from k8s_wiretap.patch import ConflictError, Node, PatchError, PatchSchema, apply_config, replay
-from k8s_wiretap.patch.apply import LAST_APPLIED, decode_managed_fields
+from k8s_wiretap.patch.apply import decode_managed_fields
 from k8s_wiretap.patch.fieldpath import FieldSet
 
 NOW = "2021-02-03T04:05:06Z"
