@@ -12,6 +12,8 @@ whose value is YAML text). Paths, parameters, responses and security are not con
 
 from __future__ import annotations
 
+import copy
+import functools
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -63,8 +65,15 @@ def _any(field: Field) -> Any:
     """openapi.v2.Any: its `yaml` (2) parsed; a google.protobuf.Any alone is not readable."""
     for inner in parse(_bytes(field)):
         if inner.number == 2:
-            return yaml.safe_load(_string(inner))
+            return copy.deepcopy(_yaml(_string(inner)))
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _yaml(text: str) -> Any:
+    """The few distinct extension values (`merge`, `atomic`, `- type`) parsed once each;
+    callers get copies."""
+    return yaml.safe_load(text)
 
 
 def _named(value: Reader) -> Reader:
