@@ -37,6 +37,7 @@ Status, the patch kind is unknown, or the body can not be decoded); `mismatches`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -315,9 +316,19 @@ def _text(value: Any) -> str:
 
 
 def _without_times(entries: Any) -> Any:
+    """managedFields without what the server's clock decides: each entry's time and, with
+    it, the order of the entries (the server sorts them by operation, then time in seconds,
+    then manager), and the operation (a migrated client-side manager changes it)."""
     if not isinstance(entries, list):
         return entries
-    return [
+    kept = [
         {k: v for k, v in e.items() if k not in ("time", "operation")} if isinstance(e, dict) else e
         for e in entries
     ]
+    return sorted(kept, key=_entry_key)
+
+
+def _entry_key(entry: Any) -> tuple[str, str, str]:
+    if not isinstance(entry, dict):
+        return ("", "", json.dumps(entry, sort_keys=True))
+    return (str(entry.get("manager")), str(entry.get("apiVersion")), str(entry.get("subresource")))

@@ -143,3 +143,27 @@ def test_server_side_apply_checks_what_the_manager_gave_up() -> None:
     assert result.mismatches == [".spec.replicas: the server kept it, the replay removed it"]
     server["spec"]["replicas"] = 1  # defaulted back to the value it had: allowed
     assert compare("apply", config, before, local, server, manager="m").matches is True
+
+
+def test_managed_fields_in_another_order_match_but_other_owners_do_not() -> None:
+    """The server orders managedFields by operation, then time in seconds, then manager:
+    two entries stamped in the same second come out by name, which a replay done later
+    cannot know. Who owns what still counts."""
+    entry = {"operation": "Apply", "apiVersion": "apps/v1", "fieldsType": "FieldsV1"}
+    mine = {**entry, "manager": "kubectl", "fieldsV1": {"f:spec": {"f:replicas": {}}}}
+    theirs = {**entry, "manager": "kubectl-last-applied", "fieldsV1": {"f:metadata": {}}}
+    before = copy.deepcopy(BEFORE)
+    before["metadata"]["managedFields"] = [theirs]
+    config = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}
+    config["spec"] = {"replicas": 2}
+    local = replay("apply", config, before, manager="kubectl")
+    server = copy.deepcopy(local)
+    server["metadata"]["managedFields"] = [{**mine, "time": "2026-12-01T00:00:00Z"}, theirs]
+    local["metadata"]["managedFields"] = [theirs, {**mine, "time": "2026-12-01T00:00:09Z"}]
+
+    def check() -> Any:
+        return compare("apply", config, before, local, server, manager="kubectl", everything=True)
+
+    assert check().matches is True
+    server["metadata"]["managedFields"][0] = {**mine, "manager": "someone-else"}
+    assert check().matches is False and check().mismatches
