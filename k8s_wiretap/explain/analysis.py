@@ -91,6 +91,7 @@ class Analysis:
         self._events: dict[str, list[WatchEvent]] = {}
         self._openapi: list[tuple[float, Exchange]] = []
         self._schemas: dict[str, PatchSchema] = {}
+        self._versions: dict[str, str] = {}  # upstream server → its gitVersion
 
     @classmethod
     def of(cls, recording: Recording) -> Analysis:
@@ -152,6 +153,13 @@ class Analysis:
             decoded += exchange_events(exchange, kind, start=len(decoded))
         return decoded
 
+    @property
+    def server_version(self) -> str | None:
+        """The API server's release (`v1.20.2`), from the latest `/version` answer recorded
+        (the proxy asks once at start); None if the recording holds none."""
+        self._catch_up()
+        return next(reversed(self._versions.values()), None)
+
     def kind_of(self, group: str, resource: str) -> str | None:
         self._catch_up()
         return self.resources.kind_of(group, resource)
@@ -211,6 +219,10 @@ class Analysis:
         """Discovery documents and OpenAPI documents: what the server serves, and how."""
         if exchange.path.startswith(("/api/", "/apis/")):
             self.resources.learn(self.response_body(exchange).value)
+        elif exchange.path.split("?")[0] == "/version":
+            answer = self.response_body(exchange).value
+            if isinstance(answer, dict) and answer.get("gitVersion"):
+                self._versions[exchange.request.server] = str(answer["gitVersion"])
         elif exchange.path.startswith("/openapi/v2"):
             bisect.insort(self._openapi, (exchange.time, exchange), key=lambda d: d[0])
 

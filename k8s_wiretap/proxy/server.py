@@ -25,6 +25,7 @@ import signal
 import socket
 import sys
 import threading
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from mitmproxy.addons import default_addons
 from mitmproxy.certs import CertStore
 from mitmproxy.master import Master
 
+from k8s_wiretap import __version__
 from k8s_wiretap.capture.outputs import FileOutput, recording_problem
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
@@ -296,6 +298,41 @@ class ProxyServer:
         sys.stderr.flush()
 
 
+VERSION_AGENT = f"k8s-wiretap/{__version__} (version check)"
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never $http_proxy
+
+
+def _loopback(host: str) -> str:
+    """How to reach a listener on `host` from this machine (a wildcard means loopback)."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if ":" in host:
+        return "[::1]" if host == "::" else f"[{host}]"
+    return host
+
+
+def ask_versions(routes: list[Route]) -> threading.Thread:
+    """GET /version once per API server, through the proxy itself, so that every recording
+    says which Kubernetes release it came from (decoding and explanations depend on it).
+    The request goes through a listener like any client's and is recorded as an exchange of
+    `k8s-wiretap`; a server that does not answer is just not asked again."""
+
+    def ask() -> None:
+        seen: set[str] = set()
+        for route in routes:
+            if route.access.server in seen:
+                continue
+            seen.add(route.access.server)
+            url = f"http://{_loopback(route.host)}:{route.port}/version"
+            request = urllib.request.Request(url, headers={"User-Agent": VERSION_AGENT})
+            with contextlib.suppress(OSError):
+                DIRECT.open(request, timeout=10).close()
+
+    thread = threading.Thread(target=ask, name="k8s-wiretap version", daemon=True)
+    thread.start()
+    return thread
+
+
 class _Ready:
     """Tells the ProxyServer that mitmproxy's listeners are set up, after creating the
     recording; if either fails, the proxy shuts down and the ProxyServer raises the error."""
@@ -309,5 +346,7 @@ class _Ready:
         except Exception as error:  # mitmproxy would only log it
             self.server._error = error
             ctx.master.shutdown()
+        else:
+            ask_versions(self.server.settings.routes)
         finally:
             self.server._ready.set()
