@@ -134,6 +134,7 @@ class ProxyServer:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
+        self._version_check: threading.Thread | None = None
 
     def _options(self) -> dict[str, object]:
         routes = self.settings.routes
@@ -248,6 +249,8 @@ class ProxyServer:
         if not self._ready.wait(START_TIMEOUT):
             raise WiretapError("the proxy did not start within 30 s")
         self._raise_start_error()
+        if self._version_check is not None:  # done before the caller's clients start
+            self._version_check.join(VERSION_TIMEOUT)
         return self
 
     def _raise_start_error(self) -> None:
@@ -299,6 +302,7 @@ class ProxyServer:
 
 
 VERSION_AGENT = f"k8s-wiretap/{__version__} (version check)"
+VERSION_TIMEOUT = 10.0
 DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never $http_proxy
 
 
@@ -326,7 +330,7 @@ def ask_versions(routes: list[Route]) -> threading.Thread:
             url = f"http://{_loopback(route.host)}:{route.port}/version"
             request = urllib.request.Request(url, headers={"User-Agent": VERSION_AGENT})
             with contextlib.suppress(OSError):
-                DIRECT.open(request, timeout=10).close()
+                DIRECT.open(request, timeout=VERSION_TIMEOUT).close()
 
     thread = threading.Thread(target=ask, name="k8s-wiretap version", daemon=True)
     thread.start()
@@ -347,6 +351,6 @@ class _Ready:
             self.server._error = error
             ctx.master.shutdown()
         else:
-            ask_versions(self.server.settings.routes)
+            self.server._version_check = ask_versions(self.server.settings.routes)
         finally:
             self.server._ready.set()
