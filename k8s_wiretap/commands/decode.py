@@ -15,6 +15,7 @@ from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.kube.media import is_watch_stream
 from k8s_wiretap.views.json import exchange_record
 from k8s_wiretap.views.lines import exchange_line
@@ -102,9 +103,11 @@ def _explain(args: argparse.Namespace) -> int:
     for warning in recording.warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
     analysis = Analysis.of(recording)
+    chains = Chains(analysis) if args.format == "json" else None
     for exchange in analysis.exchanges:
-        if args.format == "json":
-            line = json.dumps(exchange_record(analysis, exchange), ensure_ascii=False)
+        if chains is not None:
+            record = {**exchange_record(analysis, exchange), **chains.to_json(exchange)}
+            line = json.dumps(record, ensure_ascii=False)
         else:
             line = exchange_line(exchange)
         sys.stdout.write(line + "\n")

@@ -71,6 +71,7 @@ class Resources:
     """(group, resource) → what the server serves; documents learned later win."""
 
     _table: dict[tuple[str, str], ApiResource] = field(default_factory=dict)
+    _kinds: dict[tuple[str, str], ApiResource] | None = None  # (group, kind) →, when asked
 
     @classmethod
     def builtin(cls) -> Resources:
@@ -79,6 +80,7 @@ class Resources:
     def learn(self, resource_list: Any) -> bool:
         """Add the resources of a recorded APIResourceList; True if it was one."""
         found = resources_of(resource_list)
+        self._kinds = None
         for item in found:
             known = self._table.get((item.group, item.resource))
             if known is None or known.version == item.version or not _preferred(known):
@@ -91,6 +93,13 @@ class Resources:
     def kind_of(self, group: str, resource: str) -> str | None:
         found = self.get(group, resource)
         return found.kind if found else None
+
+    def resource_of(self, api_version: str, kind: str) -> ApiResource | None:
+        """The resource that holds `kind` in `api_version`'s group (an ownerReference or an
+        Event's involvedObject names kinds, paths name resources)."""
+        if self._kinds is None:
+            self._kinds = {(r.group, r.kind): r for r in reversed(self._table.values())}
+        return self._kinds.get((api_version.rpartition("/")[0], kind))
 
     def __iter__(self) -> Iterator[ApiResource]:
         return iter(self._table.values())
