@@ -1,0 +1,147 @@
+"""Kubernetes' API Go modules of each release, fetched with `go mod download` (Go's module cache).
+
+Every Kubernetes release v1.N.P tags its staging modules v0.N.P: `k8s.io/api` (the API types,
+their `generated.proto`, and `testdata/`: the compatibility fixtures of HEAD and of earlier
+`v1.M.0` releases), `k8s.io/apimachinery` (meta/v1, runtime, intstr, resource),
+`k8s.io/apiextensions-apiserver` and `k8s.io/kube-aggregator` (CustomResourceDefinition,
+APIService); the main module `k8s.io/kubernetes` v1.N.P has the internal API packages
+(`pkg/apis/*/*/conversion.go`). `scripts/generate_schema.py` and the conformance tests read
+them from here, each release pinned in RELEASES.
+
+`go mod download -json module@version` is the ordinary way to get them: it asks the module
+proxy of `go env GOPROXY` once, checks the download against the checksum database, unpacks it
+read-only into the module cache (`go env GOMODCACHE`) and afterwards answers from there with
+no network. It takes the cache's own lock, so racing fetches are safe. A fetch that fails
+raises GoModuleError with go's message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+__all__ = [
+    "API_MODULES",
+    "KUBERNETES",
+    "NEWEST",
+    "RELEASES",
+    "GoModuleError",
+    "Release",
+    "go_binary",
+    "module_dir",
+    "release",
+]
+
+# Kubernetes minor → the patch release whose modules are read: 1.20.2 is the release of
+# Debian's source package (the lab's binaries); for the others, a recent patch that the
+# module proxy serves for every one of the release's modules, k8s.io/kubernetes included.
+# API types do not change between patches of a minor.
+RELEASES: dict[str, str] = {
+    "1.20": "1.20.2",
+    "1.21": "1.21.1",
+    "1.22": "1.22.5",
+    "1.23": "1.23.6",
+    "1.24": "1.24.3",
+    "1.25": "1.25.9",
+    "1.26": "1.26.9",
+    "1.27": "1.27.4",
+    "1.28": "1.28.3",
+    "1.29": "1.29.15",
+    "1.30": "1.30.14",
+    "1.31": "1.31.14",
+    "1.32": "1.32.13",
+    "1.33": "1.33.13",
+    "1.34": "1.34.4",
+    "1.35": "1.35.4",
+    "1.36": "1.36.3",
+    "1.37": "1.37.2",
+}
+NEWEST = max(RELEASES, key=lambda minor: tuple(map(int, minor.split("."))))
+
+# The modules whose packages the schema covers, by import path.
+API_MODULES = (
+    "k8s.io/api",
+    "k8s.io/apimachinery",
+    "k8s.io/apiextensions-apiserver",
+    "k8s.io/kube-aggregator",
+)
+KUBERNETES = "k8s.io/kubernetes"
+TIMEOUT = 900.0  # seconds for one download (k8s.io/kubernetes is about 20 MB)
+
+
+class GoModuleError(Exception):
+    """A module could not be fetched (no go, no network, no such version)."""
+
+
+def go_binary() -> str:
+    """The go command: on PATH, else Go's default install location."""
+    found = shutil.which("go") or "/usr/local/go/bin/go"
+    if not Path(found).exists():
+        raise GoModuleError("go not found (on PATH or /usr/local/go/bin/go)")
+    return found
+
+
+@cache
+def module_dir(path: str, version: str) -> Path:
+    """The unpacked module `path@version` in Go's module cache, downloaded if missing."""
+    with tempfile.TemporaryDirectory(prefix="apimodules-") as scratch:  # outside any go.mod
+        env = {**os.environ, "GO111MODULE": "on", "GOTOOLCHAIN": "local"}
+        try:
+            result = subprocess.run(
+                [go_binary(), "mod", "download", "-json", f"{path}@{version}"],
+                cwd=scratch,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise GoModuleError(f"go mod download {path}@{version}: {error}") from None
+    try:
+        answer = json.loads(result.stdout) if result.stdout.strip() else {}
+    except json.JSONDecodeError:
+        answer = {}
+    problem = answer.get("Error") or (result.stderr.strip() if result.returncode else "")
+    directory = answer.get("Dir")
+    if problem or not directory or not Path(directory).is_dir():
+        reason = problem or "no directory in go's answer"
+        raise GoModuleError(f"go mod download {path}@{version}: {reason}")
+    return Path(directory)
+
+
+@dataclass(frozen=True)
+class Release:
+    """One Kubernetes release's modules."""
+
+    minor: str  # "1.37"
+    version: str  # "1.37.2"
+
+    @property
+    def module_version(self) -> str:
+        """The staging modules' tag: v0.N.P for Kubernetes v1.N.P."""
+        return "v0." + self.version.split(".", 1)[1]
+
+    def module(self, path: str) -> Path:
+        """One module of this release (KUBERNETES: v1.N.P, the others v0.N.P)."""
+        version = f"v{self.version}" if path == KUBERNETES else self.module_version
+        return module_dir(path, version)
+
+    def api_modules(self) -> dict[str, Path]:
+        """Import path → directory of each of API_MODULES."""
+        return {path: self.module(path) for path in API_MODULES}
+
+    def testdata(self) -> Path:
+        """k8s.io/api's testdata: HEAD/ and the v1.M.0/ compatibility sets."""
+        return self.module("k8s.io/api") / "testdata"
+
+
+def release(minor: str) -> Release:
+    """The pinned release of Kubernetes `minor` ("1.37"); KeyError if not in RELEASES."""
+    return Release(minor, RELEASES[minor])
