@@ -1,55 +1,270 @@
-"""Which component sent a request, from its User-Agent (client-go rest/config.go).
+"""Which program a request comes from, as the request says it: its User-Agent and its user.
 
+The facts are data, `data/agents.yaml` (each entry names where its agent string is made);
+this module reads a User-Agent the way client-go writes one and matches it to them.
 client-go's default agent is `<binary>/<version> (<os>/<arch>) kubernetes/<commit>`;
 `rest.AddUserAgent` appends `/<name>`, which the controller manager uses for each controller
 (`.../deployment-controller`, or `.../system:serviceaccount:kube-system:<controller>` with
 service-account credentials) and others for a role (`/leader-election`, `/scheduler`).
+Weighing an agent against the user and the listener is the explain layer's (`explain/who.py`).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
 
-__all__ = ["AGENTS", "component_of", "parse_agent"]
+import yaml
 
-# First word of the User-Agent → the component's name in explanations.
-AGENTS: dict[str, str] = {
-    "kubectl": "kubectl",
-    "kubectl-dispatcher": "kubectl",
-    "kubelet": "kubelet",
-    "kubemark": "kubelet",  # the hollow kubelet: the real kubelet code under kubemark's name
-    "kube-controller-manager": "controller-manager",
-    "kube-scheduler": "scheduler",
-    "kube-proxy": "kube-proxy",
-    "kube-apiserver": "apiserver",
-    "cloud-controller-manager": "cloud-controller-manager",
-    "CoreDNS": "coredns",
-    "k8s-wiretap": "k8s-wiretap",
-}
+from k8s_wiretap.kube.controllers import clients
+
+__all__ = [
+    "AGENTS_FILE",
+    "Agent",
+    "ParsedAgent",
+    "Recognized",
+    "UserMatch",
+    "agents",
+    "component_of",
+    "components",
+    "parse_agent",
+    "read_agent",
+    "recognize",
+    "user_component",
+    "user_name",
+]
+
+AGENTS_FILE = Path(__file__).parent / "data" / "agents.yaml"
+SERVICE_ACCOUNT = "system:serviceaccount:"
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:kube-system:"
 _AGENT = re.compile(
-    r"^(?P<binary>[^/\s]+)(?:/(?P<version>\S+))?(?:\s+\((?P<platform>[^)]*)\))?"
-    r"(?:\s+kubernetes/(?P<commit>[0-9a-f]+)(?:/(?P<role>.+))?)?"
+    r"^(?P<product>[^/\s]+)(?:/(?P<version>\S+))?(?:\s+\((?P<comment>[^)]*)\))?"
+    r"(?:\s+kubernetes/(?P<commit>[^/\s]+)(?:/(?P<role>.+))?)?"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """One entry of `data/agents.yaml`: a client and how its agent string looks."""
+
+    component: str
+    client: str
+    source: str
+    product: str = ""
+    pattern: re.Pattern[str] | None = None
+    weak: bool = False  # an HTTP library's default: says which library, not which program
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedAgent:
+    """A User-Agent read the way client-go writes one (any other agent: its first word)."""
+
+    raw: str
+    product: str = ""  # the first word, before "/"
+    version: str = ""
+    comment: str = ""  # the first "(...)": `linux/amd64`, or `version check`
+    commit: str = ""  # after ` kubernetes/`: client-go's default agent
+    role: str = ""  # what rest.AddUserAgent appended, service-account prefix removed
+    service_account: bool = False  # the role came as system:serviceaccount:kube-system:<role>
+
+    @property
+    def client_go(self) -> bool:
+        return bool(self.commit)
+
+
+@dataclass(frozen=True, slots=True)
+class Recognized:
+    """A User-Agent and its entry in the table (None: not a client the table knows)."""
+
+    parsed: ParsedAgent
+    agent: Agent | None
+    version: str
+
+    @property
+    def known(self) -> bool:
+        return self.agent is not None
+
+    @property
+    def weak(self) -> bool:
+        return self.agent is not None and self.agent.weak
+
+    @property
+    def component(self) -> str:
+        """`controller-manager/deployment-controller`; an unknown agent's first word."""
+        parsed = self.parsed
+        base = self.agent.component if self.agent else parsed.product
+        role = parsed.role
+        if not role or self.weak or role in (parsed.product, base):
+            return base
+        return f"{base}/{role}"
+
+    @property
+    def client(self) -> str:
+        """The program and its version: `kubectl v1.32.4`, `kubernetes (Python) 37.0.2`."""
+        name = self.agent.client if self.agent else self.parsed.product
+        return f"{name} {self.version}".strip() if name else ""
+
+
+@dataclass(frozen=True, slots=True)
+class UserMatch:
+    """What a user name says about the program that authenticated as it."""
+
+    component: str
+    source: str
+    node: str = ""  # system:node:<node>
+    service_account: str = ""  # <namespace>/<name>
+    pod: bool = False  # a service account that names no component: some pod's
+
+    @property
+    def describes(self) -> str:
+        if self.node:
+            return f"node {self.node}'s kubelet"
+        if self.pod:
+            return f"a pod's service account {self.service_account}"
+        return self.component
+
+
+def _agent(entry: dict[str, Any]) -> Agent:
+    pattern = entry.get("pattern")
+    product = str(entry.get("product") or "")
+    return Agent(
+        component=str(entry["component"]),
+        client=str(entry.get("client") or product),
+        source=str(entry["source"]),
+        product=product,
+        pattern=re.compile(str(pattern)) if pattern else None,
+        weak=bool(entry.get("weak")),
+        note=str(entry.get("note") or ""),
+    )
+
+
+@cache
+def _table() -> dict[str, Any]:
+    loaded = yaml.safe_load(AGENTS_FILE.read_text())
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+@cache
+def agents() -> tuple[Agent, ...]:
+    """Every client of `data/agents.yaml`, in its order."""
+    return tuple(_agent(entry) for entry in _table()["agents"])
+
+
+@cache
+def _by_product() -> dict[str, Agent]:
+    return {a.product: a for a in agents() if a.product and a.pattern is None}
+
+
+@cache
+def components() -> frozenset[str]:
+    """Every component name the tables give (a listener so named is that component's)."""
+    names = {a.component for a in agents()} | {str(u["component"]) for u in _table()["users"]}
+    return frozenset(names | {c.component for c in clients().values()})
+
+
+def read_agent(agent: str) -> ParsedAgent:
+    raw = agent.strip()
+    match = _AGENT.match(raw)
+    if not match:
+        return ParsedAgent(raw)
+    role = match.group("role") or ""
+    return ParsedAgent(
+        raw,
+        match.group("product"),
+        match.group("version") or "",
+        match.group("comment") or "",
+        match.group("commit") or "",
+        role.removeprefix(SERVICE_ACCOUNT_PREFIX),
+        role.startswith(SERVICE_ACCOUNT_PREFIX),
+    )
+
+
+@lru_cache(maxsize=4096)
+def recognize(agent: str) -> Recognized:
+    """A User-Agent matched to the table: a pattern first, else its first word."""
+    parsed = read_agent(agent)
+    for entry in agents():
+        if entry.pattern is not None:
+            found = entry.pattern.search(parsed.raw)
+            if found:
+                version = found.groupdict().get("version") or ""
+                return Recognized(parsed, entry, version)
+    known = _by_product().get(parsed.product)
+    # a library's version is not its program's
+    return Recognized(parsed, known, "" if known is not None and known.weak else parsed.version)
 
 
 def parse_agent(agent: str) -> tuple[str, str]:
     """(binary, role) of a client-go User-Agent; role is "" when none was appended."""
-    match = _AGENT.match(agent.strip())
-    if not match:
-        return "", ""
-    role = match.group("role") or ""
-    return match.group("binary"), role.removeprefix(SERVICE_ACCOUNT_PREFIX)
+    parsed = read_agent(agent)
+    return parsed.product, parsed.role
+
+
+def user_name(user: str) -> str:
+    """The user name in an identity as recorded: `system:node:node-1 (system:nodes) [...]`."""
+    return re.split(r"\s[(\[]", user.strip(), maxsplit=1)[0]
+
+
+@cache
+def _service_accounts() -> dict[str, tuple[str, str]]:
+    found = {
+        str(u["service_account"]): (str(u["component"]), str(u["source"]))
+        for u in _table()["users"]
+        if u.get("service_account")
+    }
+    for client in clients().values():  # the controller manager's own service accounts
+        if client.component == "controller-manager":
+            found.setdefault(
+                f"kube-system/{client.name}",
+                (client.wiretap_name, f"kube/data/controllers.yaml ({client.source})"),
+            )
+    return found
+
+
+def user_component(user: str) -> UserMatch | None:
+    """What a user name says: `system:node:node-1` is node-1's kubelet, a kube-system service
+    account named after a controller is that controller, any other service account a pod's."""
+    name = user_name(user)
+    for entry in _table()["users"]:
+        if entry.get("user") == name:
+            return UserMatch(str(entry["component"]), str(entry["source"]))
+        prefix = entry.get("prefix")
+        if prefix and name.startswith(prefix) and len(name) > len(prefix):
+            return UserMatch(
+                str(entry["component"]), str(entry["source"]), node=name[len(prefix) :]
+            )
+    if name.startswith(SERVICE_ACCOUNT):
+        namespace, _, account = name[len(SERVICE_ACCOUNT) :].partition(":")
+        if not namespace or not account:
+            return None
+        key = f"{namespace}/{account}"
+        known = _service_accounts().get(key)
+        if known:
+            return UserMatch(known[0], known[1], service_account=key)
+        source = "the service-account token's subject (system:serviceaccount:<ns>:<name>)"
+        return UserMatch(f"serviceaccount/{key}", source, service_account=key, pod=True)
+    return None
 
 
 def component_of(agent: str, listener: str = "") -> str:
-    """`controller-manager/deployment-controller`, `kubectl`, `kubelet`, ...
+    """`controller-manager/deployment-controller`, `kubectl`, `kubelet`, ... from the agent
+    alone (`explain.who` weighs the user too).
 
-    A listener named after a component (the lab's per-component proxy listeners) names the
-    component when the agent is unknown.
+    A library's default agent, or none, yields to a listener named after a component (the
+    lab's per-component proxy listeners); an agent the table does not know is its first word.
     """
-    binary, role = parse_agent(agent)
-    component = AGENTS.get(binary)
-    if component is None:
-        component = listener if listener and listener != "default" else (binary or "unknown")
-    return f"{component}/{role}" if role and role not in (binary, component) else component
+    recognized = recognize(agent)
+    if recognized.parsed.product and not recognized.weak:
+        return recognized.component
+    if listener in components():
+        return listener
+    if recognized.known:
+        return recognized.component
+    if listener and listener != "default":
+        return listener
+    return "unknown"
