@@ -22,6 +22,7 @@ from k8s_wiretap.decode.body import Decoded, decode_body
 from k8s_wiretap.decode.history import History, Observation
 from k8s_wiretap.decode.watch import WatchEvent, exchange_events
 from k8s_wiretap.explain.patches import PatchReplay, not_replayed, replay_exchange
+from k8s_wiretap.explain.who import Who, who_in
 from k8s_wiretap.kube.media import patch_type, response_media
 from k8s_wiretap.kube.refs import ObjectRef, resource_version, uid_of
 from k8s_wiretap.kube.resources import Resources
@@ -163,6 +164,11 @@ class Analysis:
     def kind_of(self, group: str, resource: str) -> str | None:
         self._catch_up()
         return self.resources.kind_of(group, resource)
+
+    def who(self, exchange: Exchange) -> Who:
+        """Who sent `exchange`: its component, client, kubectl command, identity, and the
+        evidence that decided (`explain/who.py`), among the exchanges taken in so far."""
+        return who_in(self.exchanges, exchange)
 
     # -- history ----------------------------------------------------------------------------
     @property

@@ -1,6 +1,7 @@
 """One exchange as JSON: what `k8s-wiretap explain FILE --format json` prints per line.
 
-Fields: id, time, component, user_agent, method, path, verb, group, version, resource,
+Fields: id, time, component, who ({component, client, version, command, session, identity,
+node, how, why}: explain/who.py), user_agent, method, path, verb, group, version, resource,
 subresource, namespace, name, options (labelSelector, fieldSelector, resourceVersion, dryRun,
 fieldManager, ... as sent), non_resource, streaming (exec, attach, portforward), status,
 error, request_body and response_body (decoded; an undecodable body is the string
@@ -27,10 +28,12 @@ def _body(decoded: Decoded) -> Any:
 def exchange_record(analysis: Analysis, exchange: Exchange) -> dict[str, Any]:
     info = exchange.info
     request, response = analysis.request_body(exchange), analysis.response_body(exchange)
+    who = analysis.who(exchange)
     record: dict[str, Any] = {
         "id": exchange.id,
         "time": exchange.time,
-        "component": exchange.component,
+        "component": who.component,
+        "who": who.to_json(),
         "user_agent": exchange.user_agent,
         "method": exchange.method,
         "path": exchange.path,

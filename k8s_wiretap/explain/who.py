@@ -1,0 +1,187 @@
+"""Who sent an exchange: a component for every exchange, from everything on the wire.
+
+The evidence, strongest first (`Who.how` says which decided):
+
+- **user agent**: a program the table knows (`kube/data/agents.yaml`) by its User-Agent:
+  kubectl, each controller of the controller manager, the scheduler, Helm, the Python and
+  JavaScript clients, ... An agent the table does not know is shown as it names itself (its
+  first word), never guessed.
+- **behaviour**: what the program does says more than its name: the lab's hollow kubelet
+  calls itself `kubemark` but authenticates as `system:node:<node>`, so it is that node's
+  kubelet; the `kubectl-dispatcher` asks `/version` on the connection its kubectl then uses,
+  so that kubectl's command is the dispatcher's too.
+- **identity**: when the agent says nothing useful (none, or an HTTP library's default such
+  as `Go-http-client`), the user its credential names: `system:node:<node>` is that node's
+  kubelet, `system:kube-scheduler` the scheduler, a kube-system service account named after
+  a controller that controller, any other service account a pod's.
+- **listener**: a proxy listener named after a component (the lab's `kubelet` listener).
+
+`unknown` only when nothing at all is known.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from k8s_wiretap.capture.exchange import Exchange, Request
+from k8s_wiretap.kube.agents import (
+    Recognized,
+    UserMatch,
+    components,
+    recognize,
+    user_component,
+    user_name,
+)
+
+__all__ = ["Who", "who_in", "who_of"]
+
+DISPATCHER = "kubectl-dispatcher"
+DISPATCH_WINDOW = 10.0  # seconds from the dispatcher's /version to its kubectl's first request
+DISPATCH_LOOKAHEAD = 200  # exchanges looked at after it
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """Who sent one exchange, and what on the wire says so."""
+
+    component: str  # `kubectl`, `controller-manager/deployment-controller`, `kubelet`, ...
+    client: str = ""  # the program, with its version when known: `kubectl v1.32.4`
+    version: str = ""
+    command: str = ""  # kubectl's Kubectl-Command: `kubectl apply`
+    session: str = ""  # kubectl's Kubectl-Session (one per kubectl run)
+    identity: str = ""  # the credential's user (and client certificate) the proxy saw
+    node: str = ""  # a kubelet's node
+    how: str = "nothing"  # which evidence decided: user agent, behaviour, identity, listener
+    why: str = ""  # the evidence, in words
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def _identity(request: Request) -> str:
+    identity, parts = request.identity, []
+    if identity.credential == "added by proxy":
+        parts.append(f"{identity.user or 'a kubeconfig identity'}, added by the proxy")
+    elif identity.credential != "none":
+        parts.append(f"{identity.user} [{identity.credential}]".strip())
+    if request.client.certificate:
+        parts.append(f"client certificate CN={request.client.certificate}")
+    return "; ".join(parts)
+
+
+def _user(request: Request) -> UserMatch | None:
+    for name in (user_name(request.identity.user), request.client.certificate):
+        found = user_component(name) if name else None
+        if found is not None:
+            return found
+    return None
+
+
+def _from_agent(agent: Recognized, user: UserMatch | None) -> tuple[str, str, str]:
+    """(component, how, why) of an agent the table knows, or one it does not."""
+    parsed = agent.parsed
+    if agent.agent is None:
+        why = f"the User-Agent names {parsed.product}, not a client the table knows"
+        return agent.component, "user agent", why
+    why = f"the User-Agent names {agent.agent.client}"
+    if parsed.role and agent.component != agent.agent.component:
+        account = ", also its service account's name" if parsed.service_account else ""
+        why += f" ({parsed.role}{account})"
+    if parsed.comment and not parsed.client_go and "/" not in parsed.comment:
+        why += f" ({parsed.comment})"
+    if agent.agent.note:
+        why += f": {agent.agent.note}"
+    if agent.component == "kubelet" and user is not None and user.node:
+        why += f"; authenticates as system:node:{user.node}, so it is {user.describes}"
+        return "kubelet", "behaviour", why
+    return agent.component, "user agent", why
+
+
+def _without_agent(
+    agent: Recognized, user: UserMatch | None, listener: str
+) -> tuple[str, str, str]:
+    """(component, how, why) when the agent says nothing useful."""
+    said = f"{agent.parsed.raw} is {agent.agent.note}" if agent.agent else "no User-Agent"
+    if user is not None and not user.pod:
+        return user.component, "identity", f"{said}; authenticates as {user.describes}"
+    if listener in components():
+        return listener, "listener", f"{said}; came through the {listener} listener"
+    if agent.agent is not None:
+        if user is not None:
+            said += f"; authenticates as {user.describes}"
+        return agent.component, "user agent", said
+    if user is not None:
+        return user.component, "identity", f"{said}; authenticates as {user.describes}"
+    return "", "", said
+
+
+def who_of(exchange: Exchange) -> Who:
+    """Who sent `exchange`, from the exchange alone."""
+    request = exchange.request
+    agent = recognize(exchange.user_agent)
+    user = _user(request)
+    if agent.parsed.product and not agent.weak:
+        component, how, why = _from_agent(agent, user)
+    else:
+        component, how, why = _without_agent(agent, user, request.listener)
+    if not component:
+        name = user_name(request.identity.user)
+        if name:
+            component, how, why = f"user/{name}", "identity", f"{why}; authenticates as {name}"
+        elif request.listener and request.listener != "default":
+            component, how = request.listener, "listener"
+            why = f"{why}; came through the {request.listener} listener"
+        else:
+            component, how = "unknown", "nothing"
+    return Who(
+        component=component,
+        client=agent.client,
+        version=agent.version,
+        command=exchange.request_header("kubectl-command"),
+        session=exchange.request_header("kubectl-session"),
+        identity=_identity(request),
+        node=user.node if user is not None and component == "kubelet" else "",
+        how=how,
+        why=why,
+    )
+
+
+def _dispatched(exchanges: Sequence[Exchange], exchange: Exchange) -> Exchange | None:
+    """The first request of the kubectl that the dispatcher's `exchange` ran: the next
+    kubectl request on the same client connection."""
+    address = exchange.request.client.address
+    if not address:
+        return None
+    start = bisect.bisect_right(exchanges, exchange.time, key=lambda e: e.time)
+    for later in exchanges[start : start + DISPATCH_LOOKAHEAD]:
+        if later.time - exchange.time > DISPATCH_WINDOW:
+            return None
+        if later.request.client.address == address and later.request_header("kubectl-command"):
+            return later
+    return None
+
+
+def who_in(exchanges: Sequence[Exchange], exchange: Exchange) -> Who:
+    """Who sent `exchange`, one of `exchanges` (in time order): what it does among them too."""
+    who = who_of(exchange)
+    if recognize(exchange.user_agent).parsed.product != DISPATCHER or who.command:
+        return who
+    run = _dispatched(exchanges, exchange)
+    if run is None:
+        return who
+    command = run.request_header("kubectl-command")
+    gap = (run.time - exchange.time) * 1000
+    why = f"{who.why}; then `{command}` on the same connection {gap:.0f} ms later"
+    return Who(
+        component=who.component,
+        client=who.client,
+        version=who.version,
+        command=command,
+        session=run.request_header("kubectl-session"),
+        identity=who.identity,
+        node=who.node,
+        how=who.how,
+        why=why,
+    )
