@@ -10,11 +10,13 @@ from typing import Any
 
 import yaml
 
+from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.apply_fields import apply_fields
 from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.kube.media import is_watch_stream
 from k8s_wiretap.views.json import exchange_record
@@ -98,6 +100,14 @@ def _decode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _apply_fields(analysis: Analysis, exchange: Exchange) -> list[dict[str, Any]] | None:
+    replay = analysis.replay(exchange) if exchange.info.verb == "patch" else None
+    if replay is None:
+        return None
+    fields = apply_fields(replay.body, replay.before, replay.after)
+    return None if fields is None else [f.to_json() for f in fields]
+
+
 def _explain(args: argparse.Namespace) -> int:
     recording = load(args.recording)
     for warning in recording.warnings:
@@ -107,6 +117,9 @@ def _explain(args: argparse.Namespace) -> int:
     for exchange in analysis.exchanges:
         if chains is not None:
             record = {**exchange_record(analysis, exchange), **chains.to_json(exchange)}
+            fields = _apply_fields(analysis, exchange)
+            if fields is not None:
+                record["apply_fields"] = fields
             line = json.dumps(record, ensure_ascii=False)
         else:
             line = exchange_line(exchange)

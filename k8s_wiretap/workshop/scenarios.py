@@ -4,7 +4,8 @@ They are the workshop's material and the source of the recordings in `recordings
 (`scripts/record_fixtures.py`): every kind of write the decoders must understand happens in
 them on real traffic — client-side apply (create, then a three-way strategic merge patch),
 scale, server-side apply, a custom resource patched with a JSON merge patch and a JSON patch,
-a Secret created and re-applied, a watch that sees changes, a delete.
+a Secret created and re-applied, a watch that sees changes, a rollout of a new image with a
+field removed from the file and one someone else set, a delete.
 """
 
 from __future__ import annotations
@@ -56,6 +57,15 @@ class Story:
     steps: tuple[Step, ...] = field(default_factory=tuple)
 
 
+# The third apply: the file changes the image, drops the port it had, and says 3 replicas
+# again (after `kubectl scale` made them 2): changed, removed and left-alone fields at once.
+NEW_VERSION = (
+    manifest("web")
+    .replace("replicas: 2", "replicas: 3")
+    .replace("nginx:1.25", "nginx:1.27")
+    .replace("          ports:\n            - containerPort: 80\n", "")
+)
+
 APPLY = Story(
     "apply",
     (
@@ -82,6 +92,18 @@ APPLY = Story(
             until="{.status.replicas}",
             until_get=("get", "deployment", "web"),
             expect="2",
+        ),
+        Step(
+            "someone else labels it (a field that is in neither file)",
+            ("label", "deployment", "web", "team=payments"),
+        ),
+        Step(
+            "apply a new version: a new image, the port left out of the file, 3 replicas",
+            ("apply", "-f", "-"),
+            NEW_VERSION,
+            until="{.status.updatedReplicas}/{.status.replicas}",
+            until_get=("get", "deployment", "web"),
+            expect="3/3",
         ),
         Step(
             "server-side apply a ConfigMap",

@@ -42,7 +42,10 @@ def test_decode_a_protobuf_watch_stream_from_standard_input(tmp_path: Path) -> N
     watch = next(
         e
         for e in recording.exchanges
-        if e.component == "kubelet" and e.info.verb == "watch" and len(e.watch_events()) >= 3
+        if e.component == "kubelet"
+        and e.info.verb == "watch"
+        and e.info.resource == "pods"
+        and len(e.watch_events()) >= 3
     )
     stream = b"".join(
         struct.pack(">I", len(e.data.data)) + e.data.data for e in watch.watch_events()
