@@ -18,6 +18,7 @@ from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.apply_fields import apply_fields
 from k8s_wiretap.explain.chains import Chains
+from k8s_wiretap.explain.summaries import Summaries
 from k8s_wiretap.kube.media import is_watch_stream
 from k8s_wiretap.views.json import exchange_record
 from k8s_wiretap.views.lines import exchange_line
@@ -114,9 +115,14 @@ def _explain(args: argparse.Namespace) -> int:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
     analysis = Analysis.of(recording)
     chains = Chains(analysis) if args.format == "json" else None
+    summaries = Summaries(analysis, chains) if chains is not None else None
     for exchange in analysis.exchanges:
-        if chains is not None:
-            record = {**exchange_record(analysis, exchange), **chains.to_json(exchange)}
+        if chains is not None and summaries is not None:
+            record = {
+                **exchange_record(analysis, exchange),
+                **summaries.explain(exchange).to_json(),
+                **chains.to_json(exchange),
+            }
             fields = _apply_fields(analysis, exchange)
             if fields is not None:
                 record["apply_fields"] = fields

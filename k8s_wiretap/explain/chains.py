@@ -125,6 +125,9 @@ class Chains:
                 self._children[cause.exchange].append(exchange.id)
 
     # -- questions --------------------------------------------------------------------------
+    def exchange(self, exchange_id: str) -> Exchange:
+        return self._by_id[exchange_id]
+
     def caused_by(self, exchange: Exchange) -> Cause | None:
         return self._causes.get(exchange.id)
 

@@ -1,0 +1,291 @@
+"""What each exchange is, and why it happens: a one-line summary and a short why.
+
+The rules are data (`kube/data/explanations.yaml`, each with its source); this module
+matches them against what the exchange is — who sent it, the request as the API server
+resolves it, its status, whether it is an informer's first list or a relist, whether its
+watch expired — and fills their templates from the decoded bodies, the object history and
+the causal chains (`chains.py`): the summary of a controller's write says which watch
+event set it off. The etcd key each exchange reads or writes comes with it (`kube/etcd.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.chains import Chains
+from k8s_wiretap.kube.etcd import etcd_key
+from k8s_wiretap.kube.media import patch_type
+from k8s_wiretap.kube.reads import release_of, served_from
+from k8s_wiretap.kube.refs import resource_version
+from k8s_wiretap.kube.resources import Resources
+
+__all__ = ["Explanation", "Rule", "Summaries", "rules"]
+
+RULES_FILE = Path(__file__).resolve().parent.parent / "kube" / "data" / "explanations.yaml"
+READS = frozenset({"get", "list", "watch"})
+WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    match: dict[str, Any]
+    summary: str
+    why: str
+    noise: bool
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    summary: str
+    why: str
+    rule: str
+    noise: bool
+    source: str
+    etcd: dict[str, Any] | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "summary": self.summary,
+            "why": self.why,
+            "noise": self.noise,
+            "rule": self.rule,
+            "rule_source": self.source,
+            "etcd": self.etcd,
+        }
+
+
+@cache
+def rules() -> tuple[Rule, ...]:
+    entries = yaml.safe_load(RULES_FILE.read_text())
+    return tuple(
+        Rule(
+            str(e["id"]),
+            dict(e.get("match") or {}),
+            str(e["summary"]),
+            str(e.get("why") or ""),
+            bool(e.get("noise")),
+            str(e.get("source") or ""),
+        )
+        for e in entries
+    )
+
+
+class _Values(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+class Summaries:
+    """The explanation of every exchange of an analysis."""
+
+    def __init__(self, analysis: Analysis, chains: Chains | None = None) -> None:
+        self.analysis = analysis
+        self.chains = chains or Chains(analysis)
+        self.release = release_of(analysis.server_version)
+        self._initial: set[str] = set()  # ids of the first LIST/WATCH of a client's resource
+        seen: set[tuple[str, str, str, str]] = set()
+        for exchange in analysis.exchanges:
+            info = exchange.info
+            if info.verb in ("list", "watch") and info.is_resource_request:
+                key = (exchange.component, info.verb, info.group, info.resource)
+                if key not in seen:
+                    seen.add(key)
+                    self._initial.add(exchange.id)
+
+    def explain(self, exchange: Exchange) -> Explanation:
+        facts = self._facts(exchange)
+        rule = next(r for r in rules() if _matches(r.match, facts))
+        values = _Values(facts)
+        values.update(self._values(exchange, facts))
+        return Explanation(
+            " ".join(rule.summary.format_map(values).split()),
+            " ".join(rule.why.format_map(values).split()),
+            rule.id,
+            rule.noise,
+            rule.source,
+            self._etcd(exchange),
+        )
+
+    # -- what the rules match on ------------------------------------------------------------
+    def _facts(self, exchange: Exchange) -> dict[str, Any]:
+        info = exchange.info
+        body = self.analysis.request_body(exchange)
+        written = self.analysis.response_body(exchange).value if info.verb in WRITES else None
+        meta: dict[str, Any] = {}
+        if isinstance(written, dict) and written.get("kind") != "Status":
+            found = written.get("metadata")
+            meta = found if isinstance(found, dict) else {}
+        return {
+            "component": exchange.component,
+            "command": exchange.request_header("kubectl-command"),
+            "verb": info.verb,
+            "resource": info.resource,
+            "subresource": info.subresource,
+            "status": exchange.status,
+            "path": exchange.path.split("?")[0] if not info.is_resource_request else "",
+            "param": info.options(),
+            "patch": patch_type(exchange.request_header("content-type")) or "",
+            "manager": info.param("fieldManager") or "",
+            "initial": exchange.id in self._initial,
+            "expired": any(e.expired for e in self.analysis.events(exchange)),
+            "method": exchange.method,
+            "name": str(meta.get("name") or info.name),
+            "namespace": str(meta.get("namespace") or info.namespace),
+            "body": body.value if body.ok else None,
+            "deleting": bool(meta.get("deletionTimestamp")),
+        }
+
+    # -- what the templates say -------------------------------------------------------------
+    def _values(self, exchange: Exchange, facts: dict[str, Any]) -> dict[str, Any]:
+        info = exchange.info
+        params = facts["param"]
+        kind = self.analysis.resources.kind_of(info.group, info.resource) or info.resource
+        name, namespace = facts["name"], facts["namespace"]
+        return {
+            "kind": kind,
+            "object": _object(kind, namespace, name, info.resource),
+            "listed": _listed(kind, namespace, name),
+            "command": facts["command"] or "kubectl",
+            "rv": params.get("resourceVersion") or "now",
+            "selector": params.get("fieldSelector") or params.get("labelSelector") or "all",
+            "events": len(exchange.watch_events()),
+            "served": served_from(info.verb, params, self.release),
+            "node": _binding_target(facts["body"]),
+            "involved": _involved(facts["body"]),
+            "cause": self._cause(exchange),
+            "patch": facts["patch"],
+            "verbs": _third_person(info.verb),
+        }
+
+    def _cause(self, exchange: Exchange) -> str:
+        cause = self.chains.caused_by(exchange)
+        if cause is None:
+            return "no watch event explains it: a start-up, a resync or a timer"
+        hop = cause.hop
+        kind = self.analysis.resources.kind_of(hop.ref.group, hop.ref.resource) or hop.ref.resource
+        seen = f"{hop.type} of {_object(kind, hop.ref.namespace, hop.ref.name, '')}"
+        ms = (exchange.time - hop.time) * 1000
+        if cause.exchange is None:
+            return f"the {seen} reached it {ms:.0f} ms before"
+        writer = self.chains.exchange(cause.exchange)
+        own = "its own " if cause.own else f"{writer.component}'s "
+        act = "binding" if writer.info.subresource == "binding" else writer.info.verb
+        return f"the {seen} after {own}{act} reached it {ms:.0f} ms before"
+
+    def _etcd(self, exchange: Exchange) -> dict[str, Any] | None:
+        """The etcd key the exchange reads or writes, and for a write the revision."""
+        info = exchange.info
+        if not info.is_resource_request or info.verb not in READS | WRITES:
+            return None
+        builtin = Resources.builtin().get(info.group, info.resource) is not None
+        if info.resource == "serviceaccounts" and info.subresource == "token":
+            return {"key": None, "note": "a TokenRequest: the token is signed, nothing is stored"}
+        if info.param("dryRun"):
+            return {"key": None, "note": "a dry run: nothing is stored"}
+        response = self.analysis.response_body(exchange).value
+        ref = self.analysis.ref(exchange, response if info.verb in WRITES else None)
+        if not ref.name:
+            prefix = etcd_key(ref.with_name(""), builtin=builtin)
+            return {"prefix": prefix, "read": info.verb in READS} if prefix else None
+        key = etcd_key(ref, builtin=builtin)
+        if key is None:
+            return {"key": None, "note": "not stored: read live from the components"}
+        record: dict[str, Any] = {"key": key}
+        revision = resource_version(response)
+        if info.verb in WRITES and exchange.status is not None and exchange.status < 300:
+            if revision is not None:
+                record["revision"] = revision
+            if info.subresource == "binding":
+                record["note"] = "the binding sets the pod's spec.nodeName: the pod is written"
+        return record
+
+
+def _object(kind: str, namespace: str, name: str, resource: str) -> str:
+    if not name:
+        return f"{resource or kind} in {namespace}" if namespace else f"all {resource or kind}"
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+def _third_person(verb: str) -> str:
+    """`watches`, `patches`, `creates`: a verb as the templates say it of a component."""
+    return f"{verb}es" if verb.endswith(("ch", "sh", "s", "x")) else f"{verb}s"
+
+
+def _listed(kind: str, namespace: str, name: str) -> str:
+    """What a LIST or WATCH covers: one object (by a field selector), or every one."""
+    if name:
+        return _object(kind, namespace, name, "")
+    return f"every {kind} in {namespace}" if namespace else f"every {kind}"
+
+
+def _binding_target(body: Any) -> str:
+    target = body.get("target") if isinstance(body, dict) else None
+    return str(target.get("name", "?")) if isinstance(target, dict) else "?"
+
+
+def _involved(body: Any) -> str:
+    if not isinstance(body, dict):
+        return "something"
+    about = body.get("involvedObject") or body.get("regarding") or {}
+    if not isinstance(about, dict) or not about.get("name"):
+        return "something"
+    return _object(
+        str(about.get("kind", "")), str(about.get("namespace", "")), str(about["name"]), ""
+    )
+
+
+def _matches(match: dict[str, Any], facts: dict[str, Any]) -> bool:
+    return all(_holds(key, wanted, facts) for key, wanted in match.items())
+
+
+def _holds(key: str, wanted: Any, facts: dict[str, Any]) -> bool:
+    value = facts.get(key)
+    if key == "param":
+        return all(_param(facts["param"], name, want) for name, want in wanted.items())
+    if key == "status":
+        return _status(value, wanted)
+    if key == "path":
+        return any(_path(str(value), str(p)) for p in _many(wanted))
+    if key == "component":
+        return any(_component(str(value), str(c)) for c in _many(wanted))
+    if key == "manager" and isinstance(wanted, str) and wanted.endswith("*"):
+        return str(value).startswith(wanted[:-1])
+    return any(value == w for w in _many(wanted))
+
+
+def _many(wanted: Any) -> Iterable[Any]:
+    return wanted if isinstance(wanted, list) else [wanted]
+
+
+def _param(params: dict[str, str], name: str, want: Any) -> bool:
+    if want == "*":
+        return name in params
+    if want == "-":
+        return name not in params
+    return params.get(name) == str(want)
+
+
+def _status(value: Any, wanted: Any) -> bool:
+    if isinstance(wanted, str) and wanted.endswith("xx"):
+        return value is not None and str(value)[0] == wanted[0]
+    return bool(value == wanted)
+
+
+def _path(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix.rstrip("/") + "/")
+
+
+def _component(component: str, wanted: str) -> bool:
+    if wanted.endswith("/*"):
+        return component.startswith(wanted[:-1])
+    return component == wanted

@@ -1,0 +1,111 @@
+"""What and why, in words, on the real recording of the apply story."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.summaries import Explanation, Summaries, rules
+from k8s_wiretap.kube.reads import ETCD, WATCH_CACHE, served_from
+from tests.recorded import story
+
+
+@cache
+def summaries() -> Summaries:
+    return Summaries(Analysis.of(story()))
+
+
+def first(component: str, verb: str, resource: str, subresource: str = "") -> Exchange:
+    return next(
+        e
+        for e in summaries().analysis.exchanges
+        if (e.component, e.info.verb, e.info.resource, e.info.subresource)
+        == (component, verb, resource, subresource)
+    )
+
+
+def explained(exchange: Exchange) -> Explanation:
+    return summaries().explain(exchange)
+
+
+def test_the_apply_story_in_words() -> None:
+    analysis = summaries().analysis
+    kubectl = [e for e in analysis.exchanges if e.component == "kubectl"]
+    get = next(e for e in kubectl if e.info.resource == "deployments" and e.status == 404)
+    assert explained(get).summary == "kubectl apply finds no Deployment default/web"
+    assert explained(get).etcd == {"key": "/registry/deployments/default/web"}
+    create = next(
+        e for e in kubectl if e.info.verb == "create" and e.info.resource == "deployments"
+    )
+    assert explained(create).summary == "kubectl apply creates Deployment default/web"
+    patch = next(e for e in kubectl if e.info.verb == "patch" and e.info.resource == "deployments")
+    text = explained(patch)
+    assert text.summary == (
+        "kubectl apply patches Deployment default/web (strategic merge patch, three-way)"
+    )
+    assert "fields of the last applied file you dropped (set to null)" in text.why
+    assert text.etcd is not None and text.etcd["key"] == "/registry/deployments/default/web"
+    written = analysis.response_body(patch).value["metadata"]["resourceVersion"]
+    assert text.etcd["revision"] == int(written)
+
+
+def test_a_controller_says_which_event_set_it_off() -> None:
+    scale = first("controller-manager/deployment-controller", "update", "replicasets")
+    text = explained(scale)
+    assert text.summary.startswith("the deployment controller updates ReplicaSet web-")
+    assert "the MODIFIED of Deployment default/web after kubectl's patch reached it" in text.why
+    pod = first("controller-manager/replicaset-controller", "create", "pods")
+    assert explained(pod).summary.startswith("the replicaset controller creates Pod web-")
+    assert "gets an ownerReference to it and no node yet" in explained(pod).why
+    bind = first("scheduler", "create", "pods", "binding")
+    assert explained(bind).summary == f"the scheduler binds Pod {bind.info.name} to node node-1"
+    assert "after controller-manager/replicaset-controller's create reached it" in (
+        explained(bind).why
+    )
+    assert explained(bind).etcd == {
+        "key": f"/registry/pods/default/{bind.info.name}",
+        "note": "the binding sets the pod's spec.nodeName: the pod is written",
+    }
+    report = first("kubelet", "patch", "pods", "status")
+    assert explained(report).summary == f"the kubelet reports Pod {report.info.name}'s status"
+    assert "after scheduler's binding reached it" in explained(report).why
+
+
+def test_the_kubelet_and_informers() -> None:
+    register = first("kubelet", "create", "nodes")
+    assert explained(register).summary == "the kubelet registers node node-1"
+    assert explained(register).etcd is not None
+    assert explained(register).etcd["key"] == "/registry/minions/node-1"
+    watch = first("kubelet", "watch", "pods")
+    assert (
+        explained(watch).summary
+        == "the kubelet watches the pods bound to its node (spec.nodeName=node-1)"
+    )
+    informer = first("controller-manager/shared-informers", "list", "deployments")
+    assert explained(informer).summary == (
+        "controller-manager/shared-informers's informer starts: lists every Deployment "
+        f"(from {WATCH_CACHE})"
+    )
+    lease = first("kubelet", "update", "leases")
+    assert explained(lease).noise and explained(lease).rule == "kubelet-lease"
+
+
+def test_every_exchange_is_explained_by_a_rule_with_a_source() -> None:
+    generic = {"write", "read", "other"}
+    for exchange in summaries().analysis.exchanges:
+        text = explained(exchange)
+        assert text.summary and "?" not in text.summary, (exchange.path, text)
+        rule = next(r for r in rules() if r.id == text.rule)
+        assert rule.source or rule.id in generic
+    counted = {explained(e).rule for e in summaries().analysis.exchanges}
+    assert not counted & {"other"}  # nothing in the story falls through to the catch-all
+
+
+def test_where_reads_are_served_from_depends_on_the_release() -> None:
+    assert served_from("list", {}, (1, 20)) == ETCD
+    assert served_from("list", {}, (1, 31)) == f"{WATCH_CACHE} (consistent, since 1.31)"
+    assert served_from("list", {"resourceVersion": "0", "limit": "500"}, (1, 20)) == WATCH_CACHE
+    assert served_from("list", {"resourceVersion": "42", "limit": "500"}, (1, 20)) == "etcd"
+    assert served_from("get", {"resourceVersion": "0"}, (1, 20)) == WATCH_CACHE
+    assert served_from("get", {}, (1, 33)) == ETCD
