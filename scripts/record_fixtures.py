@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from k8s_wiretap.lab import Lab, UpOptions
-from k8s_wiretap.workshop.scenarios import STORIES, run_story
+from k8s_wiretap.workshop.scenarios import STORIES, restart_api_server, run_story
 
 OUT = Path(__file__).resolve().parents[1] / "recordings"
 
@@ -30,6 +30,7 @@ def record(name: str) -> Path:
         state = lab.up(UpOptions(build=False, record=work / f"{name}.jsonl"))
         try:
             run_story(name, state.kubeconfig, work / "cache", settle=lambda: time.sleep(3))
+            restart_api_server(lab.restart, state.kubeconfig, work / "cache")
         finally:
             lab.down()
         target = OUT / f"{name}-story.jsonl.gz"

@@ -123,23 +123,14 @@ def kubectl(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
 def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A recording of the workshop's apply story, made now on a lab whose every client talks
     through the wiretap (the same story as recordings/apply-story.jsonl.gz)."""
-    from k8s_wiretap.workshop.scenarios import run_story
+    from k8s_wiretap.workshop.scenarios import restart_api_server, run_story
 
     folder = tmp_path_factory.mktemp("story")
     lab = Lab(folder / "lab")
     state = lab.up(UpOptions(build=False, record=folder / "story.jsonl"))
     try:
         run_story("apply", state.kubeconfig, folder / "cache", settle=lambda: time.sleep(2))
-        # After an API server restart its watch cache starts at etcd's current revision, so a
-        # watch from an older resourceVersion gets HTTP 200 and then ERROR 410 Expired.
-        lab.restart("apiserver")
-        client = Kubectl(state.kubeconfig, folder / "cache")
-        client(
-            "get",
-            "--raw",
-            "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=3",
-        )
-        time.sleep(3)  # the informers re-list and re-watch after the restart
+        restart_api_server(lab.restart, state.kubeconfig, folder / "cache")
     finally:
         lab.down()
     return folder / "story.jsonl"

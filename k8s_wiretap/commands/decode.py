@@ -16,7 +16,7 @@ from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.explain.analysis import Analysis
-from k8s_wiretap.explain.apply_fields import apply_fields
+from k8s_wiretap.explain.apply_fields import apply_fields, server_side_fields
 from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.explain.summaries import Summaries
 from k8s_wiretap.kube.media import is_watch_stream
@@ -105,7 +105,13 @@ def _apply_fields(analysis: Analysis, exchange: Exchange) -> list[dict[str, Any]
     replay = analysis.replay(exchange) if exchange.info.verb == "patch" else None
     if replay is None:
         return None
-    fields = apply_fields(replay.body, replay.before, replay.after)
+    if replay.type == "apply":
+        manager, forced = exchange.info.param("fieldManager"), exchange.info.param("force")
+        fields = server_side_fields(
+            replay.body, replay.before, replay.after, manager or "", forced=forced == "true"
+        )
+    else:
+        fields = apply_fields(replay.body, replay.before, replay.after)
     return None if fields is None else [f.to_json() for f in fields]
 
 

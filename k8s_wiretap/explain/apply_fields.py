@@ -20,7 +20,7 @@ from typing import Any
 
 from k8s_wiretap.kube.fields import LAST_APPLIED
 
-__all__ = ["FieldChange", "apply_fields"]
+__all__ = ["FieldChange", "apply_fields", "server_side_fields"]
 
 SKIPPED = ("/status", "/metadata/managedFields", "/metadata/resourceVersion")
 CHANGED = "changed by your file"
@@ -166,3 +166,68 @@ def _owner_of(path: str, owners: list[tuple[str, str]]) -> str | None:
         ):
             return manager
     return None
+
+
+def server_side_fields(
+    config: Any, before: Any, after: Any, manager: str, *, forced: bool = False
+) -> list[FieldChange] | None:
+    """Server-side apply, field by field: what `manager`'s configuration set, took over from
+    another manager, or gave up — or, refused with 409, which manager holds which field.
+
+    The API server tracks who owns each field (`metadata.managedFields`,
+    staging/src/k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager); an apply that
+    changes a field another manager owns is a conflict unless forced, and then the field
+    changes hands."""
+    if isinstance(after, dict) and after.get("kind") == "Status":
+        return _conflicts(after)
+    if not isinstance(config, dict) or not isinstance(after, dict):
+        return None
+    was, now = _owners(before) if isinstance(before, dict) else [], _owners(after)
+    old, new = _leaves(before or {}), _leaves(after)
+    changes: list[FieldChange] = []
+    for path, value in _leaves(config).items():
+        if path in IDENTITY:
+            continue
+        others = [m for m in _managers(path, was) if m != manager]
+        if others and manager in _managers(path, now):
+            how = "forced" if forced else "shared"
+            reason = f"taken over from {', '.join(others)} ({how}): {manager} owns it now"
+            changes.append(FieldChange(path, "taken over", reason, old.get(path), new.get(path)))
+        elif not _same(value, old.get(path, _ABSENT)):
+            reason = f"set by your configuration: {manager} owns it"
+            changes.append(FieldChange(path, "set", reason, old.get(path), new.get(path)))
+    for path in old:
+        if manager in _managers(path, was) and manager not in _managers(path, now):
+            keepers = _managers(path, now)
+            if keepers:
+                reason = f"given up: no longer in your configuration, still {', '.join(keepers)}'s"
+                changes.append(FieldChange(path, "released", reason, old[path], new.get(path)))
+            else:
+                reason = "removed: no longer in your configuration, and no one else owns it"
+                changes.append(FieldChange(path, "removed", reason, old[path], new.get(path)))
+    return changes
+
+
+IDENTITY = frozenset({"/apiVersion", "/kind", "/metadata/name", "/metadata/namespace"})
+
+
+def _conflicts(status: dict[str, Any]) -> list[FieldChange]:
+    """A 409's causes: `conflict with "kubectl"` at `.data.colour`."""
+    found = []
+    for cause in (status.get("details") or {}).get("causes") or []:
+        if not isinstance(cause, dict) or cause.get("reason") != "FieldManagerConflict":
+            continue
+        path = "/" + str(cause.get("field", "")).lstrip(".").replace(".", "/")
+        holder = str(cause.get("message", "")).removeprefix("conflict with ").strip('"')
+        reason = f"conflict: {holder} owns it (apply with force to take it over)"
+        found.append(FieldChange(path, "conflict", reason))
+    return found
+
+
+def _managers(path: str, owners: list[tuple[str, str]]) -> list[str]:
+    """Every manager that owns `path` (or a field that contains it)."""
+    found: list[str] = []
+    for owned, manager in owners:
+        if (path == owned or path.startswith((owned + "/", owned + "["))) and manager not in found:
+            found.append(manager)
+    return found

@@ -3,9 +3,11 @@
 They are the workshop's material and the source of the recordings in `recordings/`
 (`scripts/record_fixtures.py`): every kind of write the decoders must understand happens in
 them on real traffic — client-side apply (create, then a three-way strategic merge patch),
-scale, server-side apply, a custom resource patched with a JSON merge patch and a JSON patch,
-a Secret created and re-applied, a watch that sees changes, a rollout of a new image with a
-field removed from the file and one someone else set, a delete.
+scale, server-side apply (and a second manager's conflict, then forced), a custom resource
+patched with a JSON merge patch and a JSON patch, a Secret created and re-applied, a watch
+that sees changes, a rollout of a new image with a field removed from the file and one
+someone else set, a delete; then (`restart_api_server`) the API server restarts, informers
+re-list and re-watch, and a watch from an old resourceVersion gets 410 Gone.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TextIO
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.workshop import manifest
 
-__all__ = ["STORIES", "Step", "run_story"]
+__all__ = ["STORIES", "Step", "restart_api_server", "run_story"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class Step:
     until_get: tuple[str, ...] = ()
     expect: str = ""
     background: bool = False  # keep running (e.g. a watch) until the story ends
+    refused: str = ""  # the step must fail, saying this (a conflict the story shows)
 
 
 GREETING = """apiVersion: workshop.example.com/v1
@@ -65,6 +68,9 @@ NEW_VERSION = (
     .replace("nginx:1.25", "nginx:1.27")
     .replace("          ports:\n            - containerPort: 80\n", "")
 )
+
+# A second server-side applier (manager `ops`) wants the colour kubectl's apply set.
+OPS_SETTINGS = manifest("settings").replace("blue", "red").replace("  size: large\n", "")
 
 APPLY = Story(
     "apply",
@@ -116,6 +122,17 @@ APPLY = Story(
             manifest("settings").replace("blue", "green").replace("  size: large\n", ""),
         ),
         Step(
+            "another manager applies a field kubectl owns: 409 Conflict",
+            ("apply", "--server-side", "--field-manager=ops", "-f", "-"),
+            OPS_SETTINGS,
+            refused="conflict",
+        ),
+        Step(
+            "it forces the apply and takes the field over",
+            ("apply", "--server-side", "--field-manager=ops", "--force-conflicts", "-f", "-"),
+            OPS_SETTINGS,
+        ),
+        Step(
             "create a custom resource definition",
             ("apply", "-f", "-"),
             manifest("crd"),
@@ -150,7 +167,9 @@ APPLY = Story(
 STORIES = {story.name: story for story in (APPLY,)}
 
 
-def _kubectl(env: dict[str, str], args: tuple[str, ...], stdin: str | None) -> str:
+def _kubectl(
+    env: dict[str, str], args: tuple[str, ...], stdin: str | None, refused: str = ""
+) -> str:
     result = subprocess.run(
         ["kubectl", *args],
         input=stdin,
@@ -160,6 +179,10 @@ def _kubectl(env: dict[str, str], args: tuple[str, ...], stdin: str | None) -> s
         timeout=120,
         check=False,
     )
+    if refused:
+        if result.returncode == 0 or refused not in result.stderr:
+            raise WiretapError(f"kubectl {' '.join(args)} was to be refused ({refused})")
+        return result.stdout
     if result.returncode != 0:
         raise WiretapError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
     return result.stdout
@@ -204,7 +227,7 @@ def run_story(
                     )
                 )
                 continue
-            _kubectl(env, step.args, step.stdin)
+            _kubectl(env, step.args, step.stdin, step.refused)
             _wait(env, step)
         if settle:
             settle()
@@ -212,3 +235,15 @@ def run_story(
         for process in background:
             process.terminate()
             process.wait(30)
+
+
+def restart_api_server(restart: Callable[[str], None], kubeconfig: str, cache: Path) -> None:
+    """Restart the API server (`restart`: the lab's) and show what follows: the informers'
+    watches end, they re-list and re-watch; after a restart the watch cache starts at
+    etcd's current revision, so a watch from an older resourceVersion gets HTTP 200 and
+    then ERROR 410 Expired."""
+    env = {**os.environ, "KUBECONFIG": kubeconfig, "KUBECACHEDIR": str(cache)}
+    restart("apiserver")
+    old = "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=3"
+    _kubectl(env, ("get", "--raw", old), None)
+    time.sleep(3)  # the informers re-list and re-watch

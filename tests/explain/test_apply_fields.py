@@ -6,7 +6,7 @@ from functools import cache
 from typing import Any
 
 from k8s_wiretap.explain.analysis import Analysis
-from k8s_wiretap.explain.apply_fields import REMOVED, apply_fields
+from k8s_wiretap.explain.apply_fields import REMOVED, apply_fields, server_side_fields
 from tests.recorded import story
 
 
@@ -68,3 +68,47 @@ def test_only_client_side_applies_are_explained_this_way() -> None:
         fields = apply_fields(replay.body, replay.before, replay.after)
         manager = exchange.info.param("fieldManager")
         assert (fields is not None) == (manager == "kubectl-client-side-apply"), exchange.path
+
+
+def configmap_applies() -> list[tuple[str, int | None, list[dict[str, Any]]]]:
+    """(manager, status, fields) of every server-side apply of the ConfigMap, in order."""
+    analysis = Analysis.of(story())
+    found = []
+    for exchange in analysis.exchanges:
+        replay = analysis.replay(exchange)
+        if replay is None or replay.type != "apply":
+            continue
+        manager = exchange.info.param("fieldManager") or ""
+        forced = exchange.info.param("force") == "true"
+        fields = server_side_fields(
+            replay.body, replay.before, replay.after, manager, forced=forced
+        )
+        assert fields is not None
+        found.append((manager, exchange.status, [f.to_json() for f in fields]))
+    return found
+
+
+def test_server_side_apply_owners_a_conflict_and_a_forced_take_over() -> None:
+    def brief(fields: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+        return [(f["path"], f["change"], f["reason"]) for f in fields]
+
+    created, changed, refused, forced = configmap_applies()
+    assert created[:2] == ("kubectl", 201)
+    assert brief(created[2]) == [
+        ("/data/colour", "set", "set by your configuration: kubectl owns it"),
+        ("/data/size", "set", "set by your configuration: kubectl owns it"),
+    ]
+    assert brief(changed[2]) == [
+        ("/data/colour", "set", "set by your configuration: kubectl owns it"),
+        ("/data/size", "removed",
+         "removed: no longer in your configuration, and no one else owns it"),
+    ]  # fmt: skip
+    assert refused[:2] == ("ops", 409)
+    assert brief(refused[2]) == [
+        ("/data/colour", "conflict", "conflict: kubectl owns it (apply with force to take it over)")
+    ]
+    assert forced[:2] == ("ops", 200)
+    assert brief(forced[2]) == [
+        ("/data/colour", "taken over", "taken over from kubectl (forced): ops owns it now")
+    ]
+    assert (forced[2][0]["from"], forced[2][0]["to"]) == ("green", "red")

@@ -109,3 +109,14 @@ def test_where_reads_are_served_from_depends_on_the_release() -> None:
     assert served_from("list", {"resourceVersion": "42", "limit": "500"}, (1, 20)) == "etcd"
     assert served_from("get", {"resourceVersion": "0"}, (1, 20)) == WATCH_CACHE
     assert served_from("get", {}, (1, 33)) == ETCD
+
+
+def test_an_api_server_restart_relists_and_an_old_watch_expires() -> None:
+    analysis = summaries().analysis
+    relists = [e for e in analysis.exchanges if explained(e).rule == "informer-relist"]
+    assert relists and all(e.info.verb == "list" for e in relists)
+    assert any(e.component == "controller-manager/shared-informers" for e in relists)
+    (expired,) = [e for e in analysis.exchanges if explained(e).rule == "watch-expired"]
+    assert explained(expired).summary == (
+        "kubectl's watch of every ConfigMap in default from 1: 410 Gone, too old"
+    )
