@@ -399,18 +399,21 @@ def proxied(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 
 def _ran(proxied: Proxied, program: Program) -> tuple[str, list[Exchange], Analysis]:
-    """Run the client; its exchanges (each mentions the ConfigMap, or lists namespaces), once
-    all have ended, and the analysis of the whole recording."""
+    """Run the client; its exchanges that name the ConfigMap (in the path or the body), once
+    all have ended; and the analysis of the whole recording."""
     name = f"who-{uuid.uuid4().hex[:8]}"
     version = program.run(proxied.kubeconfig, name)
 
+    def mentions(sent: Exchange) -> bool:
+        body = sent.request_body.data if sent.request_body else b""
+        return name in sent.path or name.encode() in body
+
     def done(recording: Recording) -> bool:
-        mine = [e for e in recording.exchanges if name in e.path]
+        mine = [e for e in recording.exchanges if mentions(e)]
         return len(mine) >= 3 and all(e.end is not None for e in mine)
 
     recording = proxied.proxy.wait_for(f"{name}'s exchanges", done, timeout=30)
-    mine = [e for e in recording.exchanges if name in e.path]
-    return version, mine, Analysis.of(recording)
+    return version, [e for e in recording.exchanges if mentions(e)], Analysis.of(recording)
 
 
 def _listed(analysis: Analysis, agent: str) -> list[Who]:
