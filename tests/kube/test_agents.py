@@ -182,8 +182,9 @@ def test_the_table() -> None:
     for agent in table:
         assert agent.source.strip() and agent.component
         assert bool(agent.product) != bool(agent.pattern), agent
-    # the names the controllers' table keys on are components
-    assert {c.wiretap_name.split("/")[0] for c in clients().values()} <= components()
+    # every binary the controllers' table knows is a component some agent names
+    assert {c.component for c in clients().values()} <= {a.component for a in table}
+    assert "kubelet" in components() and "admin" not in components()
 
 
 @pytest.mark.parametrize(
