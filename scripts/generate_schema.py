@@ -1,36 +1,59 @@
-"""Generate the protobuf decoding schema from a Kubernetes source tree.
+"""Generate the protobuf decoding schemas of Kubernetes releases from their own sources.
 
-    python scripts/generate_schema.py [/path/to/kubernetes] [--output FILE]
+    python scripts/generate_schema.py [--release MINOR|all ...]      # from Go modules
+    python scripts/generate_schema.py SOURCE_TREE [--release MINOR]  # from a source tree
+    python scripts/generate_schema.py --debian                       # Debian's 1.20.2
+    ... [--output FILE]                                              # one release, alone
 
-Without a path it uses Debian's `kubernetes` source package (Kubernetes 1.20.2), fetched once
-into the project's cache (`k8s_wiretap.lab.apisource`).
+A release's sources are its Go modules (k8s_wiretap/lab/apimodules.py pins a patch release of
+each minor; `go mod download` fetches k8s.io/api, apimachinery, apiextensions-apiserver,
+kube-aggregator and k8s.io/kubernetes into Go's module cache), or a Kubernetes source tree
+(staging/src, vendor and pkg/apis; `--debian`: Debian's `kubernetes` source package, 1.20.2,
+fetched once into the project's cache by `k8s_wiretap.lab.apisource`). Without a source tree
+or --release, every pinned release is read. The schemas are written into the pack
+k8s_wiretap.kube.schema reads (k8s_wiretap/kube/schema/kubernetes.json), replacing the
+releases read and keeping the others; with --output, one release's schema goes to FILE alone.
 
 Reads each API package's `generated.proto` (field numbers, proto types, maps) and its Go
-sources (JSON names, `omitempty`, inlining, Go field order, pointer/slice/map/value kinds, patch
-tags and `+listType`/`+listMapKey` markers, registered kinds from `register.go`) and writes the
-schema k8s_wiretap.decode reads (k8s_wiretap/kube/schema/kubernetes-<minor>.json):
+sources (JSON names, `omitempty`/`omitzero`, inlining, Go field order, pointer/slice/map/value
+kinds, patch tags and `+listType`/`+listMapKey` markers, registered kinds from `register.go`).
+One release's schema:
 
     {"source": "...",
      "kinds": {"<apiVersion>": {"<Kind>": "<message full name>"}},
      "messages": {"<full name>": {"fields": [<field>, ...], "special": "<name>"?}}}
 
 A field, in Go (= JSON) order: {"json", "number", "type", "message"?, "key"?, "value"?, "go",
-"omitempty", "inline"?, "typeMeta"?, "patchStrategy"?, "patchMergeKey"?, "listType"?,
-"listMapKeys"?}. `type` is the proto scalar type, "message" or "map"; `go` is how Go's
-encoding/json sees the field (value, pointer, slice or map, named types resolved); a "slice"
-of a scalar or message type is a repeated field, except []byte ("bytes") and named slices
-wrapped in a message. `number` 0 marks a Go field that protobuf never carries (TypeMeta of
-top-level kinds: the envelope has it). `inline` fields have json "" and render their
-message's fields in place. `typeMeta` {"kind", "apiVersion"} is what the API server sets on
-each element of the field although protobuf cannot carry it (StatefulSet volumeClaimTemplates
-by conversion, PartialObjectMetadataList items by the handlers). `special` names a type with
-its own JSON form (a MarshalJSON in Go, or a named slice that protobuf wraps in a message
-`{repeated items = 1}`: "Slice").
+"omitempty", "omitzero"?, "inline"?, "typeMeta"?, "patchStrategy"?, "patchMergeKey"?,
+"listType"?, "listMapKeys"?}. `type` is the proto scalar type, "message" or "map"; `go` is how
+Go's encoding/json sees the field (value, pointer, slice or map, named types resolved); a
+"slice" of a scalar or message type is a repeated field, except []byte ("bytes") and named
+slices wrapped in a message. `number` 0 marks a Go field that protobuf never carries (TypeMeta
+of top-level kinds: the envelope has it). `omitzero` (Go 1.24's encoding/json; Kubernetes
+1.34+ put it on ObjectMeta.creationTimestamp) is accepted only on a value field of a type whose
+JSON is null exactly when it is zero (Time, MicroTime): such a field is left out when it would
+be null. `inline` fields have json "" and render their message's fields in place. `typeMeta`
+{"kind", "apiVersion"} is what the API server sets on each element of the field although
+protobuf cannot carry it (StatefulSet volumeClaimTemplates by conversion,
+PartialObjectMetadataList items by the handlers). `special` names a type with its own JSON
+form (a MarshalJSON in Go, or a named slice that protobuf wraps in a message
+`{repeated items = 1}`: "Slice"). A JSON option, or a MarshalJSON, the generator does not
+know stops it (SchemaError), as does a proto field without its Go field.
 
 Kinds mirror the Go schemes: every `&T{}` of a package's register.go under its group version;
 a `metav1.AddToGroupVersion` call adds meta/v1's WatchEvent and option kinds to that group
 version, and its unversioned kinds (Status, APIVersions, ...) to "v1". "meta.k8s.io/v1" lists
 every kind of meta/v1. Decoders fall back to "meta.k8s.io/v1" for a kind an apiVersion lacks.
+
+The pack holds every release's schema, each message and each apiVersion's kind table once per
+distinct value, with the releases that have it:
+
+    {"releases": {"<minor>": "<source>"},
+     "kinds": {"<apiVersion>": [["<releases>", {"<Kind>": "<message>"}], ...]},
+     "messages": {"<full name>": [["<releases>", {"fields": [...], ...}], ...]}}
+
+`<releases>` lists runs of consecutive releases: "1.20-1.29 1.31". One line per apiVersion
+and per message, so a regeneration's diff shows what changed.
 
 The Go parsing is line based and relies on gofmt'd sources, which Kubernetes' are.
 """
@@ -38,16 +61,19 @@ The Go parsing is line based and relies on gofmt'd sources, which Kubernetes' ar
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_OUTPUT = REPO / "k8s_wiretap" / "decode" / "schema" / "kubernetes-1.20.json"
+SCHEMA_DIR = REPO / "k8s_wiretap" / "kube" / "schema"
+PACK = SCHEMA_DIR / "kubernetes.json"
 
 META = "k8s.io/apimachinery/pkg/apis/meta/v1"
 # Go packages whose generated.proto we decode, besides every API group under k8s.io/api.
@@ -74,6 +100,8 @@ SPECIAL = {
     "k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1": "FieldsV1",
     "k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersion": "GroupVersion",
     "k8s.io.apimachinery.pkg.api.resource.Quantity": "Quantity",
+    # A struct embedding Quantity (for command-line flags, 1.23+): Quantity's MarshalJSON.
+    "k8s.io.apimachinery.pkg.api.resource.QuantityValue": "Quantity",
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString": "IntOrString",
     "k8s.io.apimachinery.pkg.runtime.RawExtension": "RawExtension",
     "k8s.io.apimachinery.pkg.runtime.Unknown": "Unknown",
@@ -366,6 +394,9 @@ PROTO_MAP = re.compile(r"^map<\s*([\w.]+)\s*,\s*([\w.]+)\s*>\s+(\w+)\s*=\s*(\d+)
 
 
 def qualify(type_name: str, package: str) -> str:
+    """The full name of a proto type ("." + full name is the same, as 1.31+ write them)."""
+    if type_name.startswith("."):
+        return type_name[1:]
     if type_name in SCALARS or "." in type_name:
         return type_name
     return f"{package}.{type_name}"
@@ -406,8 +437,63 @@ def proto_field(line: str, package: str) -> ProtoField:
 
 
 @dataclass
+class Layout:
+    """Where one Kubernetes release's Go packages are.
+
+    `roots` maps a Go import path prefix to the folder holding it: a module ("k8s.io/api" →
+    its folder) or, with prefix "", a folder laid out by import path (a source tree's
+    staging/src and vendor). `internal` is k8s.io/kubernetes' pkg/apis (conversion.go), if
+    read.
+    """
+
+    label: str
+    roots: list[tuple[str, Path]]
+    internal: Path | None = None
+
+
+def tree_layout(root: Path) -> Layout:
+    """A Kubernetes source tree: staging/src, vendor and pkg/apis."""
+    match = re.search(r"kubernetes-(\d+\.\d+\.\d+)", str(root.resolve()))
+    version = f"Kubernetes {match.group(1)}" if match else "Kubernetes"
+    label = f"{version} sources ({root.resolve().name}), by scripts/generate_schema.py"
+    roots = [("", root / "staging" / "src"), ("", root / "vendor")]
+    return Layout(label, roots, root / "pkg" / "apis")
+
+
+def apimodules() -> ModuleType:
+    """k8s_wiretap/lab/apimodules.py (standard library only), loaded by its path: the
+    generator needs neither the project installed nor the rest of the lab package."""
+    path = REPO / "k8s_wiretap" / "lab" / "apimodules.py"
+    spec = importlib.util.spec_from_file_location("apimodules", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("apimodules", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def module_layout(minor: str) -> Layout:
+    """Kubernetes `minor`'s Go modules (k8s_wiretap/lab/apimodules.py), fetched if missing."""
+    modules = apimodules()
+    if minor not in modules.RELEASES:
+        raise SchemaError(f"no pinned release {minor} in k8s_wiretap/lab/apimodules.py")
+    chosen = modules.release(minor)
+    try:
+        roots = sorted(chosen.api_modules().items())
+        internal = chosen.module(modules.KUBERNETES) / "pkg" / "apis"
+    except modules.GoModuleError as error:
+        raise SchemaError(str(error)) from None
+    names = ", ".join(f"{path}@{chosen.module_version}" for path, _ in roots)
+    label = (
+        f"Kubernetes {chosen.version} Go modules ({names}; {modules.KUBERNETES}@v{chosen.version}),"
+        " by scripts/generate_schema.py"
+    )
+    return Layout(label, roots, internal)
+
+
+@dataclass
 class Source:
-    root: Path
+    layout: Layout
     go: dict[str, GoPackage] = field(default_factory=dict)
     proto_package: dict[str, str] = field(default_factory=dict)  # Go path → proto package
     messages: dict[str, ProtoMessage] = field(default_factory=dict)
@@ -415,10 +501,17 @@ class Source:
     type_meta: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
 
     def directory(self, path: str) -> Path:
-        for base in (self.root / "staging" / "src", self.root / "vendor"):
-            if (base / path).is_dir():
-                return base / path
-        raise SchemaError(f"{path} not found under {self.root}/staging/src or vendor")
+        for prefix, base in self.layout.roots:
+            if not prefix:
+                candidate = base / path
+            elif path == prefix or path.startswith(prefix + "/"):
+                candidate = base / path[len(prefix) :].lstrip("/")
+            else:
+                continue
+            if candidate.is_dir():
+                return candidate
+        where = ", ".join(str(base) for _, base in self.layout.roots)
+        raise SchemaError(f"{path} not found under {where}")
 
     def load(self, path: str) -> None:
         directory = self.directory(path)
@@ -443,10 +536,11 @@ class Source:
         return full if package and full in self.messages else None
 
 
-def api_packages(root: Path) -> list[str]:
-    api = root / "staging" / "src" / "k8s.io" / "api"
-    found = sorted(p.parent.relative_to(api.parent) for p in api.glob("*/*/generated.proto"))
-    return [f"k8s.io/{p.as_posix()}" for p in found]
+def api_packages(source: Source) -> list[str]:
+    """Every API group version of k8s.io/api (a folder <group>/<version> with generated.proto)."""
+    api = source.directory("k8s.io/api")
+    found = sorted(p.parent.relative_to(api) for p in api.glob("*/*/generated.proto"))
+    return [f"k8s.io/api/{p.as_posix()}" for p in found]
 
 
 def go_kind(source: Source, go_type: GoType, seen: int = 0) -> str:
@@ -462,14 +556,32 @@ def go_kind(source: Source, go_type: GoType, seen: int = 0) -> str:
     return "value"
 
 
-def json_tag(go_field: GoField) -> tuple[str | None, bool]:
-    """(JSON name or None when skipped, omitempty); "" means inlined."""
+JSON_OPTIONS = {"omitempty", "omitzero", "inline"}
+# Special types whose MarshalJSON writes null exactly when their IsZero is true: `omitzero`
+# (Go 1.24's encoding/json calls IsZero) leaves them out when they would be null.
+NULL_WHEN_ZERO = {"Time", "MicroTime"}
+
+
+def json_tag(go_field: GoField) -> tuple[str | None, set[str]]:
+    """(JSON name or None when skipped, options); "" means inlined."""
     name, *options = go_field.tags.get("json", "").split(",")
     if name == "-" and not options:
-        return None, False
+        return None, set()
     if not name and go_field.name:
         name = go_field.name
-    return name, "omitempty" in options
+    unknown = set(options) - JSON_OPTIONS - {""}
+    if unknown:
+        raise SchemaError(f"{go_field.name or go_field.type}: json options {sorted(unknown)}")
+    return name, set(options)
+
+
+def check_omitzero(source: Source, entry: dict[str, Any], where: str) -> None:
+    """`omitzero` is read for what Kubernetes uses it on: a value field of a type whose JSON
+    is null exactly when it is zero (ObjectMeta.creationTimestamp, 1.34+)."""
+    message = source.messages.get(entry.get("message", ""))
+    special = SPECIAL.get(message.full_name) if message else None
+    if entry["go"] != "value" or special not in NULL_WHEN_ZERO:
+        raise SchemaError(f"{where}: omitzero on a {entry['go']} {entry['type']} {special}")
 
 
 def proto_number(go_field: GoField) -> int:
@@ -513,7 +625,7 @@ def patch_metadata(go_field: GoField) -> dict[str, Any]:
 
 
 def schema_field(source: Source, message: ProtoMessage, go_field: GoField) -> dict[str, Any] | None:
-    name, omitempty = json_tag(go_field)
+    name, options = json_tag(go_field)
     if name is None or (go_field.name and not go_field.name[0].isupper()):
         return None
     where = f"{message.full_name}.{go_field.name or go_field.type}"
@@ -528,7 +640,10 @@ def schema_field(source: Source, message: ProtoMessage, go_field: GoField) -> di
     entry["go"] = go_kind(source, go_field.type)
     if number:
         check_shape(source, message.fields[number], entry["go"], where)
-    entry["omitempty"] = omitempty
+    entry["omitempty"] = "omitempty" in options
+    if "omitzero" in options:
+        check_omitzero(source, entry, where)
+        entry["omitzero"] = True
     if name == "":
         if go_field.name or entry["type"] != "message":
             raise SchemaError(f"{where}: inline only works for embedded structs")
@@ -639,7 +754,9 @@ def conversion_type_meta(source: Source) -> None:
     volumeClaimTemplates (http://issue.k8s.io/87583); protobuf has no TypeMeta for them, the
     JSON of the same object does.
     """
-    for file in sorted((source.root / "pkg" / "apis").glob("*/*/conversion.go")):
+    internal = source.layout.internal
+    files = sorted(internal.glob("*/*/conversion.go")) if internal else []
+    for file in files:
         text = strip_block_comments(file.read_text())
         imports = parse_imports(text.splitlines())
         starts = [m for m in CONVERT_TO.finditer(text)]
@@ -753,24 +870,114 @@ def build_kinds(source: Source, paths: list[str]) -> dict[str, dict[str, str]]:
 # --- main ---------------------------------------------------------------------------------------
 
 
-def source_label(root: Path) -> str:
-    match = re.search(r"kubernetes-(\d+\.\d+\.\d+)", str(root.resolve()))
-    version = f"Kubernetes {match.group(1)}" if match else "Kubernetes"
-    return f"{version} sources ({root.resolve().name}), by scripts/generate_schema.py"
-
-
-def generate(root: Path) -> dict[str, Any]:
-    source = Source(root)
-    paths = api_packages(root) + list(EXTRA_PACKAGES)
+def generate(layout: Layout) -> dict[str, Any]:
+    source = Source(layout)
+    paths = api_packages(source) + list(EXTRA_PACKAGES)
     for path in [*paths, *HELPER_PACKAGES]:
         source.load(path)
     conversion_type_meta(source)
     source.type_meta.update(HANDLER_TYPE_META)
     return {
-        "source": source_label(root),
+        "source": layout.label,
         "kinds": build_kinds(source, paths),
         "messages": build_messages(source, paths),
     }
+
+
+# --- the pack of every release -----------------------------------------------------------------
+
+
+def minor_key(minor: str) -> tuple[int, int]:
+    major, number = minor.split(".")
+    return int(major), int(number)
+
+
+def release_ranges(minors: list[str], order: list[str]) -> str:
+    """ "1.20-1.29 1.31": `minors` as runs of consecutive releases of `order`."""
+    runs: list[list[str]] = []
+    for minor in sorted(minors, key=order.index):
+        if runs and order.index(minor) == order.index(runs[-1][-1]) + 1:
+            runs[-1].append(minor)
+        else:
+            runs.append([minor])
+    return " ".join(run[0] if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
+def variants(values: dict[str, Any], order: list[str]) -> list[list[Any]]:
+    """[[releases, value], ...]: each distinct value once, with the releases that have it."""
+    groups: list[tuple[list[str], Any]] = []
+    for minor in order:
+        if minor not in values:
+            continue
+        for minors, value in groups:
+            if value == values[minor]:
+                minors.append(minor)
+                break
+        else:
+            groups.append(([minor], values[minor]))
+    return [[release_ranges(minors, order), value] for minors, value in groups]
+
+
+def pack(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One document for every release's schema: a message (or an apiVersion's kind table)
+    that several releases share is written once, with the releases it is in."""
+    order = sorted(schemas, key=minor_key)
+
+    def table(section: str) -> dict[str, list[list[Any]]]:
+        names = sorted({name for document in schemas.values() for name in document[section]})
+        return {
+            name: variants(
+                {m: schemas[m][section][name] for m in order if name in schemas[m][section]},
+                order,
+            )
+            for name in names
+        }
+
+    return {
+        "releases": {minor: schemas[minor]["source"] for minor in order},
+        "kinds": table("kinds"),
+        "messages": table("messages"),
+    }
+
+
+def unpack(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every release's schema from a pack (what k8s_wiretap.kube.schema reads)."""
+    order = sorted(document["releases"], key=minor_key)
+
+    def members(ranges: str) -> set[str]:
+        found: set[str] = set()
+        for run in ranges.split():
+            first, _, last = run.partition("-")
+            found.update(order[order.index(first) : order.index(last or first) + 1])
+        return found
+
+    schemas: dict[str, dict[str, Any]] = {
+        minor: {"source": source, "kinds": {}, "messages": {}}
+        for minor, source in document["releases"].items()
+    }
+    for section in ("kinds", "messages"):
+        for name, entries in document[section].items():
+            for ranges, value in entries:
+                for minor in members(ranges):
+                    schemas[minor][section][name] = value
+    return schemas
+
+
+def pack_text(document: dict[str, Any]) -> str:
+    """The pack as JSON with one line per apiVersion and per message, for readable diffs."""
+
+    def compact(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    def section(name: str) -> str:
+        lines = [f"{compact(key)}:{compact(value)}" for key, value in document[name].items()]
+        return f"{compact(name)}:{{\n" + ",\n".join(lines) + "\n}"
+
+    releases = compact(document["releases"])
+    return f'{{"releases":{releases},\n{section("kinds")},\n{section("messages")}}}\n'
+
+
+# --- main ---------------------------------------------------------------------------------------
 
 
 def _debian_source() -> Path:
@@ -780,23 +987,67 @@ def _debian_source() -> Path:
     return api_source()
 
 
+def tree_minor(layout: Layout) -> str | None:
+    match = re.search(r"Kubernetes (\d+\.\d+)\.", layout.label)
+    return match.group(1) if match else None
+
+
+def summary(schema: dict[str, Any]) -> str:
+    kinds = sum(len(names) for names in schema["kinds"].values())
+    return f"{len(schema['messages'])} messages, {kinds} kinds"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", type=Path, nargs="?", help="a Kubernetes source tree")
     parser.add_argument(
-        "source", type=Path, nargs="?", help="a Kubernetes source tree (default: Debian's)"
+        "--release",
+        action="append",
+        help="a release (e.g. 1.37) to read from its Go modules; 'all': every pinned one;"
+        " with a source tree: the tree's release (default: from its folder name)",
     )
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument(
+        "--debian", action="store_true", help="read Debian's kubernetes source package (1.20)"
+    )
+    parser.add_argument(
+        "--output", type=Path, help="write this one release's schema here instead of the pack"
+    )
     args = parser.parse_args(argv)
     try:
-        schema = generate(args.source or _debian_source())
+        schemas = read_schemas(args, parser)
     except SchemaError as error:
         print(f"generate_schema: {error}", file=sys.stderr)
         return 1
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(schema, separators=(",", ":")) + "\n")
-    kinds = sum(len(names) for names in schema["kinds"].values())
-    print(f"{args.output}: {len(schema['messages'])} messages, {kinds} kinds")
+    if args.output:
+        if len(schemas) != 1:
+            parser.error("--output takes exactly one release")
+        ((minor, schema),) = schemas.items()
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(schema, separators=(",", ":")) + "\n")
+        print(f"{args.output}: Kubernetes {minor}, {summary(schema)}")
+        return 0
+    current = unpack(json.loads(PACK.read_text())) if PACK.exists() else {}
+    current.update(schemas)
+    PACK.write_text(pack_text(pack(current)))
+    for minor, schema in sorted(schemas.items(), key=lambda item: minor_key(item[0])):
+        print(f"{PACK}: Kubernetes {minor}, {summary(schema)}")
     return 0
+
+
+def read_schemas(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """The schemas the command line asks for, by minor."""
+    if args.source or args.debian:
+        if args.source and args.debian:
+            parser.error("a source tree or --debian, not both")
+        layout = tree_layout(args.source or _debian_source())
+        minors = args.release or [tree_minor(layout)]
+        if len(minors) != 1 or minors[0] in (None, "all"):
+            parser.error("a source tree is one release: name it with --release MINOR")
+        return {minors[0]: generate(layout)}
+    pinned = sorted(apimodules().RELEASES, key=minor_key)
+    wanted = args.release or ["all"]
+    minors = pinned if "all" in wanted else wanted
+    return {minor: generate(module_layout(minor)) for minor in minors}
 
 
 if __name__ == "__main__":

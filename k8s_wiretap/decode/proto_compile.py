@@ -1,13 +1,16 @@
 """Compile schema messages into plans (proto_plan.py), once each, on first use; decode objects.
 
-Asking for one message compiles it and every message it reaches (recursion included) in one
-go, under a lock, and publishes them together: a plan another thread can see is complete.
+One `Compiled` per Kubernetes release (`compiled(release)`: the schema of that release, see
+k8s_wiretap.kube.schema), each with plans of its own. Asking it for one message compiles it
+and every message it reaches (recursion included) in one go, under a lock, and publishes them
+together: a plan another thread can see is complete.
 
 `decode_envelope` decodes a whole `k8s\\0` object: the envelope (read by wire/envelope.py,
-the one parser of it), its kind looked up in the schema, its raw message by that kind's plan
-or schemaless. Objects nest (a RawExtension, an unknown field, holds another envelope), so the
-compiler gives every plan `nested_object`, the same decoding as a guarded call: the knot is
-tied here, by passing the decoder down, rather than by modules importing each other back.
+the one parser of it), its kind looked up in the release's schema, its raw message by that
+kind's plan or schemaless. Objects nest (a RawExtension, an unknown field, holds another
+envelope), so the compiler gives every plan `nested_object`, the same decoding as a guarded
+call by the same release: the knot is tied here, by passing the decoder down, rather than by
+modules importing each other back.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from k8s_wiretap.decode.proto_plan import (
     M_MESSAGE_PTR,
     M_MESSAGE_SLICE,
     M_OMIT,
+    M_OMIT_NULL,
     M_PRESENT,
     M_TYPE_META,
     OP_BOOL,
@@ -60,7 +64,7 @@ from k8s_wiretap.kube import schema
 from k8s_wiretap.wire.envelope import unwrap_fields
 from k8s_wiretap.wire.protowire import BYTES, FIXED32, FIXED64, VARINT, ProtoError
 
-__all__ = ["SCHEMALESS", "decode_envelope", "guarded", "nested_object", "plan_for"]
+__all__ = ["SCHEMALESS", "Compiled", "compiled", "guarded"]
 
 TYPE_META = "k8s.io.apimachinery.pkg.apis.meta.v1.TypeMeta"
 # The API server's list handler sets a nil items to [] (setObjectSelfLink) before responses
@@ -72,46 +76,6 @@ ITEMS_STAY_NULL = {
 }
 SCHEMALESS = "$schemaless"
 RenderEntry = tuple[str, int, int, Any]
-
-_published: dict[str, Plan] = {}
-_lock = threading.Lock()
-
-
-def plan_for(name: str) -> Plan:
-    """The compiled plan of message `name`; ProtoError if the schema has no such message."""
-    plan = _published.get(name)
-    if plan is None:
-        with _lock:
-            plan = _published.get(name) or _compile(name)
-    return plan
-
-
-def _compile(name: str) -> Plan:
-    compiling: dict[str, Plan] = {}
-    pending: list[str] = []
-
-    def declare(full_name: str) -> Plan:
-        known = _published.get(full_name) or compiling.get(full_name)
-        if known is not None:
-            return known
-        entry = schema.messages().get(full_name)
-        if entry is None:
-            raise ProtoError(f"no message {full_name} in the schema")
-        special = entry.get("special")
-        plan = SPECIALS[special](full_name) if special else Plan(full_name)
-        plan.merge = special not in REPLACED_ON_DUPLICATE
-        plan.nested = nested_object
-        compiling[full_name] = plan
-        pending.append(full_name)
-        return plan
-
-    root = declare(name)
-    while pending:
-        full_name = pending.pop()
-        _fill(compiling[full_name], schema.messages()[full_name]["fields"], declare)
-    _published.update(compiling)
-    return root
-
 
 # What a damaged body can make the reading code trip over besides ProtoError, reported as
 # ProtoError (the wire reader and the plans check bounds themselves; this is the safety net).
@@ -132,26 +96,88 @@ def guarded(function: Callable[..., T], *args: Any) -> T:
         raise ProtoError(reason or type(error).__name__) from None
 
 
-def decode_envelope(data: bytes, api_version: str = "", kind: str = "") -> dict[str, Any]:
-    """An enveloped object → its JSON form, kind and apiVersion first.
+class Compiled:
+    """The plans of one release's schema, compiled on first use, and its object decoder.
 
-    `api_version` and `kind` stand in for an envelope that leaves them empty.
+    Each release has plans of its own: a message of the same name renders differently where
+    releases differ (a field added, `omitzero` on creationTimestamp from 1.34), and a nested
+    object (a RawExtension) is decoded by the same release as the object holding it.
     """
-    given_version, given_kind, raw, encoding, _content_type = unwrap_fields(data)
-    api_version, kind = given_version or api_version, given_kind or kind
-    if encoding:
-        raise ProtoError(f"content encoding {encoding!r} is not supported")
-    name = schema.lookup_kind(api_version, kind)
-    if name is None:
-        fields = decode_schemaless(raw, nested_object)
-        return {"kind": kind, "apiVersion": api_version, SCHEMALESS: True, **fields}
-    result: dict[str, Any] = plan_for(name).decode_object(raw, 0, len(raw), (kind, api_version))
-    return result
+
+    def __init__(self, release: str) -> None:
+        self.release = release
+        self.messages = schema.messages(release)
+        self._published: dict[str, Plan] = {}
+        self._lock = threading.Lock()
+
+    def plan_for(self, name: str) -> Plan:
+        """The compiled plan of message `name`; ProtoError if the schema has no such message."""
+        plan = self._published.get(name)
+        if plan is None:
+            with self._lock:
+                plan = self._published.get(name) or self._compile(name)
+        return plan
+
+    def _compile(self, name: str) -> Plan:
+        compiling: dict[str, Plan] = {}
+        pending: list[str] = []
+
+        def declare(full_name: str) -> Plan:
+            known = self._published.get(full_name) or compiling.get(full_name)
+            if known is not None:
+                return known
+            entry = self.messages.get(full_name)
+            if entry is None:
+                raise ProtoError(f"no message {full_name} in the {self.release} schema")
+            special = entry.get("special")
+            plan = SPECIALS[special](full_name) if special else Plan(full_name)
+            plan.merge = special not in REPLACED_ON_DUPLICATE
+            plan.nested = self.nested_object
+            compiling[full_name] = plan
+            pending.append(full_name)
+            return plan
+
+        root = declare(name)
+        while pending:
+            full_name = pending.pop()
+            _fill(compiling[full_name], self.messages[full_name]["fields"], declare)
+        self._published.update(compiling)
+        return root
+
+    def decode_envelope(self, data: bytes, api_version: str = "", kind: str = "") -> Any:
+        """An enveloped object → its JSON form, kind and apiVersion first.
+
+        `api_version` and `kind` stand in for an envelope that leaves them empty.
+        """
+        given_version, given_kind, raw, encoding, _content_type = unwrap_fields(data)
+        api_version, kind = given_version or api_version, given_kind or kind
+        if encoding:
+            raise ProtoError(f"content encoding {encoding!r} is not supported")
+        name = schema.lookup_kind(api_version, kind, self.release)
+        if name is None:
+            fields = decode_schemaless(raw, self.nested_object)
+            return {"kind": kind, "apiVersion": api_version, SCHEMALESS: True, **fields}
+        return self.plan_for(name).decode_object(raw, 0, len(raw), (kind, api_version))
+
+    def nested_object(self, raw: bytes) -> Any:
+        """A `k8s\\0` object inside another (guarded: ProtoError and nothing else)."""
+        return guarded(self.decode_envelope, raw)
 
 
-def nested_object(raw: bytes) -> Any:
-    """A `k8s\\0` object inside another (guarded: ProtoError and nothing else)."""
-    return guarded(decode_envelope, raw)
+_compiled: dict[str, Compiled] = {}
+_compiled_lock = threading.Lock()
+
+
+def compiled(release: str | None = None) -> Compiled:
+    """The decoder of the schema `release` stands for (kube.schema.release_for: a minor such
+    as "1.29", a server's gitVersion such as "v1.29.3-gke.1", None for the newest)."""
+    found = _compiled.get(release or "")
+    if found is None:
+        chosen = schema.release_for(release)
+        with _compiled_lock:
+            found = _compiled.get(chosen) or Compiled(chosen)
+            _compiled[chosen] = _compiled[release or ""] = found
+    return found
 
 
 Declare = Callable[[str], Plan]
@@ -248,6 +274,8 @@ def _render(slot: int, field: dict[str, Any], target: Target) -> RenderEntry:
         return (key, slot, M_MAP if omitempty else M_MAP_NULL, None)
     if isinstance(target, SlicePlan):  # a named slice wrapped in a message (Verbs)
         return (key, slot, M_MESSAGE_SLICE if omitempty else M_MESSAGE_NULL, target)
+    if target is not None and go == "value" and field.get("omitzero"):  # a Time: when set
+        return (key, slot, M_OMIT_NULL, target)
     if target is not None and go == "value":  # a struct: never omitted
         return (key, slot, M_MESSAGE, target)
     if target is not None and go == "pointer":

@@ -58,6 +58,7 @@ M_MAP_NULL = 8  # map without omitempty: keys sorted, null when absent
 M_INLINE = 9  # embedded struct: its fields in place
 M_INLINE_PTR = 10  # embedded pointer to a struct: its fields in place when present
 M_TYPE_META = 11  # the Go-only TypeMeta of a top-level kind: kind and apiVersion from the envelope
+M_OMIT_NULL = 12  # omitzero value struct whose JSON is null when zero (a Time): left out then
 
 # A message span: (buffer, start, stop); merged duplicates get a buffer of their own.
 Span = tuple[bytes, int, int]
@@ -213,6 +214,11 @@ class Plan:
                     out[key] = arg.decode(*value)
             elif mode == M_MESSAGE_NULL:
                 out[key] = arg.decode(*value) if value else None
+            elif mode == M_OMIT_NULL:
+                if value:
+                    rendered = arg.decode(*value)
+                    if rendered is not None:
+                        out[key] = rendered
             elif mode == M_MAP:
                 if value:
                     out[key] = dict(sorted(value.items()))

@@ -10,6 +10,12 @@ omitempty and null as encoding/json does them, map keys sorted, []byte as base64
 types with their own JSON (times, quantities, int-or-strings, embedded raw JSON) rendered as
 they render themselves. A kind the schema does not know decodes schemaless, marked with
 "$schemaless": true; fields a message does not declare are kept under "$unknownFields".
+
+Which schema: the server's release, named by `release` (its `/version` gitVersion or a minor,
+see k8s_wiretap.kube.schema.release_for); without one, the newest release's. Releases differ
+in more than the kinds and fields they know: from 1.34 an unset creationTimestamp is left out
+rather than null, and a field added as a non-pointer value is rendered, zero, by every release
+that has it (kube/schema/__init__.py has the measurements).
 Anything that is not such a body raises DecodeError, and nothing else.
 
 The modules below this one, in the order they build on each other: the wire reader
@@ -32,13 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from k8s_wiretap.decode.proto_compile import (
-    SCHEMALESS,
-    decode_envelope,
-    guarded,
-    nested_object,
-    plan_for,
-)
+from k8s_wiretap.decode.proto_compile import SCHEMALESS, compiled, guarded
 from k8s_wiretap.decode.proto_schemaless import decode_schemaless as _schemaless
 from k8s_wiretap.wire.protowire import ProtoError
 
@@ -56,29 +56,36 @@ DecodeError = ProtoError
 WATCH_EVENT = "k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent"
 
 
-def decode_object(data: bytes, *, api_version: str = "", kind: str = "") -> dict[str, Any]:
+def decode_object(
+    data: bytes, *, api_version: str = "", kind: str = "", release: str | None = None
+) -> dict[str, Any]:
     """An enveloped body (or etcd value) → the JSON-equivalent object, kind and apiVersion first.
 
     `api_version` and `kind` stand in for an envelope that leaves them empty (an object without
     TypeMeta, such as a WatchEvent), as the default kind given to Go's protobuf serializer does.
+    `release` is the server's: its gitVersion ("v1.29.3") or minor ("1.29"); None: the newest.
     """
-    return guarded(decode_envelope, bytes(data), api_version, kind)
+    decoder = compiled(release)
+    result: dict[str, Any] = guarded(decoder.decode_envelope, bytes(data), api_version, kind)
+    return result
 
 
-def render_message(full_name: str, raw: bytes) -> Any:
+def render_message(full_name: str, raw: bytes, *, release: str | None = None) -> Any:
     """The JSON value of one message of type `full_name` (no envelope)."""
     raw = bytes(raw)
+    plan_for = compiled(release).plan_for
     return guarded(lambda: plan_for(full_name).decode(raw, 0, len(raw)))
 
 
-def decode_watch_event(frame: bytes) -> dict[str, Any]:
+def decode_watch_event(frame: bytes, *, release: str | None = None) -> dict[str, Any]:
     """One frame of a protobuf watch stream (a WatchEvent, no magic) → {"type", "object"}."""
-    event = render_message(WATCH_EVENT, frame)
+    event = render_message(WATCH_EVENT, frame, release=release)
     if not isinstance(event, dict):
         raise DecodeError("not a watch event")
     return event
 
 
-def decode_schemaless(raw: bytes) -> dict[str, Any]:
-    """Any message without a schema: {"<field number>": value or [values]}."""
-    return guarded(_schemaless, bytes(raw), nested_object)
+def decode_schemaless(raw: bytes, *, release: str | None = None) -> dict[str, Any]:
+    """Any message without a schema: {"<field number>": value or [values]} (a nested `k8s\\0`
+    object in it is decoded with `release`'s schema)."""
+    return guarded(_schemaless, bytes(raw), compiled(release).nested_object)

@@ -3,7 +3,8 @@
 Objects of many kinds are created with kubectl (fixtures/lab-objects.yaml), then the same
 request is made twice, once accepting JSON and once protobuf, and the decoded protobuf must
 equal the JSON, key order included: LISTs and GETs, partial object metadata, discovery,
-errors (Status), and watch streams replayed from one resourceVersion.
+errors (Status), and watch streams replayed from one resourceVersion. Bodies are decoded with
+the schema of the lab's release, as its `/version` names it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Lab:
     client: ApiClient
     kubectl: Kubectl
     start: str  # a resourceVersion from before the objects were created
+    release: str  # the API server's gitVersion ("v1.20.2")
 
 
 def resource_version(document: Any) -> str | None:
@@ -69,7 +71,8 @@ def setup(lab: LabState, kubectl: Kubectl) -> Iterator[Lab]:
         return len(pods) >= 5 and phases.count("Running") >= 3
 
     wait_until(running, 60, "the lab's pods to run")
-    yield Lab(client, kubectl, start)
+    release = str(client.get("/version").json()["gitVersion"])
+    yield Lab(client, kubectl, start, release)
     kubectl("delete", "--wait=false", "-f", str(FIXTURES / "lab-objects.yaml"))
 
 
@@ -77,15 +80,15 @@ def fetch(client: ApiClient, path: str, accept: str) -> Response:
     return client.get(path, accept=accept, timeout=30)
 
 
-def compare(
-    client: ApiClient, path: str, json_accept: str = JSON, pb_accept: str = PROTOBUF
-) -> Any:
+def compare(setup: Lab, path: str, json_accept: str = JSON, pb_accept: str = PROTOBUF) -> Any:
     """Decode the protobuf response and check it against the JSON one; return the JSON."""
+    client = setup.client
     for _ in range(ATTEMPTS):
         as_json, as_protobuf = fetch(client, path, json_accept), fetch(client, path, pb_accept)
         assert as_json.status == as_protobuf.status
         assert as_protobuf.headers["Content-Type"].startswith(PROTOBUF), as_protobuf.headers
-        want, got = as_json.json(), decode_object(as_protobuf.body)
+        want = as_json.json()
+        got = decode_object(as_protobuf.body, release=setup.release)
         if resource_version(want) == resource_version(got):
             assert_same(got, want)
             return want
@@ -152,7 +155,7 @@ LISTS = [
 
 @pytest.mark.parametrize("path", LISTS)
 def test_list(setup: Lab, path: str) -> None:
-    compare(setup.client, path)
+    compare(setup, path)
 
 
 GETS = [
@@ -207,19 +210,19 @@ def test_get(setup: Lab, path: str) -> None:
     if path.endswith("/<first>"):
         collection = path.removesuffix("/<first>")
         path = f"{collection}/{first_name(setup.client, collection)}"
-    compare(setup.client, path)
+    compare(setup, path)
 
 
 def test_the_objects_show_what_json_rules_are_about(setup: Lab) -> None:
-    configmap = compare(setup.client, f"/api/v1/namespaces/{NS}/configmaps/settings")
+    configmap = compare(setup, f"/api/v1/namespaces/{NS}/configmaps/settings")
     assert configmap["data"]["empty"] == "" and configmap["binaryData"]["blob"] == "AAEC/w=="
-    pod = compare(setup.client, f"/api/v1/namespaces/{NS}/pods/rich")
+    pod = compare(setup, f"/api/v1/namespaces/{NS}/pods/rich")
     assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "10m", "memory": "16Mi"}
     assert pod["spec"]["securityContext"]["supplementalGroups"] == [3000, 0]
-    statefulset = compare(setup.client, f"/apis/apps/v1/namespaces/{NS}/statefulsets/db")
+    statefulset = compare(setup, f"/apis/apps/v1/namespaces/{NS}/statefulsets/db")
     template = statefulset["spec"]["volumeClaimTemplates"][0]
     assert list(template)[:2] == ["kind", "apiVersion"]  # set by the server's conversion
-    empty = compare(setup.client, f"/api/v1/namespaces/{NS}/pods?labelSelector=nothing%3Dmatches")
+    empty = compare(setup, f"/api/v1/namespaces/{NS}/pods?labelSelector=nothing%3Dmatches")
     assert empty["items"] == []
 
 
@@ -231,19 +234,19 @@ def partial(kind: str, version: str) -> tuple[str, str]:
 @pytest.mark.parametrize("version", ["v1", "v1beta1"])
 def test_partial_object_metadata(setup: Lab, version: str) -> None:
     listed = compare(
-        setup.client,
+        setup,
         f"/api/v1/namespaces/{NS}/configmaps",
         *partial("PartialObjectMetadataList", version),
     )
     assert listed["items"][0]["kind"] == "PartialObjectMetadata"
     empty = compare(
-        setup.client,
+        setup,
         "/api/v1/namespaces/nothing-here/configmaps",
         *partial("PartialObjectMetadataList", version),
     )
     assert empty["items"] is None  # built after the handler's nil → [] rule
     one = compare(
-        setup.client,
+        setup,
         f"/apis/apps/v1/namespaces/{NS}/deployments/web",
         *partial("PartialObjectMetadata", version),
     )
@@ -262,7 +265,7 @@ def test_partial_object_metadata(setup: Lab, version: str) -> None:
     ],
 )
 def test_discovery(setup: Lab, path: str) -> None:
-    compare(setup.client, path)
+    compare(setup, path)
 
 
 @pytest.mark.parametrize(
@@ -275,7 +278,7 @@ def test_discovery(setup: Lab, path: str) -> None:
     ],
 )
 def test_errors_are_statuses(setup: Lab, path: str, code: int) -> None:
-    status = compare(setup.client, path)
+    status = compare(setup, path)
     assert (status["kind"], status["apiVersion"], status["code"]) == ("Status", "v1", code)
 
 
@@ -283,7 +286,7 @@ def test_protobuf_refused_is_a_protobuf_status(setup: Lab) -> None:
     for path in [f"/apis/decode.wiretap.example/v1/namespaces/{NS}/widgets/w1", "/version"]:
         response = fetch(setup.client, path, PROTOBUF)  # custom resources and /version: JSON only
         assert response.status == 406
-        status = decode_object(response.body)
+        status = decode_object(response.body, release=setup.release)
         assert (status["kind"], status["reason"], status["code"]) == (
             "Status",
             "NotAcceptable",
@@ -307,17 +310,20 @@ def watch(client: ApiClient, path: str, accept: str, decode: Callable[[bytes], A
 
 
 def both_watches(
-    client: ApiClient, path: str, json_accept: str, pb_accept: str
+    setup: Lab, path: str, json_accept: str, pb_accept: str
 ) -> tuple[list[Any], list[Any]]:
     """The JSON and the protobuf watch of `path`, run at the same time."""
     results: dict[str, list[Any]] = {}
 
     def run(name: str, accept: str, decode: Callable[[bytes], Any]) -> None:
-        results[name] = watch(client, path, accept, decode)
+        results[name] = watch(setup.client, path, accept, decode)
+
+    def from_protobuf(frame: bytes) -> Any:
+        return decode_watch_event(frame, release=setup.release)
 
     threads = [
         threading.Thread(target=run, args=("json", json_accept, json.loads)),
-        threading.Thread(target=run, args=("protobuf", pb_accept, decode_watch_event)),
+        threading.Thread(target=run, args=("protobuf", pb_accept, from_protobuf)),
     ]
     for thread in threads:
         thread.start()
@@ -341,7 +347,7 @@ WATCHES = [
 def test_watch_stream(setup: Lab, path: str, as_partial: bool) -> None:
     accepts = partial("PartialObjectMetadata", "v1") if as_partial else (JSON, PROTOBUF)
     query = f"{path}?watch=1&resourceVersion={setup.start}&timeoutSeconds=2"
-    from_json, from_protobuf = both_watches(setup.client, query, *accepts)
+    from_json, from_protobuf = both_watches(setup, query, *accepts)
     common = min(len(from_json), len(from_protobuf))  # an event may land in one stream only
     assert common >= 1, (len(from_json), len(from_protobuf))
     for got, want in zip(from_protobuf[:common], from_json[:common], strict=True):

@@ -1,9 +1,11 @@
 """Protobuf bodies decode to exactly the JSON the Kubernetes Go code writes for them.
 
-Two sets of fixtures made by Kubernetes itself: the compatibility fixtures of k8s.io/api (every
-field set) and sparse random objects of every kind (fixtures/gofuzz: nil pointers, empty
-slices, zero values), each a protobuf body and its JSON. Then the decoder's own rules:
-kind lookup, unknown kinds and fields, nested envelopes, watch frames, errors.
+Two sets of fixtures made by Kubernetes 1.20 itself, committed: the compatibility fixtures of
+k8s.io/api (every field set) and sparse random objects of every kind (fixtures/gofuzz: nil
+pointers, empty slices, zero values), each a protobuf body and its JSON, decoded with the 1.20
+schema. (Every other release's fixtures: test_protobuf_releases.py.) Then the decoder's own
+rules: which release's schema, kind lookup, unknown kinds and fields, nested envelopes, watch
+frames, errors.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from k8s_wiretap.decode.protobuf import (
     decode_watch_event,
     render_message,
 )
+from k8s_wiretap.kube import schema
 from k8s_wiretap.wire.envelope import MAGIC, unwrap
 from k8s_wiretap.wire.protowire import BYTES, VARINT, Field, encode
 from tests.decode.same import as_served, assert_same
@@ -32,6 +35,7 @@ HEAD = FIXTURES / "testdata-HEAD"
 # settings.k8s.io/v1alpha1 was removed in 1.20; its fixture outlived it in 1.20.2's testdata.
 REMOVED_BEFORE_1_20 = {"settings.k8s.io.v1alpha1.PodPreset"}
 POD = "k8s.io.api.core.v1.Pod"
+RELEASE = "1.20"  # of the committed fixtures
 
 
 def type_of(stem: str) -> tuple[str, str]:
@@ -57,7 +61,7 @@ def test_compatibility_fixture_decodes_to_its_json(stem: str) -> None:
     body, want = head_fixture(stem)
     api_version, kind = type_of(stem)
     # The envelope of a type without TypeMeta (WatchEvent) names no kind: Go decoders are told.
-    got = decode_object(body, api_version=api_version, kind=kind)
+    got = decode_object(body, api_version=api_version, kind=kind, release=RELEASE)
     assert_same(got, as_served(want, api_version, kind))
 
 
@@ -68,41 +72,56 @@ def test_the_compatibility_fixtures_are_all_there() -> None:
 
 def test_a_kind_removed_before_1_20_decodes_schemaless() -> None:
     body, want = head_fixture("settings.k8s.io.v1alpha1.PodPreset")
-    got = decode_object(body)
+    got = decode_object(body, release=RELEASE)
     assert list(got)[:3] == ["kind", "apiVersion", "$schemaless"]
     assert got["kind"] == want["kind"] and got["apiVersion"] == want["apiVersion"]
     assert got["1"]["1"] == want["metadata"]["name"]  # ObjectMeta.name, read without a schema
 
 
-def sparse_fixtures() -> list[dict[str, Any]]:
-    with gzip.open(FIXTURES / "sparse.jsonl.gz", "rt") as lines:
-        return [json.loads(line) for line in lines]
+# Sparse objects made with the real Go code of 1.20 (fixtures/gofuzz/main.go) and of the newest
+# release (fixtures/gofuzz/newest/).
+SPARSE_RELEASES = ("1.20", schema.NEWEST)
 
 
-SPARSE = sparse_fixtures()
+def sparse_fixtures(release: str) -> list[dict[str, Any]]:
+    with gzip.open(FIXTURES / f"sparse-{release}.jsonl.gz", "rt") as lines:
+        return [{**json.loads(line), "release": release} for line in lines]
+
+
+SPARSE = [case for release in SPARSE_RELEASES for case in sparse_fixtures(release)]
 
 
 @pytest.mark.parametrize(
-    "case", SPARSE, ids=[f"{c['apiVersion']}/{c['kind']}#{c['seed']}" for c in SPARSE]
+    "case",
+    SPARSE,
+    ids=[f"{c['release']}:{c['apiVersion']}/{c['kind']}#{c['seed']}" for c in SPARSE],
 )
 def test_sparse_object_decodes_to_its_json(case: dict[str, Any]) -> None:
     api_version, kind = case["apiVersion"], case["kind"]
-    got = decode_object(base64.b64decode(case["pb"]), api_version=api_version, kind=kind)
+    body = base64.b64decode(case["pb"])
+    got = decode_object(body, api_version=api_version, kind=kind, release=case["release"])
     assert_same(got, as_served(json.loads(case["json"]), api_version, kind))
 
 
-def test_sparse_fixtures_cover_every_kind_of_the_schema() -> None:
-    from k8s_wiretap.kube import schema
-
-    covered = {c["kind"] for c in SPARSE}
-    kinds = {kind for table in schema.kinds().values() for kind in table}
+@pytest.mark.parametrize("release", SPARSE_RELEASES)
+def test_sparse_fixtures_cover_every_kind_of_the_schema(release: str) -> None:
+    covered = {c["kind"] for c in SPARSE if c["release"] == release}
+    kinds = {kind for table in schema.kinds(release).values() for kind in table}
     assert kinds - covered == set()
+
+
+def test_sparse_fixtures_of_the_newest_release_leave_unset_creation_times_out() -> None:
+    cases = [json.loads(c["json"]) for c in SPARSE if c["release"] == schema.NEWEST]
+    metadata = [c["metadata"] for c in cases if isinstance(c.get("metadata"), dict)]
+    assert any("creationTimestamp" not in m for m in metadata)
+    assert any(m.get("creationTimestamp") for m in metadata)
+    assert not any("creationTimestamp" in m and m["creationTimestamp"] is None for m in metadata)
 
 
 def test_a_status_sent_as_v1_is_found_in_meta_v1() -> None:
     body, want = head_fixture("core.v1.Status")
     assert unwrap(body).api_version == "v1"
-    assert_same(decode_object(body), want)
+    assert_same(decode_object(body, release=RELEASE), want)
 
 
 def test_meta_kinds_are_found_under_any_group_version() -> None:
@@ -130,7 +149,9 @@ def test_an_unknown_kind_decodes_schemaless_with_a_marker() -> None:
 
 def test_unknown_fields_of_a_known_message_are_kept() -> None:
     metadata = encode([Field(1, BYTES, b"web"), Field(99, VARINT, 5), Field(98, BYTES, b"x")])
-    got = decode_object(envelope("v1", "ConfigMap", encode([Field(1, BYTES, metadata)])))
+    got = decode_object(
+        envelope("v1", "ConfigMap", encode([Field(1, BYTES, metadata)])), release=RELEASE
+    )
     assert got["metadata"] == {
         "name": "web",
         "creationTimestamp": None,
@@ -149,7 +170,7 @@ def test_a_repeated_singular_message_merges_like_protobuf() -> None:
     first = encode([Field(1, BYTES, b"web"), Field(3, BYTES, b"default")])
     second = encode([Field(1, BYTES, b"api")])
     raw = encode([Field(1, BYTES, first), Field(1, BYTES, second)])
-    got = decode_object(envelope("v1", "ConfigMap", raw))
+    got = decode_object(envelope("v1", "ConfigMap", raw), release=RELEASE)
     assert got["metadata"] == {"name": "api", "namespace": "default", "creationTimestamp": None}
 
 
@@ -186,14 +207,13 @@ def watch_frame(event_type: str, raw: bytes) -> bytes:
 
 def test_a_watch_frame_holds_a_nested_envelope() -> None:
     body, want = head_fixture("core.v1.Pod")
-    assert_same(
-        decode_watch_event(watch_frame("MODIFIED", body)), {"type": "MODIFIED", "object": want}
-    )
+    got = decode_watch_event(watch_frame("MODIFIED", body), release=RELEASE)
+    assert_same(got, {"type": "MODIFIED", "object": want})
 
 
 def test_a_watch_event_with_json_inside_keeps_it() -> None:
     body, want = head_fixture("core.v1.WatchEvent")
-    assert_same(decode_watch_event(unwrap(body).raw), want)
+    assert_same(decode_watch_event(unwrap(body).raw, release=RELEASE), want)
 
 
 def test_a_raw_extension_holding_garbage_is_a_decode_error() -> None:
@@ -221,7 +241,8 @@ def test_schemaless_reads_numbers_strings_messages_and_hex() -> None:
 
 def test_schemaless_decodes_a_nested_envelope() -> None:
     body, want = head_fixture("core.v1.ConfigMap")
-    assert_same(decode_schemaless(encode([Field(5, BYTES, body)]))["5"], want)
+    raw = encode([Field(5, BYTES, body)])
+    assert_same(decode_schemaless(raw, release=RELEASE)["5"], want)
 
 
 @pytest.mark.parametrize(
@@ -266,3 +287,47 @@ def test_deep_nesting_is_a_decode_error() -> None:
     name = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps"
     with pytest.raises(DecodeError, match="nested too deeply"):
         render_message(name, raw)
+
+
+def test_the_release_chooses_the_schema() -> None:
+    assert schema.release_for(None) == schema.NEWEST == schema.RELEASES[-1]
+    assert schema.release_for("v1.29.3") == schema.release_for("1.29") == "1.29"
+    assert schema.release_for("v1.30.2-gke.1587003") == "1.30"
+    assert schema.release_for("v1.28.9+k3s1") == "1.28"
+    assert schema.release_for("v1.19.16") == schema.OLDEST == "1.20"
+    assert schema.release_for("v1.99.0") == schema.NEWEST
+    with pytest.raises(ValueError, match="not a Kubernetes version"):
+        schema.release_for("v2.0.0")
+    assert schema.schema("v1.29.3") is schema.schema("1.29")
+    assert "Kubernetes 1.29." in schema.schema("1.29")["source"]
+
+
+def test_a_release_renders_as_its_server_does() -> None:
+    """From 1.34 an unset creationTimestamp is left out (omitzero); 1.20-1.33 write null."""
+    raw = encode([Field(1, BYTES, encode([Field(1, BYTES, b"web")]))])
+    body = envelope("v1", "ConfigMap", raw)
+    older = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "web"}}
+    older["metadata"]["creationTimestamp"] = None
+    assert decode_object(body, release="v1.33.1") == older
+    newer = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "web"}}
+    assert decode_object(body, release="v1.34.0") == newer
+    assert decode_object(body) == decode_object(body, release=schema.NEWEST) == newer
+    stamped = encode([Field(1, BYTES, b"web"), Field(8, BYTES, encode([Field(1, VARINT, 60)]))])
+    got = decode_object(envelope("v1", "ConfigMap", encode([Field(1, BYTES, stamped)])))
+    assert got["metadata"] == {"name": "web", "creationTimestamp": "1970-01-01T00:01:00Z"}
+
+
+def test_a_kind_is_known_to_the_releases_that_serve_it() -> None:
+    raw = encode([Field(1, BYTES, encode([Field(1, BYTES, b"policy")]))])
+    body = envelope("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", raw)
+    assert decode_object(body, release="1.20")["$schemaless"] is True
+    assert decode_object(body, release="1.37")["metadata"] == {"name": "policy"}
+
+
+def test_a_nested_object_is_decoded_by_the_same_release() -> None:
+    inner = envelope("v1", "ConfigMap", encode([Field(1, BYTES, b"")]))
+    frame = watch_frame("ADDED", inner)
+    assert decode_watch_event(frame, release="1.20")["object"]["metadata"] == {
+        "creationTimestamp": None
+    }
+    assert decode_watch_event(frame, release="1.37")["object"]["metadata"] == {}

@@ -1,8 +1,9 @@
-"""The committed schema keeps its contract, and scripts/generate_schema.py reads Go and proto.
+"""The committed schemas keep their contract, and scripts/generate_schema.py reads Go and proto.
 
-The generator needs a Kubernetes source tree, which CI does not have: its parsers are tested
-on small sources here, and a full regeneration from the real 1.20 sources (K8S_SOURCE, else
-Debian's source package, fetched once into the cache) must equal the committed schema.
+The generator's parsers are tested on small sources here, its pack of every release on small
+documents; and full regenerations must equal the committed schemas: 1.20 from the real
+sources (K8S_SOURCE, else Debian's source package, fetched once into the cache), the newest
+release from its Go modules (k8s_wiretap.lab.apimodules, fetched once into Go's module cache).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from tests.conftest import load_script
 
 TYPES = {"string", "int32", "int64", "bool", "bytes", "double", "float", "uint32", "uint64"}
 FIELD_KEYS = {"json", "number", "type", "go", "omitempty"}
-OPTIONAL_KEYS = {"message", "key", "value", "inline", "typeMeta"}
+OPTIONAL_KEYS = {"message", "key", "value", "inline", "typeMeta", "omitzero"}
 PATCH_KEYS = {"patchStrategy", "patchMergeKey", "listType", "listMapKeys"}
 
 
@@ -41,10 +42,11 @@ def check_field(field: dict[str, Any], messages: dict[str, Any]) -> None:
         assert field["json"] == "" and field["type"] == "message"
 
 
-def test_the_schema_keeps_its_contract() -> None:
-    document = schema.schema()
+@pytest.mark.parametrize("release", schema.RELEASES)
+def test_the_schema_keeps_its_contract(release: str) -> None:
+    document = schema.schema(release)
     assert set(document) == {"source", "kinds", "messages"}
-    assert "Kubernetes 1.20.2" in document["source"]
+    assert f"Kubernetes {release}." in document["source"]
     messages = document["messages"]
     for entry in messages.values():
         assert set(entry) <= {"fields", "special"}
@@ -54,8 +56,14 @@ def test_the_schema_keeps_its_contract() -> None:
         assert set(table.values()) <= set(messages)
 
 
+def test_the_schemas_are_of_every_release_from_1_20_on() -> None:
+    assert tuple(f"1.{n}" for n in range(20, 38)) == schema.RELEASES
+    assert "Kubernetes 1.20.2" in schema.schema("1.20")["source"]
+    assert schema.NEWEST == "1.37" and "Kubernetes 1.37.2" in schema.schema()["source"]
+
+
 def test_the_schema_covers_the_groups_the_server_serves() -> None:
-    kinds = schema.kinds()
+    kinds = schema.kinds("1.20")
     for api_version in ["v1", "apps/v1", "batch/v1beta1", "meta.k8s.io/v1", "meta.k8s.io/v1beta1"]:
         assert api_version in kinds
     assert kinds["apiextensions.k8s.io/v1"]["CustomResourceDefinition"].endswith(
@@ -65,12 +73,36 @@ def test_the_schema_covers_the_groups_the_server_serves() -> None:
         "k8s.io.kube_aggregator"
     )
     assert kinds["v1"]["Pod"] == "k8s.io.api.core.v1.Pod"
+    newest = schema.kinds()
+    assert "batch/v2alpha1" not in newest  # gone from k8s.io/api in 1.21
+    assert "PodSecurityPolicy" not in newest["policy/v1beta1"]  # gone in 1.25
+    assert newest["admissionregistration.k8s.io/v1"]["ValidatingAdmissionPolicy"].endswith(
+        "v1.ValidatingAdmissionPolicy"
+    )
+
+
+def test_newer_releases_have_the_fields_they_added() -> None:
+    def fields(release: str, message: str) -> dict[str, Any]:
+        entry = schema.messages(release)[f"k8s.io.api.core.v1.{message}"]
+        return {f["json"]: f for f in entry["fields"]}
+
+    assert "restartPolicy" not in fields("1.27", "Container")  # sidecars: 1.28
+    assert fields("1.28", "Container")["restartPolicy"]["go"] == "pointer"
+    assert "resizePolicy" in fields("1.27", "Container")
+    assert "hostIPs" in fields("1.28", "PodStatus") and "hostIPs" not in fields("1.27", "PodStatus")
+    meta = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    stamps = {
+        release: next(f for f in schema.messages(release)[meta]["fields"] if f["number"] == 8)
+        for release in ("1.33", "1.34")
+    }
+    assert "omitzero" not in stamps["1.33"] and stamps["1.34"]["omitzero"] is True
 
 
 def test_fields_are_in_go_order_with_go_json_rules() -> None:
-    fields = schema.messages()["k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference"]["fields"]
+    messages = schema.messages("1.20")
+    fields = messages["k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference"]["fields"]
     assert [f["json"] for f in fields][:2] == ["apiVersion", "kind"]  # numbers 5, 1
-    pod = schema.messages()["k8s.io.api.core.v1.Pod"]["fields"]
+    pod = messages["k8s.io.api.core.v1.Pod"]["fields"]
     assert pod[0] == {
         "json": "",
         "number": 0,
@@ -81,9 +113,7 @@ def test_fields_are_in_go_order_with_go_json_rules() -> None:
         "inline": True,
     }
     ports = next(
-        f
-        for f in schema.messages()["k8s.io.api.core.v1.Container"]["fields"]
-        if f["json"] == "ports"
+        f for f in messages["k8s.io.api.core.v1.Container"]["fields"] if f["json"] == "ports"
     )
     assert ports["patchMergeKey"] == "containerPort"
     assert ports["listMapKeys"] == ["containerPort", "protocol"]
@@ -183,7 +213,7 @@ message TypeMeta {
 
 
 def demo_source(gen: ModuleType) -> Any:
-    source = gen.Source(Path("/nowhere"))
+    source = gen.Source(gen.Layout("demo", []))
     for path, go, proto in [
         ("k8s.io/apimachinery/pkg/apis/meta/v1", META_GO, META_PROTO),
         ("k8s.io/api/demo/v1", GO_SOURCE, PROTO_SOURCE),
@@ -250,10 +280,74 @@ def test_a_message_entry_follows_go() -> None:
     assert names["special"] == "Slice"
 
 
-def test_the_committed_schema_is_what_the_generator_makes(tmp_path: Path, k8s_source: Path) -> None:
-    source = str(k8s_source)
+def test_a_go_json_option_it_does_not_know_stops_the_generator() -> None:
     gen = generator()
-    assert gen.main([source, "--output", str(tmp_path / "schema.json")]) == 0
-    made = json.loads((tmp_path / "schema.json").read_text())
-    assert made["kinds"] == schema.kinds()
-    assert made["messages"] == schema.messages()
+    package = gen.GoPackage("k8s.io/api/demo/v1")
+    gen.parse_go_file(
+        'package v1\ntype Part struct {\n\tSize int64 `json:"size,string"`\n}\n', package
+    )
+    with pytest.raises(gen.SchemaError, match="json options \\['string'\\]"):
+        gen.json_tag(package.decls["Part"].fields[0])
+
+
+def test_omitzero_is_read_where_it_means_left_out_when_null() -> None:
+    gen = generator()
+    time = {
+        "go": "value",
+        "type": "message",
+        "message": "k8s.io.apimachinery.pkg.apis.meta.v1.Time",
+    }
+    source = gen.Source(gen.Layout("demo", []))
+    source.messages[time["message"]] = gen.ProtoMessage(time["message"])
+    gen.check_omitzero(source, time, "ObjectMeta.CreationTimestamp")
+    with pytest.raises(gen.SchemaError, match="omitzero on a pointer"):
+        gen.check_omitzero(source, {**time, "go": "pointer"}, "X.Y")
+
+
+def test_the_pack_stores_what_releases_share_once() -> None:
+    gen = generator()
+    part = {"fields": [], "special": "Time"}
+    schemas = {
+        minor: {
+            "source": f"Kubernetes {minor}.0",
+            "kinds": {"v1": {"Part": "demo.Part"}},
+            "messages": {},
+        }
+        for minor in ("1.20", "1.21", "1.22", "1.23")
+    }
+    for minor in ("1.20", "1.21", "1.23"):
+        schemas[minor]["messages"]["demo.Part"] = part
+    schemas["1.22"]["messages"]["demo.Part"] = {"fields": []}
+    packed = gen.pack(schemas)
+    assert packed["kinds"] == {"v1": [["1.20-1.23", {"Part": "demo.Part"}]]}
+    assert packed["messages"] == {"demo.Part": [["1.20-1.21 1.23", part], ["1.22", {"fields": []}]]}
+    assert gen.unpack(json.loads(gen.pack_text(packed))) == schemas
+
+
+def test_the_committed_pack_is_what_packing_its_releases_makes() -> None:
+    gen = generator()
+    text = (Path(schema.__file__).parent / schema.SCHEMA_FILE).read_text()
+    unpacked = {release: schema.schema(release) for release in schema.RELEASES}
+    assert gen.pack_text(gen.pack(unpacked)) == text
+
+
+def made(tmp_path: Path, *args: str) -> dict[str, Any]:
+    output = tmp_path / "schema.json"
+    assert generator().main([*args, "--output", str(output)]) == 0
+    document: dict[str, Any] = json.loads(output.read_text())
+    return document
+
+
+def test_the_committed_1_20_schema_is_what_the_generator_makes(
+    tmp_path: Path, k8s_source: Path
+) -> None:
+    document = made(tmp_path, str(k8s_source))
+    assert document["kinds"] == schema.kinds("1.20")
+    assert document["messages"] == schema.messages("1.20")
+
+
+def test_the_committed_newest_schema_is_what_the_generator_makes_from_its_modules(
+    tmp_path: Path,
+) -> None:
+    document = made(tmp_path, "--release", schema.NEWEST)
+    assert document == schema.schema(schema.NEWEST)
