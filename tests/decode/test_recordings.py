@@ -74,16 +74,23 @@ def test_protobuf_renders_with_field_names(analysis: Analysis) -> None:
 
 def test_every_patch_replays_to_what_the_server_stored(analysis: Analysis) -> None:
     kinds: Counter[str] = Counter()
+    refused = 0
     for exchange in analysis.exchanges:
         replay = analysis.replay(exchange)
         if replay is None:
             continue
         kinds[replay.type] += 1
         where = f"{exchange.component} {exchange.method} {exchange.path}"
+        if exchange.status == 409:  # the story's refused server-side apply: no verdict
+            assert replay.note == "the server did not apply the patch"
+            assert replay.matches_server is None and replay.after["reason"] == "Conflict"
+            refused += 1
+            continue
         assert replay.before is not None, (where, replay.note)
         assert isinstance(replay.after, dict), where
         assert replay.matches_server is True, (where, replay.mismatches)
     assert set(kinds) == {"strategic", "merge", "json", "apply"}, kinds
+    assert refused == 1
 
 
 def test_watch_events_are_understood(analysis: Analysis) -> None:

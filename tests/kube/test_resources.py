@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.kube.client import ApiClient
 from k8s_wiretap.kube.refs import ObjectRef
 from k8s_wiretap.kube.resources import DISCOVERY_FILE, Resources
@@ -44,9 +45,10 @@ def test_kinds_and_scopes_come_from_discovery_not_from_guessing() -> None:
 
 def test_a_recorded_discovery_document_teaches_custom_resources() -> None:
     resources = Resources.builtin()
-    for exchange in story().exchanges:
-        if exchange.path.startswith("/apis/workshop.example.com/v1?") and exchange.response_body:
-            assert resources.learn(json.loads(exchange.response_body.data))
+    analysis = Analysis.of(story())
+    for exchange in analysis.exchanges:
+        if exchange.path.startswith("/apis/workshop.example.com/v1?") and exchange.status == 200:
+            assert resources.learn(analysis.response_body(exchange).value)
     greetings = resources.get("workshop.example.com", "greetings")
     assert greetings is not None and greetings.kind == "Greeting" and greetings.namespaced
 
