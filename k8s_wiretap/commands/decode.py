@@ -10,15 +10,12 @@ from typing import Any
 
 import yaml
 
-from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.explain.analysis import Analysis
-from k8s_wiretap.explain.apply_fields import apply_fields, server_side_fields
-from k8s_wiretap.explain.chains import Chains
-from k8s_wiretap.explain.summaries import Summaries
+from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.kube.media import is_watch_stream
 from k8s_wiretap.views.json import exchange_record
 from k8s_wiretap.views.lines import exchange_line
@@ -101,37 +98,15 @@ def _decode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _apply_fields(analysis: Analysis, exchange: Exchange) -> list[dict[str, Any]] | None:
-    replay = analysis.replay(exchange) if exchange.info.verb == "patch" else None
-    if replay is None:
-        return None
-    if replay.type == "apply":
-        manager, forced = exchange.info.param("fieldManager"), exchange.info.param("force")
-        fields = server_side_fields(
-            replay.body, replay.before, replay.after, manager or "", forced=forced == "true"
-        )
-    else:
-        fields = apply_fields(replay.body, replay.before, replay.after)
-    return None if fields is None else [f.to_json() for f in fields]
-
-
 def _explain(args: argparse.Namespace) -> int:
     recording = load(args.recording)
     for warning in recording.warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
     analysis = Analysis.of(recording)
-    chains = Chains(analysis) if args.format == "json" else None
-    summaries = Summaries(analysis, chains) if chains is not None else None
+    explainer = Explainer(analysis) if args.format == "json" else None
     for exchange in analysis.exchanges:
-        if chains is not None and summaries is not None:
-            record = {
-                **exchange_record(analysis, exchange),
-                **summaries.explain(exchange).to_json(),
-                **chains.to_json(exchange),
-            }
-            fields = _apply_fields(analysis, exchange)
-            if fields is not None:
-                record["apply_fields"] = fields
+        if explainer is not None:
+            record = exchange_record(analysis, exchange, explainer)
             line = json.dumps(record, ensure_ascii=False)
         else:
             line = exchange_line(exchange)

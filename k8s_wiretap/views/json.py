@@ -17,6 +17,7 @@ from typing import Any
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.explainer import Explainer
 
 __all__ = ["exchange_record"]
 
@@ -25,7 +26,9 @@ def _body(decoded: Decoded) -> Any:
     return decoded.value if decoded.ok else decoded.error
 
 
-def exchange_record(analysis: Analysis, exchange: Exchange) -> dict[str, Any]:
+def exchange_record(
+    analysis: Analysis, exchange: Exchange, explainer: Explainer | None = None
+) -> dict[str, Any]:
     info = exchange.info
     request, response = analysis.request_body(exchange), analysis.response_body(exchange)
     who = analysis.who(exchange)
@@ -60,4 +63,6 @@ def exchange_record(analysis: Analysis, exchange: Exchange) -> dict[str, Any]:
         record["patch"] = replay.to_json()
     if info.verb == "watch" or exchange.watch_events():
         record["events"] = [event.summary() for event in analysis.events(exchange)]
+    if explainer is not None:
+        record.update(explainer.explain(exchange).to_json(explainer.chains))
     return record

@@ -1,0 +1,67 @@
+"""Everything the explain layer says about one exchange, in one place.
+
+`Explainer` puts the stages together over one analysis: who sent it (`who.py`), what it
+is and why (`summaries.py`, with its etcd key), what set it off and the chain it is in
+(`chains.py`), and for an apply, field by field (`apply_fields.py`). Views consume
+`Explained`; they hold no Kubernetes rules of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.apply_fields import FieldChange, apply_fields, server_side_fields
+from k8s_wiretap.explain.chains import Cause, Chains
+from k8s_wiretap.explain.summaries import Explanation, Summaries
+from k8s_wiretap.explain.who import Who
+
+__all__ = ["Explained", "Explainer"]
+
+
+@dataclass(frozen=True)
+class Explained:
+    exchange: Exchange
+    who: Who
+    explanation: Explanation
+    cause: Cause | None
+    chain: list[Exchange]
+    fields: list[FieldChange] | None
+
+    def to_json(self, chains: Chains) -> dict[str, Any]:
+        record = {**self.explanation.to_json(), **chains.to_json(self.exchange)}
+        if self.fields is not None:
+            record["apply_fields"] = [f.to_json() for f in self.fields]
+        return record
+
+
+class Explainer:
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.chains = Chains(analysis)
+        self.summaries = Summaries(analysis, self.chains)
+
+    def explain(self, exchange: Exchange) -> Explained:
+        return Explained(
+            exchange,
+            self.analysis.who(exchange),
+            self.summaries.explain(exchange),
+            self.chains.caused_by(exchange),
+            self.chains.chain(exchange),
+            self.fields(exchange),
+        )
+
+    def fields(self, exchange: Exchange) -> list[FieldChange] | None:
+        """An apply's field-by-field story: client-side or server-side (None otherwise)."""
+        replay = self.analysis.replay(exchange) if exchange.info.verb == "patch" else None
+        if replay is None:
+            return None
+        if replay.type == "apply":
+            info = exchange.info
+            manager, forced = info.param("fieldManager") or "", info.param("force") == "true"
+            return server_side_fields(
+                replay.body, replay.before, replay.after, manager, forced=forced
+            )
+        return apply_fields(replay.body, replay.before, replay.after)
