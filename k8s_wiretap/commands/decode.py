@@ -19,6 +19,7 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.kube.media import is_watch_stream
 from k8s_wiretap.views.json import exchange_record
 from k8s_wiretap.views.lines import exchange_line
+from k8s_wiretap.views.story import write_story
 
 __all__ = ["register"]
 
@@ -50,7 +51,16 @@ def register(subparsers: Any) -> None:
         "watch events (--format json).",
     )
     explain.add_argument("recording", type=Path)
-    explain.add_argument("--format", choices=("text", "json"), default="text")
+    explain.add_argument(
+        "--format",
+        choices=("story", "markdown", "lines", "json"),
+        default="story",
+        help="story: what each kubectl command set off, in words (default); markdown: the "
+        "same for a handout; lines: one line per exchange; json: one object per exchange",
+    )
+    explain.add_argument(
+        "--all", action="store_true", help="story, markdown: show noise too (leases, ...)"
+    )
     explain.set_defaults(handler=_explain)
 
 
@@ -103,6 +113,10 @@ def _explain(args: argparse.Namespace) -> int:
     for warning in recording.warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
     analysis = Analysis.of(recording)
+    if args.format in ("story", "markdown"):
+        story = Explainer(analysis)
+        write_story(story, sys.stdout, noise=args.all, markdown=args.format == "markdown")
+        return 0
     explainer = Explainer(analysis) if args.format == "json" else None
     for exchange in analysis.exchanges:
         if explainer is not None:

@@ -8,7 +8,7 @@ is and why (`summaries.py`, with its etcd key), what set it off and the chain it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
@@ -18,7 +18,7 @@ from k8s_wiretap.explain.chains import Cause, Chains
 from k8s_wiretap.explain.summaries import Explanation, Summaries
 from k8s_wiretap.explain.who import Who
 
-__all__ = ["Explained", "Explainer"]
+__all__ = ["Action", "Explained", "Explainer"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,15 @@ class Explained:
         return record
 
 
+@dataclass
+class Action:
+    """What one user action (a kubectl command, by its Kubectl-Session) sent; or, last,
+    what the control plane did that no user action set off."""
+
+    title: str
+    exchanges: list[Exchange] = field(default_factory=list)
+
+
 class Explainer:
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
@@ -52,6 +61,30 @@ class Explainer:
             self.chains.chain(exchange),
             self.fields(exchange),
         )
+
+    def actions(self) -> list[Action]:
+        """kubectl commands by session, in the order they ran; then everything no command
+        set off, directly or through a chain."""
+        sessions: dict[str, Action] = {}
+        caused: set[str] = set()
+        for exchange in self.analysis.exchanges:
+            who = self.analysis.who(exchange)
+            if who.component != "kubectl":
+                continue
+            action = sessions.setdefault(who.session or exchange.id, Action(who.command))
+            action.title = action.title or who.command
+            action.exchanges.append(exchange)
+            caused |= {e.id for e in self.chains.tree(exchange)}
+        rest = [
+            e
+            for e in self.analysis.exchanges
+            if e.id not in caused
+            and self.analysis.who(e).component != "kubectl"
+            and self.chains.caused_by(e) is None
+        ]
+        for action in sessions.values():
+            action.title = action.title or "kubectl"
+        return [*sessions.values(), Action("the control plane on its own", rest)]
 
     def fields(self, exchange: Exchange) -> list[FieldChange] | None:
         """An apply's field-by-field story: client-side or server-side (None otherwise)."""

@@ -1,0 +1,119 @@
+"""The story of a recording, for people: what each user action set off, component by component.
+
+Exchanges are grouped by the kubectl command that sent them (its Kubectl-Session), in the
+order they ran; under each of its writes hangs the tree of what it caused — each hop with
+its delay, who did it and why —, with apply patches field by field and each write's etcd
+key and revision. What no user action explains (controllers starting, the kubelet
+registering) follows as the control plane's own story. Noise (leases, health checks,
+discovery, Events) is folded into a count unless asked for. `markdown=True` writes the same
+for a workshop handout.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.explain.explainer import Explained, Explainer
+
+__all__ = ["COLOURS", "colour_of", "write_story"]
+
+# One colour per component, the same everywhere (the TUI will use this table too).
+COLOURS = {
+    "kubectl": "bold cyan",
+    "controller-manager": "green",
+    "scheduler": "magenta",
+    "kubelet": "yellow",
+    "k8s-wiretap": "dim",
+}
+
+
+def colour_of(component: str) -> str:
+    return COLOURS.get(component.split("/")[0], "white")
+
+
+def _clock(timestamp: float) -> str:
+    return dt.datetime.fromtimestamp(timestamp).strftime("%H:%M:%S.%f")[:-3]
+
+
+def _lines(explainer: Explainer, exchange: Exchange, depth: int, noise: bool) -> Iterator[str]:
+    said = explainer.explain(exchange)
+    if said.explanation.noise and not noise:
+        return
+    yield _line(said, depth)
+    for change in said.fields or ():
+        shown = f"{change.before!r} → {change.after!r}" if change.change != "removed" else ""
+        yield f"{'  ' * (depth + 2)}[dim]{change.change} {escape(change.path)} {escape(shown)}"
+        yield f"{'  ' * (depth + 3)}[dim italic]{escape(change.reason)}"
+    for child in explainer.chains.children(exchange):
+        yield from _lines(explainer, child, depth + 1, noise)
+
+
+def _line(said: Explained, depth: int) -> str:
+    exchange, text = said.exchange, said.explanation
+    cause = said.cause
+    delay = f"+{(exchange.time - cause.hop.time) * 1000:.0f} ms " if cause else ""
+    etcd = ""
+    if text.etcd and text.etcd.get("key") and text.etcd.get("revision") is not None:
+        etcd = f"  [dim]→ etcd {escape(text.etcd['key'])} @{text.etcd['revision']}[/dim]"
+    status = str(exchange.status) if exchange.status is not None else "no response"
+    shown = "" if status in text.summary else f" [dim]({status})[/dim]"
+    component = escape(said.who.component)
+    return (
+        f"{'  ' * depth}[dim]{_clock(exchange.time)}[/dim] {delay}"
+        f"[{colour_of(said.who.component)}]{component}[/]: {escape(text.summary)}"
+        f"{shown}{etcd}"
+    )
+
+
+def write_story(
+    explainer: Explainer, out: TextIO, *, noise: bool = False, markdown: bool = False
+) -> None:
+    """The whole story of `explainer`'s recording, as rich text (or markdown) on `out`."""
+    if markdown:
+        _write_markdown(explainer, out, noise)
+        return
+    console = Console(file=out, highlight=False, soft_wrap=True)
+    for action in explainer.actions():
+        shown = [line for e in action.exchanges for line in _roots(explainer, e, noise)]
+        hidden = len(action.exchanges) - len([e for e in action.exchanges if _shown(explainer, e)])
+        if not shown:
+            continue
+        folded = f" [dim]({hidden} more hidden: leases, discovery, health, events)[/dim]"
+        console.print(f"\n[bold]== {escape(action.title)}[/bold]{folded if hidden else ''}")
+        for line in shown:
+            console.print(line)
+
+
+def _shown(explainer: Explainer, exchange: Exchange) -> bool:
+    return not explainer.explain(exchange).explanation.noise
+
+
+def _roots(explainer: Explainer, exchange: Exchange, noise: bool) -> Iterator[str]:
+    cause = explainer.chains.caused_by(exchange)
+    if cause is not None and cause.exchange is not None:
+        return  # told under what caused it
+    yield from _lines(explainer, exchange, 0, noise)
+
+
+def _write_markdown(explainer: Explainer, out: TextIO, noise: bool) -> None:
+    for action in explainer.actions():
+        lines = [line for e in action.exchanges for line in _roots(explainer, e, noise)]
+        if not lines:
+            continue
+        out.write(f"\n## {action.title}\n\n")
+        for line in lines:
+            out.write(_markdown(line) + "\n")
+
+
+def _markdown(line: str) -> str:
+    """A rich line as a markdown list item (nesting by its indentation)."""
+    text = line.lstrip(" ")
+    depth = (len(line) - len(text)) // 2
+    plain = Console(width=1000).render_str(text).plain
+    return f"{'  ' * depth}- {plain}"

@@ -1,0 +1,79 @@
+"""The readable story of the committed recording: each kubectl command and what it set off."""
+
+from __future__ import annotations
+
+import io
+import re
+from functools import cache
+
+from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.views.story import write_story
+from tests.conftest import cli
+from tests.recorded import STORY, story
+
+
+@cache
+def explainer() -> Explainer:
+    return Explainer(Analysis.of(story()))
+
+
+def told(**options: bool) -> str:
+    out = io.StringIO()
+    write_story(explainer(), out, **options)
+    return out.getvalue()
+
+
+def section(text: str, after: str) -> list[str]:
+    """The lines of the first section whose lines include `after`."""
+    for part in text.split("\n== ")[1:]:
+        if after in part:
+            return part.splitlines()
+    raise AssertionError(f"no section has {after!r}")
+
+
+def depth(line: str) -> int:
+    return (len(line) - len(line.lstrip(" "))) // 2
+
+
+def test_the_scale_up_apply_and_what_it_set_off() -> None:
+    lines = section(told(), "patches Deployment default/web (strategic merge patch")
+    assert lines[0].startswith("kubectl apply")
+    patch = next(i for i, line in enumerate(lines) if "patches Deployment default/web" in line)
+    assert "→ etcd /registry/deployments/default/web @" in lines[patch]
+    assert lines[patch + 1].strip() == "set /spec/replicas 2 → 3"
+    assert lines[patch + 2].strip() == "changed by your file"
+    chain = [
+        "the deployment controller updates ReplicaSet web-",
+        "the replicaset controller creates Pod web-",
+        "the scheduler binds Pod web-",
+        "the kubelet reports Pod web-",
+    ]
+    found = patch
+    for level, step in enumerate(chain, 1):
+        found = next(i for i in range(found + 1, len(lines)) if step in lines[i])
+        assert depth(lines[found]) == level, lines[found]  # one level under its cause
+        assert re.search(r"\+\d+ ms ", lines[found]), lines[found]
+
+
+def test_noise_is_folded_unless_asked_for() -> None:
+    quiet, everything = told(), told(noise=True)
+    assert "leader Lease" not in quiet and "leader Lease" in everything
+    assert "more hidden: leases, discovery, health, events" in quiet
+    assert len(everything.splitlines()) > len(quiet.splitlines())
+
+
+def test_markdown_for_a_handout() -> None:
+    text = told(markdown=True)
+    assert "\n## kubectl apply\n" in text and "\n## the control plane on its own\n" in text
+    assert re.search(r"\n  - \S+ \+\d+ ms controller-manager/deployment-controller: ", text)
+    assert "[dim]" not in text and "[/" not in text
+
+
+def test_the_command_tells_the_story_by_default() -> None:
+    result = cli("explain", str(STORY))
+    assert result.returncode == 0, result.stderr
+    assert "== kubectl apply" in result.stdout
+    assert "the scheduler binds Pod web-" in result.stdout
+    lines = cli("explain", str(STORY), "--format", "lines")
+    assert len(lines.stdout.splitlines()) == len(story().exchanges)
