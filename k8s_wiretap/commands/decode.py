@@ -41,6 +41,13 @@ def register(subparsers: Any) -> None:
         help="the body's Content-Type (guessed from the bytes otherwise)",
     )
     decode.add_argument("-o", "--output", choices=("json", "yaml"), default="json")
+    decode.add_argument(
+        "--kube-version",
+        default=None,
+        metavar="V",
+        help="the Kubernetes release the body came from (1.20, v1.29.3): its protobuf "
+        "schema is used (default: the newest)",
+    )
     decode.set_defaults(handler=_decode)
 
     explain = subparsers.add_parser(
@@ -93,7 +100,7 @@ def _decode(args: argparse.Namespace) -> int:
     data = _read(args.file)
     if is_watch_stream(args.content_type) or _looks_like_json_events(data):
         content_type = args.content_type or "application/json"
-        for event in decode_stream(data, content_type):
+        for event in decode_stream(data, content_type, args.kube_version):
             line = (
                 {"type": event.type, "object": event.object}
                 if not event.error
@@ -101,7 +108,7 @@ def _decode(args: argparse.Namespace) -> int:
             )
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
         return 0
-    decoded = decode_body(data, args.content_type)
+    decoded = decode_body(data, args.content_type, release=args.kube_version)
     if not decoded.ok:
         raise WiretapError(str(decoded.error))
     _print(decoded.value, args.output)

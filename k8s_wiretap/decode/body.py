@@ -51,7 +51,7 @@ class Decoder(Protocol):
 
     def priority(self, media: str, data: bytes) -> int: ...
 
-    def decode(self, data: bytes, media: str) -> Any: ...
+    def decode(self, data: bytes, media: str, release: str | None = None) -> Any: ...
 
 
 class ProtobufDecoder:
@@ -60,10 +60,10 @@ class ProtobufDecoder:
     def priority(self, media: str, data: bytes) -> int:
         return 100 if data[:4] == MAGIC else 0
 
-    def decode(self, data: bytes, media: str) -> Any:
+    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
         from k8s_wiretap.decode.protobuf import decode_object
 
-        return decode_object(data)
+        return decode_object(data, release=release)
 
 
 class OpenApiDecoder:
@@ -74,7 +74,7 @@ class OpenApiDecoder:
     def priority(self, media: str, data: bytes) -> int:
         return 90 if media == GNOSTIC_OPENAPI else 0
 
-    def decode(self, data: bytes, media: str) -> Any:
+    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
         from k8s_wiretap.decode.gnostic import openapi_from_gnostic
 
         return openapi_from_gnostic(data)
@@ -88,7 +88,7 @@ class JsonDecoder:
             return 80
         return 40 if data.lstrip()[:1] in (b"{", b"[") else 0
 
-    def decode(self, data: bytes, media: str) -> Any:
+    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
         return json.loads(data)
 
 
@@ -98,7 +98,7 @@ class YamlDecoder:
     def priority(self, media: str, data: bytes) -> int:
         return 70 if "yaml" in media else 0
 
-    def decode(self, data: bytes, media: str) -> Any:
+    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
         return yaml.safe_load(data)
 
 
@@ -114,7 +114,7 @@ class TextDecoder:
             return 0
         return 10 if text.isprintable() or "\n" in text else 0
 
-    def decode(self, data: bytes, media: str) -> Any:
+    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
         return data.decode("utf-8")
 
 
@@ -135,8 +135,12 @@ def _inflate(data: bytes) -> bytes:
         raise ValueError(f"bad gzip data: {error}") from error
 
 
-def decode_body(data: bytes, content_type: str = "", *, truncated: bool = False) -> Decoded:
-    """Decode `data` as well as any decoder can; never raises."""
+def decode_body(
+    data: bytes, content_type: str = "", *, truncated: bool = False, release: str | None = None
+) -> Decoded:
+    """Decode `data` as well as any decoder can; never raises. `release` is the server's
+    Kubernetes release (`v1.20.2`): protobuf is read with that release's schema (newest if
+    None)."""
     if not data:
         return Decoded("empty")
     if truncated:
@@ -149,7 +153,7 @@ def decode_body(data: bytes, content_type: str = "", *, truncated: bool = False)
         best = ranked[0]
         if best.priority(media, data) == 0:
             return Decoded("binary", error=undecodable("no decoder for this content", data))
-        return Decoded(best.format, best.decode(data, media))
+        return Decoded(best.format, best.decode(data, media, release))
     except Exception as error:  # a decoder must never take the caller down with it
         reason = f"{type(error).__name__}: {error}"
         return Decoded(

@@ -88,7 +88,9 @@ class WatchEvent:
         return record
 
 
-def decode_frame(frame: bytes, content_type: str, when: float | None = None) -> WatchEvent:
+def decode_frame(
+    frame: bytes, content_type: str, when: float | None = None, release: str | None = None
+) -> WatchEvent:
     """One event frame of a stream of `content_type`; never raises."""
     try:
         media = media_type(content_type)
@@ -97,34 +99,42 @@ def decode_frame(frame: bytes, content_type: str, when: float | None = None) -> 
         else:
             from k8s_wiretap.decode.protobuf import decode_watch_event
 
-            document = decode_watch_event(frame)
+            document = decode_watch_event(frame, release=release)
         return WatchEvent(str(document.get("type", "")), document.get("object"), when)
     except Exception as error:  # undecodable frames are reported, never lost
         return WatchEvent("", None, when, undecodable(f"{type(error).__name__}: {error}", frame))
 
 
 def exchange_events(
-    exchange: Exchange, resource_kind: str | None = None, start: int = 0
+    exchange: Exchange,
+    resource_kind: str | None = None,
+    start: int = 0,
+    release: str | None = None,
 ) -> list[WatchEvent]:
     """The decoded watch events of a recorded exchange (HTTP stream or WebSocket), from
-    its `start`-th on (a live exchange's events are decoded as they arrive)."""
+    its `start`-th on (a live exchange's events are decoded as they arrive), protobuf with
+    `release`'s schema."""
     content_type = exchange.response_header("content-type")
     if exchange.status == 101:
         content_type = "application/json"  # the API server's WebSocket watch sends JSON text
     events = exchange.watch_events()
-    return [_event(event, content_type, resource_kind) for event in events[start:]]
+    return [_event(event, content_type, resource_kind, release) for event in events[start:]]
 
 
-def _event(event: StreamEvent, content_type: str, resource_kind: str | None) -> WatchEvent:
+def _event(
+    event: StreamEvent, content_type: str, resource_kind: str | None, release: str | None
+) -> WatchEvent:
     if event.data.truncated:
         error = undecodable("truncated by the recording's size cap", event.data.data)
         return WatchEvent("", None, event.time, error, resource_kind)
-    decoded = decode_frame(event.data.data, content_type, event.time)
+    decoded = decode_frame(event.data.data, content_type, event.time, release)
     return dataclasses.replace(decoded, resource_kind=resource_kind)
 
 
-def decode_stream(data: bytes, content_type: str) -> Iterator[WatchEvent]:
+def decode_stream(
+    data: bytes, content_type: str, release: str | None = None
+) -> Iterator[WatchEvent]:
     """Every event of a whole watch stream (what `k8s-wiretap decode` gets for one)."""
     framer = framer_for(content_type)
     for frame in [*framer.feed(data), *framer.flush()]:
-        yield decode_frame(frame, content_type)
+        yield decode_frame(frame, content_type, release=release)

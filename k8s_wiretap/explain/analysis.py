@@ -47,10 +47,22 @@ WRITES = frozenset({"create", "update", "patch"})
 CHANGES = frozenset({"ADDED", "MODIFIED", "DELETED"})
 
 
-def _decode(body: Body | None, content_type: str) -> Decoded:
+def _decode(body: Body | None, content_type: str, release: str | None) -> Decoded:
     if body is None:
         return Decoded("empty")
-    return decode_body(body.data, content_type, truncated=body.truncated)
+    return decode_body(body.data, content_type, truncated=body.truncated, release=release)
+
+
+def recorded_release(exchanges: list[Exchange]) -> str | None:
+    """The gitVersion of the first recorded `/version` answer (JSON), if any."""
+    for exchange in exchanges:
+        body = exchange.response_body
+        if exchange.path.split("?")[0] != "/version" or exchange.status != 200 or not body:
+            continue
+        answer = decode_body(body.data, exchange.response_header("content-type")).value
+        if isinstance(answer, dict) and answer.get("gitVersion"):
+            return str(answer["gitVersion"])
+    return None
 
 
 def _typed_item(listing: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
@@ -81,8 +93,12 @@ class _Progress:
 class Analysis:
     """Decoding, object history and patch replay of one recording, live or from a file."""
 
-    def __init__(self, resources: Resources | None = None) -> None:
+    def __init__(self, resources: Resources | None = None, release: str | None = None) -> None:
         self.exchanges: list[Exchange] = []  # in time order
+        # The server's release, whose protobuf schema decodes the bodies: given, or the
+        # first /version answer's (the proxy asks at start; bodies decoded before it came
+        # were read with the newest release's schema).
+        self.release = release
         self.resources = resources or Resources.builtin()
         self._history = History()
         self._pending: dict[str, Exchange] = {}
@@ -96,7 +112,8 @@ class Analysis:
 
     @classmethod
     def of(cls, recording: Recording) -> Analysis:
-        analysis = cls()
+        """The analysis of a whole recording, decoded as the release it says it came from."""
+        analysis = cls(release=recorded_release(recording.exchanges))
         for exchange in sorted(recording.exchanges, key=lambda e: e.time):
             analysis.add(exchange)
         return analysis
@@ -131,7 +148,7 @@ class Analysis:
     def request_body(self, exchange: Exchange) -> Decoded:
         if exchange.id not in self._requests:
             self._requests[exchange.id] = _decode(
-                exchange.request_body, exchange.request_header("content-type")
+                exchange.request_body, exchange.request_header("content-type"), self.release
             )
         return self._requests[exchange.id]
 
@@ -141,7 +158,7 @@ class Analysis:
             content_type = response_media(
                 exchange.response_header("content-type"), exchange.request_header("accept")
             )
-            decoded = _decode(exchange.response_body, content_type)
+            decoded = _decode(exchange.response_body, content_type, self.release)
             if exchange.end is not None:
                 self._responses[exchange.id] = decoded
         return decoded
@@ -151,7 +168,7 @@ class Analysis:
         decoded = self._events.setdefault(exchange.id, [])
         if len(decoded) < len(exchange.watch_events()):
             kind = self.resources.kind_of(exchange.info.group, exchange.info.resource)
-            decoded += exchange_events(exchange, kind, start=len(decoded))
+            decoded += exchange_events(exchange, kind, start=len(decoded), release=self.release)
         return decoded
 
     @property
@@ -229,6 +246,7 @@ class Analysis:
             answer = self.response_body(exchange).value
             if isinstance(answer, dict) and answer.get("gitVersion"):
                 self._versions[exchange.request.server] = str(answer["gitVersion"])
+                self.release = self.release or str(answer["gitVersion"])
         elif exchange.path.startswith("/openapi/v2"):
             bisect.insort(self._openapi, (exchange.time, exchange), key=lambda d: d[0])
 

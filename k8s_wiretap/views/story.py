@@ -12,6 +12,7 @@ for a workshop handout.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator
 from typing import TextIO
 
@@ -19,9 +20,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from k8s_wiretap.capture.exchange import Exchange
-from k8s_wiretap.explain.explainer import Explained, Explainer
+from k8s_wiretap.explain.explainer import Action, Explained, Explainer
+from k8s_wiretap.explain.patches import PatchReplay
+from k8s_wiretap.kube.fields import LAST_APPLIED
 
-__all__ = ["COLOURS", "colour_of", "write_story"]
+__all__ = ["COLOURS", "colour_of", "verdict", "write_story"]
 
 # One colour per component, the same everywhere (the TUI will use this table too).
 COLOURS = {
@@ -46,12 +49,45 @@ def _lines(explainer: Explainer, exchange: Exchange, depth: int, noise: bool) ->
     if said.explanation.noise and not noise:
         return
     yield _line(said, depth)
+    yield from _patch(explainer, exchange, depth)
     for change in said.fields or ():
         shown = f"{change.before!r} → {change.after!r}" if change.change != "removed" else ""
         yield f"{'  ' * (depth + 2)}[dim]{change.change} {escape(change.path)} {escape(shown)}"
         yield f"{'  ' * (depth + 3)}[dim italic]{escape(change.reason)}"
     for child in explainer.chains.children(exchange):
         yield from _lines(explainer, child, depth + 1, noise)
+
+
+def _patch(explainer: Explainer, exchange: Exchange, depth: int) -> Iterator[str]:
+    """What a user's PATCH sent (the new file in the annotation shortened), and whether
+    replaying it on the object before gave the server's result."""
+    replay = explainer.analysis.replay(exchange)
+    if replay is None or explainer.analysis.who(exchange).component != "kubectl":
+        return
+    indent = "  " * (depth + 2)
+    if isinstance(replay.body, dict | list):
+        body = json.loads(json.dumps(replay.body))
+        annotations = (
+            body.get("metadata", {}).get("annotations", {}) if isinstance(body, dict) else {}
+        )
+        if isinstance(annotations, dict) and annotations.get(LAST_APPLIED):
+            annotations[LAST_APPLIED] = "<the new file>"
+        text = json.dumps(body, ensure_ascii=False)
+        yield f"{indent}[dim]{escape(exchange.request_header('content-type'))}: {escape(text)}"
+    yield f"{indent}[dim]{escape(verdict(exchange, replay))}"
+
+
+def verdict(exchange: Exchange, replay: PatchReplay) -> str:
+    """What the replay shows, saying what it was replayed on."""
+    seen = replay.before_from
+    if replay.matches_server is None or seen is None:
+        return f"not replayed: {replay.note or 'no verdict'}"
+    who = seen.component or "the recording"
+    ago = (exchange.time - seen.time) * 1000
+    on = f"replayed on the object as {who}'s {seen.source} saw it {ago:.0f} ms before"
+    if replay.matches_server:
+        return f"{on}: matches the server's result"
+    return f"{on}: differs from the server's result at {', '.join(replay.mismatches)}"
 
 
 def _line(said: Explained, depth: int) -> str:
@@ -72,14 +108,21 @@ def _line(said: Explained, depth: int) -> str:
 
 
 def write_story(
-    explainer: Explainer, out: TextIO, *, noise: bool = False, markdown: bool = False
+    explainer: Explainer,
+    out: TextIO,
+    *,
+    noise: bool = False,
+    markdown: bool = False,
+    actions: list[Action] | None = None,
 ) -> None:
-    """The whole story of `explainer`'s recording, as rich text (or markdown) on `out`."""
+    """The story of `explainer`'s recording (or of `actions` of it), as rich text or
+    markdown on `out`."""
+    actions = explainer.actions() if actions is None else actions
     if markdown:
-        _write_markdown(explainer, out, noise)
+        _write_markdown(explainer, actions, out, noise)
         return
     console = Console(file=out, highlight=False, soft_wrap=True)
-    for action in explainer.actions():
+    for action in actions:
         shown = [line for e in action.exchanges for line in _roots(explainer, e, noise)]
         hidden = len(action.exchanges) - len([e for e in action.exchanges if _shown(explainer, e)])
         if not shown:
@@ -101,8 +144,8 @@ def _roots(explainer: Explainer, exchange: Exchange, noise: bool) -> Iterator[st
     yield from _lines(explainer, exchange, 0, noise)
 
 
-def _write_markdown(explainer: Explainer, out: TextIO, noise: bool) -> None:
-    for action in explainer.actions():
+def _write_markdown(explainer: Explainer, actions: list[Action], out: TextIO, noise: bool) -> None:
+    for action in actions:
         lines = [line for e in action.exchanges for line in _roots(explainer, e, noise)]
         if not lines:
             continue
