@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from k8s_wiretap.decode.protobuf import (
@@ -47,6 +47,9 @@ from k8s_wiretap.wire.protowire import (
     parse,
 )
 
+# Generating messages from the schema is slow on a loaded 2-core machine: that is no
+# finding about the decoder, so Hypothesis's timing health check is off.
+SLOW = [HealthCheck.too_slow]
 HEAD = Path(__file__).parent / "fixtures" / "testdata-HEAD"
 BODIES = [path.read_bytes() for path in sorted(HEAD.glob("*.pb"))]
 MESSAGES = sorted(schema.messages())
@@ -206,7 +209,7 @@ def watch_frame(event_type: bytes, body: bytes) -> bytes:
     return encode([Field(1, BYTES, event_type), Field(2, BYTES, extension)])
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, suppress_health_check=SLOW, deadline=None)
 @given(message_of_some_type())
 def test_valid_messages_of_every_plain_type_decode_to_their_values(
     case: tuple[str, bytes, dict[str, Any]],
@@ -215,7 +218,7 @@ def test_valid_messages_of_every_plain_type_decode_to_their_values(
     assert_holds(render_message(name, raw), expected)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, suppress_health_check=SLOW, deadline=None)
 @given(object_of_some_kind(), st.sampled_from([b"ADDED", b"MODIFIED", b"DELETED"]))
 def test_valid_objects_decode_in_envelopes_and_watch_frames(
     case: tuple[str, str, bytes, dict[str, Any]], event_type: bytes
@@ -271,7 +274,7 @@ def as_unknown(fields: list[Field]) -> dict[str, Any]:
     return kept
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, suppress_health_check=SLOW, deadline=None)
 @given(st.data())
 def test_undeclared_fields_of_every_plain_type_are_kept(data: st.DataObject) -> None:
     name, raw, expected = data.draw(message_of_some_type())
@@ -280,7 +283,7 @@ def test_undeclared_fields_of_every_plain_type_are_kept(data: st.DataObject) -> 
     assert_holds(got, {**expected, UNKNOWN: as_unknown(extra)})
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, suppress_health_check=SLOW, deadline=None)
 @given(st.sampled_from(BODIES), st.data())
 def test_undeclared_fields_added_to_real_bodies_are_kept(body: bytes, data: st.DataObject) -> None:
     wrapped = unwrap(body)
@@ -412,7 +415,7 @@ def wire_messages() -> st.SearchStrategy[bytes]:
     )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, suppress_health_check=SLOW, deadline=None)
 @given(st.sampled_from(MESSAGES), wire_messages())
 def test_well_formed_messages_of_every_type(name: str, raw: bytes) -> None:
     got = decodes_or_refuses(lambda: render_message(name, raw))
@@ -454,7 +457,7 @@ def assert_kind_is_the_envelopes(got: dict[str, Any], body: bytes) -> None:
 UNCHANGED = set(BODIES)  # a mutation can leave a body as it was (a cut at its end, say)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, suppress_health_check=SLOW, deadline=None)
 @given(mutated())
 @example(BODIES[0])
 def test_mutated_real_bodies(body: bytes) -> None:
@@ -464,7 +467,7 @@ def test_mutated_real_bodies(body: bytes) -> None:
         assert_kind_is_the_envelopes(got, body)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, suppress_health_check=SLOW, deadline=None)
 @given(mutated())
 @example(BODIES[-1])
 def test_mutated_real_bodies_inside_watch_frames(body: bytes) -> None:
@@ -474,7 +477,7 @@ def test_mutated_real_bodies_inside_watch_frames(body: bytes) -> None:
         assert_kind_is_the_envelopes(event["object"], body)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, suppress_health_check=SLOW, deadline=None)
 @given(st.sampled_from(BODIES), st.data())
 def test_mutated_raw_messages_by_type(body: bytes, data: st.DataObject) -> None:
     wrapped = unwrap(body)
