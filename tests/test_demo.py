@@ -13,29 +13,28 @@ def test_demo_tells_the_apply_story(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     story = result.stdout.split("for that second apply")[1]
     expected = [
-        "kubectl                          get              GET /apis/apps/v1/namespaces/default/deployments/web 200",
-        "PATCH /apis/apps/v1/namespaces/default/deployments/web?fieldManager=kubectl-client-side-apply",
+        "kubectl: kubectl apply reads the live Deployment default/web (200)",
+        "kubectl: kubectl apply patches Deployment default/web (strategic merge patch, three-way)",
         'application/strategic-merge-patch+json: {"metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "<the new file>"}}, "spec": {"replicas": 3}}',
-        "replace the kubectl.kubernetes.io/last-applied-configuration annotation: the whole new file",
-        'replace /spec/replicas: {"from": 2, "to": 3}',
         "replayed on the object as ",
-        "controller-manager/deployment-controller update           PUT /apis/apps/v1/namespaces/default/replicasets/web-",
-        "controller-manager/replicaset-controller create           POST /api/v1/namespaces/default/pods 201",
-        "scheduler                        create           POST /api/v1/namespaces/default/pods/web-",
-        "kubelet                          patch            PATCH /api/v1/namespaces/default/pods/web-",
+        "set /spec/replicas 2 → 3",
+        "changed by your file",
+        "controller-manager/deployment-controller: the deployment controller updates ReplicaSet web-",
+        "controller-manager/replicaset-controller: the replicaset controller creates Pod web-",
+        "scheduler: the scheduler binds Pod web-",
+        "kubelet: the kubelet reports Pod web-",
     ]
     for line in expected:
         assert line in story, line
     positions = [story.index(line) for line in expected]
-    assert positions == sorted(positions)  # in the order it happened
+    assert positions == sorted(positions)  # in the order it happened, each under its cause
     # what the replay started from: kubectl's GET, or a watch event of a write after it
-    verdict = re.search(
-        r"replayed on the object as (\S+)'s (\w+) saw it (\d+) ms before: (.*)", story
-    )
+    verdict = re.search(r"replayed on the object as (\S+)'s (\w+) saw it (\d+) ms before: (.*)", story)
     assert verdict, story
     assert verdict.group(4) == "matches the server's result"
     assert (verdict.group(1), verdict.group(2)) in (
         ("kubectl", "get"),
         ("controller-manager/shared-informers", "watch"),
     )
+    assert "exchanges recorded in all" in story
     assert lab_processes(tmp_path) == []

@@ -5,43 +5,30 @@ Starts a lab whose every client talks through the wiretap (`lab up --via-proxy`)
 strategic merge patch), waits for the pods to run on the hollow node, and then shows, from
 the recording, who said what: kubectl's GET and PATCH, the deployment controller updating the
 ReplicaSet, the ReplicaSet controller creating the pod, the scheduler's binding and the
-kubelet's status report (which clients write what comes from kube/data/controllers.yaml).
-Until explanations exist it shows the exchanges, the patch and its replay.
+kubelet's status report — told by the explanation layer, as `k8s-wiretap explain` tells a
+recording (views/story.py): the patch, field by field, its replay, and the tree of what it
+set off, hop by hop.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
-from k8s_wiretap.decode.diff import diff
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.explain.analysis import Analysis
-from k8s_wiretap.explain.patches import PatchReplay
-from k8s_wiretap.kube.controllers import client
-from k8s_wiretap.kube.fields import LAST_APPLIED
+from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.paths import state_dir
-from k8s_wiretap.views.lines import exchange_line
+from k8s_wiretap.views.story import write_story
 from k8s_wiretap.workshop import manifest
 
 __all__ = ["register", "run_demo"]
-
-# Who takes part in the apply story after kubectl: each one's writes (kube/controllers.yaml)
-# on these resources are shown; their Events are left out.
-CHAIN = (
-    "controller-manager/deployment-controller",
-    "controller-manager/replicaset-controller",
-    "scheduler",
-    "kubelet",
-)
-CHAIN_RESOURCES = frozenset({"deployments", "replicasets", "pods"})
 
 
 def register(subparsers: Any) -> None:
@@ -95,63 +82,16 @@ def _wait_running(env: dict[str, str], count: int, timeout: float = 90.0) -> Non
     raise WiretapError(f"{count} pods did not reach Running within {timeout:.0f} s")
 
 
-def _in_story(exchange: Exchange) -> bool:
-    info = exchange.info
-    if info.namespace != "default" or info.resource not in CHAIN_RESOURCES:
-        return False
-    if exchange.component == "kubectl":
-        return info.resource == "deployments" and info.verb in ("get", "patch")
-    known = client(exchange.component)
-    return (
-        exchange.component in CHAIN
-        and known is not None
-        and known.writes_to(info.verb, info.group, info.resource, info.subresource)
-    )
-
-
-def _show_patch(analysis: Analysis, exchange: Exchange) -> None:
-    """The three-way patch kubectl sent, what it changed, and our replay's verdict."""
-    replay = analysis.replay(exchange)
-    if replay is None or not isinstance(replay.body, dict):
-        return
-    patch = json.loads(json.dumps(replay.body))
-    annotations = patch.get("metadata", {}).get("annotations", {})
-    if annotations.pop(LAST_APPLIED, None):
-        annotations[LAST_APPLIED] = "<the new file>"
-    print(f"    {exchange.request_header('content-type')}: {json.dumps(patch)}")
-    if replay.before is None:
-        return
-    for change in diff(replay.before, replay.after):
-        if change["path"] == "/metadata/annotations/" + LAST_APPLIED.replace("/", "~1"):
-            print(f"    {change['op']} the {LAST_APPLIED} annotation: the whole new file")
-        elif change["path"].startswith("/spec"):
-            shown = {k: v for k, v in change.items() if k != "path" and k != "op"}
-            text = json.dumps(shown)
-            print(f"    {change['op']} {change['path']}: {text[:100]}")
-    print(f"    {_verdict(analysis, exchange, replay)}")
-
-
-def _verdict(analysis: Analysis, exchange: Exchange, replay: PatchReplay) -> str:
-    """What the replay shows, saying what it was replayed on."""
-    seen = replay.before_from
-    if replay.matches_server is None or seen is None:
-        return f"not replayed: {replay.note or 'no verdict'}"
-    who = seen.component or "the recording"
-    ago = (exchange.time - seen.time) * 1000
-    on = f"replayed on the object as {who}'s {seen.source} saw it {ago:.0f} ms before"
-    if replay.matches_server:
-        return f"{on}: matches the server's result"
-    return f"{on}: differs from the server's result at {', '.join(replay.mismatches)}"
-
-
 def _show_story(recording_path: Path, since: float) -> None:
+    """The second apply's story, as `explain` tells it: the explanation layer's words."""
     recording = load(recording_path)
-    analysis = Analysis.of(recording)
-    story = [e for e in analysis.exchanges if e.time >= since and _in_story(e)]
-    for exchange in story:
-        print(exchange_line(exchange))
-        if exchange.info.verb == "patch" and exchange.component == "kubectl":
-            _show_patch(analysis, exchange)
+    explainer = Explainer(Analysis.of(recording))
+    applies = [
+        a
+        for a in explainer.actions()
+        if a.title == "kubectl apply" and a.exchanges and a.exchanges[0].time >= since
+    ]
+    write_story(explainer, sys.stdout, actions=applies)
     components: dict[str, int] = {}
     for exchange in recording.exchanges:
         name = exchange.component.split("/")[0]
