@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from k8s_wiretap.kube import schema
+from k8s_wiretap.kube import schema, sensitive
 from tests.conftest import load_script
 
 TYPES = {"string", "int32", "int64", "bool", "bytes", "double", "float", "uint32", "uint64"}
@@ -351,3 +351,36 @@ def test_the_committed_newest_schema_is_what_the_generator_makes_from_its_module
 ) -> None:
     document = made(tmp_path, "--release", schema.NEWEST)
     assert document == schema.schema(schema.NEWEST)
+
+
+def proto_numbers(release: str, api_version: str, kind: str, *names: str) -> tuple[int, ...]:
+    message: str | None = schema.kinds(release)[api_version][kind]
+    numbers = []
+    for name in names:
+        assert message is not None
+        found = next(f for f in schema.messages(release)[message]["fields"] if f["json"] == name)
+        numbers.append(int(found["number"]))
+        message = found.get("message")
+    return tuple(numbers)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("v1", "Secret", "metadata", "annotations"),
+        ("v1", "Secret", "data"),
+        ("v1", "Secret", "stringData"),
+        ("v1", "SecretList", "items"),
+        ("authentication.k8s.io/v1", "TokenRequest", "status", "token"),
+        ("authentication.k8s.io/v1", "TokenReview", "spec", "token"),
+        ("meta.k8s.io/v1", "PartialObjectMetadataList", "items"),
+    ],
+)
+def test_what_redaction_finds_by_number_is_where_it_is_in_every_release(
+    path: tuple[str, ...],
+) -> None:
+    """kube/sensitive.py looks the numbers up in the default (newest) schema once; recordings
+    of any release are redacted with them."""
+    assert {proto_numbers(release, *path) for release in schema.RELEASES} == {
+        sensitive.proto_path(*path)
+    }
