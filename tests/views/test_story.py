@@ -41,8 +41,11 @@ def test_the_scale_up_apply_and_what_it_set_off() -> None:
     assert lines[0].startswith("kubectl apply")
     patch = next(i for i, line in enumerate(lines) if "patches Deployment default/web" in line)
     assert "→ etcd /registry/deployments/default/web @" in lines[patch]
-    assert lines[patch + 1].strip() == "set /spec/replicas 2 → 3"
-    assert lines[patch + 2].strip() == "changed by your file"
+    assert lines[patch + 1].strip().startswith("application/strategic-merge-patch+json: {")
+    assert '"spec": {"replicas": 3}' in lines[patch + 1]
+    assert lines[patch + 2].strip().endswith(": matches the server's result")
+    assert lines[patch + 3].strip() == "set /spec/replicas 2 → 3"
+    assert lines[patch + 4].strip() == "changed by your file"
     chain = [
         "the deployment controller updates ReplicaSet web-",
         "the replicaset controller creates Pod web-",
