@@ -15,7 +15,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from k8s_wiretap.capture.exchange import Body, End, Exchange, Request, Response, StreamEvent
+from k8s_wiretap.capture.exchange import (
+    Body,
+    End,
+    EtcdChange,
+    Exchange,
+    Request,
+    Response,
+    StreamEvent,
+)
 
 __all__ = ["Assembler", "Update"]
 
@@ -38,6 +46,7 @@ class Assembler:
     keep: bool = True
     exchanges: list[Exchange] = field(default_factory=list)
     notes: list[dict[str, Any]] = field(default_factory=list)
+    etcd: list[EtcdChange] = field(default_factory=list)  # what etcd itself recorded
     warnings: list[str] = field(default_factory=list)
     _open: dict[str, Exchange] = field(default_factory=dict)
 
@@ -46,6 +55,9 @@ class Assembler:
         kind = record.get("record")
         if kind == "note":
             self.notes.append(record)
+            return None
+        if kind == "etcd":
+            self.etcd.append(EtcdChange.from_record(record))
             return None
         if kind == "request":
             request = Request.from_record(record)

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Chunk", "End", "Message", "Note", "ProxyEvent", "RequestSeen", "ResponseSeen"]
+__all__ = [
+    "Chunk",
+    "End",
+    "Message",
+    "Note",
+    "ProxyEvent",
+    "RequestSeen",
+    "ResponseSeen",
+    "Stored",
+]
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -79,4 +88,16 @@ class Note:
     id: str | None = None
 
 
-ProxyEvent = RequestSeen | ResponseSeen | Chunk | Message | End | Note
+@dataclass(slots=True)
+class Stored:
+    """What etcd itself holds after a change: one event of a watch on the API server's
+    etcd prefix (`k8s_wiretap/proxy/etcd.py`)."""
+
+    time: float
+    key: str
+    revision: int  # the change's etcd revision: the object's new resourceVersion
+    deleted: bool
+    value: bytes  # the stored bytes (protobuf for built-in kinds, JSON for custom ones)
+
+
+ProxyEvent = RequestSeen | ResponseSeen | Chunk | Message | End | Note | Stored

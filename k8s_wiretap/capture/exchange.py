@@ -15,7 +15,17 @@ from k8s_wiretap.capture.format import body_bytes
 from k8s_wiretap.kube.agents import component_of
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 
-__all__ = ["Body", "Client", "End", "Exchange", "Identity", "Request", "Response", "StreamEvent"]
+__all__ = [
+    "Body",
+    "Client",
+    "End",
+    "EtcdChange",
+    "Exchange",
+    "Identity",
+    "Request",
+    "Response",
+    "StreamEvent",
+]
 
 Headers = tuple[tuple[str, str], ...]
 
@@ -169,6 +179,27 @@ class End:
             Body.from_record(record.get("body")),
             int(events) if events is not None else None,
             str(record["error"]) if record.get("error") else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdChange:
+    """A change etcd itself recorded (an `etcd` record): what landed at `key`."""
+
+    time: float
+    key: str
+    revision: int
+    deleted: bool
+    value: Body | None
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> EtcdChange:
+        return cls(
+            float(record.get("time") or 0.0),
+            str(record.get("key") or ""),
+            int(record.get("revision") or 0),
+            bool(record.get("deleted")),
+            Body.from_record(record.get("value")),
         )
 
 

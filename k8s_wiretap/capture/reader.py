@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from k8s_wiretap.capture.assemble import Assembler
-from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.exchange import EtcdChange, Exchange
 from k8s_wiretap.capture.format import FORMAT, VERSION
 from k8s_wiretap.errors import WiretapError
 
@@ -33,6 +33,7 @@ class Recording:
     exchanges: list[Exchange] = field(default_factory=list)
     notes: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    etcd: list[EtcdChange] = field(default_factory=list)
 
     def by_id(self) -> dict[str, Exchange]:
         return {e.id: e for e in self.exchanges}
@@ -134,4 +135,6 @@ def load(path: Path | str) -> Recording:
     header = next(records)
     assembler = Assembler()
     assembler.feed_all(records)
-    return Recording(header, assembler.exchanges, assembler.notes, warnings + assembler.warnings)
+    return Recording(
+        header, assembler.exchanges, assembler.notes, warnings + assembler.warnings, assembler.etcd
+    )

@@ -26,6 +26,7 @@ from k8s_wiretap.capture.events import (
     ProxyEvent,
     RequestSeen,
     ResponseSeen,
+    Stored,
 )
 from k8s_wiretap.capture.format import body_record
 from k8s_wiretap.capture.identity import client_identity
@@ -70,6 +71,18 @@ def _headers(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
 
 def _header(headers: list[tuple[str, str]], name: str) -> str:
     return next((v for k, v in headers if k.lower() == name), "")
+
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+
+def _secret_info(key: str) -> RequestInfo:
+    """How the redactor should see an etcd value: a Secret's key as a GET of that Secret,
+    anything else as a GET of a harmless resource (redaction still finds Secrets by kind)."""
+    parts = key.split("/")  # ["", "registry", "secrets", NAMESPACE, NAME]
+    if len(parts) == 5 and parts[2] == "secrets":
+        return parse_request("GET", f"/api/v1/namespaces/{parts[3]}/secrets/{parts[4]}")
+    return parse_request("GET", "/api/v1/namespaces/etcd/configmaps/value")
 
 
 def _decoder(encoding: str) -> Any:
@@ -171,6 +184,8 @@ class Recorder:
             self._message(event)
         elif isinstance(event, End):
             self._end(event)
+        elif isinstance(event, Stored):
+            self._stored(event)
         elif isinstance(event, Note):
             record = {
                 "record": "note",
@@ -181,6 +196,22 @@ class Recorder:
             if event.id:
                 record["id"] = event.id
             self._emit(record)
+
+    def _stored(self, event: Stored) -> None:
+        """An etcd change, its value redacted as the API server's own bodies are: a
+        Secret's values are secret in etcd too."""
+        record: dict[str, Any] = {
+            "record": "etcd",
+            "time": event.time,
+            "key": event.key,
+            "revision": event.revision,
+            "deleted": event.deleted,
+        }
+        if not event.deleted:
+            info = _secret_info(event.key)
+            content_type = "application/json" if event.value[:1] == b"{" else PROTOBUF
+            record["value"] = self._body(info, content_type, event.value, len(event.value))
+        self._emit(record)
 
     def _body(
         self,

@@ -61,6 +61,13 @@ def register(subparsers: Any) -> None:
         "--no-tui", action="store_true", help="print one line per exchange (the only view so far)"
     )
     proxy.add_argument(
+        "--etcd",
+        default=None,
+        metavar="URL",
+        help="the API server's etcd (http://HOST:PORT): record what lands there, beside "
+        "the traffic (the lab passes its own)",
+    )
+    proxy.add_argument(
         "--accept-hosts",
         default=DEFAULT_ACCEPT_HOSTS,
         metavar="REGEX",
@@ -170,6 +177,7 @@ def _settings(args: argparse.Namespace, routes: list[Route]) -> ProxySettings:
         overwrite=args.overwrite,
         redact=not args.no_redact,
         max_body=_max_body(args.max_body),
+        etcd=getattr(args, "etcd", None),
     )
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from k8s_wiretap.capture.assemble import Update
-from k8s_wiretap.capture.exchange import Body, Exchange
+from k8s_wiretap.capture.exchange import Body, EtcdChange, Exchange
 from k8s_wiretap.capture.reader import Recording
 from k8s_wiretap.decode.body import Decoded, decode_body
 from k8s_wiretap.decode.history import History, Observation
@@ -109,11 +109,14 @@ class Analysis:
         self._openapi: list[tuple[float, Exchange]] = []
         self._schemas: dict[str, PatchSchema] = {}
         self._versions: dict[str, str] = {}  # upstream server → its gitVersion
+        self._etcd: dict[tuple[str, int], EtcdChange] = {}  # (key, revision) → what landed
 
     @classmethod
     def of(cls, recording: Recording) -> Analysis:
         """The analysis of a whole recording, decoded as the release it says it came from."""
         analysis = cls(release=recorded_release(recording.exchanges))
+        for change in recording.etcd:
+            analysis.add_etcd(change)
         for exchange in sorted(recording.exchanges, key=lambda e: e.time):
             analysis.add(exchange)
         return analysis
@@ -170,6 +173,24 @@ class Analysis:
             kind = self.resources.kind_of(exchange.info.group, exchange.info.resource)
             decoded += exchange_events(exchange, kind, start=len(decoded), release=self.release)
         return decoded
+
+    def add_etcd(self, change: EtcdChange) -> None:
+        """Something etcd itself recorded (the proxy's `--etcd` watch)."""
+        self._etcd[(change.key, change.revision)] = change
+
+    @property
+    def etcd_recorded(self) -> bool:
+        return bool(self._etcd)
+
+    def stored(self, key: str, revision: int) -> tuple[EtcdChange, Decoded] | None:
+        """What landed in etcd at `key` in `revision`, decoded, if etcd's view was recorded."""
+        change = self._etcd.get((key, revision))
+        if change is None:
+            return None
+        if change.value is None:
+            return change, Decoded("empty")
+        media = "application/json" if change.value.data[:1] == b"{" else ""
+        return change, _decode(change.value, media, self.release)
 
     @property
     def server_version(self) -> str | None:

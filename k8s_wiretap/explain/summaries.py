@@ -205,9 +205,22 @@ class Summaries:
         if info.verb in WRITES and exchange.status is not None and exchange.status < 300:
             if revision is not None:
                 record["revision"] = revision
+                record.update(self._landed(key, revision))
             if info.subresource == "binding":
                 record["note"] = "the binding sets the pod's spec.nodeName: the pod is written"
         return record
+
+    def _landed(self, key: str, revision: int) -> dict[str, Any]:
+        """What etcd itself recorded for this write, when the recording has etcd's view:
+        the stored object, decoded (protobuf for built-in kinds, JSON for custom ones)."""
+        if not self.analysis.etcd_recorded:
+            return {}
+        found = self.analysis.stored(key, revision)
+        if found is None:
+            return {"stored": None, "note": "etcd recorded no change of this key at this revision"}
+        change, decoded = found
+        value = decoded.value if decoded.ok else decoded.error
+        return {"stored": {"format": decoded.format, "value": value, "time": change.time}}
 
 
 def _object(kind: str, namespace: str, name: str, resource: str) -> str:

@@ -41,6 +41,7 @@ from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.paths import state_dir
 from k8s_wiretap.proxy.addon import DEFAULT_IDLE_TIMEOUT, Wiretap
+from k8s_wiretap.proxy.etcd import EtcdWatch
 from k8s_wiretap.proxy.routes import Route
 from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS, Upstream
 from k8s_wiretap.tls import Identity, new_authority
@@ -92,6 +93,7 @@ class ProxySettings:
     redact: bool = True
     max_body: int = DEFAULT_MAX_BODY
     outputs: list[Output] = field(default_factory=list)  # besides the recording: views
+    etcd: str | None = None  # the API server's etcd (http URL): record what lands there
     accept_hosts: str = DEFAULT_ACCEPT_HOSTS
     idle_timeout: int = DEFAULT_IDLE_TIMEOUT
     confdir: Path = field(default_factory=default_confdir)
@@ -343,6 +345,12 @@ class _Ready:
 
     def __init__(self, server: ProxyServer) -> None:
         self.server = server
+        self._etcd: EtcdWatch | None = None
+
+    def done(self) -> None:
+        """Before the recorder closes (this addon comes before Wiretap's `done`)."""
+        if self._etcd is not None:
+            self._etcd.stop()
 
     def running(self) -> None:
         try:
@@ -352,5 +360,8 @@ class _Ready:
             ctx.master.shutdown()
         else:
             self.server._version_check = ask_versions(self.server.settings.routes)
+            etcd = self.server.settings.etcd
+            if etcd:
+                self._etcd = EtcdWatch(etcd, self.server.recorder.put).start()
         finally:
             self.server._ready.set()
