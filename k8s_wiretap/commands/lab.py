@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,9 +11,12 @@ from typing import Any
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.lab import build
 from k8s_wiretap.lab.components import DEFAULT, ORDER, resolve
-from k8s_wiretap.lab.lab import Lab, UpOptions, default_dir
+from k8s_wiretap.lab.lab import Lab, LabError, UpOptions, default_dir
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
+from k8s_wiretap.lab.releases import CURRENT, KubeVersionError, parse_spec
+from k8s_wiretap.lab.releases import DEFAULT as DEFAULT_VERSION
+from k8s_wiretap.lab.versions import resolve_release
 
 __all__ = ["register"]
 
@@ -28,6 +32,7 @@ def register(subparsers: Any) -> None:
 
     up = commands.add_parser("up", help="start the lab and print its admin kubeconfig's path")
     _dir_option(up)
+    _version_option(up)
     up.add_argument(
         "--components",
         metavar="LIST",
@@ -73,7 +78,9 @@ def register(subparsers: Any) -> None:
     _dir_option(status)
     status.set_defaults(handler=_status)
 
-    env = commands.add_parser("env", help="print `export KUBECONFIG=...` for the lab")
+    env = commands.add_parser(
+        "env", help="print `export KUBECONFIG=...` (and PATH, for the lab's own kubectl)"
+    )
     _dir_option(env)
     env.set_defaults(handler=_env)
 
@@ -85,6 +92,7 @@ def register(subparsers: Any) -> None:
     restart.set_defaults(handler=_restart)
 
     make = commands.add_parser("build", help="build the control-plane binaries unless present")
+    _version_option(make, repeat=True)
     make.set_defaults(handler=_build)
 
 
@@ -92,6 +100,26 @@ def _dir_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dir", type=Path, default=None, help=f"the lab's folder (default {default_dir()})"
     )
+
+
+def _version_option(parser: argparse.ArgumentParser, repeat: bool = False) -> None:
+    parser.add_argument(
+        "--kube-version",
+        metavar="V",
+        action="append" if repeat else "store",
+        type=_kube_version,
+        help=f"the Kubernetes release: {DEFAULT_VERSION} (default; Debian's source), "
+        f"{CURRENT} or another 1.3x (Go modules), a patch release such as {CURRENT}.2, or "
+        "latest" + (" (repeatable: each is built)" if repeat else ""),
+    )
+
+
+def _kube_version(value: str) -> str:
+    try:
+        parse_spec(value)
+    except KubeVersionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+    return value
 
 
 def _extra_args(values: list[str]) -> dict[str, list[str]]:
@@ -124,9 +152,14 @@ def _up(args: argparse.Namespace) -> int:
         build=not args.no_build,
         timeout=args.timeout,
         record=record,
+        kube_version=args.kube_version,
     )
     state = lab.up(options)
-    print(f"lab ready: {', '.join(state.components)} (API server {state.server})", file=sys.stderr)
+    print(
+        f"lab ready: Kubernetes {state.kube_version}, {', '.join(state.components)} "
+        f"(API server {state.server})",
+        file=sys.stderr,
+    )
     if state.recording:
         print(f"recording every client's traffic to {state.recording}", file=sys.stderr)
     print(state.kubeconfig)
@@ -148,6 +181,7 @@ def _status(args: argparse.Namespace) -> int:
         print(f"no lab in {lab.dir}")
         return 1
     print(f"lab in {lab.dir}\n  kubeconfig {state.kubeconfig}\n  API server {state.server}")
+    print(f"  Kubernetes {state.kube_version}")
     if state.recording:
         print(f"  recording  {state.recording} (every client through the wiretap)")
     for process in state.processes:
@@ -155,6 +189,7 @@ def _status(args: argparse.Namespace) -> int:
         print(f"  {process.name:<20} {condition:<8} pid {process.pid:<8} log {process.log}")
     if state.running() and "apiserver" in state.components:
         print(f"  API server /readyz: {_readyz(lab, state.ports)}")
+        print(f"  API server /version: {_server_version(lab, state.ports)}")
     return 0 if state.processes and not state.stopped() else 1
 
 
@@ -166,12 +201,25 @@ def _readyz(lab: Lab, ports: dict[str, int]) -> str:
     return "ok" if response.status == 200 else f"{response.status}"
 
 
+def _server_version(lab: Lab, ports: dict[str, int]) -> str:
+    try:
+        response = admin_client(Layout(lab.dir, ports)).get("/version")
+        if response.status == 200:
+            return str(response.json().get("gitVersion"))
+    except (OSError, ValueError) as error:
+        return f"unreachable ({error})"
+    return f"{response.status}"
+
+
 def _env(args: argparse.Namespace) -> int:
     lab = Lab(args.dir)
     state = lab.state()
     if state is None:
         raise UsageError(f"no lab in {lab.dir}; start one with `k8s-wiretap lab up`")
     print(f"export KUBECONFIG={state.kubeconfig}")
+    kubectl = Layout(lab.dir, state.ports).bin / "kubectl"
+    if kubectl.exists():  # the release's own kubectl, first on PATH
+        print(f'export PATH={shlex.quote(str(kubectl.parent))}:"$PATH"')
     return 0
 
 
@@ -181,6 +229,13 @@ def _restart(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    folder = build.ensure_binaries()
-    print(f"control-plane binaries ready{f' in {folder}' if folder else ''}", file=sys.stderr)
+    for spec in args.kube_version or [DEFAULT_VERSION]:
+        try:
+            release = resolve_release(spec)
+        except KubeVersionError as error:
+            raise LabError(str(error)) from error
+        if spec not in (release.version, f"v{release.version}"):
+            print(f"--kube-version {spec}: Kubernetes {release}", file=sys.stderr)
+        folder = build.ensure_binaries(release)
+        print(f"Kubernetes {release} binaries ready in {folder}", file=sys.stderr)
     return 0

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TextIO
 
 from k8s_wiretap.lab.binaries import built_cache_root
-from k8s_wiretap.lab.build import download_source, lock, unpack_source
+from k8s_wiretap.lab.buildsteps import lock
+from k8s_wiretap.lab.debian import download_source, unpack_source
 
 __all__ = ["api_source", "cached_api_source"]
 

@@ -1,34 +1,34 @@
-"""Find the control-plane binaries the lab runs.
+"""Find the control-plane binaries of one Kubernetes release.
 
 Each binary is looked for, in this order: an explicit folder (`--bin-dir` or
-`K8S_WIRETAP_BIN_DIR`), an envtest-style `KUBEBUILDER_ASSETS` folder, `PATH`, then the
-project's cache of binaries built from Debian's source package (see `build.py`). Binaries can
-come from different places (envtest ships etcd and kube-apiserver only).
+`K8S_WIRETAP_BIN_DIR`), an envtest-style `KUBEBUILDER_ASSETS` folder, the release's own
+cached build (`<cache>/kube/<version>-<tag>/bin`, see build.py), then `PATH` — but PATH only
+for what the release's build does not make: a `kube-apiserver` or `etcd` of unknown version
+on PATH must not stand in for the release asked for (this machine has Debian's etcd 3.4 on
+PATH, right for 1.20, wrong for 1.37). Binaries can come from different places (envtest ships
+etcd and kube-apiserver only); the explicit folders are trusted to hold the release asked for.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
 from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.lab.releases import DEBIAN_RELEASE, MODULE_TAG, Release
 from k8s_wiretap.paths import cache_dir
 
 __all__ = [
-    "BUILT_BINARIES",
     "MissingBinaryError",
     "built_cache_root",
-    "cached_bin_dirs",
+    "cached_bin_dir",
+    "cached_releases",
     "find_binary",
     "locate",
 ]
-
-# What `build.py` compiles from the Kubernetes source tree; etcd comes from Debian's etcd-server.
-BUILT_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubemark")
-# Names the source changes `build.py` makes; cached builds carry it (`<version>-<tag>`).
-BUILD_TAG = "wiretap3"
 
 
 class MissingBinaryError(WiretapError):
@@ -36,22 +36,29 @@ class MissingBinaryError(WiretapError):
 
 
 def built_cache_root() -> Path:
-    """Folder holding one `<version>/bin` folder per build."""
+    """Folder holding one `<version>-<tag>/bin` folder per build."""
     return cache_dir() / "kube"
 
 
-def cached_bin_dirs() -> list[Path]:
-    """Complete cached builds of the current BUILD_TAG, newest first (older builds, made
-    without today's source changes, are ignored rather than trusted)."""
+def cached_bin_dir(release: Release) -> Path | None:
+    """The release's complete cached build (one of another tag, made without today's source
+    changes, is not trusted), or None."""
+    folder = built_cache_root() / release.cache_name / "bin"
+    return folder if _has_all(folder, release.built) else None
+
+
+def cached_releases() -> list[Release]:
+    """Every module release with a complete cached build, newest first."""
     root = built_cache_root()
-    if not root.is_dir():
-        return []
-    complete = [
-        d / "bin"
-        for d in root.iterdir()
-        if d.name.endswith(f"-{BUILD_TAG}") and _has_all(d / "bin", BUILT_BINARIES)
-    ]
-    return sorted(complete, key=lambda p: p.stat().st_mtime, reverse=True)
+    found = []
+    for folder in root.iterdir() if root.is_dir() else ():
+        version, _, tag = folder.name.partition("-")
+        if tag != MODULE_TAG or not re.fullmatch(r"\d+\.\d+\.\d+", version):
+            continue
+        release = Release(version)
+        if not release.from_debian and cached_bin_dir(release):
+            found.append(release)
+    return sorted(found, key=lambda r: r.number, reverse=True)
 
 
 def _has_all(folder: Path, names: Iterable[str]) -> bool:
@@ -78,34 +85,46 @@ def _env_path(name: str) -> Path | None:
     return Path(value) if value else None
 
 
-def find_binary(name: str, bin_dir: Path | None = None) -> Path | None:
+def find_binary(
+    name: str, bin_dir: Path | None = None, release: Release = DEBIAN_RELEASE
+) -> Path | None:
     """The first executable called `name` in the search order, or None."""
     for _, folder in _search_dirs(bin_dir):
         if _executable(folder / name):
             return folder / name
-    on_path = shutil.which(name)
-    if on_path:
-        return Path(on_path)
-    for folder in cached_bin_dirs():
-        if _executable(folder / name):
-            return folder / name
+    cached = cached_bin_dir(release)
+    if cached and _executable(cached / name):
+        return cached / name
+    if name not in release.built:
+        on_path = shutil.which(name)
+        if on_path:
+            return Path(on_path)
     return None
 
 
-def locate(names: Iterable[str], bin_dir: Path | None = None) -> dict[str, Path]:
+def locate(
+    names: Iterable[str], bin_dir: Path | None = None, release: Release = DEBIAN_RELEASE
+) -> dict[str, Path]:
     """Every binary in `names`, or one error naming all that are missing and how to get them."""
-    found = {name: find_binary(name, bin_dir) for name in names}
+    found = {name: find_binary(name, bin_dir, release) for name in names}
     missing = [name for name, path in found.items() if path is None]
     if missing:
-        raise MissingBinaryError(_missing_message(missing, bin_dir))
+        raise MissingBinaryError(_missing_message(missing, bin_dir, release))
     return {name: path for name, path in found.items() if path is not None}
 
 
-def _missing_message(missing: list[str], bin_dir: Path | None) -> str:
+def _missing_message(missing: list[str], bin_dir: Path | None, release: Release) -> str:
     looked = [f"{label} {folder}" for label, folder in _search_dirs(bin_dir)]
-    looked += ["PATH", f"cache {built_cache_root()}"]
+    looked.append(f"cache {built_cache_root() / release.cache_name / 'bin'}")
+    if any(name not in release.built for name in missing):
+        looked.append("PATH")
+    source = (
+        "Debian's kubernetes source package"
+        if release.from_debian
+        else "the k8s.io/kubernetes Go module"
+    )
     return (
-        f"missing {', '.join(missing)} (looked in: {'; '.join(looked)}); "
-        "run `k8s-wiretap lab build` to build them from Debian's kubernetes source package, "
+        f"missing {', '.join(missing)} of Kubernetes {release} (looked in: {'; '.join(looked)}); "
+        f"run `k8s-wiretap lab build --kube-version {release}` to build them from {source}, "
         "or point --bin-dir / KUBEBUILDER_ASSETS at a folder that has them"
     )

@@ -1,16 +1,21 @@
 """The lab's components as data: binary, command line, ports, dependencies, readiness probe.
 
 Command lines are templates filled from a `Layout` (folders and ports of one lab). They follow
-what kubeadm gives a real cluster, within what a 1.20 control plane on 127.0.0.1 needs:
-certificate authentication for every component, Node+RBAC authorization with NodeRestriction,
-leader election on, per-controller service-account credentials, an audit log (Metadata level),
-and the hollow kubelet's server on a free port (it binds all interfaces, and without an explicit
+what kubeadm gives a real cluster, within what a control plane on 127.0.0.1 needs: certificate
+authentication for every component, Node+RBAC authorization with NodeRestriction, leader
+election on, per-controller service-account credentials, an audit log (Metadata level), and
+the hollow kubelet's server on a free port (it binds all interfaces, and without an explicit
 port a second lab, or anything else on 10250, makes it die).
+
+One table serves every release: an argument that only some releases take is an `Only`, with
+the first release that takes it and the first that no longer does, and why.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from k8s_wiretap.lab.releases import Minor, Release
 
 __all__ = [
     "COMPONENTS",
@@ -20,6 +25,7 @@ __all__ = [
     "PROXIED",
     "SERVICE_CIDR",
     "Component",
+    "Only",
     "requires",
     "resolve",
 ]
@@ -27,6 +33,19 @@ __all__ = [
 NODE_NAME = "node-1"
 SERVICE_CIDR = "10.0.0.0/24"
 SERVICE_IP = "10.0.0.1"  # the `kubernetes` Service: first address of SERVICE_CIDR
+
+
+@dataclass(frozen=True)
+class Only:
+    """An argument only releases from `since` on, and before `until`, take."""
+
+    arg: str
+    why: str
+    since: Minor = (1, 0)
+    until: Minor | None = None
+
+    def applies(self, release: Release) -> bool:
+        return self.since <= release.minor and (self.until is None or release.minor < self.until)
 
 
 @dataclass(frozen=True)
@@ -41,12 +60,35 @@ class Component:
 
     name: str
     binary: str
-    args: tuple[str, ...]
+    args: tuple[str | Only, ...]
     probe: str
     requires: tuple[str, ...] = ()
     port: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     proxied: bool = False  # an API client that `--via-proxy` sends through the wiretap
+
+    def arguments(self, release: Release) -> tuple[str, ...]:
+        """The argument templates `release` takes."""
+        return tuple(
+            arg if isinstance(arg, str) else arg.arg
+            for arg in self.args
+            if isinstance(arg, str) or arg.applies(release)
+        )
+
+
+# Insecure serving (plain HTTP, no authentication) is gone from both by 1.24: 1.20 still
+# serves it on 10251/10252 unless told `--port=0`; current releases refuse the flag.
+_NO_INSECURE_PORT = "1.20 serves plain HTTP on a fixed port without it; 1.24 and later lack it"
+# A leader that cannot renew its lease for `--leader-elect-renew-deadline` (10 s) exits, as it
+# should; a current API server takes longer than that to come back on 2 cores, so `lab restart
+# apiserver` killed both. 40 s lets them ride it out and show their informers re-listing. The
+# leader still renews every 2 s (the retry period): the lease traffic looks the same.
+_SLOW_RESTART = "a current API server restarts slower than the default 10 s renew deadline"
+_LEADER_ELECTION = (
+    "--leader-elect=true",
+    Only("--leader-elect-lease-duration=60s", _SLOW_RESTART, since=(1, 30)),
+    Only("--leader-elect-renew-deadline=40s", _SLOW_RESTART, since=(1, 30)),
+)
 
 
 _CLIENT_KUBECONFIG = (
@@ -93,6 +135,13 @@ COMPONENTS: dict[str, Component] = {
                 "--service-account-key-file={pki}/sa.pub",
                 "--service-account-signing-key-file={pki}/sa.key",
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                Only(
+                    "--endpoint-reconciler-type=none",
+                    "current API servers refuse to start advertising a loopback address with "
+                    "an endpoint reconciler (1.20 only logged it); the lab's `kubernetes` "
+                    "Service gets no endpoints either way",
+                    since=(1, 30),
+                ),
                 "--authorization-mode=Node,RBAC",
                 "--enable-admission-plugins=NodeRestriction",
                 "--allow-privileged=true",
@@ -129,8 +178,8 @@ COMPONENTS: dict[str, Component] = {
                 *_CLIENT_KUBECONFIG,
                 "--bind-address=127.0.0.1",
                 "--secure-port={port_controller_manager}",
-                "--port=0",
-                "--leader-elect=true",
+                Only("--port=0", _NO_INSECURE_PORT, until=(1, 24)),
+                *_LEADER_ELECTION,
                 "--use-service-account-credentials=true",
                 "--service-account-private-key-file={pki}/sa.key",
                 "--root-ca-file={pki}/ca.crt",
@@ -151,8 +200,8 @@ COMPONENTS: dict[str, Component] = {
                 *_CLIENT_KUBECONFIG,
                 "--bind-address=127.0.0.1",
                 "--secure-port={port_scheduler}",
-                "--port=0",
-                "--leader-elect=true",
+                Only("--port=0", _NO_INSECURE_PORT, until=(1, 24)),
+                *_LEADER_ELECTION,
                 "--profiling=false",
             ),
         ),
@@ -169,6 +218,13 @@ COMPONENTS: dict[str, Component] = {
                 "--kubeconfig={kubeconfigs}/{name}.kubeconfig",
                 "--kubelet-port={port_kubelet}",
                 "--kubelet-read-only-port=0",
+                Only(
+                    "--use-host-image-service=false",
+                    "current kubemark pulls images through the host's containerd socket "
+                    "unless told to use its fake image service; 1.20's has only the fake one "
+                    "and no such flag",
+                    since=(1, 30),
+                ),
             ),
         ),
     )

@@ -23,18 +23,20 @@ from typing import TextIO
 
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.lab import build
-from k8s_wiretap.lab.binaries import MissingBinaryError, locate
+from k8s_wiretap.lab.binaries import MissingBinaryError, find_binary, locate
 from k8s_wiretap.lab.components import COMPONENTS, DEFAULT, ORDER, requires, resolve
 from k8s_wiretap.lab.layout import Layout, free_ports, runtime_dir
 from k8s_wiretap.lab.pki import write_pki
 from k8s_wiretap.lab.processes import Process, excerpt, spawn
 from k8s_wiretap.lab.readiness import default_service_account_ready, probe
+from k8s_wiretap.lab.releases import KubeVersionError, Release
 from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.lab.versions import resolve_release
 from k8s_wiretap.paths import state_dir
 
 __all__ = ["Lab", "LabError", "LabRunningError", "UpOptions", "default_dir"]
 
-WIPED_ON_UP = ("etcd", "pki", "kubeconfigs", "logs")
+WIPED_ON_UP = ("etcd", "pki", "kubeconfigs", "logs", "bin")
 
 
 class LabError(WiretapError):
@@ -57,6 +59,7 @@ class UpOptions:
     build: bool = True
     timeout: float = 120.0
     record: Path | None = None  # run every client through a wiretap recording here
+    kube_version: str | None = None  # a --kube-version (releases.DEFAULT when None)
 
 
 class Lab:
@@ -74,22 +77,28 @@ class Lab:
         """Start the lab and wait until it is ready; returns its state."""
         options = options or UpOptions()
         components = resolve(list(options.components), via_proxy=options.record is not None)
+        try:
+            release = resolve_release(options.kube_version, lookup=options.build)
+        except KubeVersionError as error:
+            raise LabError(str(error)) from error
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._lock():
             self._refuse_if_running()
-            binaries = _binaries(components, options, out)
+            binaries = _binaries(components, options, release, out)
             record = options.record.absolute() if options.record else None
             layout = Layout(self.dir, free_ports(), record)
             self._prepare(layout)
+            _link_kubectl(layout, release, options.bin_dir)
             state = LabState(
                 components,
                 layout.ports,
                 layout.server,
                 str(layout.kubeconfig),
                 recording=str(record) if record else None,
+                kube_version=release.version,
             )
             try:
-                self._start(layout, state, binaries, options, out)
+                self._start(layout, state, release, binaries, options, out)
             except BaseException:
                 self._teardown(state, out)
                 state.save(self.state_file)
@@ -171,6 +180,7 @@ class Lab:
         self,
         layout: Layout,
         state: LabState,
+        release: Release,
         binaries: dict[str, Path],
         options: UpOptions,
         out: TextIO,
@@ -180,7 +190,10 @@ class Lab:
             for name in level:
                 component = COMPONENTS[name]
                 argv = layout.argv(
-                    component, binaries[component.binary], options.extra_args.get(name, [])
+                    component,
+                    binaries[component.binary],
+                    options.extra_args.get(name, []),
+                    release,
                 )
                 print(f"starting {name} ({component.binary})", file=out, flush=True)
                 process = spawn(name, argv, layout.log(name), layout.env(component))
@@ -190,23 +203,35 @@ class Lab:
             _wait_ready(layout, started, options.timeout, out)
         if "controller-manager" in state.components:
             _wait_for(
-                lambda: default_service_account_ready(layout),
+                lambda: default_service_account_ready(layout, release.token_secrets),
                 options.timeout,
                 "the default ServiceAccount's token",
                 state.processes,
             )
 
 
-def _binaries(components: tuple[str, ...], options: UpOptions, out: TextIO) -> dict[str, Path]:
+def _binaries(
+    components: tuple[str, ...], options: UpOptions, release: Release, out: TextIO
+) -> dict[str, Path]:
     names = [COMPONENTS[name].binary for name in components if name != "wiretap"]
     python = {"python": Path(sys.executable)}
     try:
-        return {**locate(names, options.bin_dir), **python}
+        return {**locate(names, options.bin_dir, release), **python}
     except MissingBinaryError:
         if not options.build:
             raise
-    build.ensure_binaries(out)
-    return {**locate(names, options.bin_dir), **python}
+    build.ensure_binaries(release, out)
+    return {**locate(names, options.bin_dir, release), **python}
+
+
+def _link_kubectl(layout: Layout, release: Release, bin_dir: Path | None) -> None:
+    """DIR/bin/kubectl: the release's own kubectl, which `lab env` puts first on PATH."""
+    if "kubectl" not in release.built:
+        return
+    kubectl = find_binary("kubectl", bin_dir, release)
+    if kubectl is not None:
+        layout.bin.mkdir()
+        (layout.bin / "kubectl").symlink_to(kubectl)
 
 
 def _levels(components: tuple[str, ...]) -> list[list[str]]:

@@ -7,6 +7,7 @@ DIR/pki/                CA, serving and client certificates, service-account key
 DIR/logs/<component>.log, DIR/logs/audit.log
 DIR/etcd/               etcd's data
 DIR/kubelet/            the hollow kubelet's TMPDIR (root folder, fake runtime socket)
+DIR/bin/kubectl         the release's own kubectl, for releases that build one (`lab env`)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from k8s_wiretap.lab.components import PORTS, Component
+from k8s_wiretap.lab.releases import Release
 
 __all__ = ["Layout", "free_ports", "runtime_dir"]
 
@@ -83,6 +85,10 @@ class Layout:
         return self.dir / "kubeconfig"
 
     @property
+    def bin(self) -> Path:
+        return self.dir / "bin"
+
+    @property
     def runtime_dir(self) -> Path:
         return runtime_dir(self.dir)
 
@@ -109,9 +115,12 @@ class Layout:
         values.update({f"port_{name}": str(port) for name, port in self.ports.items()})
         return values
 
-    def argv(self, component: Component, binary: Path, extra: list[str]) -> list[str]:
+    def argv(
+        self, component: Component, binary: Path, extra: list[str], release: Release
+    ) -> list[str]:
         values = self._values(component)
-        return [str(binary), *(arg.format(**values) for arg in component.args), *extra]
+        args = component.arguments(release)
+        return [str(binary), *(arg.format(**values) for arg in args), *extra]
 
     def env(self, component: Component) -> dict[str, str]:
         values = self._values(component)

@@ -81,14 +81,17 @@ def probe(layout: Layout, component: Component) -> str | None:
         return f"{type(error).__name__}: {error}"
 
 
-def default_service_account_ready(layout: Layout) -> str | None:
-    """Pods need the `default` ServiceAccount and (in 1.20) its token Secret to be admitted."""
+def default_service_account_ready(layout: Layout, token_secret: bool) -> str | None:
+    """Pods need the `default` ServiceAccount to be admitted, and in releases that still give
+    each one a token Secret (1.20), that Secret too; later ones mint tokens on request."""
     try:
         status, body = _get(
             admin_client(layout), "/api/v1/namespaces/default/serviceaccounts/default"
         )
     except OSError as error:
         return str(error)
-    if status == 200 and body.get("secrets"):
-        return None
-    return "ServiceAccount default/default has no token yet"
+    if status != 200:
+        return f"no ServiceAccount default/default yet ({status})"
+    if token_secret and not body.get("secrets"):
+        return "ServiceAccount default/default has no token yet"
+    return None

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.lab.processes import Process
+from k8s_wiretap.lab.releases import DEBIAN_RELEASE
 
 __all__ = ["FORMAT", "LabState"]
 
@@ -28,6 +29,7 @@ class LabState:
     kubeconfig: str
     processes: list[Process] = field(default_factory=list)
     recording: str | None = None  # with --via-proxy: where the wiretap records
+    kube_version: str = DEBIAN_RELEASE.version  # state files before versions were 1.20's
 
     def running(self) -> list[Process]:
         return [p for p in self.processes if p.alive()]
@@ -45,6 +47,7 @@ class LabState:
             "kubeconfig": self.kubeconfig,
             "processes": [p.to_json() for p in self.processes],
             "recording": self.recording,
+            "kube_version": self.kube_version,
         }
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(data, indent=2) + "\n")
@@ -67,4 +70,5 @@ class LabState:
             kubeconfig=data["kubeconfig"],
             processes=[Process.from_json(p) for p in data["processes"]],
             recording=data.get("recording"),
+            kube_version=data.get("kube_version", DEBIAN_RELEASE.version),
         )

@@ -1,4 +1,5 @@
-"""The binary search order: --bin-dir, KUBEBUILDER_ASSETS, PATH, then the cache."""
+"""The binary search order: --bin-dir, KUBEBUILDER_ASSETS, the release's cache, then PATH
+for what the release does not build."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from k8s_wiretap.lab.binaries import BUILD_TAG, MissingBinaryError, find_binary, locate
+from k8s_wiretap.lab.binaries import MissingBinaryError, find_binary, locate
+from k8s_wiretap.lab.releases import DEBIAN_RELEASE, Release
 
 
 def executable(folder: Path, name: str) -> Path:
@@ -27,13 +29,21 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def cache(isolated: Path, release: Release) -> Path:
+    folder = isolated / f"cache/k8s-wiretap/kube/{release.cache_name}/bin"
+    for name in release.built:
+        executable(folder, name)
+    return folder
+
+
 def test_search_order(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cached = isolated / f"cache/k8s-wiretap/kube/1.20.2-{BUILD_TAG}/bin"
-    for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubemark"):
-        executable(cached, name)
-    assert find_binary("kube-apiserver") == cached / "kube-apiserver"
     on_path = executable(isolated / "path", "kube-apiserver")
-    assert find_binary("kube-apiserver") == on_path
+    etcd = executable(isolated / "path", "etcd")
+    assert find_binary("kube-apiserver") is None  # of unknown version: not 1.20's
+    cached = cache(isolated, DEBIAN_RELEASE)
+    assert find_binary("kube-apiserver") == cached / "kube-apiserver"
+    assert find_binary("etcd") == etcd  # 1.20 runs Debian's etcd
+    assert on_path.exists()
     assets = executable(isolated / "assets", "kube-apiserver")
     monkeypatch.setenv("KUBEBUILDER_ASSETS", str(isolated / "assets"))
     assert find_binary("kube-apiserver") == assets
@@ -41,6 +51,20 @@ def test_search_order(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert find_binary("kube-apiserver", isolated / "explicit") == explicit
     monkeypatch.setenv("K8S_WIRETAP_BIN_DIR", str(isolated / "explicit"))
     assert find_binary("kube-apiserver") == explicit
+
+
+def test_a_current_release_never_takes_etcd_from_path(isolated: Path) -> None:
+    """PATH has Debian's etcd 3.4 on these machines; 1.37 is tested with its own 3.7."""
+    executable(isolated / "path", "etcd")
+    release = Release("1.37.2")
+    assert find_binary("etcd", release=release) is None
+    cached = cache(isolated, release)
+    assert find_binary("etcd", release=release) == cached / "etcd"
+    assert find_binary("kubectl", release=release) == cached / "kubectl"
+    with pytest.raises(
+        MissingBinaryError, match=r"--kube-version 1\.20\.2` to build them from Debian"
+    ):
+        locate(["kube-apiserver"])
 
 
 def test_incomplete_cache_is_ignored(isolated: Path) -> None:
@@ -59,7 +83,9 @@ def test_missing_names_every_absent_binary_and_the_remedy(isolated: Path) -> Non
     with pytest.raises(MissingBinaryError) as caught:
         locate(["etcd", "kube-apiserver", "kubemark"], isolated / "nowhere")
     message = str(caught.value)
-    assert message.startswith("missing kube-apiserver, kubemark (looked in: --bin-dir ")
+    assert message.startswith(
+        "missing kube-apiserver, kubemark of Kubernetes 1.20.2 (looked in: --bin-dir "
+    )
     assert "k8s-wiretap lab build" in message
     assert os.linesep not in message
 

@@ -6,6 +6,9 @@ import pytest
 
 from k8s_wiretap.lab.components import COMPONENTS, DEFAULT, resolve
 from k8s_wiretap.lab.lab import _levels
+from k8s_wiretap.lab.releases import DEBIAN_RELEASE, Release
+
+CURRENT = Release("1.37.2")
 
 
 def test_apiserver_alone_brings_etcd() -> None:
@@ -42,5 +45,27 @@ def test_levels_start_clients_together_after_the_apiserver() -> None:
 
 def test_components_never_serve_insecure_ports() -> None:
     for name in ("controller-manager", "scheduler"):
-        assert "--port=0" in COMPONENTS[name].args
-    assert "--kubelet-read-only-port=0" in COMPONENTS["kubelet"].args
+        assert "--port=0" in COMPONENTS[name].arguments(DEBIAN_RELEASE)
+        # gone with insecure serving itself: the flag would be refused
+        assert "--port=0" not in COMPONENTS[name].arguments(CURRENT)
+    for release in (DEBIAN_RELEASE, CURRENT):
+        assert "--kubelet-read-only-port=0" in COMPONENTS["kubelet"].arguments(release)
+
+
+def test_the_current_hollow_kubelet_uses_its_fake_image_service() -> None:
+    flag = "--use-host-image-service=false"
+    assert flag in COMPONENTS["kubelet"].arguments(CURRENT)
+    assert flag not in COMPONENTS["kubelet"].arguments(DEBIAN_RELEASE)
+
+
+def test_both_releases_share_everything_else() -> None:
+    for name, component in COMPONENTS.items():
+        old, new = component.arguments(DEBIAN_RELEASE), component.arguments(CURRENT)
+        differing = set(old) ^ set(new)
+        assert differing <= {
+            "--port=0",
+            "--use-host-image-service=false",
+            "--endpoint-reconciler-type=none",
+            "--leader-elect-lease-duration=60s",
+            "--leader-elect-renew-deadline=40s",
+        }, name

@@ -1,0 +1,77 @@
+"""--kube-version: what each spelling means, without asking the module proxy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from k8s_wiretap.lab.releases import (
+    CURRENT,
+    DEBIAN_RELEASE,
+    DEFAULT,
+    KubeVersionError,
+    Release,
+    parse_spec,
+)
+from k8s_wiretap.lab.versions import resolve_release
+
+
+def cached(root: Path, release: Release) -> None:
+    folder = root / "k8s-wiretap/kube" / release.cache_name / "bin"
+    folder.mkdir(parents=True)
+    for name in release.built:
+        (folder / name).write_text("")
+        (folder / name).chmod(0o755)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    return tmp_path
+
+
+def test_spellings() -> None:
+    assert parse_spec("1.20") == ((1, 20), 2)
+    assert parse_spec("1.20.2") == ((1, 20), 2)
+    assert parse_spec("1.37") == ((1, 37), None)
+    assert parse_spec("v1.37.2") == ((1, 37), 2)
+    assert parse_spec("latest") is None
+    for wrong in ("1.20.5", "1.25", "1.37.x", "37"):
+        with pytest.raises(KubeVersionError):
+            parse_spec(wrong)
+
+
+def test_the_default_is_still_1_20_from_debian(cache: Path) -> None:
+    assert DEFAULT == "1.20"
+    release = resolve_release(None, lookup=False)
+    assert release == DEBIAN_RELEASE and release.from_debian
+    assert release.cache_name == "1.20.2-wiretap3"  # caches made before versions still count
+    assert "etcd" not in release.built and "kubectl" not in release.built
+
+
+def test_a_minor_means_its_newest_cached_patch(cache: Path) -> None:
+    for version in ("1.37.1", "1.37.2", "1.36.3"):
+        cached(cache, Release(version))
+    assert resolve_release("1.37", lookup=False) == Release("1.37.2")
+    assert resolve_release("1.36", lookup=False) == Release("1.36.3")
+    assert resolve_release("1.37.1", lookup=False) == Release("1.37.1")
+    assert resolve_release("latest", lookup=False) == Release("1.37.2")
+
+
+def test_a_minor_without_a_cached_build_needs_a_lookup(cache: Path) -> None:
+    with pytest.raises(KubeVersionError, match=r"no build of Kubernetes 1\.35 here"):
+        resolve_release("1.35", lookup=False)
+
+
+def test_module_releases_build_their_own_etcd_and_kubectl() -> None:
+    release = Release("1.37.2")
+    assert not release.from_debian and not release.token_secrets
+    assert release.staging_version == "v0.37.2" and release.module_version == "v1.37.2"
+    assert {"etcd", "kubectl", "kubemark"} <= set(release.built)
+
+
+def test_make_binaries_builds_the_default_and_the_current_release() -> None:
+    makefile = (Path(__file__).parents[2] / "Makefile").read_text()
+    versions = next(ln for ln in makefile.splitlines() if ln.startswith("KUBE_VERSIONS ?="))
+    assert versions.split("?=")[1].split() == [DEFAULT, CURRENT]
