@@ -20,10 +20,13 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# Reuses binaries found via --bin-dir/K8S_WIRETAP_BIN_DIR, KUBEBUILDER_ASSETS, PATH or the
-# cache; otherwise builds them once from Debian's kubernetes source package.
+# Both releases the lab runs: 1.20 (the default; Debian's source package and Go 1.19) and the
+# current one (tests/lab/test_current_release.py; its Go modules and the machine's Go).
+# Each is reused from the cache when built before, else built once.
+KUBE_VERSIONS ?= 1.20 1.37
+
 binaries: $(STAMP)
-	$(BIN)/k8s-wiretap lab build
+	$(BIN)/k8s-wiretap lab build $(foreach v,$(KUBE_VERSIONS),--kube-version $(v))
 
 # The tests and the demo drive the real kubectl. Debian's kubernetes-client is the fallback.
 kubectl:
