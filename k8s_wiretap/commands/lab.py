@@ -107,19 +107,20 @@ def _version_option(parser: argparse.ArgumentParser, repeat: bool = False) -> No
         "--kube-version",
         metavar="V",
         action="append" if repeat else "store",
-        type=_kube_version,
         help=f"the Kubernetes release: {DEFAULT_VERSION} (default; Debian's source), "
         f"{CURRENT} or another 1.3x (Go modules), a patch release such as {CURRENT}.2, or "
         "latest" + (" (repeatable: each is built)" if repeat else ""),
     )
 
 
-def _kube_version(value: str) -> str:
-    try:
-        parse_spec(value)
-    except KubeVersionError as error:
-        raise argparse.ArgumentTypeError(str(error)) from error
-    return value
+def _checked_versions(specs: list[str]) -> list[str]:
+    """The --kube-version values, each a spelling the lab knows (else exit 2)."""
+    for spec in specs:
+        try:
+            parse_spec(spec)
+        except KubeVersionError as error:
+            raise UsageError(str(error)) from error
+    return specs
 
 
 def _extra_args(values: list[str]) -> dict[str, list[str]]:
@@ -152,7 +153,7 @@ def _up(args: argparse.Namespace) -> int:
         build=not args.no_build,
         timeout=args.timeout,
         record=record,
-        kube_version=args.kube_version,
+        kube_version=_checked_versions([args.kube_version])[0] if args.kube_version else None,
     )
     state = lab.up(options)
     print(
@@ -229,7 +230,7 @@ def _restart(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    for spec in args.kube_version or [DEFAULT_VERSION]:
+    for spec in _checked_versions(args.kube_version or [DEFAULT_VERSION]):
         try:
             release = resolve_release(spec)
         except KubeVersionError as error:

@@ -49,8 +49,8 @@ def resolve_release(spec: str | None = None, lookup: bool = True) -> Release:
     name = ".".join(map(str, minor))
     if not lookup:
         raise KubeVersionError(
-            f"no build of Kubernetes {name} here; name its patch release (e.g. {name}.0) or "
-            "allow building"
+            f"no build of Kubernetes {name} here; `k8s-wiretap lab build --kube-version {name}` "
+            "makes one"
         )
     published = [release for release in published_releases() if release.minor == minor]
     if not published:
@@ -68,7 +68,10 @@ def _latest(lookup: bool) -> Release:
                 raise
     if cached:
         return cached[0]
-    raise KubeVersionError("--kube-version latest: no release built here yet; allow building")
+    raise KubeVersionError(
+        "--kube-version latest: no release built here yet; "
+        "`k8s-wiretap lab build --kube-version latest` makes one"
+    )
 
 
 def published_releases() -> list[Release]:

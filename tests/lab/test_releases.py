@@ -15,6 +15,7 @@ from k8s_wiretap.lab.releases import (
     parse_spec,
 )
 from k8s_wiretap.lab.versions import resolve_release
+from tests.conftest import cli
 
 
 def cached(root: Path, release: Release) -> None:
@@ -75,3 +76,13 @@ def test_make_binaries_builds_the_default_and_the_current_release() -> None:
     makefile = (Path(__file__).parents[2] / "Makefile").read_text()
     versions = next(ln for ln in makefile.splitlines() if ln.startswith("KUBE_VERSIONS ?="))
     assert versions.split("?=")[1].split() == [DEFAULT, CURRENT]
+
+
+def test_a_release_the_lab_does_not_run_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    for command in (("up", "--dir", str(tmp_path)), ("build",)):
+        result = cli("lab", *command, "--kube-version", "1.25")
+        assert result.returncode == 2
+        assert result.stderr.strip().splitlines() == [
+            "k8s-wiretap: --kube-version 1.25: the lab runs 1.20 (Debian's source package) "
+            "or 1.30 and later (Go modules)"
+        ]
