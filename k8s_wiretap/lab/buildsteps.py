@@ -72,10 +72,19 @@ def run(argv: list[str], out: TextIO, step: str, **kwargs: object) -> str:
     print(f"[build] {step}: {' '.join(argv)}", file=out, flush=True)
     result = subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
     if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
-        raise BuildError(f"{step} failed (exit {result.returncode}):\n{tail}")
+        raise _failed(step, result.returncode, (result.stdout + result.stderr).splitlines(), out)
     output: str = result.stdout
     return output
+
+
+def _failed(step: str, status: int, lines: list[str], out: TextIO) -> BuildError:
+    """The error of a failed step: its last lines go to `out`, the last one into the one-line
+    message (Go and make say what went wrong last)."""
+    shown = [line.rstrip() for line in lines if line.strip()][-15:]
+    for line in shown:
+        print(f"[build] | {line}", file=out, flush=True)
+    reason = shown[-1].strip() if shown else "no output"
+    return BuildError(f"{step} failed (exit {status}): {reason}")
 
 
 def stream(
@@ -108,7 +117,7 @@ def stream(
             print(f"[build] {line.rstrip()}", file=out, flush=True)
     done.set()
     if proc.wait() != 0:
-        raise BuildError(f"{step} failed (exit {proc.returncode}):\n" + "\n".join(lines[-15:]))
+        raise _failed(step, proc.returncode, lines, out)
     seconds = time.monotonic() - started
     print(f"[build] {step}: done in {seconds:.0f} s", file=out, flush=True)
     return seconds

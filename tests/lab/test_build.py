@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from k8s_wiretap.lab import build, debian, gomodules
-from k8s_wiretap.lab.buildsteps import BuildError, SourceEdit, apply_edits
+from k8s_wiretap.lab.buildsteps import BuildError, SourceEdit, apply_edits, run, stream
 from k8s_wiretap.lab.golang import DEBIAN_GO, module_go_env
 from k8s_wiretap.lab.releases import DEBIAN_RELEASE, Release
 
@@ -88,6 +88,8 @@ KUBERNETES_GO_MOD = """module k8s.io/kubernetes
 
 go 1.26.0
 
+godebug default=go1.26
+
 require (
 \tk8s.io/api v0.0.0
 \tk8s.io/kubelet v0.0.0
@@ -102,7 +104,7 @@ replace (
 
 def test_the_build_module_pins_every_staging_module_to_its_published_release() -> None:
     text = gomodules.kube_go_mod(Release("1.37.2"), KUBERNETES_GO_MOD)
-    assert "\ngo 1.26.0\n" in text
+    assert "\ngo 1.26.0\ngodebug default=go1.26\n" in text
     assert "\nrequire k8s.io/kubernetes v1.37.2\n" in text
     assert "\tk8s.io/api => k8s.io/api v0.37.2\n" in text
     assert "\tk8s.io/kubelet => k8s.io/kubelet v0.37.2\n" in text
@@ -116,3 +118,16 @@ def test_etcd_version_comes_from_the_releases_own_script(tmp_path: Path) -> None
     (tmp_path / "hack/lib/etcd.sh").write_text("ETCD_VERSION=latest\n")
     with pytest.raises(BuildError, match="no longer names the etcd version"):
         gomodules.etcd_version(tmp_path)
+
+
+def test_a_failed_step_is_one_line_with_go_s_own_reason(tmp_path: Path) -> None:
+    out = io.StringIO()
+    script = "echo go: downloading x; echo 'go: k8s.io/kubernetes@v1.37.9: unknown revision' >&2"
+    with pytest.raises(BuildError) as caught:
+        run(["sh", "-c", f"{script}; exit 1"], out, "download")
+    assert str(caught.value) == (
+        "download failed (exit 1): go: k8s.io/kubernetes@v1.37.9: unknown revision"
+    )
+    assert "[build] | go: downloading x" in out.getvalue()
+    with pytest.raises(BuildError, match=r"^compiling failed \(exit 2\): boom$"):
+        stream(["sh", "-c", "echo one; echo boom; exit 2"], tmp_path, {}, out, "compiling")
