@@ -10,13 +10,14 @@ omitempty and null as encoding/json does them, map keys sorted, []byte as base64
 types with their own JSON (times, quantities, int-or-strings, embedded raw JSON) rendered as
 they render themselves. A kind the schema does not know decodes schemaless, marked with
 "$schemaless": true; fields a message does not declare are kept under "$unknownFields".
-
-Which schema: the server's release, named by `release` (its `/version` gitVersion or a minor,
-see k8s_wiretap.kube.schema.release_for); without one, the newest release's. Releases differ
-in more than the kinds and fields they know: from 1.34 an unset creationTimestamp is left out
-rather than null, and a field added as a non-pointer value is rendered, zero, by every release
-that has it (kube/schema/__init__.py has the measurements).
 Anything that is not such a body raises DecodeError, and nothing else.
+
+Which schema: the server's release, named by `release=` (its `/version` gitVersion or a
+minor, see k8s_wiretap.kube.schema.release_for), on every function here; without one, the
+newest release's. Releases render the same bytes differently, not only in the kinds and
+fields they know: from 1.34 an unset creationTimestamp is left out rather than null,
+omitempty changed on some fields, others were removed (kube/schema/__init__.py lists them,
+with the measurements that chose one schema per release).
 
 The modules below this one, in the order they build on each other: the wire reader
 (k8s_wiretap.wire.protowire, and wire/envelope.py for the `k8s\\0` envelope), Go's scalars
@@ -63,7 +64,8 @@ def decode_object(
 
     `api_version` and `kind` stand in for an envelope that leaves them empty (an object without
     TypeMeta, such as a WatchEvent), as the default kind given to Go's protobuf serializer does.
-    `release` is the server's: its gitVersion ("v1.29.3") or minor ("1.29"); None: the newest.
+    `release` is the server's: its gitVersion ("v1.29.3") or minor ("1.29"); None: the newest
+    (a `release` that names no Kubernetes 1.x release is the caller's mistake: ValueError).
     """
     decoder = compiled(release)
     result: dict[str, Any] = guarded(decoder.decode_envelope, bytes(data), api_version, kind)
