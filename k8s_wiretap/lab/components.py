@@ -164,6 +164,7 @@ COMPONENTS: dict[str, Component] = {
                 "--confdir={dir}/wiretap",
                 "--record={record}",
                 "--overwrite",  # every `lab up` starts from scratch, its recording too
+                "--etcd=http://127.0.0.1:{port_etcd}",  # what lands in etcd, recorded too
                 "--no-tui",
             ),
         ),
