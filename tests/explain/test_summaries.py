@@ -120,3 +120,22 @@ def test_an_api_server_restart_relists_and_an_old_watch_expires() -> None:
     assert explained(expired).summary == (
         "kubectl's watch of every ConfigMap in default from 1: 410 Gone, too old"
     )
+
+
+def test_every_write_shows_what_etcd_stored() -> None:
+    """The committed recording holds etcd's own view (the lab's wiretap runs --etcd): each
+    write's key and revision find the record etcd stored, and it is the object written."""
+    analysis = summaries().analysis
+    assert analysis.etcd_recorded
+    checked = 0
+    for exchange in analysis.exchanges:
+        etcd = explained(exchange).etcd
+        if not etcd or "revision" not in etcd:
+            continue
+        stored = etcd["stored"]
+        assert stored is not None, (exchange.method, exchange.path)
+        value, written = stored["value"], analysis.response_body(exchange).value
+        assert value["metadata"]["name"] == written["metadata"]["name"]
+        assert value["metadata"].get("uid") == written["metadata"].get("uid")
+        checked += 1
+    assert checked > 200
