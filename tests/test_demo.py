@@ -29,7 +29,9 @@ def test_demo_tells_the_apply_story(tmp_path: Path) -> None:
     positions = [story.index(line) for line in expected]
     assert positions == sorted(positions)  # in the order it happened, each under its cause
     # what the replay started from: kubectl's GET, or a watch event of a write after it
-    verdict = re.search(r"replayed on the object as (\S+)'s (\w+) saw it (\d+) ms before: (.*)", story)
+    verdict = re.search(
+        r"replayed on the object as (\S+)'s (\w+) saw it (\d+) ms before: (.*)", story
+    )
     assert verdict, story
     assert verdict.group(4) == "matches the server's result"
     assert (verdict.group(1), verdict.group(2)) in (
