@@ -98,8 +98,8 @@ class Recognized:
         parsed = self.parsed
         base = self.agent.component if self.agent else parsed.product
         role = parsed.role
-        if not role or self.weak or role in (parsed.product, base):
-            return base
+        if not role or self.weak or role in (parsed.product, base) or role in _names_of(base):
+            return base  # a role that names the component itself (kubemark's hollow-kubelet)
         return f"{base}/{role}"
 
     @property
@@ -165,6 +165,12 @@ def components() -> frozenset[str]:
     """Every component name the tables give (a listener so named is that component's)."""
     names = {a.component for a in agents()} | {str(u["component"]) for u in _table()["users"]}
     return frozenset(names | {c.component for c in clients().values()})
+
+
+@cache
+def _names_of(component: str) -> frozenset[str]:
+    """The products the agents table names as `component` (kubelet: kubemark, ...)."""
+    return frozenset(a.product for a in agents() if a.component == component and a.product)
 
 
 def read_agent(agent: str) -> ParsedAgent:

@@ -219,3 +219,11 @@ def test_users_that_name_nobody() -> None:
     assert (
         user_name("system:node:node-1 (system:nodes) [client certificate]") == "system:node:node-1"
     )
+
+
+def test_the_1_37_hollow_kubelet_is_the_kubelet() -> None:
+    """1.37's kubemark appends `hollow-kubelet` to its agent (pkg/kubemark/hollow_kubelet.go),
+    as the 1.37 lab's recordings show: still node-1's kubelet."""
+    agent = "kubemark/v1.37.2 (linux/amd64) kubernetes/unknown/hollow-kubelet"
+    assert component_of(agent) == "kubelet"
+    assert component_of("hollow-kubelet/v1.37.2 (linux/amd64) kubernetes/unknown") == "kubelet"
