@@ -113,6 +113,6 @@ def test_no_cause_is_invented() -> None:
         assert cause.hop.time < exchange.time
         assert exchange.time - cause.hop.time <= 5.0
         if cause.exchange is not None:
-            assert chains()._by_id[cause.exchange].time < cause.hop.time
+            assert chains().exchange(cause.exchange).time < cause.hop.time
     tokens = [e for e in analysis.exchanges if e.component.endswith("tokens-controller")]
     assert tokens and all(chains().caused_by(e) is None for e in tokens if e.method == "POST")
