@@ -85,6 +85,12 @@ class Assembler:
         """Exchanges that have not ended yet (a watch still streaming, say)."""
         return [e for e in self._open.values() if e.end is None]
 
+    @property
+    def holding(self) -> int:
+        """How many exchanges it holds for records still to come (ended ones too when
+        `keep`)."""
+        return len(self._open)
+
     def _new(self, exchange: Exchange) -> Exchange:
         self._open[exchange.id] = exchange
         if self.keep:
