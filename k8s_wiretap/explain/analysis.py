@@ -108,6 +108,7 @@ class Analysis:
         self._events: dict[str, list[WatchEvent]] = {}
         self._openapi: list[tuple[float, Exchange]] = []
         self._schemas: dict[str, PatchSchema] = {}
+        self._replays: dict[str, PatchReplay | None] = {}  # until the next update
         self._versions: dict[str, str] = {}  # upstream server → its gitVersion
         self._etcd: dict[tuple[str, int], EtcdChange] = {}  # (key, revision) → what landed
 
@@ -139,6 +140,7 @@ class Analysis:
             self._take_in(self._pending.pop(exchange_id))
 
     def _take_in(self, exchange: Exchange) -> None:
+        self._replays.clear()  # what a replay started from may have changed
         progress = self._progress[exchange.id]
         if exchange.info.verb == "watch" or exchange.watch_events():
             self._observe_events(exchange, progress)
@@ -273,11 +275,17 @@ class Analysis:
 
     # -- patches ----------------------------------------------------------------------------
     def replay(self, exchange: Exchange) -> PatchReplay | None:
-        """The replay of a PATCH exchange (None for anything else)."""
+        """The replay of a PATCH exchange (None for anything else), computed once per state
+        of the analysis: the JSON view, the apply fields and the story all ask for it."""
+        self._catch_up()
+        if exchange.id not in self._replays:
+            self._replays[exchange.id] = self._replay(exchange)
+        return self._replays[exchange.id]
+
+    def _replay(self, exchange: Exchange) -> PatchReplay | None:
         kind = patch_type(exchange.request_header("content-type"))
         if exchange.info.verb != "patch" or kind is None:
             return None
-        self._catch_up()
         body = self.request_body(exchange)
         after = self.response_body(exchange).value
         if not body.ok:
