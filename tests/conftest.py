@@ -20,15 +20,18 @@ from k8s_wiretap.lab.state import LabState
 class Kubectl:
     """The real kubectl against one kubeconfig (or `server`), with a private cache."""
 
-    def __init__(self, kubeconfig: str, cache: Path, server: str | None = None) -> None:
+    def __init__(
+        self, kubeconfig: str, cache: Path, server: str | None = None, binary: str = "kubectl"
+    ) -> None:
         self.env = {**os.environ, "KUBECONFIG": kubeconfig, "KUBECACHEDIR": str(cache)}
         self.server = ["--server", server] if server else []
+        self.binary = binary
 
     def run(
         self, *args: str, stdin: str | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
-            ["kubectl", *self.server, *args],
+            [self.binary, *self.server, *args],
             input=stdin,
             capture_output=True,
             text=True,
@@ -37,12 +40,12 @@ class Kubectl:
             check=False,
         )
         if check and result.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed: {result.stderr}")
+            raise AssertionError(f"{self.binary} {' '.join(args)} failed: {result.stderr}")
         return result
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            ["kubectl", *self.server, *args],
+            [self.binary, *self.server, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -36,24 +36,8 @@ class LabKubectl(Kubectl):
     """The release's own kubectl (DIR/bin/kubectl), as `eval "$(k8s-wiretap lab env)"` gives."""
 
     def __init__(self, state: LabState, cache: Path) -> None:
-        super().__init__(state.kubeconfig, cache)
-        self.binary = str(Path(state.kubeconfig).parent / "bin" / "kubectl")
-
-    def run(
-        self, *args: str, stdin: str | None = None, check: bool = True
-    ) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [self.binary, *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=120,
-            check=False,
-        )
-        if check and result.returncode != 0:
-            raise AssertionError(f"{self.binary} {' '.join(args)} failed: {result.stderr}")
-        return result
+        own = str(Path(state.kubeconfig).parent / "bin" / "kubectl")
+        super().__init__(state.kubeconfig, cache, binary=own)
 
 
 @pytest.fixture(scope="module")
