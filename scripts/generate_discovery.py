@@ -1,12 +1,14 @@
-"""Generate k8s_wiretap/kube/data/discovery-1.20.json from a real kube-apiserver.
+"""Generate k8s_wiretap/kube/data/discovery-MINOR.json from a real kube-apiserver.
 
-    python scripts/generate_discovery.py [--server URL --ca CA --cert CRT --key KEY]
+    python scripts/generate_discovery.py [--kube-version V]
+    python scripts/generate_discovery.py --server URL --ca CA --cert CRT --key KEY
 
-Without a server, starts a lab of its own (etcd and the API server only) in a temporary
-folder. The file keeps, for every group version the server serves, each resource's group,
-version, plural, kind, scope, verbs and subresources, and each group's preferred version:
-what `k8s_wiretap.kube.resources` needs to tell resource, kind and scope apart without
-guessing. `tests/kube/test_resources.py` fetches the same from the test lab and compares.
+Without a server, starts a lab of its own (etcd and the API server only, of release V, by
+default the lab's default) in a temporary folder and writes that release's file. The file
+keeps, for every group version the server serves, each resource's group, version, plural,
+kind, scope, verbs and subresources, and each group's preferred version: what
+`k8s_wiretap.kube.resources` needs to tell resource, kind and scope apart without guessing.
+`tests/kube/test_resources.py` fetches the same from the test lab and compares.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from k8s_wiretap.kube.client import ApiClient  # noqa: E402
-from k8s_wiretap.kube.resources import DISCOVERY_FILE, resources_of  # noqa: E402
+from k8s_wiretap.kube.resources import discovery_file, resources_of  # noqa: E402
 
 
 def group_versions(client: ApiClient) -> tuple[list[str], dict[str, str]]:
@@ -67,12 +69,12 @@ def write(document: dict[str, Any], path: Path) -> None:
     path.write_text(text + ",\n".join(lines) + "\n]}\n")
 
 
-def from_lab() -> dict[str, Any]:
+def from_lab(version: str | None) -> dict[str, Any]:
     from k8s_wiretap.lab import Lab, UpOptions
 
     with tempfile.TemporaryDirectory(prefix="k8s-wiretap-discovery-") as folder:
         lab = Lab(Path(folder))
-        state = lab.up(UpOptions(components=("apiserver",)))
+        state = lab.up(UpOptions(components=("apiserver",), kube_version=version))
         pki = Path(folder) / "pki"
         try:
             client = ApiClient(state.server, pki / "ca.crt", pki / "admin.crt", pki / "admin.key")
@@ -87,14 +89,17 @@ def main() -> int:
     parser.add_argument("--ca", type=Path)
     parser.add_argument("--cert", type=Path)
     parser.add_argument("--key", type=Path)
-    parser.add_argument("-o", "--output", type=Path, default=DISCOVERY_FILE)
+    parser.add_argument("--kube-version", help="the lab's release (default: the lab's default)")
+    parser.add_argument("-o", "--output", type=Path, help="default: discovery-MINOR.json")
     args = parser.parse_args()
     if args.server:
         document = discovery(ApiClient(args.server, args.ca, args.cert, args.key))
     else:
-        document = from_lab()
-    write(document, args.output)
-    print(f"{args.output}: {len(document['resources'])} resources", file=sys.stderr)
+        document = from_lab(args.kube_version)
+    major, minor = document["source"].split(" v")[1].split(".")[:2]
+    output = args.output or discovery_file(f"{major}.{minor}")
+    write(document, output)
+    print(f"{output}: {len(document['resources'])} resources", file=sys.stderr)
     return 0
 
 

@@ -1,4 +1,7 @@
-"""The committed recording of the workshop's apply story, as records and as exchanges."""
+"""The committed recordings of the workshop's apply story, as records and as exchanges.
+
+STORY was recorded on the lab's default release (1.37); STORY_1_20, on 1.20, is kept as a
+regression input (`scripts/record_fixtures.py --kube-version 1.20`)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,9 @@ from typing import Any
 
 from k8s_wiretap.capture.reader import Recording, load, read_records
 
-STORY = Path(__file__).resolve().parent.parent / "recordings" / "apply-story.jsonl.gz"
+RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
+STORY = RECORDINGS / "apply-story.jsonl.gz"
+STORY_1_20 = RECORDINGS / "apply-story-1.20.jsonl.gz"
 
 
 @cache

@@ -263,7 +263,8 @@ class Analysis:
 
     def _learn(self, exchange: Exchange) -> None:
         """Discovery documents and OpenAPI documents: what the server serves, and how."""
-        if exchange.path.startswith(("/api/", "/apis/")):
+        path = exchange.path.split("?")[0]
+        if path in ("/api", "/apis") or path.startswith(("/api/", "/apis/")):
             self.resources.learn(self.response_body(exchange).value)
         elif exchange.path.split("?")[0] == "/version":
             answer = self.response_body(exchange).value

@@ -3,9 +3,13 @@
 The truth is the API server's own discovery (`/api/v1`, `/apis/{group}/{version}`: one
 APIResourceList each). A recording that holds discovery documents (kubectl fetches them)
 teaches a `Resources` table exactly what that server serves, custom resources included;
-everything else comes from the built-in table, `data/discovery-1.20.json`, generated from
-the lab's kube-apiserver 1.20.2 by `scripts/generate_discovery.py` (a test compares it with
-a running lab). Nothing is guessed: a resource neither knows is unknown (None).
+everything else comes from the built-in table: the discovery of each release the lab runs
+(`data/discovery-1.37.json`, `data/discovery-1.20.json`), generated from the lab's
+kube-apiserver by `scripts/generate_discovery.py` (a test compares the default release's with
+a running lab). The newest release's entries win; a resource only the older one served
+(batch/v1beta1 CronJobs, policy/v1beta1 PodSecurityPolicies) is still known, with the kind
+and scope that release served it with. Nothing is guessed: a resource none knows is unknown
+(None).
 """
 
 from __future__ import annotations
@@ -19,9 +23,23 @@ from typing import Any
 
 from k8s_wiretap.kube.refs import ObjectRef
 
-__all__ = ["DISCOVERY_FILE", "ApiResource", "Resources", "api_groups", "resources_of"]
+__all__ = [
+    "DISCOVERY_FILES",
+    "ApiResource",
+    "Resources",
+    "api_groups",
+    "discovery_file",
+    "resources_of",
+]
 
-DISCOVERY_FILE = Path(__file__).parent / "data" / "discovery-1.20.json"
+DATA = Path(__file__).parent / "data"
+RELEASES = ("1.37", "1.20")  # newest first: its entries win
+DISCOVERY_FILES = tuple(DATA / f"discovery-{minor}.json" for minor in RELEASES)
+
+
+def discovery_file(minor: str) -> Path:
+    """The built-in discovery of release `minor` ("1.37")."""
+    return DATA / f"discovery-{minor}.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +59,14 @@ class ApiResource:
 
 
 def resources_of(resource_list: Any) -> list[ApiResource]:
-    """The resources of one APIResourceList, subresources folded into their parents."""
-    if not isinstance(resource_list, dict) or resource_list.get("kind") != "APIResourceList":
+    """The resources of one APIResourceList (`/api/v1`, `/apis/apps/v1`) or of aggregated
+    discovery's APIGroupDiscoveryList (`/api`, `/apis` asked for as apidiscovery.k8s.io/v2,
+    which kubectl and client-go do since 1.30), subresources folded into their parents."""
+    if not isinstance(resource_list, dict):
+        return []
+    if resource_list.get("kind") == "APIGroupDiscoveryList":
+        return _aggregated(resource_list)
+    if resource_list.get("kind") != "APIResourceList":
         return []
     group, _, version = str(resource_list.get("groupVersion", "")).rpartition("/")
     entries = [r for r in resource_list.get("resources") or [] if isinstance(r, dict)]
@@ -66,6 +90,38 @@ def resources_of(resource_list: Any) -> list[ApiResource]:
     ]
 
 
+def _aggregated(document: dict[str, Any]) -> list[ApiResource]:
+    """APIGroupDiscoveryList: items (groups; "" is core) → versions → resources, each with
+    its kind (`responseKind`), `scope` and subresources. The first version of a group is its
+    preferred one, so only a resource's first version is kept."""
+    found: dict[tuple[str, str], ApiResource] = {}
+    for group in document.get("items") or []:
+        name = str((group.get("metadata") or {}).get("name") or "")
+        for version in group.get("versions") or []:
+            for entry in version.get("resources") or []:
+                kind = (entry.get("responseKind") or {}).get("kind")
+                if not kind or not entry.get("resource"):
+                    continue
+                subresources = sorted(
+                    str(sub["subresource"])
+                    for sub in entry.get("subresources") or []
+                    if sub.get("subresource")
+                )
+                found.setdefault(
+                    (name, str(entry["resource"])),
+                    ApiResource(
+                        name,
+                        str(version.get("version", "")),
+                        str(entry["resource"]),
+                        str(kind),
+                        entry.get("scope") == "Namespaced",
+                        tuple(str(v) for v in entry.get("verbs") or ()),
+                        tuple(subresources),
+                    ),
+                )
+    return list(found.values())
+
+
 @dataclass
 class Resources:
     """(group, resource) → what the server serves; documents learned later win."""
@@ -78,7 +134,7 @@ class Resources:
         return cls(dict(_builtin_table()))
 
     def learn(self, resource_list: Any) -> bool:
-        """Add the resources of a recorded APIResourceList; True if it was one."""
+        """Add the resources of a recorded discovery document; True if it was one."""
         found = resources_of(resource_list)
         self._kinds = None
         for item in found:
@@ -127,9 +183,23 @@ def _preferred(item: ApiResource) -> bool:
 
 
 @cache
+def _documents() -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads(path.read_text()) for path in DISCOVERY_FILES)
+
+
+@cache
 def _document() -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(DISCOVERY_FILE.read_text())
-    return result
+    """Every release's discovery as one: the newest release's groups and resources first."""
+    preferred: dict[str, str] = {}
+    resources: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for document in _documents():
+        for group, version in document["preferred"].items():
+            preferred.setdefault(group, version)
+        newest = {(r["group"], r["resource"]) for r in document["resources"]}
+        resources += [r for r in document["resources"] if (r["group"], r["resource"]) not in seen]
+        seen |= newest
+    return {"preferred": preferred, "resources": resources}
 
 
 @cache

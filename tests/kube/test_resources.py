@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from k8s_wiretap.capture.reader import load
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.kube.client import ApiClient
 from k8s_wiretap.kube.refs import ObjectRef
-from k8s_wiretap.kube.resources import DISCOVERY_FILE, Resources
+from k8s_wiretap.kube.resources import Resources, discovery_file
 from k8s_wiretap.lab.state import LabState
 from tests.conftest import load_script
-from tests.recorded import story
+from tests.recorded import STORY, STORY_1_20
 
 
 def admin(lab: LabState) -> ApiClient:
@@ -20,14 +24,16 @@ def admin(lab: LabState) -> ApiClient:
 
 
 def test_the_built_in_table_is_what_the_lab_api_server_serves(lab: LabState) -> None:
-    """What the lab serves, less what custom resource definitions other tests made add."""
+    """What the lab serves (its release's own file), less what custom resource definitions
+    other tests made add."""
     client = admin(lab)
     crds = client.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions").json()
     custom = {crd["spec"]["group"] for crd in crds["items"]}
     served = load_script("generate_discovery").discovery(client)
     served["preferred"] = {g: v for g, v in served["preferred"].items() if g not in custom}
     served["resources"] = [r for r in served["resources"] if r["group"] not in custom]
-    assert served == json.loads(DISCOVERY_FILE.read_text())
+    minor = ".".join(lab.kube_version.split(".")[:2])
+    assert served == json.loads(discovery_file(minor).read_text())
 
 
 def test_kinds_and_scopes_come_from_discovery_not_from_guessing() -> None:
@@ -43,14 +49,48 @@ def test_kinds_and_scopes_come_from_discovery_not_from_guessing() -> None:
     assert nodes is not None and not nodes.namespaced and not nodes.scalable
 
 
-def test_a_recorded_discovery_document_teaches_custom_resources() -> None:
+@pytest.mark.parametrize(
+    ("recording", "documents"),
+    [(STORY, ("/apis",)), (STORY_1_20, ("/apis/workshop.example.com/v1",))],
+    ids=["aggregated-1.37", "resource-list-1.20"],
+)
+def test_a_recorded_discovery_document_teaches_custom_resources(
+    recording: Path, documents: tuple[str, ...]
+) -> None:
+    """kubectl 1.37 reads aggregated discovery (`/apis` as APIGroupDiscoveryList); 1.20's
+    kubectl one APIResourceList per group version."""
     resources = Resources.builtin()
-    analysis = Analysis.of(story())
-    for exchange in analysis.exchanges:
-        if exchange.path.startswith("/apis/workshop.example.com/v1?") and exchange.status == 200:
-            assert resources.learn(analysis.response_body(exchange).value)
+    analysis = Analysis.of(load(recording))
+    learned = [
+        resources.learn(analysis.response_body(exchange).value)
+        for exchange in analysis.exchanges
+        if exchange.path.split("?")[0] in documents and exchange.status == 200
+    ]
+    assert learned and all(learned)
     greetings = resources.get("workshop.example.com", "greetings")
     assert greetings is not None and greetings.kind == "Greeting" and greetings.namespaced
+    assert greetings.version == "v1" and "patch" in greetings.verbs
+
+
+def test_aggregated_discovery_keeps_each_groups_preferred_version() -> None:
+    resources = Resources()
+    resources.learn(aggregated_apis())
+    hpa = resources.get("autoscaling", "horizontalpodautoscalers")
+    assert hpa is not None and hpa.version == "v2" and hpa.subresources == ("status",)
+    scale = resources.get("apps", "deployments")
+    assert scale is not None and scale.scalable and scale.kind == "Deployment"
+    nodes = resources.get("", "nodes")
+    assert nodes is None  # core lives in `/api`, not `/apis`
+
+
+def aggregated_apis() -> dict[str, Any]:
+    analysis = Analysis.of(load(STORY))
+    for exchange in analysis.exchanges:
+        if exchange.path.split("?")[0] == "/apis" and exchange.status == 200:
+            document: dict[str, Any] = analysis.response_body(exchange).value
+            assert document["kind"] == "APIGroupDiscoveryList"
+            return document
+    raise AssertionError("no /apis in the story")
 
 
 def test_one_reference_however_the_object_was_seen() -> None:
