@@ -21,6 +21,7 @@ from k8s_wiretap.capture.reader import Recording
 from k8s_wiretap.decode.body import Decoded, decode_body
 from k8s_wiretap.decode.history import History, Observation
 from k8s_wiretap.decode.watch import WatchEvent, exchange_events
+from k8s_wiretap.explain.openapi import OpenApiDocuments
 from k8s_wiretap.explain.patches import PatchReplay, not_replayed, replay_exchange
 from k8s_wiretap.explain.who import Who, who_in
 from k8s_wiretap.kube.media import patch_type, response_media
@@ -106,8 +107,7 @@ class Analysis:
         self._requests: dict[str, Decoded] = {}
         self._responses: dict[str, Decoded] = {}
         self._events: dict[str, list[WatchEvent]] = {}
-        self._openapi: list[tuple[float, Exchange]] = []
-        self._schemas: dict[str, PatchSchema] = {}
+        self._openapi = OpenApiDocuments(self.response_body)
         self._replays: dict[str, PatchReplay | None] = {}  # until the next update
         self._versions: dict[str, str] = {}  # upstream server → its gitVersion
         self._etcd: dict[tuple[str, int], EtcdChange] = {}  # (key, revision) → what landed
@@ -263,6 +263,8 @@ class Analysis:
 
     def _learn(self, exchange: Exchange) -> None:
         """Discovery documents and OpenAPI documents: what the server serves, and how."""
+        if self._openapi.learn(exchange):
+            return
         path = exchange.path.split("?")[0]
         if path in ("/api", "/apis") or path.startswith(("/api/", "/apis/")):
             self.resources.learn(self.response_body(exchange).value)
@@ -271,8 +273,6 @@ class Analysis:
             if isinstance(answer, dict) and answer.get("gitVersion"):
                 self._versions[exchange.request.server] = str(answer["gitVersion"])
                 self.release = self.release or str(answer["gitVersion"])
-        elif exchange.path.startswith("/openapi/v2"):
-            bisect.insort(self._openapi, (exchange.time, exchange), key=lambda d: d[0])
 
     # -- patches ----------------------------------------------------------------------------
     def replay(self, exchange: Exchange) -> PatchReplay | None:
@@ -296,7 +296,7 @@ class Analysis:
         before, why_not = self._before(exchange, after)
         if before is None:
             return not_replayed(kind, body.value, after, why_not)
-        schema = self.patch_schema(exchange.time)
+        schema = self.patch_schema(exchange.time, exchange.info.group, exchange.info.version)
         return replay_exchange(exchange, kind, body.value, before, after, schema)
 
     def _before(self, exchange: Exchange, after: dict[str, Any]) -> tuple[Observation | None, str]:
@@ -318,19 +318,12 @@ class Analysis:
             ), ""
         return observation, ""
 
-    def patch_schema(self, before: float) -> PatchSchema:
-        """The schema of the latest `/openapi/v2` the recording holds before `before`.
-
-        kubectl fetches it during apply; a repeat apply often gets 304 from its cache and
-        then the recording holds none, and Kubernetes 1.20's built-in table serves."""
+    def patch_schema(self, before: float, group: str = "", version: str = "v1") -> PatchSchema:
+        """The patch metadata in force at `before` for objects served at `group`/`version`:
+        the latest recorded `/openapi/v3` document of that group version, else the latest
+        `/openapi/v2`, else the shipped table nearest to the server's release
+        (`explain/openapi.py`). kubectl caches the documents it fetched, so a repeat apply
+        often leaves none in the recording."""
         self._catch_up()
-        index = bisect.bisect_left(self._openapi, before, key=lambda d: d[0])
-        if index == 0:
-            return PatchSchema.builtin()
-        latest = self._openapi[index - 1][1]
-        decoded = self.response_body(latest)
-        if decoded.format != "openapi-protobuf" or not isinstance(decoded.value, dict):
-            return PatchSchema.builtin()
-        if latest.id not in self._schemas:
-            self._schemas[latest.id] = PatchSchema.from_openapi(decoded.value)
-        return self._schemas[latest.id]
+        group_version = f"{group}/{version}" if group else version
+        return self._openapi.schema(before, group_version, self.release)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 __all__ = [
+    "GNOSTIC_OPENAPI",
+    "GNOSTIC_OPENAPI_V3",
     "JSON",
     "PATCH_TYPES",
     "PROTOBUF",
+    "is_cbor",
     "is_watch_stream",
     "media_parameters",
     "media_type",
@@ -13,13 +16,20 @@ __all__ = [
     "response_media",
 ]
 
-from k8s_wiretap.wire.media import media_parameters, media_type
+from k8s_wiretap.wire.media import is_cbor, media_parameters, media_type
 
 JSON = "application/json"
 YAML = "application/yaml"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
+# apimachinery runtime/types.go: CBOR bodies (behind the CBORServingAndStorage gate) and the
+# media type of a CBOR watch, which the API server sends whether the client accepted
+# application/cbor or application/cbor-seq (apiserver endpoints/handlers/watch.go).
+CBOR = "application/cbor"
+CBOR_SEQ = "application/cbor-seq"
 
 # Content-Type of a PATCH → the name explanations use for it.
+# (client-go with ClientsPreferCBOR sends applies as application/apply-patch+cbor: not listed
+# until patch replay reads CBOR bodies.)
 PATCH_TYPES = {
     "application/json-patch+json": "json",
     "application/merge-patch+json": "merge",
@@ -33,16 +43,30 @@ def patch_type(content_type: str) -> str | None:
 
 
 def is_watch_stream(content_type: str) -> bool:
-    """Non-JSON watch responses say `;stream=watch`; JSON ones are plain application/json."""
-    return media_parameters(content_type).get("stream") == "watch"
+    """Protobuf watch responses say `;stream=watch`, CBOR ones are `application/cbor-seq`;
+    JSON ones are plain application/json."""
+    return (
+        media_parameters(content_type).get("stream") == "watch"
+        or media_type(content_type) == CBOR_SEQ
+    )
 
 
 GNOSTIC_OPENAPI = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+GNOSTIC_OPENAPI_V3 = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"
+# kube-openapi answers either form with its subtype spelled `.v1.0` (the `@` form is
+# deprecated): `...spec.v2.v1.0+protobuf` from 1.2x on, `...spec.v3.v1.0+protobuf`.
+_SERVED_AS = {
+    GNOSTIC_OPENAPI.replace("@", "."): GNOSTIC_OPENAPI,
+    GNOSTIC_OPENAPI_V3.replace("@", "."): GNOSTIC_OPENAPI_V3,
+}
 
 
 def response_media(content_type: str, accept: str) -> str:
     """What a response really is: the API server answers kubectl's protobuf `/openapi/v2`
-    (asked for with `Accept: <gnostic type>`) as `application/octet-stream`."""
-    if media_type(content_type) == "application/octet-stream" and GNOSTIC_OPENAPI in accept:
+    (asked for with `Accept: <gnostic type>`) as `application/octet-stream` (1.20) or as
+    `application/com.github.proto-openapi.spec.v2.v1.0+protobuf` (1.37); both are the
+    gnostic type, as are the v3 documents' `.v3.v1.0` answers."""
+    media = media_type(content_type)
+    if media == "application/octet-stream" and GNOSTIC_OPENAPI in accept:
         return GNOSTIC_OPENAPI
-    return content_type
+    return _SERVED_AS.get(media, content_type)

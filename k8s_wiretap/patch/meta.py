@@ -1,9 +1,11 @@
-"""Patch metadata of Kubernetes kinds, read from an OpenAPI v2 document (`/openapi/v2`).
+"""Patch metadata of Kubernetes kinds, read from an OpenAPI document: v2 (`/openapi/v2`) or v3
+(`/openapi/v3/apis/apps/v1`, one document per group version).
 
-`PatchSchema.from_openapi(document)` indexes the document's definitions by
-`x-kubernetes-group-version-kind`; `.for_kind("apps/v1", "Deployment")` returns the root `Node`
-and nodes are walked by JSON field name: `node.field("spec").field("template")`, `node.item()`
-for list items and map values. Every node carries what patching needs:
+`PatchSchema.from_openapi(document)` indexes the document's definitions (v2) or
+`components.schemas` (v3) by `x-kubernetes-group-version-kind`; `.for_kind("apps/v1",
+"Deployment")` returns the root `Node` and nodes are walked by JSON field name:
+`node.field("spec").field("template")`, `node.item()` for list items and map values. Every
+node carries what patching needs:
 
 - `kind`: "struct" (properties), "map" (additionalProperties), "list", "scalar" or "any";
 - strategic merge patch: `strategies` (`x-kubernetes-patch-strategy` split on ","),
@@ -14,28 +16,47 @@ for list items and map values. Every node carries what patching needs:
 
 Nodes are built lazily and cached, so recursive types (JSONSchemaProps) cost nothing until
 walked. `$ref`s are followed (a property's own extensions win over its target's), `allOf`
-members are merged. The API server finds SMP metadata in Go struct tags, not in OpenAPI; the
-OpenAPI document is generated from those tags, and the few places where a Go type and its
-OpenAPI shape differ are recorded here: a named definition that is an object without
-properties or additionalProperties (RawExtension, FieldsV1, JSON) is a Go struct without JSON
-fields (`opaque`), and a named scalar (Quantity, Time, IntOrString) is a Go struct.
+members are merged. v3 documents differ from v2 in three ways that matter here, each read
+as the v2 form: `$ref`s point into `#/components/schemas/`, a property of a named struct
+type is `allOf: [{$ref}]` (with its default and description beside it; schemaconv's
+`makeOpenAPIRef` reads it as the `$ref`), and IntOrString and Quantity are `oneOf` two
+scalar types instead of `type: string`. The API server finds SMP metadata in Go struct
+tags, not in OpenAPI; the OpenAPI document is generated from those tags, and the few places
+where a Go type and its OpenAPI shape differ are recorded here: a named definition that is
+an object without properties or additionalProperties (RawExtension, FieldsV1, JSON) is a Go
+struct without JSON fields (`opaque`), and a named scalar (Quantity, Time, IntOrString) is
+a Go struct.
 
 `PatchSchema.builtin()` is the Kubernetes 1.20 table shipped in `data/openapi-v2-1.20.json`
-(see scripts/reduce_openapi.py), used when a recording holds no OpenAPI document.
+(see scripts/reduce_openapi.py); `PatchSchema.bundled(release)` the shipped table nearest
+to a release (1.20, or 1.37's `data/openapi-v3-1.37.json`, see
+scripts/generate_openapi_v3.py), used when a recording holds no OpenAPI document.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["BUILTIN_DATA", "Node", "PatchSchema", "split_api_version"]
+__all__ = [
+    "BUILTIN_DATA",
+    "BUNDLED_DATA",
+    "Node",
+    "PatchSchema",
+    "ref_name",
+    "release_minor",
+    "split_api_version",
+]
 
 BUILTIN_DATA = "openapi-v2-1.20.json"
-REF_PREFIX = "#/definitions/"
+# Shipped tables by minor release; a release uses the nearest one.
+BUNDLED_DATA = {20: BUILTIN_DATA}
+REF_PREFIXES = ("#/definitions/", "#/components/schemas/")
+SCALARS = frozenset({"string", "integer", "number", "boolean"})
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -50,11 +71,39 @@ def _short(definition: str) -> str:
     return definition.rsplit(".", 1)[-1] if definition else ""
 
 
+def ref_name(ref: Any) -> str | None:
+    """The definition a local `$ref` names (v2 or v3 form), None for anything else."""
+    if isinstance(ref, str):
+        for prefix in REF_PREFIXES:
+            if ref.startswith(prefix):
+                return ref[len(prefix) :]
+    return None
+
+
 def _types(schema: Mapping[str, Any]) -> list[str]:
     value = schema.get("type")
     if value is None:
-        return []
+        return ["string"] if _scalar_one_of(schema) else []
     return [value] if isinstance(value, str) else [str(t) for t in value]
+
+
+def _scalar_one_of(schema: Mapping[str, Any]) -> bool:
+    """v3's IntOrString and Quantity: `oneOf` scalar types, which v2 calls a string."""
+    members = schema.get("oneOf")
+    return (
+        isinstance(members, list)
+        and bool(members)
+        and all(isinstance(m, Mapping) and m.get("type") in SCALARS for m in members)
+    )
+
+
+def _single_ref(schema: Mapping[str, Any]) -> str | None:
+    """The `$ref` of a v3 `allOf: [{$ref}]` property, None for any other schema."""
+    members = schema.get("allOf")
+    if not isinstance(members, list) or len(members) != 1 or "properties" in schema:
+        return None
+    member = members[0]
+    return member.get("$ref") if isinstance(member, Mapping) else None
 
 
 def _scalar_go_kind(schema: Mapping[str, Any], kind: str) -> str:
@@ -212,7 +261,7 @@ class Node:
 
 
 class PatchSchema:
-    """The definitions of one OpenAPI v2 document, walkable as `Node`s."""
+    """The definitions of one OpenAPI document (v2 or v3), walkable as `Node`s."""
 
     def __init__(self, definitions: Mapping[str, Any]) -> None:
         self.definitions = definitions
@@ -221,13 +270,26 @@ class PatchSchema:
 
     @classmethod
     def from_openapi(cls, document: Mapping[str, Any]) -> PatchSchema:
+        """The schema of a v2 document (`definitions`) or a v3 one (`components.schemas`)."""
         definitions = document.get("definitions")
+        if definitions is None:
+            components = document.get("components")
+            definitions = components.get("schemas") if isinstance(components, Mapping) else None
         return cls(definitions if isinstance(definitions, Mapping) else {})
 
     @classmethod
     def builtin(cls) -> PatchSchema:
         """Kubernetes 1.20's table (loaded on first use, then shared)."""
-        return _builtin()
+        return _bundled(BUILTIN_DATA)
+
+    @classmethod
+    def bundled(cls, release: str | None) -> PatchSchema:
+        """The shipped table nearest to `release` ("v1.37.2", "1.33"); 1.20's when None."""
+        minor = release_minor(release)
+        if minor is None:
+            return cls.builtin()
+        nearest = min(BUNDLED_DATA, key=lambda shipped: (abs(shipped - minor), shipped))
+        return _bundled(BUNDLED_DATA[nearest])
 
     def definition(self, name: str) -> Node | None:
         """The node of definition `name` ("io.k8s.api.core.v1.Pod"), None if unknown."""
@@ -260,13 +322,16 @@ class PatchSchema:
         ref = schema.get("$ref")
         if isinstance(ref, str):
             return self._ref_node(ref, schema)
+        ref = _single_ref(schema)
+        if isinstance(ref, str):
+            return self._ref_node(ref, schema)
         if "allOf" in schema:
             merged, definition = self._merge_all_of(schema)
             return Node(self, merged, definition)
         return Node(self, schema)
 
     def _ref_node(self, ref: str, schema: Mapping[str, Any]) -> Node:
-        name = ref[len(REF_PREFIX) :] if ref.startswith(REF_PREFIX) else ref
+        name = ref_name(ref) or ref
         own = {k: v for k, v in schema.items() if k.startswith("x-")}
         target = self.definitions.get(name)
         if not isinstance(target, Mapping):
@@ -282,9 +347,9 @@ class PatchSchema:
         """A definition with its `allOf` members merged and a lone `$ref` followed once."""
         if "allOf" in schema:
             return self._merge_all_of(schema)[0]
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith(REF_PREFIX):
-            target = self.definitions.get(ref[len(REF_PREFIX) :])
+        name = ref_name(schema.get("$ref"))
+        if name is not None:
+            target = self.definitions.get(name)
             if isinstance(target, Mapping) and target is not schema:
                 own = {k: v for k, v in schema.items() if k.startswith("x-")}
                 return {**target, **own}
@@ -297,10 +362,10 @@ class PatchSchema:
         for member in schema.get("allOf") or ():
             if not isinstance(member, Mapping):
                 continue
-            ref = member.get("$ref")
-            if isinstance(ref, str) and ref.startswith(REF_PREFIX):
-                definition = definition or ref[len(REF_PREFIX) :]
-                member = self.definitions.get(ref[len(REF_PREFIX) :]) or {}
+            name = ref_name(member.get("$ref"))
+            if name is not None:
+                definition = definition or name
+                member = self.definitions.get(name) or {}
             member = self._flatten(member)
             properties.update(member.get("properties") or {})
             for key, value in member.items():
@@ -311,7 +376,13 @@ class PatchSchema:
         return merged, definition
 
 
+def release_minor(release: str | None) -> int | None:
+    """20 for "v1.20.2" or "1.20"; None when `release` is not a 1.x release."""
+    match = re.match(r"v?1\.(\d+)", release or "")
+    return int(match.group(1)) if match else None
+
+
 @cache
-def _builtin() -> PatchSchema:
-    text = resources.files("k8s_wiretap.patch").joinpath("data", BUILTIN_DATA).read_text()
+def _bundled(data: str) -> PatchSchema:
+    text = resources.files("k8s_wiretap.patch").joinpath("data", data).read_text()
     return PatchSchema.from_openapi(json.loads(text))
