@@ -22,7 +22,13 @@ from k8s_wiretap.decode.body import Decoded, decode_body
 from k8s_wiretap.decode.history import History, Observation
 from k8s_wiretap.decode.watch import WatchEvent, exchange_events
 from k8s_wiretap.explain.openapi import OpenApiDocuments
-from k8s_wiretap.explain.patches import PatchReplay, not_replayed, replay_exchange
+from k8s_wiretap.explain.patches import (
+    REFUSALS,
+    PatchReplay,
+    not_replayed,
+    replay_exchange,
+    replay_refused,
+)
 from k8s_wiretap.explain.who import Who, who_in
 from k8s_wiretap.kube.media import patch_type, response_media
 from k8s_wiretap.kube.refs import ObjectRef, resource_version, uid_of
@@ -291,6 +297,12 @@ class Analysis:
         after = self.response_body(exchange).value
         if not body.ok:
             return not_replayed(kind, body.error, after, str(body.error))
+        if (
+            exchange.status in REFUSALS
+            and isinstance(after, dict)
+            and after.get("kind") == "Status"
+        ):
+            return self._replay_refused(exchange, kind, body.value, after)
         if exchange.status is None or exchange.status >= 300 or not isinstance(after, dict):
             return not_replayed(kind, body.value, after, "the server did not apply the patch")
         before, why_not = self._before(exchange, after)
@@ -298,6 +310,16 @@ class Analysis:
             return not_replayed(kind, body.value, after, why_not)
         schema = self.patch_schema(exchange.time, exchange.info.group, exchange.info.version)
         return replay_exchange(exchange, kind, body.value, before, after, schema)
+
+    def _replay_refused(
+        self, exchange: Exchange, kind: str, body: Any, status: dict[str, Any]
+    ) -> PatchReplay:
+        """A patch the server refused, replayed on the object as it was: refused alike?"""
+        before, why_not = self._before(exchange, {})
+        if before is None:
+            return not_replayed(kind, body, status, why_not)
+        schema = self.patch_schema(exchange.time, exchange.info.group, exchange.info.version)
+        return replay_refused(exchange, kind, body, before, status, schema)
 
     def _before(self, exchange: Exchange, after: dict[str, Any]) -> tuple[Observation | None, str]:
         """The object as the server had it before the patch, or None and why not."""

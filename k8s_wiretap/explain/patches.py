@@ -3,7 +3,9 @@
 The replay is our proof that we understand each patch: the local result must agree with the
 object the server returned on everything the patch sets or removes (`patch.compare`).
 `matches_server` is None when there is nothing to replay on — no earlier observation of
-the object, or one that is provably stale (a write happened in between).
+the object, or one that is provably stale (a write happened in between). A patch the server
+refused (`replay_refused`: a 409 conflict of server-side apply, a 422 JSON patch test) is
+replayed too: it matches when the engine refuses it with the server's code and message.
 
 This module is pure: the analysis finds the object as it was before (`before`) and the
 patch metadata in force (`schema`: the cluster's own OpenAPI document when the recording
@@ -20,7 +22,11 @@ from k8s_wiretap.decode.diff import diff
 from k8s_wiretap.decode.history import Observation
 from k8s_wiretap.patch import PatchError, PatchSchema, compare, replay
 
-__all__ = ["PatchReplay", "not_replayed", "replay_exchange"]
+__all__ = ["REFUSALS", "PatchReplay", "not_replayed", "replay_exchange", "replay_refused"]
+
+# The codes with which the server refuses a patch itself (what the engines predict); others
+# (403, 404, 429, 5xx) say nothing about the patch.
+REFUSALS = frozenset({400, 409, 415, 422})
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,7 @@ class PatchReplay:
     mismatches: list[str]
     before_from: Observation | None = None
     note: str | None = None
+    refused: bool = False  # the server refused the patch; `after` is its Status
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -41,7 +48,7 @@ class PatchReplay:
             "body": self.body,
             "before": self.before,
             "after": self.after,
-            "diff": diff(self.before, self.after) if self.before is not None else None,
+            "diff": None if self.before is None or self.refused else diff(self.before, self.after),
             "matches_server": self.matches_server,
             "mismatches": self.mismatches,
         }
@@ -53,12 +60,29 @@ class PatchReplay:
             }
         if self.note:
             record["note"] = self.note
+        if self.refused:
+            record["refused"] = True
         return record
 
 
 def not_replayed(kind: str, body: Any, after: Any, why: str) -> PatchReplay:
     """A PATCH there is no verdict on, and why."""
     return PatchReplay(kind, body, None, after, None, None, [], note=why)
+
+
+def _replay(
+    exchange: Exchange, kind: str, body: Any, before: Observation, schema: PatchSchema
+) -> Any:
+    """The engines' result for the exchange's patch on `before`; PatchError if they refuse."""
+    info = exchange.info
+    return replay(
+        kind,
+        body,
+        before.object,  # the engines work on copies
+        schema=schema,
+        manager=info.param("fieldManager"),
+        force=info.param("force") == "true",
+    )
 
 
 def replay_exchange(
@@ -70,17 +94,8 @@ def replay_exchange(
     schema: PatchSchema,
 ) -> PatchReplay:
     """Apply `body` to `before` as the server would and compare with the server's `after`."""
-    info = exchange.info
-    manager = info.param("fieldManager")
     try:
-        local = replay(
-            kind,
-            body,
-            before.object,  # the engines work on copies
-            schema=schema,
-            manager=manager,
-            force=info.param("force") == "true",
-        )
+        local = _replay(exchange, kind, body, before, schema)
     except PatchError as error:
         failed = f"the replay failed where the server succeeded: {error}"
         return PatchReplay(kind, body, before.object, after, None, False, [failed], before)
@@ -91,9 +106,35 @@ def replay_exchange(
         local,
         after,
         schema=schema,
-        manager=manager,
-        subresource=info.subresource,
+        manager=exchange.info.param("fieldManager"),
+        subresource=exchange.info.subresource,
     )
     return PatchReplay(
         kind, body, before.object, after, local, result.matches, result.mismatches, before
+    )
+
+
+def replay_refused(
+    exchange: Exchange,
+    kind: str,
+    body: Any,
+    before: Observation,
+    status: dict[str, Any],
+    schema: PatchSchema,
+) -> PatchReplay:
+    """A patch the server refused with `status` (its Status): the replay matches when the
+    engines refuse it too, with the same HTTP code and the same message."""
+    code, message = status.get("code", exchange.status), status.get("message")
+    try:
+        local = _replay(exchange, kind, body, before, schema)
+    except PatchError as error:
+        same = (error.status, error.server_message) == (code, message)
+        mismatches = [] if same else [f"the replay refused it with {error.status}: {error}"]
+        note = f"the server refused it ({code}: {message})"
+        return PatchReplay(
+            kind, body, before.object, status, None, same, mismatches, before, note, True
+        )
+    applied = f"the replay applied the patch the server refused ({code}: {message})"
+    return PatchReplay(
+        kind, body, before.object, status, local, False, [applied], before, None, True
     )
