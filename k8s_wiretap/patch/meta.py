@@ -54,7 +54,7 @@ __all__ = [
 
 BUILTIN_DATA = "openapi-v2-1.20.json"
 # Shipped tables by minor release; a release uses the nearest one.
-BUNDLED_DATA = {20: BUILTIN_DATA}
+BUNDLED_DATA = {20: BUILTIN_DATA, 37: "openapi-v3-1.37.json"}
 REF_PREFIXES = ("#/definitions/", "#/components/schemas/")
 SCALARS = frozenset({"string", "integer", "number", "boolean"})
 
