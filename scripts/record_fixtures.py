@@ -1,15 +1,19 @@
 """Record the stories of k8s_wiretap/workshop/scenarios.py into recordings/*.jsonl.gz.
 
-    .venv/bin/python scripts/record_fixtures.py [STORY...]
+    .venv/bin/python scripts/record_fixtures.py [--kube-version V] [STORY...]
 
 Each story runs against a fresh lab whose every client talks through the wiretap
 (`lab up --via-proxy`), so its recording holds kubectl's traffic and the whole control
-plane's (controller manager, scheduler, hollow kubelet; protobuf included). The recordings
-are redacted as always. Tests decode these committed recordings, and the same stories live.
+plane's (controller manager, scheduler, hollow kubelet; protobuf included), driven by that
+release's own kubectl. The recordings are redacted as always. On the default release a
+story is written to `recordings/NAME-story.jsonl.gz`; on another release to
+`recordings/NAME-story-MINOR.jsonl.gz` (the 1.20 one is kept as a regression input).
+Tests decode these committed recordings, and the same stories live.
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import shutil
 import sys
@@ -18,30 +22,53 @@ import time
 from pathlib import Path
 
 from k8s_wiretap.lab import Lab, UpOptions
+from k8s_wiretap.lab.releases import DEFAULT
+from k8s_wiretap.lab.versions import resolve_release
 from k8s_wiretap.workshop.scenarios import STORIES, restart_api_server, run_story
 
 OUT = Path(__file__).resolve().parents[1] / "recordings"
 
 
-def record(name: str) -> Path:
+def target(name: str, minor: str) -> Path:
+    suffix = "" if minor == resolve_minor(DEFAULT) else f"-{minor}"
+    return OUT / f"{name}-story{suffix}.jsonl.gz"
+
+
+def resolve_minor(spec: str) -> str:
+    major, minor, _ = resolve_release(spec, lookup=False).number
+    return f"{major}.{minor}"
+
+
+def record(name: str, version: str) -> Path:
+    release = resolve_release(version, lookup=False)
     with tempfile.TemporaryDirectory(prefix="record-") as scratch:
         work = Path(scratch)
         lab = Lab(work / "lab")
-        state = lab.up(UpOptions(build=False, record=work / f"{name}.jsonl"))
+        options = UpOptions(
+            build=False, record=work / f"{name}.jsonl", kube_version=release.version
+        )
+        state = lab.up(options)
         try:
             run_story(name, state.kubeconfig, work / "cache", settle=lambda: time.sleep(3))
             restart_api_server(lab.restart, state.kubeconfig, work / "cache")
         finally:
             lab.down()
-        target = OUT / f"{name}-story.jsonl.gz"
-        with (work / f"{name}.jsonl").open("rb") as source, gzip.open(target, "wb", 9) as sink:
+        out = target(name, resolve_minor(version))
+        with (work / f"{name}.jsonl").open("rb") as source, gzip.open(out, "wb", 9) as sink:
             shutil.copyfileobj(source, sink)
-        return target
+        return out
 
 
-def main(names: list[str]) -> int:
-    for name in names or list(STORIES):
-        print(f"recorded {record(name)}", file=sys.stderr)
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="record the workshop stories")
+    parser.add_argument("--kube-version", default=DEFAULT, help=f"release (default {DEFAULT})")
+    parser.add_argument("stories", nargs="*", metavar="STORY", help=", ".join(STORIES))
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.stories) - set(STORIES))
+    if unknown:
+        parser.error(f"unknown story {', '.join(unknown)} (known: {', '.join(STORIES)})")
+    for name in args.stories or list(STORIES):
+        print(f"recorded {record(name, args.kube_version)}", file=sys.stderr)
     return 0
 
 

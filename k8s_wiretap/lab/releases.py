@@ -29,8 +29,8 @@ __all__ = [
 
 Minor = tuple[int, int]
 
-DEFAULT = "1.20"  # what `lab up` runs without --kube-version
 CURRENT = "1.37"  # the newest minor the lab is tested on (`make binaries` builds it)
+DEFAULT = CURRENT  # what `lab up` runs without --kube-version
 DEBIAN_VERSION = "1.20.2"
 MODULE_MINIMUM: Minor = (1, 30)
 

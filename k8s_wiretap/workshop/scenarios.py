@@ -24,7 +24,7 @@ from typing import TextIO
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.workshop import manifest
 
-__all__ = ["STORIES", "Step", "restart_api_server", "run_story"]
+__all__ = ["STORIES", "Step", "environment", "restart_api_server", "run_story"]
 
 
 @dataclass(frozen=True)
@@ -167,6 +167,17 @@ APPLY = Story(
 STORIES = {story.name: story for story in (APPLY,)}
 
 
+def environment(kubeconfig: str, cache: Path) -> dict[str, str]:
+    """The story's environment: `kubeconfig`, a private kubectl cache, and the lab's own
+    kubectl (`DIR/bin/kubectl`, beside the lab's kubeconfig) first on PATH when the lab has
+    one, as `eval "$(k8s-wiretap lab env)"` gives; else the machine's kubectl."""
+    env = {**os.environ, "KUBECONFIG": kubeconfig, "KUBECACHEDIR": str(cache)}
+    own = Path(kubeconfig).parent / "bin"
+    if (own / "kubectl").exists():
+        env["PATH"] = f"{own}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
 def _kubectl(
     env: dict[str, str], args: tuple[str, ...], stdin: str | None, refused: str = ""
 ) -> str:
@@ -211,7 +222,7 @@ def run_story(
     settle: Callable[[], None] | None = None,
 ) -> None:
     """Run story `name` against `kubeconfig`; `settle` runs after the last step."""
-    env = {**os.environ, "KUBECONFIG": kubeconfig, "KUBECACHEDIR": str(cache)}
+    env = environment(kubeconfig, cache)
     background: list[subprocess.Popen[str]] = []
     try:
         for step in STORIES[name].steps:
@@ -242,7 +253,7 @@ def restart_api_server(restart: Callable[[str], None], kubeconfig: str, cache: P
     watches end, they re-list and re-watch; after a restart the watch cache starts at
     etcd's current revision, so a watch from an older resourceVersion gets HTTP 200 and
     then ERROR 410 Expired."""
-    env = {**os.environ, "KUBECONFIG": kubeconfig, "KUBECACHEDIR": str(cache)}
+    env = environment(kubeconfig, cache)
     restart("apiserver")
     old = "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=3"
     _kubectl(env, ("get", "--raw", old), None)

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from k8s_wiretap.capture.exchange import Client, Exchange, Identity, Request
-from k8s_wiretap.capture.reader import Recording
+from k8s_wiretap.capture.reader import Recording, load
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.who import Who, who_in, who_of
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.views.json import exchange_record
 from tests.conftest import cli
 from tests.proxy.conftest import ProxyProcess, spawn_proxy
-from tests.recorded import story
+from tests.recorded import STORY, STORY_1_20, story
 
 CM = "kube-controller-manager/v1.20.2 (linux/amd64) kubernetes/faecb19"
 ADMIN = Identity("added by proxy", "kubernetes-admin (system:masters) [client certificate]")
@@ -222,8 +222,9 @@ def test_the_wiretap_itself() -> None:
 # -- the committed recording ---------------------------------------------------------------
 
 
-def test_every_exchange_of_the_recording_has_a_component() -> None:
-    analysis = Analysis.of(story())
+@pytest.mark.parametrize("recording", [STORY, STORY_1_20], ids=["1.37", "1.20"])
+def test_every_exchange_of_the_recording_has_a_component(recording: Path) -> None:
+    analysis = Analysis.of(load(recording))
     hows: dict[str, int] = {}
     for sent in analysis.exchanges:
         who = analysis.who(sent)
@@ -234,12 +235,21 @@ def test_every_exchange_of_the_recording_has_a_component() -> None:
     assert set(hows) == {"user agent", "behaviour"}  # behaviour: the hollow kubelet
     kubelet = [e for e in analysis.exchanges if e.component == "kubelet"]
     assert {analysis.who(e).node for e in kubelet} == {"node-1"}
+    kubectl = [analysis.who(e) for e in analysis.exchanges if e.component.startswith("kubectl")]
+    assert kubectl and all(w.command.startswith("kubectl ") and w.session for w in kubectl)
+
+
+def test_the_machines_kubectl_dispatcher_is_kubectl() -> None:
+    """The 1.20 story ran the machine's kubectl (google-cloud-sdk's dispatcher in front of
+    it), the 1.37 one the release's own: the dispatcher's `/version` is kubectl's too."""
+    analysis = Analysis.of(load(STORY_1_20))
     dispatched = [
         analysis.who(e)
         for e in analysis.exchanges
         if e.user_agent.startswith("kubectl-dispatcher/")
     ]
     assert dispatched and all(w.command.startswith("kubectl ") and w.session for w in dispatched)
+    assert not any(e.user_agent.startswith("kubectl-dispatcher/") for e in story().exchanges)
 
 
 def test_the_json_view_says_who() -> None:

@@ -43,9 +43,15 @@ def test_spellings() -> None:
             parse_spec(wrong)
 
 
-def test_the_default_is_still_1_20_from_debian(cache: Path) -> None:
-    assert DEFAULT == "1.20"
+def test_the_default_is_the_current_release(cache: Path) -> None:
+    assert DEFAULT == CURRENT
+    cached(cache, Release("1.37.2"))
     release = resolve_release(None, lookup=False)
+    assert release == Release("1.37.2") and not release.from_debian
+
+
+def test_1_20_comes_from_debian(cache: Path) -> None:
+    release = resolve_release("1.20", lookup=False)
     assert release == DEBIAN_RELEASE and release.from_debian
     assert release.cache_name == "1.20.2-wiretap3"  # caches made before versions still count
     assert "etcd" not in release.built and "kubectl" not in release.built
@@ -75,7 +81,7 @@ def test_module_releases_build_their_own_etcd_and_kubectl() -> None:
 def test_make_binaries_builds_the_default_and_the_current_release() -> None:
     makefile = (Path(__file__).parents[2] / "Makefile").read_text()
     versions = next(ln for ln in makefile.splitlines() if ln.startswith("KUBE_VERSIONS ?="))
-    assert versions.split("?=")[1].split() == [DEFAULT, CURRENT]
+    assert versions.split("?=")[1].split() == ["1.20", CURRENT]
 
 
 def test_a_release_the_lab_does_not_run_is_a_one_line_usage_error(tmp_path: Path) -> None:
