@@ -60,6 +60,7 @@ class Client:
     watches: tuple[tuple[str, str], ...]  # (group, resource); ("", "*") for every resource
     reads: tuple[Operation, ...]
     writes: tuple[Operation, ...]
+    since: str = ""  # the release that added it ("1.32"), when the oldest lab release lacks it
 
     @property
     def wiretap_name(self) -> str:
@@ -91,6 +92,7 @@ def _client(entry: dict[str, Any]) -> Client:
         watches,
         operations("reads"),
         operations("writes"),
+        str(entry.get("since", "")),
     )
 
 

@@ -8,14 +8,16 @@ import pytest
 
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.kube.controllers import Operation, client, clients
-from tests.recorded import STORY
+from tests.recorded import STORY, STORY_1_20
 
 WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
-@pytest.fixture(params=["committed", "live"], scope="module")
+@pytest.fixture(params=["committed", "committed-1.20", "live"], scope="module")
 def recording_path(request: pytest.FixtureRequest) -> Path:
-    return STORY if request.param == "committed" else Path(request.getfixturevalue("story"))
+    if request.param == "live":
+        return Path(request.getfixturevalue("story"))
+    return STORY if request.param == "committed" else STORY_1_20
 
 
 def test_every_write_of_the_control_plane_is_declared(recording_path: Path) -> None:
@@ -68,3 +70,17 @@ def test_operations_parse_groups_from_the_discovery_table() -> None:
     assert deployment is not None and deployment.watches_resource("apps", "replicasets")
     assert not deployment.writes_to("create", "", "pods")
     assert client("kubelet") is not None and client("scheduler/leader-election") is not None
+
+
+def test_clients_the_older_release_lacks_say_since_when() -> None:
+    """Every client the 1.20 recording shows is in the table without a `since`; the ones
+    only 1.37 has say which release added them."""
+    old = {e.component for e in load(STORY_1_20).exchanges}
+    new = {e.component for e in load(STORY).exchanges} - old
+    for name in new:
+        known = client(name)
+        if known is not None:
+            assert known.since, name
+    for name in old:
+        known = client(name)
+        assert known is None or not known.since, name
