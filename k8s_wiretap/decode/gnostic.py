@@ -27,6 +27,7 @@ __all__ = ["ACCEPT", "openapi_from_gnostic"]
 ACCEPT = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 
 Reader = Callable[[Field], Any]
+OMIT: Any = object()  # what a reader returns for a field the JSON form does not have
 
 
 def _bytes(field: Field) -> bytes:
@@ -139,6 +140,8 @@ def _message(fields: dict[int, tuple[str, Reader, bool]]) -> Callable[[Field], d
                 continue
             name, reader, repeated = spec
             value = reader(inner)
+            if value is OMIT:
+                continue
             if name == "":  # vendor extensions
                 extensions[value[0]] = value[1]
             elif repeated:
