@@ -7,7 +7,7 @@ keep their case (quotes removed).
 
 from __future__ import annotations
 
-__all__ = ["is_json", "media_parameters", "media_type"]
+__all__ = ["is_cbor", "is_json", "media_parameters", "media_type"]
 
 
 def media_type(content_type: str) -> str:
@@ -28,3 +28,10 @@ def media_parameters(content_type: str) -> dict[str, str]:
 def is_json(content_type: str) -> bool:
     """`application/json` and every `+json` or `-json` type (merge patches, `stream=watch`)."""
     return media_type(content_type).endswith("json")
+
+
+def is_cbor(content_type: str) -> bool:
+    """`application/cbor`, a CBOR Sequence (`application/cbor-seq`, CBOR watch streams) and
+    every `+cbor` type (`application/apply-patch+cbor`)."""
+    media = media_type(content_type)
+    return media in ("application/cbor", "application/cbor-seq") or media.endswith("+cbor")
