@@ -1,4 +1,4 @@
-"""Decode one body, whatever it is: JSON, YAML, Kubernetes protobuf, text — never raising.
+"""Decode one body, whatever it is: JSON, YAML, Kubernetes protobuf, CBOR, text — never raising.
 
 Decoders are small objects in mitmproxy's contentview style: `priority(media, data)` says
 how well a decoder can read a body (0: not at all) and `decode(data, media)` reads it. The
@@ -17,7 +17,9 @@ from typing import Any, Protocol
 import yaml
 
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI, media_type
+from k8s_wiretap.wire.cborseq import self_described
 from k8s_wiretap.wire.envelope import MAGIC
+from k8s_wiretap.wire.media import is_cbor
 
 __all__ = ["DECODERS", "Decoded", "decode_body", "undecodable"]
 
@@ -27,8 +29,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 @dataclass(frozen=True)
 class Decoded:
-    """What a body is: `format` ("json", "yaml", "protobuf", "openapi-protobuf", "text",
-    "empty", "binary") and its `value`, or `error` ("undecodable: ...") when it could not be
+    """What a body is: `format` ("json", "yaml", "protobuf", "cbor", "openapi-protobuf",
+    "text", "empty", "binary") and its `value`, or `error` ("undecodable: ...") when it could not be
     read."""
 
     format: str
@@ -64,6 +66,24 @@ class ProtobufDecoder:
         from k8s_wiretap.decode.protobuf import decode_object
 
         return decode_object(data, release=release)
+
+
+class CborDecoder:
+    """apimachinery's CBOR (`application/cbor`, `application/apply-patch+cbor`), decoded to
+    the JSON the server would send. Its self-described tag (d9 d9 f7) says CBOR whatever the
+    Content-Type; a body labelled CBOR without it is still read as CBOR."""
+
+    format = "cbor"
+
+    def priority(self, media: str, data: bytes) -> int:
+        if self_described(data):
+            return 100
+        return 85 if is_cbor(media) else 0
+
+    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
+        from k8s_wiretap.decode.cbor import decode_cbor
+
+        return decode_cbor(data, release=release)
 
 
 class OpenApiDecoder:
@@ -120,6 +140,7 @@ class TextDecoder:
 
 DECODERS: tuple[Decoder, ...] = (
     ProtobufDecoder(),
+    CborDecoder(),
     OpenApiDecoder(),
     JsonDecoder(),
     YamlDecoder(),

@@ -1,26 +1,49 @@
 """Watch events, decoded: type, the object, who it is, its resourceVersion, when it came.
 
 A JSON watch stream carries `{"type": ..., "object": ...}` documents; a protobuf one carries
-meta/v1 WatchEvent frames whose object is a full `k8s\\0` envelope. `kubectl get -w` asks for
-Table output, so its events carry a meta.k8s.io/v1 Table with one row whose `object` is the
-resource's partial metadata. ERROR events carry a Status: 410 Expired tells an informer to
-relist. BOOKMARK events carry only a resourceVersion.
+meta/v1 WatchEvent frames whose object is a full `k8s\\0` envelope; a CBOR one
+(`application/cbor-seq`) one self-described CBOR data item per event, its object another.
+`kubectl get -w` asks for Table output, so its events carry a meta.k8s.io/v1 Table with one
+row whose `object` is the resource's partial metadata. ERROR events carry a Status: 410
+Expired tells an informer to relist. BOOKMARK events carry only a resourceVersion.
+
+A watch list (`watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&
+allowWatchBookmarks=true`, how every informer of a 1.34+ lab starts instead of LIST then
+WATCH) sends the current state first, as ADDED events, then a BOOKMARK annotated
+`k8s.io/initial-events-end: "true"`, then changes (apiserver storage/cacher). Each event of
+such a stream has a `phase`: "initial", "initial-end" (that bookmark) or "change"; events of
+other watches have none.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange, StreamEvent
 from k8s_wiretap.decode.body import undecodable
-from k8s_wiretap.kube.media import media_type
+from k8s_wiretap.kube.media import is_cbor, media_type
+from k8s_wiretap.kube.requestinfo import parse_request
+from k8s_wiretap.wire.cborseq import self_described
 from k8s_wiretap.wire.framing import framer_for
 
-__all__ = ["WatchEvent", "decode_frame", "decode_stream", "exchange_events"]
+__all__ = [
+    "INITIAL_EVENTS_END",
+    "WatchEvent",
+    "decode_frame",
+    "decode_stream",
+    "exchange_events",
+    "is_watch_list",
+]
+
+# The annotation on the bookmark that ends a watch list's initial events
+# (apimachinery apis/meta/v1 types.go InitialEventsAnnotationKey).
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+INITIAL, INITIAL_END, CHANGE = "initial", "initial-end", "change"
 
 
 @dataclass(frozen=True)
@@ -30,6 +53,7 @@ class WatchEvent:
     time: float | None = None
     error: str | None = None
     resource_kind: str | None = None  # the watched resource's kind, when the request tells
+    phase: str | None = None  # of a watch list: "initial", "initial-end" or "change"
 
     @property
     def partial(self) -> bool:
@@ -67,6 +91,13 @@ class WatchEvent:
         return str(self._meta.get("resourceVersion", ""))
 
     @property
+    def ends_initial_events(self) -> bool:
+        """The BOOKMARK that ends a watch list's initial events."""
+        annotations = self._meta.get("annotations")
+        marked = isinstance(annotations, dict) and annotations.get(INITIAL_EVENTS_END) == "true"
+        return self.type == "BOOKMARK" and marked
+
+    @property
     def expired(self) -> bool:
         """The 410 "too old resource version" an informer answers by relisting."""
         status = self.object if isinstance(self.object, dict) else {}
@@ -81,6 +112,8 @@ class WatchEvent:
             "resource_version": self.resource_version,
             "time": self.time,
         }
+        if self.phase:
+            record["phase"] = self.phase
         if self.expired:
             record["expired"] = True
         if self.error:
@@ -96,6 +129,10 @@ def decode_frame(
         media = media_type(content_type)
         if media.endswith("json") or (not media and frame[:1] == b"{"):
             document = json.loads(frame)
+        elif is_cbor(media) or (not media and self_described(frame)):
+            from k8s_wiretap.decode.cbor import decode_cbor_watch_event
+
+            document = decode_cbor_watch_event(frame, release=release)
         else:
             from k8s_wiretap.decode.protobuf import decode_watch_event
 
@@ -118,7 +155,11 @@ def exchange_events(
     if exchange.status == 101:
         content_type = "application/json"  # the API server's WebSocket watch sends JSON text
     events = exchange.watch_events()
-    return [_event(event, content_type, resource_kind, release) for event in events[start:]]
+    decoded = [_event(event, content_type, resource_kind, release) for event in events[start:]]
+    if not is_watch_list(exchange.method, exchange.path):
+        return decoded
+    ended = _initial_end_before(exchange.id, events, start)
+    return _phased(decoded, ended)
 
 
 def _event(
@@ -132,9 +173,61 @@ def _event(
 
 
 def decode_stream(
-    data: bytes, content_type: str, release: str | None = None
+    data: bytes, content_type: str, release: str | None = None, watch_list: bool | None = None
 ) -> Iterator[WatchEvent]:
-    """Every event of a whole watch stream (what `k8s-wiretap decode` gets for one)."""
+    """Every event of a whole watch stream (what `k8s-wiretap decode` gets for one).
+    `watch_list`: whether the request was a watch list; None: if the stream has the bookmark
+    that ends initial events, it was."""
     framer = framer_for(content_type)
-    for frame in [*framer.feed(data), *framer.flush()]:
-        yield decode_frame(frame, content_type, release=release)
+    frames = [*framer.feed(data), *framer.flush()]
+    events = [decode_frame(frame, content_type, release=release) for frame in frames]
+    if watch_list is None:
+        watch_list = any(event.ends_initial_events for event in events)
+    yield from _phased(events, False) if watch_list else events
+
+
+def is_watch_list(method: str, path: str) -> bool:
+    """A watch that starts with the current state: `sendInitialEvents=true` on a watch."""
+    info = parse_request(method, path)
+    return info.verb == "watch" and (info.param("sendInitialEvents") or "").lower() == "true"
+
+
+def _phased(events: Sequence[WatchEvent], ended: bool) -> list[WatchEvent]:
+    """Each event of a watch list with its phase; `ended`: the initial events ended before."""
+    phased = []
+    for event in events:
+        if ended:
+            phase = CHANGE
+        elif event.ends_initial_events:
+            phase, ended = INITIAL_END, True
+        else:
+            phase = INITIAL
+        phased.append(dataclasses.replace(event, phase=phase))
+    return phased
+
+
+# Where each live watch list's initial events ended, as far as its events were looked at:
+# exchange id → (events scanned, index of the end bookmark or None). Bounded: oldest go first.
+_ENDS: OrderedDict[str, tuple[int, int | None]] = OrderedDict()
+_ENDS_KEPT = 4096
+_END_MARK = INITIAL_EVENTS_END.encode()
+_BOOKMARK_SIZE = 16 * 1024  # a bookmark is one object's metadata and empty fields
+
+
+def _initial_end_before(exchange: str, events: Sequence[StreamEvent], start: int) -> bool:
+    """Whether one of `events[:start]` (raw frames, already decoded by the caller) is the
+    bookmark ending the initial events. The annotation's name is plain bytes in JSON,
+    protobuf and CBOR alike, and only a small frame can be a bookmark."""
+    scanned, found = _ENDS.pop(exchange, (0, None))
+    if found is None and scanned > start:
+        scanned = 0  # the caller went back: look again from the start
+    index = scanned
+    while found is None and index < start:
+        data = events[index].data.data
+        if len(data) <= _BOOKMARK_SIZE and _END_MARK in data and b"BOOKMARK" in data:
+            found = index
+        index += 1
+    _ENDS[exchange] = (max(index, scanned), found)
+    while len(_ENDS) > _ENDS_KEPT:
+        _ENDS.popitem(last=False)
+    return found is not None and found < start
