@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import yaml
 
+from k8s_wiretap.decode.gnostic_v3 import OpenApiV3Decoder
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI, media_type
 from k8s_wiretap.wire.cborseq import self_described
 from k8s_wiretap.wire.envelope import MAGIC
@@ -142,6 +143,7 @@ DECODERS: tuple[Decoder, ...] = (
     ProtobufDecoder(),
     CborDecoder(),
     OpenApiDecoder(),
+    OpenApiV3Decoder(),
     JsonDecoder(),
     YamlDecoder(),
     TextDecoder(),
