@@ -33,6 +33,7 @@ from k8s_wiretap.capture.identity import client_identity
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.wire.framing import Framer, framer_for
+from k8s_wiretap.wire.inflate import Inflater
 
 __all__ = ["DEFAULT_MAX_BODY", "Output", "Recorder"]
 
@@ -56,7 +57,7 @@ class _InFlight:
     info: RequestInfo
     watch: bool = False
     framer: Framer | None = None
-    decoder: Any = None  # zlib decompressobj for a content-encoded watch
+    decoder: Inflater | None = None  # for a content-encoded watch
     encoding: str = ""
     content_type: str = ""
     chunks: list[bytes] = field(default_factory=list)
@@ -264,7 +265,8 @@ class Recorder:
             state.watch = state.info.verb == "watch" and event.status == 200
             if state.watch:
                 state.framer = framer_for(_header(headers, "content-type"))
-                state.decoder = _decoder(state.encoding)
+                if state.encoding in ("gzip", "deflate"):
+                    state.decoder = Inflater(state.encoding)
         self._emit(
             {
                 "record": "response",
@@ -282,7 +284,7 @@ class Recorder:
         if state is None:
             return
         if state.watch and state.framer is not None:
-            data = state.decoder.decompress(event.data) if state.decoder else event.data
+            data = state.decoder.feed(event.data) if state.decoder else event.data
             for frame in state.framer.feed(data):
                 self._event(event.id, state, event.time, "watch", frame, state.content_type)
             return

@@ -117,6 +117,27 @@ def test_gzip_bodies_are_recorded_decoded() -> None:
     assert body["text"] == payload.decode() and body["decoded"] == "gzip"
 
 
+def test_a_compressed_watch_list_is_recorded_event_by_event() -> None:
+    """1.37 gzips a watch list and closes the gzip member at each flush (the initial events,
+    then every later event): each member's events are recorded, split as they came."""
+    out = Collect()
+    recorder = Recorder([out])
+    events = [b'{"type":"ADDED","object":{}}\n', b'{"type":"BOOKMARK","object":{}}\n']
+    later = b'{"type":"MODIFIED","object":{}}\n'
+    recorder.handle(request("w", "/api/v1/pods?watch=1&sendInitialEvents=true"))
+    recorder.handle(response("w", extra=[(b"Content-Encoding", b"gzip")]))
+    recorder.handle(Chunk("w", 1.0, gzip.compress(b"".join(events))))
+    second = gzip.compress(later)
+    recorder.handle(Chunk("w", 2.0, second[:9]))
+    recorder.handle(Chunk("w", 3.0, second[9:] + gzip.compress(later)))
+    recorder.handle(End("w", 4.0))
+    recorded = out.of("event")
+    frames = [e.rstrip(b"\n") for e in (*events, later, later)]
+    assert [body_bytes(e["data"]) for e in recorded] == frames
+    assert [e["time"] for e in recorded] == [1.0, 1.0, 3.0, 3.0]
+    assert out.of("end")[0]["events"] == 4
+
+
 def test_websocket_messages_of_a_watch_are_watch_events_and_redacted() -> None:
     out = Collect()
     recorder = Recorder([out], redactor=Redactor())

@@ -225,6 +225,37 @@ def test_a_watch_the_api_server_ends_is_recorded_whole(proxied: Kubectl, wiretap
     assert any(b"present" in event.data.data for event in watch.watch_events())
 
 
+def test_a_compressed_watch_list_is_recorded_event_by_event(
+    proxied: Kubectl, wiretap: Wiretap
+) -> None:
+    """A watch list (sendInitialEvents) is gzipped since 1.37 (WatchListCompression), one gzip
+    member per flush: the events after the initial ones were lost until the recorder read
+    every member. The recording holds each event the client got, in order."""
+    proxied("create", "namespace", "listed")
+    proxied("create", "configmap", "before", "-n", "listed")
+    path = (
+        "/api/v1/namespaces/listed/configmaps?watch=1&sendInitialEvents=true"
+        "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=6"
+    )
+    watcher = proxied.popen("get", "--raw", path)
+    recorded = r"/namespaces/listed/configmaps\?.*sendInitialEvents=true"
+    wiretap.wait_for("the watch list to open", lambda r: bool(find(r, "GET", recorded)), 20)
+    for name in ("after-1", "after-2"):
+        proxied("create", "configmap", name, "-n", "listed")
+    output, _ = watcher.communicate(timeout=30)  # the API server ends it after 6 s
+    got = [json.loads(line) for line in output.splitlines() if line.strip()]
+    recording = wiretap.wait_for(
+        "the watch list to end", lambda r: any(e.end for e in find(r, "GET", recorded))
+    )
+    watch = find(recording, "GET", recorded)[0]
+    assert watch.response is not None and watch.response.header("content-encoding") == "gzip"
+    events = [json.loads(event.data.data) for event in watch.watch_events()]
+    assert events == got
+    names = [e["object"]["metadata"].get("name") for e in events if e["type"] == "ADDED"]
+    assert [n for n in names if n != "kube-root-ca.crt"] == ["before", "after-1", "after-2"]
+    assert any(e["type"] == "BOOKMARK" for e in events[: len(events) - 2])  # initial-events-end
+
+
 def test_a_host_that_is_not_loopback_is_refused(wiretap: Wiretap) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", wiretap.port, timeout=10)
     connection.request("GET", "/api/v1/namespaces", headers={"Host": "attacker.example"})
