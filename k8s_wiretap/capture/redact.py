@@ -4,9 +4,12 @@ A redacted value becomes `redacted:<16 hex>`, an HMAC-SHA256 of the value under 
 for this recording and never stored: equal values still compare equal (so patches can still
 be checked against their objects) but no value can be recovered or guessed offline.
 
-Secret `data` values are bytes. In JSON they travel base64-encoded, in protobuf raw; both
-become the same placeholder bytes (`redacted:...`, base64-encoded again in JSON), so a Secret
-decoded from protobuf and the same Secret fetched as JSON stay equal after redaction.
+Secret `data` values are bytes. In JSON they travel base64-encoded, in protobuf raw, in CBOR
+as a byte string tagged "expected later base64 encoding" (22); all become the same
+placeholder bytes (`redacted:...`, base64-encoded again in JSON), so a Secret decoded from
+protobuf or CBOR and the same Secret fetched as JSON stay equal after redaction. A CBOR body
+(or watch event) that changed is written again as CBOR of its redacted JSON value: it decodes
+to what the redacted JSON body decodes to, its strings as text strings and `data` as base64.
 `stringData` values are strings and become the placeholder as a string, which is what the
 server turns into `data` on write: the redacted request and response still agree.
 
@@ -29,6 +32,7 @@ import json
 import os
 from typing import Any
 
+import cbor2
 import yaml
 
 from k8s_wiretap.kube.requestinfo import RequestInfo
@@ -42,7 +46,8 @@ from k8s_wiretap.kube.sensitive import (
     Sensitive,
 )
 from k8s_wiretap.wire import envelope
-from k8s_wiretap.wire.media import is_json, media_type
+from k8s_wiretap.wire.cborseq import SELF_DESCRIBED, self_described
+from k8s_wiretap.wire.media import is_cbor, is_json, media_type
 from k8s_wiretap.wire.protowire import BYTES, Field, ProtoError, encode, parse
 
 __all__ = ["UNREADABLE", "Redactor"]
@@ -112,6 +117,10 @@ class Redactor:
         sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
         if not body:
             return body, False
+        if self_described(body) or is_cbor(content_type):
+            if sensitive is None and b"Secret" not in body:
+                return body, False
+            return self._cbor_body(sensitive, body)
         if envelope.is_protobuf(body):
             return self._proto_body(sensitive, body)
         if sensitive is None and b"Secret" not in body:
@@ -124,6 +133,8 @@ class Redactor:
         protobuf field 1 key, is also a newline)."""
         if is_json(content_type):
             return self.body(info, "application/json", frame)
+        if is_cbor(content_type):
+            return self.body(info, "application/cbor", frame)
         sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
         if sensitive is None:
             return frame, False
@@ -233,6 +244,18 @@ class Redactor:
                     patched.append((operation, path, wrapped))
         return patched
 
+    # -- CBOR -----------------------------------------------------------------------------
+    def _cbor_body(self, sensitive: Sensitive | None, body: bytes) -> tuple[bytes, bool]:
+        try:
+            document = _cbor_load(body)
+        except ValueError:
+            return (UNREADABLE, True) if sensitive else (body, False)
+        before = json.dumps(document, sort_keys=True)
+        self._document(sensitive, document)
+        if json.dumps(document, sort_keys=True) == before:
+            return body, False
+        return SELF_DESCRIBED + cbor2.dumps(document), True
+
     # -- protobuf -------------------------------------------------------------------------
     def _proto_body(self, sensitive: Sensitive | None, body: bytes) -> tuple[bytes, bool]:
         if sensitive is None:
@@ -336,6 +359,54 @@ def _load(content_type: str, body: bytes) -> Any:
         except yaml.YAMLError as error:
             raise ValueError(str(error)) from error
     return json.loads(body)
+
+
+def _cbor_load(body: bytes) -> Any:
+    """A CBOR body as its JSON value (what decode/cbor.py gives, keys unordered): byte strings
+    as text, tag 22 (and 21, 23) byte strings as their later encoding; ValueError if not CBOR."""
+    try:
+        value = cbor2.loads(
+            body,
+            tag_hook=lambda tag, immutable: _later(tag),
+            semantic_decoders={0: _as_is, 1: _as_is, 55799: _as_is},
+        )
+        return _plain(value)
+    except (cbor2.CBORDecodeError, ValueError, TypeError, RecursionError) as error:
+        raise ValueError(f"not CBOR: {error}") from error
+
+
+def _as_is(value: Any, immutable: bool) -> Any:
+    return value
+
+
+def _later(tag: cbor2.CBORTag) -> Any:
+    if isinstance(tag.value, bytes):
+        if tag.tag == 22:
+            return base64.b64encode(tag.value).decode()
+        if tag.tag == 21:
+            return base64.urlsafe_b64encode(tag.value).decode().rstrip("=")
+        if tag.tag == 23:
+            return tag.value.hex()
+    return tag.value
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, dict) or hasattr(value, "items"):
+        items = value.items()
+        return {_plain(k) if isinstance(k, bytes) else _key(k): _plain(v) for k, v in items}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise ValueError(f"{type(value).__name__} in a CBOR body")
+
+
+def _key(key: Any) -> str:
+    if not isinstance(key, str):
+        raise ValueError(f"map key {key!r} is not a string")
+    return key
 
 
 def _canonical(value: Any) -> bytes:
