@@ -10,7 +10,7 @@ from typing import Any
 
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.lab import build
-from k8s_wiretap.lab.components import DEFAULT, ORDER, resolve
+from k8s_wiretap.lab.components import CBOR_ENV, DEFAULT, ORDER, resolve
 from k8s_wiretap.lab.lab import Lab, LabError, UpOptions, default_dir
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
@@ -67,6 +67,12 @@ def register(subparsers: Any) -> None:
         type=Path,
         metavar="FILE",
         help="the wiretap's recording (implies --via-proxy; default DIR/recording.jsonl)",
+    )
+    up.add_argument(
+        "--cbor",
+        action="store_true",
+        help="turn CBOR on (1.32 and later): CBORServingAndStorage on the API server, "
+        "ClientsAllowCBOR and ClientsPreferCBOR in its clients; `lab env` sets them for kubectl",
     )
     up.set_defaults(handler=_up)
 
@@ -154,6 +160,7 @@ def _up(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         record=record,
         kube_version=_checked_versions([args.kube_version])[0] if args.kube_version else None,
+        cbor=args.cbor,
     )
     state = lab.up(options)
     print(
@@ -221,6 +228,9 @@ def _env(args: argparse.Namespace) -> int:
     kubectl = Layout(lab.dir, state.ports).bin / "kubectl"
     if kubectl.exists():  # the release's own kubectl, first on PATH
         print(f'export PATH={shlex.quote(str(kubectl.parent))}:"$PATH"')
+    if state.cbor:  # kubectl's client-go reads its gates from the environment
+        for name, value in CBOR_ENV.items():
+            print(f"export {name}={value}")
     return 0
 
 

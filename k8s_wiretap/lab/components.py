@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from k8s_wiretap.lab.releases import Minor, Release
 
 __all__ = [
+    "CBOR_ENV",
+    "CBOR_SINCE",
     "COMPONENTS",
     "DEFAULT",
     "NODE_NAME",
@@ -26,6 +28,7 @@ __all__ = [
     "SERVICE_CIDR",
     "Component",
     "Only",
+    "cbor_args",
     "requires",
     "resolve",
 ]
@@ -243,6 +246,43 @@ PORTS = (
     "kubelet",
     *(f"wiretap_{name.replace('-', '_')}" for name in ("admin", *PROXIED)),
 )
+
+
+# `lab up --cbor`: CBOR on the wire, behind gates that are alpha and off in every release
+# from 1.32 to 1.37 (apiserver pkg/features/kube_features.go CBORServingAndStorage, client-go
+# features/known_features.go ClientsAllowCBOR and ClientsPreferCBOR). The kube binaries
+# register client-go's gates with their own --feature-gates (kubernetes pkg/features,
+# clientAdapter), so client-go there ignores KUBE_FEATURE_* variables; kubectl, which has no
+# such flag, reads them (client-go features/envvar.go). Typed clients ask for protobuf
+# whatever the gates say (--kube-api-content-type): the controller manager and scheduler are
+# told CBOR. Told so, the controller manager's ClusterTrustBundle publisher asks for its
+# group's discovery (`GET /apis/certificates.k8s.io/v1`) in CBOR, gets it, cannot read it
+# ("discovery failed for ClusterTrustBundle: yaml: invalid trailing UTF-8 octet") and takes
+# the controller manager down: it is left out. kubemark (the hollow kubelet) has neither
+# --feature-gates nor another way to turn on ClientsAllowCBOR, and without it client-go turns
+# `application/cbor` back into JSON: it keeps protobuf.
+CBOR_SINCE: Minor = (1, 32)
+_CLIENT_GATES = "ClientsAllowCBOR=true,ClientsPreferCBOR=true"
+_CBOR_ARGS: dict[str, tuple[str, ...]] = {
+    "apiserver": (f"--feature-gates=CBORServingAndStorage=true,{_CLIENT_GATES}",),
+    "controller-manager": (
+        f"--feature-gates={_CLIENT_GATES}",
+        "--kube-api-content-type=application/cbor",
+        "--controllers=-kube-apiserver-serving-clustertrustbundle-publisher-controller",
+    ),
+    "scheduler": (f"--feature-gates={_CLIENT_GATES}", "--kube-api-content-type=application/cbor"),
+}
+CBOR_ENV = {"KUBE_FEATURE_ClientsAllowCBOR": "true", "KUBE_FEATURE_ClientsPreferCBOR": "true"}
+
+
+def cbor_args(name: str, release: Release) -> tuple[str, ...]:
+    """The arguments that turn CBOR on for component `name`; ValueError before 1.32."""
+    if release.minor < CBOR_SINCE:
+        raise ValueError(
+            f"Kubernetes {release.version} has no CBOR (its gates came in 1.32): "
+            "--cbor needs --kube-version 1.32 or later"
+        )
+    return _CBOR_ARGS.get(name, ())
 
 
 def requires(name: str, components: tuple[str, ...]) -> tuple[str, ...]:

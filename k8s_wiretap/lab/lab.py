@@ -24,7 +24,7 @@ from typing import TextIO
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.lab import build
 from k8s_wiretap.lab.binaries import MissingBinaryError, find_binary, locate
-from k8s_wiretap.lab.components import COMPONENTS, DEFAULT, ORDER, requires, resolve
+from k8s_wiretap.lab.components import COMPONENTS, DEFAULT, ORDER, cbor_args, requires, resolve
 from k8s_wiretap.lab.layout import Layout, free_ports, runtime_dir
 from k8s_wiretap.lab.pki import write_pki
 from k8s_wiretap.lab.processes import Process, excerpt, spawn
@@ -60,6 +60,7 @@ class UpOptions:
     timeout: float = 120.0
     record: Path | None = None  # run every client through a wiretap recording here
     kube_version: str | None = None  # a --kube-version (releases.DEFAULT when None)
+    cbor: bool = False  # the CBOR gates on: components.cbor_args (1.32 and later)
 
 
 class Lab:
@@ -81,6 +82,11 @@ class Lab:
             release = resolve_release(options.kube_version, lookup=options.build)
         except KubeVersionError as error:
             raise LabError(str(error)) from error
+        if options.cbor:
+            try:
+                cbor_args("apiserver", release)
+            except ValueError as error:
+                raise LabError(str(error)) from error
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._lock():
             self._refuse_if_running()
@@ -96,6 +102,7 @@ class Lab:
                 str(layout.kubeconfig),
                 recording=str(record) if record else None,
                 kube_version=release.version,
+                cbor=options.cbor,
             )
             try:
                 self._start(layout, state, release, binaries, options, out)
@@ -189,10 +196,11 @@ class Lab:
             started = []
             for name in level:
                 component = COMPONENTS[name]
+                extra = list(cbor_args(name, release)) if options.cbor else []
                 argv = layout.argv(
                     component,
                     binaries[component.binary],
-                    options.extra_args.get(name, []),
+                    [*extra, *options.extra_args.get(name, [])],
                     release,
                 )
                 print(f"starting {name} ({component.binary})", file=out, flush=True)

@@ -30,6 +30,7 @@ class LabState:
     processes: list[Process] = field(default_factory=list)
     recording: str | None = None  # with --via-proxy: where the wiretap records
     kube_version: str = DEBIAN_RELEASE.version  # state files before versions were 1.20's
+    cbor: bool = False  # `lab up --cbor`: the CBOR gates on (components.cbor_args)
 
     def running(self) -> list[Process]:
         return [p for p in self.processes if p.alive()]
@@ -48,6 +49,7 @@ class LabState:
             "processes": [p.to_json() for p in self.processes],
             "recording": self.recording,
             "kube_version": self.kube_version,
+            "cbor": self.cbor,
         }
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(data, indent=2) + "\n")
@@ -71,4 +73,5 @@ class LabState:
             processes=[Process.from_json(p) for p in data["processes"]],
             recording=data.get("recording"),
             kube_version=data.get("kube_version", DEBIAN_RELEASE.version),
+            cbor=bool(data.get("cbor", False)),
         )
