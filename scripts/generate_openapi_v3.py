@@ -53,14 +53,21 @@ def reduce_v3(schema: Any) -> Any:
     return out
 
 
-def schemas(client: ApiClient) -> tuple[dict[str, Any], list[str]]:
-    """Every group version's components.schemas, merged and reduced; and the group versions."""
+def group_version(path: str) -> bool:
+    """`api/v1`, `apis/apps/v1`: not `apis/apps` (the group), `openid/...` or `.well-known`."""
+    parts = path.split("/")
+    return (parts[0], len(parts)) in (("api", 2), ("apis", 3))
+
+
+def schemas(client: ApiClient, only: list[str] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Every group version's components.schemas (or those of `only`), merged and reduced;
+    and the group versions."""
     index = client.get("/openapi/v3").json()["paths"]
     merged: dict[str, Any] = {}
     served = []
     for path, entry in sorted(index.items()):
-        if path.count("/") != (1 if path.startswith("api/") else 2):
-            continue  # `apis/apps` (the group) and `.well-known/...` hold no kinds
+        if not group_version(path) or (only is not None and path not in only):
+            continue
         served.append(path)
         document = client.get(entry["serverRelativeURL"]).json()
         for name, schema in document.get("components", {}).get("schemas", {}).items():
