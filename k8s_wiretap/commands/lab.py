@@ -72,7 +72,7 @@ def register(subparsers: Any) -> None:
         "--cbor",
         action="store_true",
         help="turn CBOR on (1.32 and later): CBORServingAndStorage on the API server, "
-        "ClientsAllowCBOR and ClientsPreferCBOR in its clients; `lab env` sets them for kubectl",
+        "ClientsAllowCBOR and ClientsPreferCBOR in its clients (`lab env` shows kubectl's)",
     )
     up.set_defaults(handler=_up)
 
@@ -228,9 +228,10 @@ def _env(args: argparse.Namespace) -> int:
     kubectl = Layout(lab.dir, state.ports).bin / "kubectl"
     if kubectl.exists():  # the release's own kubectl, first on PATH
         print(f'export PATH={shlex.quote(str(kubectl.parent))}:"$PATH"')
-    if state.cbor:  # kubectl's client-go reads its gates from the environment
-        for name, value in CBOR_ENV.items():
-            print(f"export {name}={value}")
+    if state.cbor:  # kubectl's client-go reads its gates from the environment: offered only,
+        # since kubectl 1.37 with them cannot read the CBOR Scale `kubectl scale` gets back
+        gates = " ".join(f"{name}={value}" for name, value in CBOR_ENV.items())
+        print(f"# kubectl in CBOR too (1.37: `kubectl scale` then fails): export {gates}")
     return 0
 
 
