@@ -309,7 +309,7 @@ class Analysis:
         if before is None:
             return not_replayed(kind, body.value, after, why_not)
         schema = self.patch_schema(exchange.time, exchange.info.group, exchange.info.version)
-        return replay_exchange(exchange, kind, body.value, before, after, schema)
+        return replay_exchange(exchange, kind, body.value, before, after, schema, self.release)
 
     def _replay_refused(
         self, exchange: Exchange, kind: str, body: Any, status: dict[str, Any]
@@ -319,7 +319,7 @@ class Analysis:
         if before is None:
             return not_replayed(kind, body, status, why_not)
         schema = self.patch_schema(exchange.time, exchange.info.group, exchange.info.version)
-        return replay_refused(exchange, kind, body, before, status, schema)
+        return replay_refused(exchange, kind, body, before, status, schema, self.release)
 
     def _before(self, exchange: Exchange, after: dict[str, Any]) -> tuple[Observation | None, str]:
         """The object as the server had it before the patch, or None and why not."""

@@ -7,9 +7,10 @@ the object, or one that is provably stale (a write happened in between). A patch
 refused (`replay_refused`: a 409 conflict of server-side apply, a 422 JSON patch test) is
 replayed too: it matches when the engine refuses it with the server's code and message.
 
-This module is pure: the analysis finds the object as it was before (`before`) and the
-patch metadata in force (`schema`: the cluster's own OpenAPI document when the recording
-holds one from before the patch, else Kubernetes 1.20's built in).
+This module is pure: the analysis finds the object as it was before (`before`), the patch
+metadata in force (`schema`: the cluster's own OpenAPI v3 or v2 document when the recording
+holds one from before the patch, else the table shipped for its release) and the server's
+release (`release`: strategic merge patch changed between releases).
 """
 
 from __future__ import annotations
@@ -71,7 +72,12 @@ def not_replayed(kind: str, body: Any, after: Any, why: str) -> PatchReplay:
 
 
 def _replay(
-    exchange: Exchange, kind: str, body: Any, before: Observation, schema: PatchSchema
+    exchange: Exchange,
+    kind: str,
+    body: Any,
+    before: Observation,
+    schema: PatchSchema,
+    release: str | None,
 ) -> Any:
     """The engines' result for the exchange's patch on `before`; PatchError if they refuse."""
     info = exchange.info
@@ -82,6 +88,7 @@ def _replay(
         schema=schema,
         manager=info.param("fieldManager"),
         force=info.param("force") == "true",
+        release=release,
     )
 
 
@@ -92,10 +99,12 @@ def replay_exchange(
     before: Observation,
     after: dict[str, Any],
     schema: PatchSchema,
+    release: str | None = None,
 ) -> PatchReplay:
-    """Apply `body` to `before` as the server would and compare with the server's `after`."""
+    """Apply `body` to `before` as the server of `release` would and compare with the
+    server's `after`."""
     try:
-        local = _replay(exchange, kind, body, before, schema)
+        local = _replay(exchange, kind, body, before, schema, release)
     except PatchError as error:
         failed = f"the replay failed where the server succeeded: {error}"
         return PatchReplay(kind, body, before.object, after, None, False, [failed], before)
@@ -121,12 +130,13 @@ def replay_refused(
     before: Observation,
     status: dict[str, Any],
     schema: PatchSchema,
+    release: str | None = None,
 ) -> PatchReplay:
     """A patch the server refused with `status` (its Status): the replay matches when the
     engines refuse it too, with the same HTTP code and the same message."""
     code, message = status.get("code", exchange.status), status.get("message")
     try:
-        local = _replay(exchange, kind, body, before, schema)
+        local = _replay(exchange, kind, body, before, schema, release)
     except PatchError as error:
         same = (error.status, error.server_message) == (code, message)
         mismatches = [] if same else [f"the replay refused it with {error.status}: {error}"]

@@ -2,11 +2,13 @@
 
 `kind` is a patch Content-Type or its short name ("strategic", "merge", "json", "apply"),
 `body` the request body (bytes, text, or already decoded), `before` the object as the server
-had it. The patch metadata comes from `schema` (default: Kubernetes 1.20's built-in table) for
-`before`'s apiVersion and kind (the configuration's when an apply creates the object and
-`before` is `{}`). The result is what the server's decoder would keep
-(`drop_unknown_fields`), not yet defaulted; errors are the `PatchError`s the server answers
-with, including 415 for a strategic merge patch of a kind with no schema (a custom resource).
+had it, `release` the API server's ("v1.37.2"; None: 1.20), whose strategic merge rules
+apply (strategic.py). The patch metadata comes from `schema` (default: the shipped table
+nearest to `release`, `PatchSchema.bundled`) for `before`'s apiVersion and kind (the
+configuration's when an apply creates the object and `before` is `{}`). The result is what
+the server's decoder would keep (`drop_unknown_fields`), not yet defaulted; errors are the
+`PatchError`s the server answers with, including 415 for a strategic merge patch of a kind
+with no schema (a custom resource).
 """
 
 from __future__ import annotations
@@ -39,19 +41,20 @@ def replay(
     schema: PatchSchema | None = None,
     manager: str | None = None,
     force: bool = False,
+    release: str | None = None,
 ) -> Any:
     """The object the server stores for this patch (before defaulting); PatchError if none."""
     short = patch_kind(kind)
     if short is None:
         raise PatchError(f"unsupported patch type {kind!r}", 415)
     patch = decode_patch_body(short, body)
-    schema = schema or PatchSchema.builtin()
+    schema = schema or PatchSchema.bundled(release)
     typed = before if before.get("apiVersion") or not isinstance(patch, dict) else patch
     node = schema.for_kind(str(typed.get("apiVersion", "")), str(typed.get("kind", "")))
     if short == "strategic":
         if node is None:
             raise PatchError(UNSUPPORTED, 415)
-        result: Any = apply_strategic(before, patch, node)
+        result: Any = apply_strategic(before, patch, node, release)
     elif short == "merge":
         result = apply_merge(before, patch)
     elif short == "json":

@@ -1,23 +1,32 @@
-"""Strategic merge patch, applied as the Kubernetes 1.20 API server applies it.
+"""Strategic merge patch, applied as the API server of a given release applies it.
 
-`apply_strategic(original, patch, node)` is apimachinery's `StrategicMergeMapPatch` with the
-server's options (parallel lists merged, unmatched nulls ignored), ported line by line from
-strategicpatch/patch.go: `mergeMap`, the `$patch: replace|merge|delete` directives, `$retainKeys`,
-`$deleteFromPrimitiveList/<field>`, `$setElementOrder/<field>`, null deletes, merge keys and
-primitive lists with the merge strategy. Patch metadata comes from `node` (see meta.py) with
-the semantics of the server's Go-struct lookup: a field missing from a struct, or a lookup below
-a map, is an error. `node=None` means no schema: maps merge, lists are replaced.
+`apply_strategic(original, patch, node, release)` is apimachinery's `StrategicMergeMapPatch`
+with the server's options (parallel lists merged, unmatched nulls ignored), ported line by line
+from strategicpatch/patch.go: `mergeMap`, the `$patch: replace|merge|delete` directives,
+`$retainKeys`, `$deleteFromPrimitiveList/<field>`, `$setElementOrder/<field>`, null deletes,
+merge keys and primitive lists with the merge strategy. Patch metadata comes from `node` (see
+meta.py) with the semantics of the server's Go-struct lookup: a field missing from a struct,
+or a lookup below a map, is an error. `node=None` means no schema: maps merge, lists are
+replaced.
 
-Quirks of the server are kept, because the point is to predict what it stores: a patch value
-for a key the original lacks is stored as sent, directives and all (the server's decoder then
-drops unknown keys such as `$setElementOrder/...`, see `prune`); `$deleteFromPrimitiveList/x`
-for a missing `x` stores the deletion list as `x`; a `$deleteFromPrimitiveList` of a list that
-is not merged replaces it; items a merge adds come before the ones the object had, unless
-`$setElementOrder` says otherwise, and the order such a list gets after `$patch: delete` items
-depends on Go slices sharing their backing array (reproduced in smp_lists.py). Go iterates
-patch maps in random order; here keys are processed in
-the patch's order (the server's result can differ only for patches whose outcome depends on it,
-such as a primitive added and deleted in the same patch).
+Quirks of the server are kept, because the point is to predict what it stores. They changed
+between releases (`SmpRules.of(release)`; `release=None` is 1.20, the oldest the lab runs):
+
+- 1.20-1.21: a patch value for a key the original lacks is stored as sent, directives and
+  all (the server's decoder then drops unknown keys such as `$setElementOrder/...`, see
+  `prune`), nulls included; `$deleteFromPrimitiveList/x` for a missing `x` stores the
+  deletion list as `x`; a `$deleteFromPrimitiveList` of a list that is not merged replaces it.
+- 1.22: a deletion list for a missing (or differently typed) `x` is dropped.
+- 1.24: nulls inside such a new value are dropped (`discardNullValuesFromPatch`).
+- 1.28: directives are removed from such a new value (`removeDirectives`: a map with `$patch`
+  goes, a list loses its `$patch` items) and from a list `$setElementOrder` adds; a deletion
+  list deletes from any list, merged or not.
+
+Items a merge adds come before the ones the object had, unless `$setElementOrder` says
+otherwise, and the order such a list gets after `$patch: delete` items depends on Go slices
+sharing their backing array (reproduced in smp_lists.py). Go iterates patch maps in random
+order; here keys are processed in the patch's order (the server's result can differ only for
+patches whose outcome depends on it, such as a primitive added and deleted in the same patch).
 
 Errors are `PatchError`s with the server's message and HTTP status (400 for malformed
 directives, 422 for lists of lists, 500 for everything the server does not classify).
@@ -25,11 +34,13 @@ directives, 422 for lists of lists, 500 for everything the server does not class
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.patch.gosemantics import SLICE, bad_arg_type, copy_json, go_eq, go_v, hash_key
-from k8s_wiretap.patch.meta import Node
+from k8s_wiretap.patch.meta import Node, release_minor
 from k8s_wiretap.patch.smp_lists import (
     DIRECTIVE,
     bad_patch_type,
@@ -40,7 +51,13 @@ from k8s_wiretap.patch.smp_lists import (
     partition,
 )
 
-__all__ = ["apply_strategic", "lookup_slice", "lookup_struct", "retain_keys_strategy"]
+__all__ = [
+    "SmpRules",
+    "apply_strategic",
+    "lookup_slice",
+    "lookup_struct",
+    "retain_keys_strategy",
+]
 
 RETAIN_KEYS = "$retainKeys"
 DELETE_PREFIX = "$deleteFromPrimitiveList"
@@ -53,13 +70,31 @@ BAD_ORDER_LIST = "invalid patch format of setElementOrder list"
 Meta = tuple[Node | None, tuple[str, ...], str]
 
 
-def apply_strategic(original: dict[str, Any], patch: Any, node: Node | None) -> dict[str, Any]:
-    """`original` with the strategic merge `patch` applied (inputs are not modified)."""
+@dataclass(frozen=True)
+class SmpRules:
+    """What a release's mergeMap does with a patch value the original has no match for."""
+
+    skip_unmatched_delete_lists: bool = False  # 1.22
+    discard_new_nulls: bool = False  # 1.24
+    remove_directives: bool = False  # 1.28, with deletion lists deleting from any list
+
+    @classmethod
+    def of(cls, release: str | None) -> SmpRules:
+        """The rules of `release` ("v1.37.2", "1.28"); 1.20's for None or an unknown one."""
+        minor = release_minor(release) or 20
+        return cls(minor >= 22, minor >= 24, minor >= 28)
+
+
+def apply_strategic(
+    original: dict[str, Any], patch: Any, node: Node | None, release: str | None = None
+) -> dict[str, Any]:
+    """`original` with the strategic merge `patch` applied as `release`'s API server does
+    (inputs are not modified)."""
     if not isinstance(patch, dict):
         kind = "array" if isinstance(patch, list) else "value"
         message = f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
         raise PatchError(message, 400)
-    return _merge_map(copy_json(original), copy_json(patch), node)
+    return _merge_map(copy_json(original), copy_json(patch), node, SmpRules.of(release))
 
 
 def lookup_struct(node: Node | None, key: str) -> Meta:
@@ -104,12 +139,12 @@ def retain_keys_strategy(strategies: tuple[str, ...]) -> tuple[bool, str]:
 
 
 def _merge_map(
-    original: dict[str, Any], patch: dict[str, Any], node: Node | None
+    original: dict[str, Any], patch: dict[str, Any], node: Node | None, rules: SmpRules
 ) -> dict[str, Any]:
     if DIRECTIVE in patch:
         return _map_directive(patch[DIRECTIVE], patch)
     _apply_retain_keys(original, patch)
-    _merge_ordered_lists(original, patch, node)
+    _merge_ordered_lists(original, patch, node, rules)
     for key, value in list(patch.items()):
         delete_list = key.startswith(DELETE_PREFIX)
         if delete_list:
@@ -117,30 +152,79 @@ def _merge_map(
         if value is None:
             original.pop(key, None)
         elif key not in original or type(original[key]) is not type(value):
-            original[key] = value
+            if not (delete_list and rules.skip_unmatched_delete_lists):
+                _store_new(original, key, value, rules)
         elif isinstance(value, dict):
-            original[key] = _merge_child_map(original[key], value, node, key)
+            original[key] = _merge_child_map(original[key], value, node, key, rules)
         elif isinstance(value, list):
-            original[key] = _merge_child_list(original[key], value, node, key, delete_list)
+            original[key] = _merge_child_list(original[key], value, node, key, delete_list, rules)
         else:
             original[key] = value
     return original
 
 
-def _merge_child_map(original: Any, patch: dict[str, Any], node: Node | None, key: str) -> Any:
+def _store_new(original: dict[str, Any], key: str, value: Any, rules: SmpRules) -> None:
+    """A patch value with nothing to merge into: stored as the release stores it."""
+    if rules.discard_new_nulls:
+        _discard_nulls(value)
+    if rules.remove_directives:
+        value, keep = _remove_directives(value)
+        if not keep:
+            original.pop(key, None)
+            return
+    original[key] = value
+
+
+def _discard_nulls(value: Any) -> None:
+    """discardNullValuesFromPatch: drop null members of maps, at every depth."""
+    if isinstance(value, dict):
+        for key in [k for k, v in value.items() if v is None]:
+            del value[key]
+        for child in value.values():
+            _discard_nulls(child)
+    elif isinstance(value, list):
+        for child in value:
+            _discard_nulls(child)
+
+
+def _remove_directives(value: Any) -> tuple[Any, bool]:
+    """removeDirectives: (the value without `$patch` maps, whether to keep it at all)."""
+    if isinstance(value, dict):
+        if DIRECTIVE in value:
+            return None, False
+        for key in list(value):
+            value[key], keep = _remove_directives(value[key])
+            if not keep:
+                del value[key]
+        return value, True
+    if isinstance(value, list):
+        kept = [_remove_directives(item) for item in value]
+        return [item for item, keep in kept if keep], True
+    return value, True
+
+
+def _merge_child_map(
+    original: Any, patch: dict[str, Any], node: Node | None, key: str, rules: SmpRules
+) -> Any:
     child, strategies, _ = lookup_struct(node, key)
     _, strategy = retain_keys_strategy(strategies)
-    return patch if strategy == "replace" else _merge_map(original, patch, child)
+    return patch if strategy == "replace" else _merge_map(original, patch, child, rules)
 
 
 def _merge_child_list(
-    original: Any, patch: list[Any], node: Node | None, key: str, delete_list: bool
+    original: Any,
+    patch: list[Any],
+    node: Node | None,
+    key: str,
+    delete_list: bool,
+    rules: SmpRules,
 ) -> list[Any]:
     item, strategies, merge_key = lookup_slice(node, key)
     _, strategy = retain_keys_strategy(strategies)
-    if strategy != "merge":
+    if strategy != "merge" and not (delete_list and rules.remove_directives):
         return patch
-    return merge_slice(original, patch, item, merge_key, delete_list, _merge_map)
+    merge = partial(_merge_map, rules=rules)
+    return merge_slice(original, patch, item, merge_key, delete_list, merge)
 
 
 def _map_directive(directive: Any, patch: dict[str, Any]) -> dict[str, Any]:
@@ -178,13 +262,13 @@ def _apply_retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
 
 
 def _merge_ordered_lists(
-    original: dict[str, Any], patch: dict[str, Any], node: Node | None
+    original: dict[str, Any], patch: dict[str, Any], node: Node | None, rules: SmpRules
 ) -> None:
     """mergePatchIntoOriginal: merge each `$setElementOrder/x` list with `x`, in order."""
     for key in [k for k in patch if k.startswith(ORDER_PREFIX)]:
         if key in patch:
             order = patch.pop(key)
-            _merge_ordered_list(original, patch, node, key, order)
+            _merge_ordered_list(original, patch, node, key, order, rules)
 
 
 def _list_value(holder: dict[str, Any], key: str) -> list[Any] | None:
@@ -197,7 +281,12 @@ def _list_value(holder: dict[str, Any], key: str) -> list[Any] | None:
 
 
 def _merge_ordered_list(
-    original: dict[str, Any], patch: dict[str, Any], node: Node | None, key: str, order: Any
+    original: dict[str, Any],
+    patch: dict[str, Any],
+    node: Node | None,
+    key: str,
+    order: Any,
+    rules: SmpRules,
 ) -> None:
     if not isinstance(order, list):
         raise bad_arg_type(SLICE, order)
@@ -212,9 +301,10 @@ def _merge_ordered_list(
     if patch_list is None:
         merged: list[Any] = current or []
     elif current is None:
-        merged = patch_list
+        merged = _remove_directives(patch_list)[0] if rules.remove_directives else patch_list
     elif strategy == "merge":
-        merged = merge_slice(current, patch_list, item, merge_key, False, _merge_map)
+        merge = partial(_merge_map, rules=rules)
+        merged = merge_slice(current, patch_list, item, merge_key, False, merge)
     else:
         merged = patch_list
     in_order, server_only = partition(merged, order, merge_key)
