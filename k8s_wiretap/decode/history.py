@@ -7,6 +7,12 @@ seen by the client whose watch delivered it), and which incarnation (uid) it was
 write returns is the version its watch events carry, which is how a write is linked to the
 events it causes (`at`). Inserts cost O(log n) (a bisection; recordings arrive almost in
 time order, so the list insert is nearly always an append).
+
+A history read as a stream (`explain --format json`) is kept bounded with `forget(before)`:
+per object, only the observations from `before` on and the latest one before it (what a
+patch at `before` or later can start from, and every version seen since), so what it holds
+is the recent traffic plus one observation per object — the size of the cluster, not of
+the recording.
 """
 
 from __future__ import annotations
@@ -68,6 +74,25 @@ class _Timeline:
         else:
             bisect.insort(seen, observation, key=_time)
 
+    def forget(self, before: float) -> None:
+        """Drop the observations older than `before` but the latest of them."""
+        index = bisect.bisect_left(self.times, before) - 1
+        if index <= 0:
+            return
+        dropped = self.observations[:index]
+        del self.times[:index], self.observations[:index]
+        gone = {id(o) for o in dropped}
+        for version in {o.resource_version for o in dropped} - {None}:
+            assert version is not None
+            left = [o for o in self.by_version.get(version, ()) if id(o) not in gone]
+            if left:
+                self.by_version[version] = left
+            else:
+                self.by_version.pop(version, None)
+        kept = [o.resource_version for o in self.observations if o.resource_version is not None]
+        if kept:  # versions below every kept one can no longer make a kept one stale
+            del self.versions[: bisect.bisect_left(self.versions, min(kept))]
+
 
 def _time(observation: Observation) -> float:
     return observation.time
@@ -87,6 +112,16 @@ class History:
 
     def __len__(self) -> int:
         return len(self._objects)
+
+    def forget(self, before: float) -> None:
+        """Keep, per object, the observations from `before` on and the latest before it."""
+        for timeline in self._objects.values():
+            timeline.forget(before)
+
+    @property
+    def held(self) -> int:
+        """How many observations it holds."""
+        return sum(len(t.observations) for t in self._objects.values())
 
     def __iter__(self) -> Iterator[ObjectRef]:
         return iter(self._objects)

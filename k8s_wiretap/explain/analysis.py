@@ -7,11 +7,17 @@ way: updates are queued and worked off before any question is answered, an excha
 response is decoded again once its `end` has arrived, and a watch's events are decoded as
 they come. What the server serves (resource ↔ kind ↔ scope) is learned from the recording's
 own discovery documents as they pass, on top of the built-in table (`kube.resources`).
+
+Bodies are decoded through a cache keyed by their bytes (`decode/cache.py`): what repeats
+is decoded once. Read as a stream (`explain/stream.py`), `forget(before)` drops the
+exchanges before `before` that have ended, with what was decoded of them, and keeps of the
+history only what later patches can start from (`History.forget`).
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +25,7 @@ from k8s_wiretap.capture.assemble import Update
 from k8s_wiretap.capture.exchange import Body, EtcdChange, Exchange
 from k8s_wiretap.capture.reader import Recording
 from k8s_wiretap.decode.body import Decoded, decode_body
+from k8s_wiretap.decode.cache import DecodeCache
 from k8s_wiretap.decode.history import History, Observation
 from k8s_wiretap.decode.watch import WatchEvent, exchange_events
 from k8s_wiretap.explain.openapi import OpenApiDocuments
@@ -52,12 +59,19 @@ NOT_OBJECTS = frozenset(
 )
 WRITES = frozenset({"create", "update", "patch"})
 CHANGES = frozenset({"ADDED", "MODIFIED", "DELETED"})
+DECODED = DecodeCache()
+
+Listener = Callable[[Exchange, ObjectRef, Observation], None]
 
 
 def _decode(body: Body | None, content_type: str, release: str | None) -> Decoded:
     if body is None:
         return Decoded("empty")
-    return decode_body(body.data, content_type, truncated=body.truncated, release=release)
+    key = (body.data, content_type, release, body.truncated)
+    return DECODED.get(
+        key,
+        lambda: decode_body(body.data, content_type, truncated=body.truncated, release=release),
+    )
 
 
 def recorded_release(exchanges: list[Exchange]) -> str | None:
@@ -117,6 +131,8 @@ class Analysis:
         self._replays: dict[str, PatchReplay | None] = {}  # until the next update
         self._versions: dict[str, str] = {}  # upstream server → its gitVersion
         self._etcd: dict[tuple[str, int], EtcdChange] = {}  # (key, revision) → what landed
+        self._who: dict[str, Who] = {}
+        self._listeners: list[Listener] = []
 
     @classmethod
     def of(cls, recording: Recording) -> Analysis:
@@ -214,7 +230,16 @@ class Analysis:
     def who(self, exchange: Exchange) -> Who:
         """Who sent `exchange`: its component, client, kubectl command, identity, and the
         evidence that decided (`explain/who.py`), among the exchanges taken in so far."""
-        return who_in(self.exchanges, exchange)
+        found = self._who.get(exchange.id)
+        if found is None:
+            found = who_in(self.exchanges, exchange)
+            if not found.how.startswith("behaviour"):  # what comes later cannot change it
+                self._who[exchange.id] = found
+        return found
+
+    def on_observation(self, listener: Listener) -> None:
+        """Call `listener(exchange, ref, observation)` for each observation from now on."""
+        self._listeners.append(listener)
 
     # -- history ----------------------------------------------------------------------------
     @property
@@ -265,7 +290,10 @@ class Analysis:
         event: int | None = None,
     ) -> None:
         observation = Observation.of(obj, when, source, exchange.id, exchange.component, event)
-        self._history.add(self.ref(exchange, obj), observation)
+        ref = self.ref(exchange, obj)
+        self._history.add(ref, observation)
+        for listener in self._listeners:
+            listener(exchange, ref, observation)
 
     def _learn(self, exchange: Exchange) -> None:
         """Discovery documents and OpenAPI documents: what the server serves, and how."""
@@ -349,3 +377,23 @@ class Analysis:
         self._catch_up()
         group_version = f"{group}/{version}" if group else version
         return self._openapi.schema(before, group_version, self.release)
+
+    # -- forgetting -------------------------------------------------------------------------
+    def forget(self, before: float, keeping: Container[str] = ()) -> None:
+        """Drop the ended exchanges older than `before` (but those `keeping` names) and what
+        was decoded of them, etcd's records older than it, and the history but what later
+        patches can start from."""
+        self._catch_up()
+        cut = bisect.bisect_left(self.exchanges, before, key=lambda e: e.time)
+        old = self.exchanges[:cut]
+        gone = [e for e in old if e.end is not None and e.id not in keeping]
+        self.exchanges[:cut] = [e for e in old if e.end is None or e.id in keeping]
+        for exchange in gone:
+            self._progress.pop(exchange.id, None)
+            self._requests.pop(exchange.id, None)
+            self._responses.pop(exchange.id, None)
+            self._events.pop(exchange.id, None)
+            self._who.pop(exchange.id, None)
+        self._replays.clear()
+        self._etcd = {k: c for k, c in self._etcd.items() if c.time >= before}
+        self._history.forget(before)
