@@ -10,14 +10,14 @@ from typing import Any
 
 import yaml
 
-from k8s_wiretap.capture.reader import load
+from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.kube.media import is_watch_stream
-from k8s_wiretap.views.json import exchange_record
+from k8s_wiretap.views.json import write_json
 from k8s_wiretap.views.lines import exchange_line
 from k8s_wiretap.views.story import write_story
 
@@ -116,6 +116,12 @@ def _decode(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
+    if args.format == "json":  # a stream: any size of recording in bounded memory
+        warnings: list[str] = []
+        assembler = write_json(iter_records(args.recording, warnings), sys.stdout)
+        for warning in warnings + assembler.warnings:
+            print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+        return 0
     recording = load(args.recording)
     for warning in recording.warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
@@ -124,12 +130,6 @@ def _explain(args: argparse.Namespace) -> int:
         story = Explainer(analysis)
         write_story(story, sys.stdout, noise=args.all, markdown=args.format == "markdown")
         return 0
-    explainer = Explainer(analysis) if args.format == "json" else None
     for exchange in analysis.exchanges:
-        if explainer is not None:
-            record = exchange_record(analysis, exchange, explainer)
-            line = json.dumps(record, ensure_ascii=False)
-        else:
-            line = exchange_line(exchange)
-        sys.stdout.write(line + "\n")
+        sys.stdout.write(exchange_line(exchange) + "\n")
     return 0

@@ -15,6 +15,13 @@ and when other events could explain it as well (within `TIE` of the chosen one, 
 objects), the cause says how many (`alternatives`). The controller manager's controllers
 receive their events through the shared informers, whose watches carry their own
 User-Agent suffix (`shared-informers`, `metadata-informers`).
+
+Writes are taken in time order, each linked only to what came before it. Over a stream
+(`keep=False`, `explain/stream.py`) memory stays bounded: `forget` drops the watch events
+older than `WINDOW` before the next write (they can no longer be a cause), the writes older
+than twice that but each object's latest (a late informer's ADDED carries its version),
+and every chain but those of the writes kept. What stays for good is, per object, its uids
+and ownerReferences — the size of the cluster, not of the recording.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.kube.controllers import Client, client
 from k8s_wiretap.kube.refs import ObjectRef, resource_version
 
-__all__ = ["Cause", "Chains", "Hop"]
+__all__ = ["Cause", "Chains", "Hop", "Write"]
 
 WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 WINDOW = 5.0  # seconds: a reaction comes within milliseconds; older events are not a cause
@@ -96,53 +103,137 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000, 1)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Timeline:
     times: list[float] = field(default_factory=list)
     hops: list[Hop] = field(default_factory=list)
 
+    def add(self, hop: Hop) -> None:
+        index = bisect.bisect_right(self.times, hop.time)
+        self.times.insert(index, hop.time)
+        self.hops.insert(index, hop)
+
+    def forget(self, before: float) -> None:
+        index = bisect.bisect_left(self.times, before)
+        del self.times[:index], self.hops[:index]
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """What the chains keep of a write once its exchange is gone: enough to name it."""
+
+    id: str
+    time: float
+    component: str
+    act: str  # its verb, or "binding"
+    chain: tuple[str, ...]  # exchange ids from the root of its tree down to it
+
 
 class Chains:
-    """The causes of every write of an analysis, and the trees they make."""
+    """The causes of every write of an analysis, and the trees they make.
 
-    def __init__(self, analysis: Analysis) -> None:
+    Writes are taken in time order (`add`, or all of the analysis's at once); the watch
+    events come from the analysis's history as it learns them. `keep=False` (a stream)
+    holds only what later writes can still need — see `forget`."""
+
+    def __init__(self, analysis: Analysis, *, keep: bool = True) -> None:
         self.analysis = analysis
-        self._by_id = {e.id: e for e in analysis.exchanges}
+        self.keep = keep
+        self._by_id: dict[str, Exchange] = {}
         self._hops: dict[tuple[str, ObjectRef], _Timeline] = defaultdict(_Timeline)
-        self._writes: dict[tuple[ObjectRef, int], str] = {}
+        self._writes: dict[tuple[ObjectRef, int], Write] = {}
         self._blind_writes: dict[ObjectRef, list[tuple[float, str]]] = defaultdict(list)
+        self._made: dict[str, Write] = {}  # write id → what it was
         self._refs_by_uid: dict[str, ObjectRef] = {}
+        self._order: dict[ObjectRef, int] = {}  # when each object was first seen
         self._uids: dict[ObjectRef, set[str]] = defaultdict(set)
         self._owners: dict[ObjectRef, set[str]] = defaultdict(set)  # → owner uids
         self._owned: dict[str, set[ObjectRef]] = defaultdict(set)  # owner uid →
         self._causes: dict[str, Cause | None] = {}
+        self._chains: dict[str, tuple[str, ...]] = {}
         self._children: dict[str, list[str]] = defaultdict(list)
-        self._index()
+        self._added: set[str] = set()
+        by_id = {e.id: e for e in analysis.exchanges}
+        history = analysis.history
+        for ref in history:
+            for observation in history.timeline(ref):
+                self._take(by_id[observation.exchange], ref, observation)
+        analysis.on_observation(self._take)
         for exchange in analysis.exchanges:
-            cause = self._cause(exchange) if self._is_write(exchange) else None
-            self._causes[exchange.id] = cause
-            if cause is not None and cause.exchange is not None:
-                self._children[cause.exchange].append(exchange.id)
+            self.add(exchange)
+
+    # -- feeding ----------------------------------------------------------------------------
+    def add(self, exchange: Exchange) -> None:
+        """Take in `exchange` (once it has ended), after every exchange before it."""
+        if exchange.id in self._added:
+            return
+        _ = self.analysis.history  # every watch event recorded so far, taken in
+        self._added.add(exchange.id)
+        if self.keep:
+            self._by_id[exchange.id] = exchange
+        cause = self._cause(exchange) if self._is_write(exchange) else None
+        self._causes[exchange.id] = cause
+        parent = cause.exchange if cause is not None else None
+        if parent is not None and self.keep:
+            self._children[parent].append(exchange.id)
+        chain = (*self._chains.get(parent, ()), exchange.id) if parent else (exchange.id,)
+        if exchange.id in chain[:-1]:  # a cycle would be a bug; never loop on it
+            chain = (exchange.id,)
+        self._chains[exchange.id] = chain
+        if self._is_write(exchange):
+            self._index_write(exchange, chain)
+
+    def forget(self, before: float) -> None:
+        """Drop what no write at `before` or later can need: watch events older than
+        `WINDOW` before it, writes older than twice that (but each object's latest, which
+        an informer that starts late still sees), and the chains of the exchanges gone."""
+        for key, timeline in list(self._hops.items()):
+            timeline.forget(before - WINDOW)
+            if not timeline.times:
+                del self._hops[key]
+        horizon = before - 2 * WINDOW
+        latest: dict[ObjectRef, Write] = {}
+        for (ref, _), write in self._writes.items():
+            if ref not in latest or write.time > latest[ref].time:
+                latest[ref] = write
+        self._writes = {
+            key: w for key, w in self._writes.items() if w.time >= horizon or latest[key[0]] is w
+        }
+        for ref, blind in list(self._blind_writes.items()):  # found by time, within WINDOW
+            del blind[: bisect.bisect_left(blind, (horizon, ""))]
+            if not blind:
+                del self._blind_writes[ref]
+        kept = {w.id for w in self._writes.values()}
+        kept |= {i for blind in self._blind_writes.values() for _, i in blind}
+        self._made = {i: w for i, w in self._made.items() if i in kept or w.time >= horizon}
+        for held in (self._causes, self._chains):
+            for exchange_id in [i for i in held if i not in self._made]:
+                del held[exchange_id]
+        self._added &= set(self._causes)
 
     # -- questions --------------------------------------------------------------------------
     def exchange(self, exchange_id: str) -> Exchange:
         return self._by_id[exchange_id]
 
+    def write(self, exchange_id: str) -> Write:
+        """What a write that caused another was (kept after its exchange is gone)."""
+        return self._made[exchange_id]
+
     def caused_by(self, exchange: Exchange) -> Cause | None:
+        self.add(exchange)
         return self._causes.get(exchange.id)
 
     def children(self, exchange: Exchange) -> list[Exchange]:
         return [self._by_id[i] for i in self._children.get(exchange.id, ())]
 
+    def chain_ids(self, exchange: Exchange) -> tuple[str, ...]:
+        """The ids from the root of the tree `exchange` is in, down to `exchange`."""
+        self.add(exchange)
+        return self._chains.get(exchange.id, (exchange.id,))
+
     def chain(self, exchange: Exchange) -> list[Exchange]:
         """From the root of the tree `exchange` is in, down to `exchange`."""
-        path, seen = [exchange], {exchange.id}
-        while (cause := self._causes.get(path[-1].id)) is not None and cause.exchange:
-            if cause.exchange in seen:  # a cycle would be a bug; never loop on it
-                break
-            seen.add(cause.exchange)
-            path.append(self._by_id[cause.exchange])
-        return path[::-1]
+        return [self._by_id[i] for i in self.chain_ids(exchange)]
 
     def tree(self, root: Exchange) -> list[Exchange]:
         """Every exchange `root` set off, directly or not, in time order."""
@@ -156,40 +247,36 @@ class Chains:
         cause = self.caused_by(exchange)
         record: dict[str, Any] = {"caused_by": None}
         if cause is not None:
-            made = self._by_id[cause.exchange].time if cause.exchange else None
+            made = self._made[cause.exchange].time if cause.exchange else None
             record["caused_by"] = cause.to_json(made, exchange.time)
-        record["chain"] = [e.id for e in self.chain(exchange)]
+        record["chain"] = list(self.chain_ids(exchange))
         return record
 
     # -- the index --------------------------------------------------------------------------
-    def _index(self) -> None:
-        history = self.analysis.history
-        for ref in history:
-            for observation in history.timeline(ref):
-                self._take(ref, observation)
-        for timeline in self._hops.values():
-            order = sorted(range(len(timeline.times)), key=timeline.times.__getitem__)
-            timeline.times = [timeline.times[i] for i in order]
-            timeline.hops = [timeline.hops[i] for i in order]
-        for exchange in self.analysis.exchanges:
-            if not self._is_write(exchange):
-                continue
-            version = resource_version(self._object(exchange))
-            target = self._target(exchange)
-            if version is None:  # a Status (a binding, a delete): known by time only
-                self._blind_writes[target].append((exchange.time, exchange.id))
-            else:  # a subresource's answer (a Scale) carries its object's version too
-                self._writes.setdefault((target, version), exchange.id)
+    def _index_write(self, exchange: Exchange, chain: tuple[str, ...]) -> None:
+        info = exchange.info
+        act = "binding" if info.subresource == "binding" else info.verb
+        write = Write(exchange.id, exchange.time, exchange.component, act, chain)
+        self._made[exchange.id] = write
+        version = resource_version(self._object(exchange))
+        target = self._target(exchange)
+        if version is None:  # a Status (a binding, a delete): known by time only
+            bisect.insort(self._blind_writes[target], (exchange.time, exchange.id))
+        else:  # a subresource's answer (a Scale) carries its object's version too
+            self._writes.setdefault((target, version), write)
 
-    def _take(self, ref: ObjectRef, observation: Observation) -> None:
+    def _take(self, exchange: Exchange, ref: ObjectRef, observation: Observation) -> None:
+        order = self._order.setdefault(ref, len(self._order))
         if observation.uid:
-            self._refs_by_uid[observation.uid] = ref
+            known = self._refs_by_uid.get(observation.uid)
+            if known is None or order >= self._order[known]:  # as the history is ordered
+                self._refs_by_uid[observation.uid] = ref
             self._uids[ref].add(observation.uid)
         for owner in _owner_uids(observation.object):
             self._owners[ref].add(owner)
             self._owned[owner].add(ref)
         if observation.source == "watch" and observation.event is not None:
-            event = self.analysis.events(self._by_id[observation.exchange])[observation.event]
+            event = self.analysis.events(exchange)[observation.event]
             hop = Hop(
                 observation.exchange,
                 observation.event,
@@ -199,9 +286,7 @@ class Chains:
                 observation.time,
                 observation.component,
             )
-            timeline = self._hops[(observation.component, ref)]
-            timeline.times.append(hop.time)
-            timeline.hops.append(hop)
+            self._hops[(observation.component, ref)].add(hop)
 
     # -- one exchange -----------------------------------------------------------------------
     def _is_write(self, exchange: Exchange) -> bool:
@@ -248,7 +333,7 @@ class Chains:
             if h is not chosen and h.ref != chosen.ref and chosen.time - h.time <= TIE
         )
         by = self._write_of(chosen)
-        own = by is not None and self._by_id[by].component == exchange.component
+        own = by is not None and self._made[by].component == exchange.component
         return Cause(chosen, by, others, own)
 
     def _latest(self, watcher: str, ref: ObjectRef, before: float) -> Hop | None:
@@ -265,7 +350,7 @@ class Chains:
         if hop.resource_version is not None:
             found = self._writes.get((hop.ref, hop.resource_version))
             if found is not None:
-                return found
+                return found.id
         blind = self._blind_writes.get(hop.ref, [])
         index = bisect.bisect_left(blind, (hop.time, ""))
         if index and hop.time - blind[index - 1][0] <= WINDOW:

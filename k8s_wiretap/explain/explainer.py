@@ -8,6 +8,7 @@ is and why (`summaries.py`, with its etcd key), what set it off and the chain it
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,10 +48,27 @@ class Action:
 
 
 class Explainer:
-    def __init__(self, analysis: Analysis) -> None:
+    """`keep=False`: over a stream (`explain/stream.py`), the chains keep only what later
+    exchanges can still need; `explain` then gives no `chain` exchanges, use `to_json`."""
+
+    def __init__(self, analysis: Analysis, *, keep: bool = True) -> None:
         self.analysis = analysis
-        self.chains = Chains(analysis)
+        self.chains = Chains(analysis, keep=keep)
         self.summaries = Summaries(analysis, self.chains)
+
+    def to_json(self, exchange: Exchange) -> dict[str, Any]:
+        """What `Explained.to_json` says, without the chain's exchanges."""
+        record = {**self.summaries.explain(exchange).to_json(), **self.chains.to_json(exchange)}
+        fields = self.fields(exchange)
+        if fields is not None:
+            record["apply_fields"] = [f.to_json() for f in fields]
+        return record
+
+    def forget(self, before: float, keeping: Container[str] = ()) -> None:
+        """Let go of what no exchange from `before` on needs (a stream's explainer), but
+        the exchanges `keeping` names (still to be explained)."""
+        self.chains.forget(before)
+        self.analysis.forget(before, keeping)
 
     def explain(self, exchange: Exchange) -> Explained:
         return Explained(

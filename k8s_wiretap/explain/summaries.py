@@ -80,6 +80,33 @@ def rules() -> tuple[Rule, ...]:
     )
 
 
+@cache
+def _matched() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The facts the rules look at, and the query parameters they name."""
+    keys = sorted({k for r in rules() for k in r.match})
+    params = sorted({n for r in rules() for n in r.match.get("param") or {}})
+    return tuple(keys), tuple(params)
+
+
+_chosen: dict[tuple[Any, ...], Rule] = {}
+
+
+def _rule(facts: dict[str, Any]) -> Rule:
+    """The first rule that matches: chosen once for each combination of what the rules
+    look at (a few hundred in a recording)."""
+    keys, params = _matched()
+    key = tuple(
+        tuple(facts["param"].get(n) for n in params) if k == "param" else facts.get(k) for k in keys
+    )
+    rule = _chosen.get(key)
+    if rule is None:
+        rule = next(r for r in rules() if _matches(r.match, facts))
+        if len(_chosen) > 4096:
+            _chosen.clear()
+        _chosen[key] = rule
+    return rule
+
+
 class _Values(dict[str, Any]):
     def __missing__(self, key: str) -> str:
         return "?"
@@ -91,20 +118,28 @@ class Summaries:
     def __init__(self, analysis: Analysis, chains: Chains | None = None) -> None:
         self.analysis = analysis
         self.chains = chains or Chains(analysis)
-        self.release = release_of(analysis.server_version)
-        self._initial: set[str] = set()  # ids of the first LIST/WATCH of a client's resource
-        seen: set[tuple[str, str, str, str]] = set()
+        # the first LIST/WATCH of each client's resource: (component, verb, group, resource)
+        # → its exchange's id; exchanges explained later (a stream's) are added in time order
+        self._first: dict[tuple[str, str, str, str], str] = {}
         for exchange in analysis.exchanges:
-            info = exchange.info
-            if info.verb in ("list", "watch") and info.is_resource_request:
-                key = (exchange.component, info.verb, info.group, info.resource)
-                if key not in seen:
-                    seen.add(key)
-                    self._initial.add(exchange.id)
+            self.saw(exchange)
+
+    @property
+    def release(self) -> tuple[int, int] | None:
+        return release_of(self.analysis.server_version)
+
+    def saw(self, exchange: Exchange) -> bool:
+        """Note `exchange` (in time order); True if it is its client's first LIST or WATCH
+        of its resource (an informer starting)."""
+        info = exchange.info
+        if info.verb not in ("list", "watch") or not info.is_resource_request:
+            return False
+        key = (exchange.component, info.verb, info.group, info.resource)
+        return self._first.setdefault(key, exchange.id) == exchange.id
 
     def explain(self, exchange: Exchange) -> Explanation:
         facts = self._facts(exchange)
-        rule = next(r for r in rules() if _matches(r.match, facts))
+        rule = _rule(facts)
         values = _Values(facts)
         values.update(self._values(exchange, facts))
         return Explanation(
@@ -136,7 +171,7 @@ class Summaries:
             "param": info.options(),
             "patch": patch_type(exchange.request_header("content-type")) or "",
             "manager": info.param("fieldManager") or "",
-            "initial": exchange.id in self._initial,
+            "initial": self.saw(exchange),
             "expired": any(e.expired for e in self.analysis.events(exchange)),
             "method": exchange.method,
             "name": str(meta.get("name") or info.name),
@@ -177,10 +212,9 @@ class Summaries:
         ms = (exchange.time - hop.time) * 1000
         if cause.exchange is None:
             return f"the {seen} reached it {ms:.0f} ms before"
-        writer = self.chains.exchange(cause.exchange)
+        writer = self.chains.write(cause.exchange)
         own = "its own " if cause.own else f"{writer.component}'s "
-        act = "binding" if writer.info.subresource == "binding" else writer.info.verb
-        return f"the {seen} after {own}{act} reached it {ms:.0f} ms before"
+        return f"the {seen} after {own}{writer.act} reached it {ms:.0f} ms before"
 
     def _etcd(self, exchange: Exchange) -> dict[str, Any] | None:
         """The etcd key the exchange reads or writes, and for a write the revision."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from k8s_wiretap.capture.exchange import Exchange, Request
 from k8s_wiretap.kube.agents import (
@@ -57,7 +57,17 @@ class Who:
     why: str = ""  # the evidence, in words
 
     def to_json(self) -> dict[str, str]:
-        return asdict(self)
+        return {
+            "component": self.component,
+            "client": self.client,
+            "version": self.version,
+            "command": self.command,
+            "session": self.session,
+            "identity": self.identity,
+            "node": self.node,
+            "how": self.how,
+            "why": self.why,
+        }
 
 
 def _identity(request: Request) -> str:

@@ -8,18 +8,24 @@ error, request_body and response_body (decoded; an undecodable body is the strin
 "undecodable: <reason> [<hex preview>]"), their formats, `patch` for PATCHes ({type, body,
 before, after, diff, matches_server, mismatches}), and `events` for watches ([{type, kind,
 namespace, name, resource_version, time}]).
+
+`write_json` writes them for a whole recording as it is read, in bounded memory.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Iterable
+from typing import Any, TextIO
 
+from k8s_wiretap.capture.assemble import Assembler
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.explain.stream import explained
 
-__all__ = ["exchange_record"]
+__all__ = ["exchange_record", "write_json"]
 
 
 def _body(decoded: Decoded) -> Any:
@@ -64,5 +70,17 @@ def exchange_record(
     if info.verb == "watch" or exchange.watch_events():
         record["events"] = [event.summary() for event in analysis.events(exchange)]
     if explainer is not None:
-        record.update(explainer.explain(exchange).to_json(explainer.chains))
+        record.update(explainer.to_json(exchange))
     return record
+
+
+def _line(explainer: Explainer, exchange: Exchange) -> str:
+    record = exchange_record(explainer.analysis, exchange, explainer)
+    return json.dumps(record, ensure_ascii=False, check_circular=False)
+
+
+def write_json(records: Iterable[dict[str, Any]], out: TextIO) -> Assembler:
+    """One explained JSON line per exchange of `records` (a recording's, as read), in time
+    order, as a stream in bounded memory (`explain/stream.py`); returns the assembler (its
+    warnings)."""
+    return explained(records, _line, out.write)

@@ -1,0 +1,173 @@
+"""Explain a recording as a stream, in bounded memory: what `explain --format json` uses.
+
+`explained(records, line)` reads the records one by one (a recording may be larger than
+memory), assembles them into exchanges, feeds the analysis, and calls `line(explainer,
+exchange)` for every exchange — in time order, as `Analysis.of` orders them — once it is
+complete: ended, and `LOOKAHEAD` seconds of the recording past it (what comes shortly after
+an exchange can still say something about it: the kubectl a dispatcher's `/version` was
+for, a watch event that makes a patch's starting point stale, etcd's record of a write).
+Then everything older than it that no later exchange can need is forgotten
+(`Explainer.forget`: the analysis, the history, the chains).
+
+What stays in memory: the exchanges of the last `LOOKAHEAD` seconds and those still open
+(a watch is explained when it ends, so the lines after it wait for it, as text: an
+informer's watch ends within 10 minutes); the chains' watch events of the last `WINDOW`
+and writes of twice that; per object, its latest observation, uids and owners (the size
+of the cluster); the decode cache (64 MB of bodies at most).
+
+The release the bodies are decoded as is the first `/version` answer, as `Analysis.of`
+takes it: the records are held back until it comes (the proxy asks at start), for at most
+`PRELUDE` records.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from k8s_wiretap.capture.assemble import Assembler, Update
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.explain.analysis import Analysis, recorded_release
+from k8s_wiretap.explain.chains import WRITES
+from k8s_wiretap.explain.explainer import Explainer
+
+__all__ = ["LOOKAHEAD", "PRELUDE", "explained"]
+
+LOOKAHEAD = 12.0  # seconds: more than who.DISPATCH_WINDOW (a dispatcher's kubectl)
+PRELUDE = 5000  # records held back at most while waiting for the first /version answer
+FORGET_EVERY = 1.0  # seconds of recording between two rounds of forgetting
+
+Line = Callable[[Explainer, Exchange], str]
+
+
+def _release(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+    """The first records, up to the first /version answer (or PRELUDE), and its release."""
+    held: list[dict[str, Any]] = []
+    probe = Assembler()
+    versions: set[str] = set()
+    for record in records:
+        held.append(record)
+        update = probe.feed(record)
+        if update is None:
+            continue
+        exchange = update.exchange
+        if update.record == "request" and exchange.path.split("?")[0] == "/version":
+            versions.add(exchange.id)
+        if update.record == "end" and exchange.id in versions:
+            release = recorded_release([exchange])
+            if release is not None:
+                return held, release
+        if len(held) >= PRELUDE:
+            break
+    return held, None
+
+
+class _Output:
+    """Lines in time order: a line waits for the exchanges before it to be explained."""
+
+    def __init__(self, write: Callable[[str], object]) -> None:
+        self._write = write
+        self._slots: deque[list[str | None]] = deque()
+
+    def slot(self) -> list[str | None]:
+        slot: list[str | None] = [None]
+        self._slots.append(slot)
+        return slot
+
+    def flush(self) -> None:
+        while self._slots and self._slots[0][0] is not None:
+            self._write(self._slots.popleft()[0] + "\n")  # type: ignore[operator]
+
+    @property
+    def waiting(self) -> int:
+        return len(self._slots)
+
+
+class _Stream:
+    def __init__(self, explainer: Explainer, line: Line, write: Callable[[str], object]):
+        self.explainer = explainer
+        self.analysis = explainer.analysis
+        self.line = line
+        self.output = _Output(write)
+        self.waiting: list[Exchange] = []  # in time order, not explained yet
+        self.aside: dict[str, tuple[Exchange, list[str | None]]] = {}  # open, not writes
+        self.orphans: set[str] = set()  # exchanges whose request was not recorded
+        self.forgotten = self.looked = -math.inf
+
+    def add(self, exchange: Exchange) -> None:
+        bisect.insort(self.waiting, exchange, key=lambda e: e.time)
+
+    def take(self, update: Update) -> None:
+        exchange = update.exchange
+        if update.record == "request":
+            self.add(exchange)
+        elif exchange.request.unrecorded and exchange.id not in self.orphans:
+            self.orphans.add(exchange.id)
+            self.add(exchange)
+
+    def drain(self, now: float) -> None:
+        """Explain every exchange that is complete by `now` (math.inf: all of them)."""
+        frontier = None
+        while self.waiting:
+            exchange = self.waiting[0]
+            if exchange.end is None and exchange.info.verb not in WRITES and now < math.inf:
+                # a watch, say: explained when it ends; it needs no chain of its own
+                self.waiting.pop(0)
+                self.explainer.summaries.saw(exchange)
+                self.aside[exchange.id] = (exchange, self.output.slot())
+                continue
+            if not _complete(exchange, now):
+                break
+            self.waiting.pop(0)
+            self.explainer.summaries.saw(exchange)
+            self.output.slot()[0] = self.line(self.explainer, exchange)
+            frontier = exchange.time
+        if now - self.looked >= FORGET_EVERY:  # the watches put aside, now and then
+            self.looked = now
+            for exchange_id, (exchange, slot) in list(self.aside.items()):
+                if _complete(exchange, now):
+                    slot[0] = self.line(self.explainer, exchange)
+                    del self.aside[exchange_id]
+            self.output.flush()
+        elif frontier is not None:
+            self.output.flush()
+        if frontier is not None and frontier - self.forgotten >= FORGET_EVERY:
+            self.explainer.forget(frontier, keeping=self.aside.keys())
+            self.forgotten = frontier
+
+
+def _complete(exchange: Exchange, now: float) -> bool:
+    if now == math.inf:
+        return True
+    end = exchange.end
+    return end is not None and now - max(exchange.time, end.time) >= LOOKAHEAD
+
+
+def explained(
+    records: Iterable[dict[str, Any]], line: Line, write: Callable[[str], object]
+) -> Assembler:
+    """`write(line(explainer, exchange) + "\\n")` for every exchange of `records` (a
+    recording's, header first), in time order; the assembler that read them (its notes and
+    warnings) is returned."""
+    records = iter(records)
+    held, release = _release(records)
+    analysis = Analysis(release=release)
+    stream = _Stream(Explainer(analysis, keep=False), line, write)
+    assembler = Assembler(keep=False)
+    now = -math.inf
+    for source in (held, records):
+        for record in source:
+            update = assembler.feed(record)
+            if assembler.etcd:
+                analysis.add_etcd(assembler.etcd.pop())
+            if update is None:
+                continue
+            analysis.feed(update)
+            stream.take(update)
+            now = max(now, float(record.get("time") or now))
+            stream.drain(now)
+    stream.drain(math.inf)
+    return assembler
