@@ -1,14 +1,19 @@
-"""Strategic merge patch: every applicable case of Kubernetes 1.20.2's patch_test.go, run with
-the metadata of its test schema, then Kubernetes objects with the built-in table."""
+"""Strategic merge patch: every applicable case of Kubernetes 1.20.2's and 1.37.2's
+patch_test.go, run with the metadata of its test schema and that release's rules, then
+Kubernetes objects with the built-in table and the rules that changed between releases."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from k8s_wiretap.lab.apimodules import release
 from k8s_wiretap.patch import Node, PatchError, PatchSchema, apply_strategic, drop_unknown_fields
+from tests.conftest import load_script
 from tests.patch.upstream import (
+    TABLES,
     Case,
     all_cases,
     canonical,
@@ -17,21 +22,34 @@ from tests.patch.upstream import (
     sort_merge_lists,
 )
 
-CASES = all_cases()
+CASES = all_cases("1.20") + all_cases("1.37")
 
 
 def test_every_table_is_there() -> None:
-    assert len(CASES) == 270
+    assert len([c for c in CASES if c.release == "1.20"]) == 270
+    assert len([c for c in CASES if c.release == "1.37"]) == 297
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.release} {c.id}" for c in CASES])
 def test_upstream_case(case: Case) -> None:
-    node = schema_node(case.schema)
+    node = schema_node(case.schema, case.release)
     if case.error:
         with pytest.raises(PatchError, match=case.error):
-            apply_strategic(case.original, case.patch, node)
+            apply_strategic(case.original, case.patch, node, case.release)
         return
-    assert canonical(apply_strategic(case.original, case.patch, node)) == canonical(case.expected)
+    result = apply_strategic(case.original, case.patch, node, case.release)
+    assert canonical(result) == canonical(case.expected)
+
+
+def test_the_1_37_tables_are_what_the_extractor_makes(tmp_path: Path) -> None:
+    """fixtures/smp-1.37 is extracted from apimachinery v0.37.2 (the Go module cache)."""
+    extract = load_script("extract_smp_cases")
+    folder = release("1.37").module("k8s.io/apimachinery") / "pkg/util/strategicpatch"
+    assert extract.main([str(folder), str(tmp_path)]) == 0
+    made = sorted(p.name for p in tmp_path.iterdir())
+    assert made == sorted(p.name for p in TABLES["1.37"].iterdir() if p.name != "README.md")
+    for name in made:
+        assert (tmp_path / name).read_bytes() == (TABLES["1.37"] / name).read_bytes(), name
 
 
 @pytest.mark.parametrize(("description", "original", "expected"), sort_cases())
@@ -108,6 +126,33 @@ def test_directives_of_new_values_are_stored_as_sent() -> None:
     assert result["spec"]["selector"] == patch["spec"]["selector"]
     kept = drop_unknown_fields(result, deployment_node())
     assert kept["spec"]["selector"] == {"matchLabels": {"a": "b"}}
+
+
+def test_what_later_releases_do_with_new_values() -> None:
+    """1.22 drops a deletion list with nothing to delete from, 1.24 the nulls of a new map,
+    1.28 a new value's directives (each as the lab's 1.37 server answered in
+    tests/patch/test_lab_replay.py)."""
+    bare = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
+    patch = {
+        "metadata": {"$deleteFromPrimitiveList/finalizers": ["x"], "labels": {"a": None, "b": "c"}},
+        "spec": {"selector": {"$patch": "replace", "matchLabels": {"a": "b"}}},
+    }
+    old = apply_strategic(bare, patch, deployment_node())
+    assert old["metadata"]["finalizers"] == ["x"]
+    assert old["metadata"]["labels"] == {"a": None, "b": "c"}
+    assert old["spec"]["selector"] == patch["spec"]["selector"]
+    assert apply_strategic(bare, patch, deployment_node(), "v1.20.2") == old
+    new = apply_strategic(bare, patch, deployment_node(), "v1.37.2")
+    assert new == {**bare, "metadata": {"name": "d", "labels": {"b": "c"}}, "spec": {}}
+    middle = apply_strategic(bare, patch, deployment_node(), "v1.24.0")
+    assert "finalizers" not in middle["metadata"] and middle["spec"] == old["spec"]
+    assert middle["metadata"]["labels"] == {"b": "c"}
+    # a deletion list of a list without the merge strategy: replaces it, then deletes from it
+    node = schema_node("mergeItem")
+    original = {"nonMergingIntList": [1, 2, 3]}
+    deletion = {"$deleteFromPrimitiveList/nonMergingIntList": [2]}
+    assert apply_strategic(original, deletion, node) == {"nonMergingIntList": [2]}
+    assert apply_strategic(original, deletion, node, "1.28") == {"nonMergingIntList": [1, 3]}
 
 
 @pytest.mark.parametrize(

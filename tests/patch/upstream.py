@@ -1,4 +1,5 @@
-"""Kubernetes' own strategic merge patch test cases, as fixtures (see fixtures/smp/README.md).
+"""Kubernetes' own strategic merge patch test cases, as fixtures (see fixtures/smp/README.md):
+1.20.2's in fixtures/smp, 1.37.2's (apimachinery v0.37.2) in fixtures/smp-1.37.
 
 Each case is one application of a known patch: the two-way patch to `original` (expecting
 `twoWayResult`, else `modified`, or `expectedError`), and the three-way patch to `current`
@@ -9,7 +10,7 @@ Each case is one application of a known patch: the two-way patch to `original` (
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,12 +23,17 @@ from k8s_wiretap.patch.smp_lists import element_kind
 from k8s_wiretap.patch.strategic import lookup_slice, lookup_struct, retain_keys_strategy
 
 FIXTURES = Path(__file__).parent / "fixtures" / "smp"
+TABLES = {"1.20": FIXTURES, "1.37": FIXTURES.with_name("smp-1.37")}
 OBJECT_TABLES = ("customStrategicMergePatchTestCaseData", "createStrategicMergePatchTestCaseData")
 RAW_TABLES = (
     "customStrategicMergePatchRawTestCases",
     "strategicMergePatchRawTestCases",
     "replaceRawExtensionPatchTestCases",
 )
+# TestUnknownField's "json" (1.37): a schema-less field that kubectl's OpenAPI lookup merges
+# into; with Go structs (the API server's lookup, which the engine has) the same case expects
+# an error, and the engine's is the struct lookup's "data type is not struct".
+OPENAPI_LOOKUP_ONLY = frozenset({"json"})
 
 
 @dataclass(frozen=True)
@@ -38,12 +44,16 @@ class Case:
     expected: dict[str, Any] | None
     error: str = ""
     schema: str = "mergeItem"
+    release: str = "1.20"  # whose tables, and whose server's rules (strategic.SmpRules)
 
 
 @cache
-def schema_node(name: str) -> Node:
+def schema_node(name: str, release: str = "1.20") -> Node:
+    """A definition of the test schema (upstream's testdata, which 1.37 ships with a
+    trailing comma Go's YAML reader takes: so does this one)."""
     file = "swagger-precision-item.json" if name == "precisionItem" else "swagger-merge-item.json"
-    node = PatchSchema.from_openapi(json.loads((FIXTURES / file).read_text())).definition(name)
+    text = (TABLES[release] / file).read_text()
+    node = PatchSchema.from_openapi(yaml.safe_load(text)).definition(name)
     assert node is not None
     return node
 
@@ -98,63 +108,70 @@ def _load(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _object_cases(table: str) -> list[Case]:
-    node = schema_node("mergeItem")
+def _object_cases(table: str, release: str) -> list[Case]:
+    node = schema_node("mergeItem", release)
     cases = []
-    for case in yaml.safe_load((FIXTURES / f"{table}.yaml").read_text())["testCases"]:
+    for case in yaml.safe_load((TABLES[release] / f"{table}.yaml").read_text())["testCases"]:
 
         def get(name: str, case: dict[str, Any] = case) -> dict[str, Any]:
             return sort_merge_lists(case.get(name) or {}, node)
 
         name = f"{table}:{case['description']}"
         expected = get("twoWayResult") if "twoWayResult" in case else get("modified")
-        cases.append(Case(f"{name} (two-way)", get("original"), get("twoWay"), expected))
+        two = Case(f"{name} (two-way)", get("original"), get("twoWay"), expected)
+        cases.append(replace(two, release=release))
         if "threeWay" in case and "result" in case:
             three = Case(f"{name} (three-way)", get("current"), get("threeWay"), get("result"))
-            cases.append(three)
+            cases.append(replace(three, release=release))
     return cases
 
 
-def _raw_cases(table: str) -> list[Case]:
+def _raw_cases(table: str, release: str) -> list[Case]:
     cases = []
-    for case in yaml.safe_load((FIXTURES / f"{table}.yaml").read_text()):
+    for case in yaml.safe_load((TABLES[release] / f"{table}.yaml").read_text()):
         name = f"{table}:{case['description']}"
         expected_text = case.get("twoWayResult") or case.get("modified")
         error = case.get("expectedError", "")
         expected = None if error else _load(expected_text)
         original, patch = _load(case["original"]), _load(case["twoWay"])
-        cases.append(Case(f"{name} (two-way)", original, patch, expected, error))
+        cases.append(Case(f"{name} (two-way)", original, patch, expected, error, release=release))
         if "threeWay" in case and "result" in case:
             current, three = _load(case.get("current")), _load(case["threeWay"])
-            cases.append(Case(f"{name} (three-way)", current, three, _load(case["result"])))
+            result = _load(case["result"])
+            cases.append(Case(f"{name} (three-way)", current, three, result, release=release))
     return cases
 
 
-def _json_cases() -> list[Case]:
+def _json_cases(release: str) -> list[Case]:
     cases = []
-    numbers = json.loads((FIXTURES / "TestNumberConversion.json").read_text())
+    numbers = json.loads((TABLES[release] / "TestNumberConversion.json").read_text())
     for name, case in numbers.items():
         old, patch, result = (
             json.loads(case[k]) for k in ("Old", "ExpectedPatch", "ExpectedResult")
         )
-        cases.append(Case(f"TestNumberConversion:{name}", old, patch, result, "", "precisionItem"))
-    unknown = json.loads((FIXTURES / "TestUnknownField.json").read_text())
+        number = Case(f"TestNumberConversion:{name}", old, patch, result, "", "precisionItem")
+        cases.append(replace(number, release=release))
+    unknown = json.loads((TABLES[release] / "TestUnknownField.json").read_text())
     for name, case in unknown.items():
+        if name in OPENAPI_LOOKUP_ONLY:
+            continue
         for way, start in (("TwoWay", "Original"), ("ThreeWay", "Current")):
             if f"Expected{way}" in case:
                 patch = json.loads(case[f"Expected{way}"])
                 result = json.loads(case[f"Expected{way}Result"])
                 name_way = f"TestUnknownField:{name} ({way})"
-                cases.append(Case(name_way, json.loads(case[start]), patch, result))
+                start_value = json.loads(case[start])
+                cases.append(Case(name_way, start_value, patch, result, release=release))
     return cases
 
 
-def all_cases() -> list[Case]:
-    cases = [c for table in OBJECT_TABLES for c in _object_cases(table)]
-    cases += [c for table in RAW_TABLES for c in _raw_cases(table)]
-    return cases + _json_cases()
+def all_cases(release: str = "1.20") -> list[Case]:
+    """Every case of `release`'s tables ("1.20" or "1.37")."""
+    cases = [c for table in OBJECT_TABLES for c in _object_cases(table, release)]
+    cases += [c for table in RAW_TABLES for c in _raw_cases(table, release)]
+    return cases + _json_cases(release)
 
 
 def sort_cases() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    table = yaml.safe_load((FIXTURES / "sortMergeListTestCaseData.yaml").read_text())
+    table = yaml.safe_load((TABLES["1.20"] / "sortMergeListTestCaseData.yaml").read_text())
     return [(c["description"], c["original"], c["sorted"]) for c in table["testCases"]]
