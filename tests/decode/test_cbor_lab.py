@@ -371,6 +371,12 @@ def test_informers_start_with_watch_lists(recording: Recording) -> None:
         who = agent(exchange)
         assert is_watch_list(exchange.method, exchange.path), (who, exchange.path)
         phases = [event.phase for event in exchange_events(exchange, release="1.37")]
+        one_by_one = [  # as a live analysis decodes them, each when it arrives
+            event.phase
+            for start in range(len(exchange.watch_events()))
+            for event in exchange_events(exchange, release="1.37", start=start)[:1]
+        ]
+        assert one_by_one == phases
         if "initial-end" in phases:
             end = phases.index("initial-end")
             assert set(phases[:end]) <= {"initial"} and set(phases[end + 1 :]) <= {"change"}
@@ -407,3 +413,16 @@ def test_redacted_cbor_and_json_secrets_agree(setup: CborLab) -> None:
             assert base64.b64decode(got["data"]["password"]).startswith(b"redacted:")
             return
     raise AssertionError("the secret kept changing")
+
+
+def test_recorded_cbor_tokens_are_redacted(recording: Recording) -> None:
+    """The controller manager asks TokenRequest for each controller's token, in CBOR now."""
+    tokens = []
+    for exchange in recording.exchanges:
+        if exchange.info.subresource == "token" and exchange.response_body:
+            content_type = exchange.response_header("content-type")
+            if content_type == CBOR:
+                decoded = decode_body(exchange.response_body.data, content_type, release="1.37")
+                tokens.append(decoded.value["status"]["token"])
+    assert len(tokens) >= 5
+    assert all(token.startswith("redacted:") for token in tokens), tokens
