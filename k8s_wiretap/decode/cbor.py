@@ -32,6 +32,7 @@ Anything that is not such a body raises CborDecodeError (a ValueError), nothing 
 from __future__ import annotations
 
 import base64
+import io
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -113,29 +114,39 @@ def _tag_hook(tag: cbor2.CBORTag, immutable: bool) -> Any:
 
 def _load(data: bytes) -> Any:
     """One data item and nothing after it (Go's cbor.Unmarshal refuses extraneous data)."""
+    stream = io.BytesIO(data)
+    decoder = cbor2.CBORDecoder(
+        stream,
+        tag_hook=_tag_hook,
+        semantic_decoders=_SEMANTIC,
+        allow_duplicate_keys=False,
+        max_depth=MAX_DEPTH,
+        str_errors="strict",
+        read_size=1,  # read no further than the item: what is left is extraneous
+    )
     try:
-        end = item_end(data)
-    except CborError as error:
-        raise CborDecodeError(f"malformed CBOR: {error}") from error
-    if end is None:
-        raise CborDecodeError("malformed CBOR: the data item is cut short")
-    if end != len(data):
-        raise CborDecodeError(f"{len(data) - end} bytes after the data item")
-    try:
-        return cbor2.loads(
-            data,
-            tag_hook=_tag_hook,
-            semantic_decoders=_SEMANTIC,
-            allow_duplicate_keys=False,
-            max_depth=MAX_DEPTH,
-            str_errors="strict",
-        )
+        value = decoder.decode()
     except CborDecodeError:
         raise
     except (cbor2.CBORDecodeError, ValueError, RecursionError, OverflowError) as error:
         if isinstance(error.__cause__, CborDecodeError):  # one of ours, from a tag's decoder
             raise error.__cause__ from None
-        raise CborDecodeError(f"malformed CBOR: {error}") from error
+        raise CborDecodeError(_malformed(data, error)) from error
+    if stream.tell() != len(data):
+        raise CborDecodeError(f"{len(data) - stream.tell()} bytes after the data item")
+    return value
+
+
+def _malformed(data: bytes, error: Exception) -> str:
+    """Why cbor2 could not read `data`: in the words of the item's structure when it is the
+    structure that is wrong (cut short, a reserved head), else in cbor2's."""
+    try:
+        end = item_end(data)
+    except CborError as structural:
+        return f"malformed CBOR: {structural}"
+    if end is None:
+        return "malformed CBOR: the data item is cut short"
+    return f"malformed CBOR: {error}"
 
 
 def _json(value: Any) -> Any:
