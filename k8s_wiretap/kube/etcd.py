@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from k8s_wiretap.kube.refs import ObjectRef
 
-__all__ = ["DEFAULT_PREFIX", "NOT_STORED", "SPECIAL_PREFIXES", "etcd_key"]
+__all__ = ["DEFAULT_PREFIX", "NOT_OBJECTS", "NOT_STORED", "SPECIAL_PREFIXES", "etcd_key"]
 
 DEFAULT_PREFIX = "/registry"
 
@@ -32,6 +32,14 @@ SPECIAL_PREFIXES: dict[tuple[str, str], str] = {
 # (pkg/registry/core/componentstatus/rest.go). Create-only resources (bindings, reviews,
 # token requests) store nothing under their own name either; they have no list verb.
 NOT_STORED = frozenset({("", "componentstatuses")})
+
+# Keys the API server writes for itself, which no API serves as objects: the service IP and
+# node port allocation bitmaps (pkg/registry/core/service/{ipallocator,portallocator}, gone
+# with 1.33's ServiceCIDR/IPAddress objects), the endpoint reconciler's leases
+# (pkg/controlplane/reconcilers/lease.go; the lab runs 1.37 with `--endpoint-reconciler-type
+# =none`) and, since 1.28, every API server's peer endpoint lease for the mixed-version proxy
+# (pkg/controlplane/apiserver/peer.go, "/peerserverleases/"). Under DEFAULT_PREFIX.
+NOT_OBJECTS = ("/ranges/", "/masterleases/", "/peerserverleases/")
 # Groups whose resources are stored under the group's name (not built into kube-apiserver's
 # own storage factory).
 GROUP_PREFIXED = frozenset({"apiextensions.k8s.io", "apiregistration.k8s.io"})

@@ -30,6 +30,7 @@ OPTIONS = (
     "continue",
     "timeoutSeconds",
     "allowWatchBookmarks",
+    "sendInitialEvents",
     "dryRun",
     "fieldManager",
     "fieldValidation",

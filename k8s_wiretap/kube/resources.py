@@ -130,8 +130,10 @@ class Resources:
     _kinds: dict[tuple[str, str], ApiResource] | None = None  # (group, kind) →, when asked
 
     @classmethod
-    def builtin(cls) -> Resources:
-        return cls(dict(_builtin_table()))
+    def builtin(cls, release: str | None = None) -> Resources:
+        """Every lab release's resources (the newest's win), or only those of `release`
+        ("1.37"), which must be one of RELEASES."""
+        return cls(dict(_builtin_table(release)))
 
     def learn(self, resource_list: Any) -> bool:
         """Add the resources of a recorded discovery document; True if it was one."""
@@ -188,12 +190,16 @@ def _documents() -> tuple[dict[str, Any], ...]:
 
 
 @cache
-def _document() -> dict[str, Any]:
-    """Every release's discovery as one: the newest release's groups and resources first."""
+def _document(release: str | None = None) -> dict[str, Any]:
+    """Every release's discovery as one, the newest release's groups and resources first
+    (or only `release`'s)."""
     preferred: dict[str, str] = {}
     resources: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
-    for document in _documents():
+    documents = _documents()
+    if release is not None:
+        documents = (documents[RELEASES.index(release)],)
+    for document in documents:
         for group, version in document["preferred"].items():
             preferred.setdefault(group, version)
         newest = {(r["group"], r["resource"]) for r in document["resources"]}
@@ -214,11 +220,12 @@ def _preferred_versions() -> dict[str, tuple[str, ...]]:
 
 
 @cache
-def _builtin_table() -> dict[tuple[str, str], ApiResource]:
+def _builtin_table(release: str | None = None) -> dict[tuple[str, str], ApiResource]:
     """Each built-in resource at its group's preferred version (else the first served)."""
     table: dict[tuple[str, str], ApiResource] = {}
-    preferred = _preferred_versions()
-    for entry in _document()["resources"]:
+    document = _document(release)
+    preferred = {group: (version,) for group, version in document["preferred"].items()}
+    for entry in document["resources"]:
         item = ApiResource(
             entry["group"],
             entry["version"],

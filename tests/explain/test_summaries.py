@@ -8,7 +8,8 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.summaries import Explanation, Summaries, rules
 from k8s_wiretap.kube.reads import ETCD, WATCH_CACHE, served_from
-from tests.recorded import story
+from k8s_wiretap.capture.reader import load
+from tests.recorded import STORY_1_20, story
 
 
 @cache
@@ -82,13 +83,42 @@ def test_the_kubelet_and_informers() -> None:
         explained(watch).summary
         == "the kubelet watches the pods bound to its node (spec.nodeName=node-1)"
     )
-    informer = first("controller-manager/shared-informers", "list", "deployments")
-    assert explained(informer).summary == (
+    informer = first("controller-manager/shared-informers", "watch", "deployments")
+    assert explained(informer).rule == "informer-watch-list"
+    assert explained(informer).summary.startswith(
+        "controller-manager/shared-informers's informer starts: a watch list of every Deployment"
+    )
+    assert "k8s.io/initial-events-end" in explained(informer).why
+    lease = first("kubelet", "update", "leases")
+    assert explained(lease).noise and explained(lease).rule == "kubelet-lease"
+
+
+def test_on_1_20_an_informer_starts_with_a_list() -> None:
+    """1.20's informers LIST (in pages of 500) and then WATCH from the list's version."""
+    old = Summaries(Analysis.of(load(STORY_1_20)))
+    informer = next(
+        e
+        for e in old.analysis.exchanges
+        if e.component == "controller-manager/shared-informers"
+        and (e.info.verb, e.info.resource) == ("list", "deployments")
+    )
+    assert old.explain(informer).summary == (
         "controller-manager/shared-informers's informer starts: lists every Deployment "
         f"(from {WATCH_CACHE})"
     )
-    lease = first("kubelet", "update", "leases")
-    assert explained(lease).noise and explained(lease).rule == "kubelet-lease"
+    assert not any(e.info.param("sendInitialEvents") for e in old.analysis.exchanges)
+
+
+def test_refused_and_unavailable_requests_say_so() -> None:
+    """While the 1.37 API server restarts the wiretap answers 503; right after, its RBAC
+    authorizer has not loaded the roles yet and refuses the control plane (403)."""
+    analysis = summaries().analysis
+    refused = [e for e in analysis.exchanges if e.status in (403, 503)]
+    assert {e.status for e in refused} == {403, 503}
+    for exchange in refused:
+        text = explained(exchange)
+        assert text.rule == {403: "forbidden", 503: "unavailable"}[exchange.status]
+        assert str(exchange.status) in text.summary
 
 
 def test_every_exchange_is_explained_by_a_rule_with_a_source() -> None:
@@ -127,7 +157,7 @@ def test_every_write_shows_what_etcd_stored() -> None:
     write's key and revision find the record etcd stored, and it is the object written."""
     analysis = summaries().analysis
     assert analysis.etcd_recorded
-    checked = 0
+    checked = deleted = 0
     for exchange in analysis.exchanges:
         etcd = explained(exchange).etcd
         if not etcd or "revision" not in etcd:
@@ -135,7 +165,12 @@ def test_every_write_shows_what_etcd_stored() -> None:
         stored = etcd["stored"]
         assert stored is not None, (exchange.method, exchange.path)
         value, written = stored["value"], analysis.response_body(exchange).value
+        if value is None:  # a final DELETE (grace period over): etcd deleted the key
+            change = analysis.stored(etcd["key"], etcd["revision"])
+            assert exchange.method == "DELETE" and change is not None and change[0].deleted
+            deleted += 1
+            continue
         assert value["metadata"]["name"] == written["metadata"]["name"]
         assert value["metadata"].get("uid") == written["metadata"].get("uid")
         checked += 1
-    assert checked > 200
+    assert checked > 200 and deleted > 0

@@ -6,7 +6,7 @@ import base64
 import json
 import urllib.request
 
-from k8s_wiretap.kube.etcd import etcd_key
+from k8s_wiretap.kube.etcd import DEFAULT_PREFIX, NOT_OBJECTS, etcd_key
 from k8s_wiretap.kube.refs import ObjectRef
 from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.lab.state import LabState
@@ -17,7 +17,7 @@ from tests.kube.test_resources import admin
 # What the API server keeps in etcd besides objects: allocators and the endpoint reconciler's
 # leases. (The lab's API server advertises 127.0.0.1, which Endpoints may not hold, so the
 # `kubernetes` service has no Endpoints object here.)
-NOT_OBJECTS = ("/registry/ranges/", "/registry/masterleases/")
+INTERNAL = tuple(DEFAULT_PREFIX + prefix for prefix in NOT_OBJECTS)
 GREETING = """
 apiVersion: workshop.example.com/v1
 kind: Greeting
@@ -68,7 +68,7 @@ def test_every_object_is_where_we_say_and_every_key_is_an_object(
     kubectl("apply", "-f", "-", stdin=GREETING)
     kubectl("apply", "-f", "-", stdin=manifest("web"))
     kubectl("create", "service", "clusterip", "hello", "--tcp=80")
-    resources = Resources.builtin()
+    resources = Resources.builtin(".".join(lab.kube_version.split(".")[:2]))  # what it serves
     resources.learn(admin(lab).get("/apis/workshop.example.com/v1").json())
 
     expected = {
@@ -84,7 +84,7 @@ def test_every_object_is_where_we_say_and_every_key_is_an_object(
 
     def agree() -> bool:
         predicted = set(served_objects(lab, resources))
-        stored = {k for k in etcd_keys(lab) if not k.startswith(NOT_OBJECTS)}
+        stored = {k for k in etcd_keys(lab) if not k.startswith(INTERNAL)}
         return predicted == stored and expected <= predicted
 
     wait_until(agree, 60, "a moment when etcd and the API server agree (objects come and go)")
