@@ -5,10 +5,10 @@ from __future__ import annotations
 from functools import cache
 
 from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.reader import load
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.summaries import Explanation, Summaries, rules
 from k8s_wiretap.kube.reads import ETCD, WATCH_CACHE, served_from
-from k8s_wiretap.capture.reader import load
 from tests.recorded import STORY_1_20, story
 
 
