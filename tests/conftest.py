@@ -122,21 +122,34 @@ def kubectl(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
     return Kubectl(lab.kubeconfig, tmp_path_factory.mktemp("kubecache"))
 
 
-@pytest.fixture(scope="session")
-def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A recording of the workshop's apply story, made now on a lab whose every client talks
-    through the wiretap (the same story as recordings/apply-story.jsonl.gz)."""
+def record_story(folder: Path, kube_version: str | None = None) -> Path:
+    """The workshop's apply story, recorded now on a lab of `kube_version` (the default
+    release if None) whose every client talks through the wiretap, then an API server
+    restart (the same story as recordings/apply-story*.jsonl.gz)."""
     from k8s_wiretap.workshop.scenarios import restart_api_server, run_story
 
-    folder = tmp_path_factory.mktemp("story")
     lab = Lab(folder / "lab")
-    state = lab.up(UpOptions(build=False, record=folder / "story.jsonl"))
+    options = UpOptions(build=False, record=folder / "story.jsonl", kube_version=kube_version)
+    state = lab.up(options)
     try:
         run_story("apply", state.kubeconfig, folder / "cache", settle=lambda: time.sleep(2))
         restart_api_server(lab.restart, state.kubeconfig, folder / "cache")
     finally:
         lab.down()
     return folder / "story.jsonl"
+
+
+@pytest.fixture(scope="session")
+def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The apply story recorded now on the default release (1.37)."""
+    return record_story(tmp_path_factory.mktemp("story"))
+
+
+@pytest.fixture(scope="session")
+def story_1_20(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The apply story recorded now on 1.20 (with the machine's kubectl): the 1.20 lab's
+    smaller set — lab up, the proxy, decoding and patch replay — rests on it."""
+    return record_story(tmp_path_factory.mktemp("story-1.20"), "1.20")
 
 
 @pytest.fixture(scope="session")

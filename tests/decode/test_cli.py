@@ -11,7 +11,7 @@ from pathlib import Path
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.lab.state import LabState
 from tests.conftest import Kubectl, cli
-from tests.decode.test_recordings import COMMITTED
+from tests.recorded import STORY as COMMITTED
 
 
 def etcd_value(lab: LabState, key: str) -> bytes:
