@@ -89,6 +89,7 @@ def _replay(
         manager=info.param("fieldManager"),
         force=info.param("force") == "true",
         release=release,
+        subresource=info.subresource,
     )
 
 

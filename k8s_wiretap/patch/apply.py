@@ -1,11 +1,13 @@
-"""Server-side apply (`application/apply-patch+yaml`) as the Kubernetes 1.20 API server does it.
+"""Server-side apply (`application/apply-patch+yaml`) as the Kubernetes API server does it.
 
 `apply_config(live, config, manager, node)` follows the API server's field manager chain
 (fieldmanager.go, structuredmerge.go, stripmeta.go, managedfieldsupdater.go,
 lastappliedupdater.go) around structured-merge-diff v4.0.2's `Updater.Apply`:
 
 1. the live object's `metadata.managedFields` are decoded into one field set per manager
-   (a manager is its name, operation and, for updates, apiVersion);
+   (a manager is its name, operation, for updates its apiVersion, and from 1.22 the
+   subresource it wrote through: `kubectl scale` owns `.spec.replicas` as "kubectl" with
+   subresource "scale", which a conflict names);
 2. the configuration is validated and merged into the live object: structs and granular maps
    field by field, list-type `map` lists by their keys, `set` lists by value, atomic lists
    and maps replaced whole (see typed.py for where these come from);
@@ -59,7 +61,8 @@ STRIPPED = FieldSet.of(
     *((("f", "metadata"), ("f", name)) for name in APPLY_UNTRACKED_METADATA),
 )
 
-ManagerId = tuple[str, str, str]  # (manager, operation, apiVersion of an Update)
+# (manager, operation, apiVersion of an Update, subresource)
+ManagerId = tuple[str, str, str, str]
 
 
 @dataclass
@@ -75,10 +78,12 @@ class ManagerEntry:
 
 def _identifier(manager: ManagerId) -> str:
     """BuildManagerIdentifier: the JSON the server keys managers by (and sorts conflicts by)."""
-    name, operation, api_version = manager
+    name, operation, api_version, subresource = manager
     entry = {"manager": name, "operation": operation}
     if api_version:
         entry["apiVersion"] = api_version
+    if subresource:
+        entry["subresource"] = subresource
     return json.dumps(entry, separators=(",", ":"))
 
 
@@ -94,7 +99,8 @@ def decode_managed_fields(entries: Any) -> dict[ManagerId, ManagerEntry]:
             raise PatchError(f"failed to decode managed fields: {problem} in entry {index}")
         operation = str(entry.get("operation", ""))
         version = str(entry.get("apiVersion", ""))
-        key = (str(entry.get("manager", "")), operation, "" if operation == "Apply" else version)
+        name, subresource = str(entry.get("manager", "")), str(entry.get("subresource", ""))
+        key = (name, operation, "" if operation == "Apply" else version, subresource)
         try:
             fields = FieldSet.from_fields_v1(entry.get("fieldsV1") or {})
         except (ValueError, TypeError) as error:
@@ -105,18 +111,21 @@ def decode_managed_fields(entries: Any) -> dict[ManagerId, ManagerEntry]:
 
 def _encode(managers: dict[ManagerId, ManagerEntry]) -> list[dict[str, Any]]:
     entries = []
-    for (name, operation, _), entry in managers.items():
+    for (name, operation, _, subresource), entry in managers.items():
         out: dict[str, Any] = {"manager": name, "operation": operation}
         out["apiVersion"] = entry.api_version
         if entry.time is not None:
             out["time"] = entry.time
         out["fieldsType"] = "FieldsV1"
         out["fieldsV1"] = entry.fields.to_fields_v1()
+        if subresource:
+            out["subresource"] = subresource
         entries.append(out)
 
-    def order(entry: dict[str, Any]) -> tuple[str, int, str, str]:
+    def order(entry: dict[str, Any]) -> tuple[str, int, str, str, str]:
         seconds = _seconds(entry.get("time"))
-        return (entry["operation"], seconds, entry["manager"], entry["apiVersion"])
+        keys = (entry["manager"], entry["apiVersion"], entry.get("subresource", ""))
+        return (entry["operation"], seconds, *keys)
 
     return sorted(entries, key=order)
 
@@ -166,8 +175,10 @@ def apply_config(
     *,
     force: bool = False,
     now: str | None = None,
+    subresource: str = "",
 ) -> dict[str, Any]:
-    """`live` after the server-side apply of `config` by `manager` (see the module docstring)."""
+    """`live` after the server-side apply of `config` by `manager` through `subresource`
+    ("" or "status"; see the module docstring)."""
     metadata = live.get("metadata")
     managed = metadata.get("managedFields") if isinstance(metadata, dict) else None
     managers = decode_managed_fields(managed)
@@ -183,7 +194,7 @@ def apply_config(
     stamp = now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if not managers:
         managers = _before_first_apply(live_obj, t, stamp)
-    me: ManagerId = (manager or "unknown", "Apply", "")
+    me: ManagerId = (manager or "unknown", "Apply", "", subresource)
     former = {k: v.fields for k, v in managers.items()}
     merged, same = _apply(live_obj, copy_json(config), t, managers, me, force)
     result = live_obj if same or not isinstance(merged, dict) else merged
@@ -264,8 +275,11 @@ def _update(
 
 
 def _printed(manager: ManagerId) -> str:
-    name, operation, version = manager
+    """printManager: `"kubectl" with subresource "scale" using apps/v1`."""
+    name, operation, version, subresource = manager
     quoted = json.dumps(name)
+    if subresource:
+        quoted += f" with subresource {json.dumps(subresource)}"
     return f"{quoted} using {version}" if operation == "Update" else quoted
 
 
@@ -303,7 +317,8 @@ def _before_first_apply(
     if fields.empty():
         return {}
     version = str(live.get("apiVersion", ""))
-    return {("before-first-apply", "Update", version): ManagerEntry(fields, version, False, stamp)}
+    first = ("before-first-apply", "Update", version, "")
+    return {first: ManagerEntry(fields, version, False, stamp)}
 
 
 def _last_applied(config: dict[str, Any]) -> str:

@@ -101,7 +101,11 @@ def compare(
         body = decode_patch_body(short, patch_body)
     except PatchError as error:
         return Comparison(None, [f"the patch can not be decoded: {error.message}"])
-    touch = WHOLE if everything else _touch(short, body, node, before, after_local, manager)
+    touch = (
+        WHOLE
+        if everything
+        else _touch(short, body, node, before, after_local, manager, subresource)
+    )
     skip_managed = everything and short != "apply"
     checker = _Checker(subresource, skip_managed)
     checker.check("", after_local, server, before, touch, node)
@@ -116,7 +120,13 @@ def _root(schema: PatchSchema, obj: dict[str, Any]) -> Node | None:
 
 
 def _touch(
-    kind: str, body: Any, node: Node | None, before: Any, after: Any, manager: str | None
+    kind: str,
+    body: Any,
+    node: Node | None,
+    before: Any,
+    after: Any,
+    manager: str | None,
+    subresource: str,
 ) -> Touch:
     if kind == "strategic":
         return strategic_touch(body, node, before)
@@ -124,7 +134,7 @@ def _touch(
         return merge_touch(body)
     if kind == "json":
         return json_patch_touch(body, before, after)
-    return apply_touch(body, node, before, manager)
+    return apply_touch(body, node, before, manager, subresource)
 
 
 def _is_absent(value: Any) -> bool:

@@ -8,7 +8,8 @@ nearest to `release`, `PatchSchema.bundled`) for `before`'s apiVersion and kind 
 configuration's when an apply creates the object and `before` is `{}`). The result is what
 the server's decoder would keep (`drop_unknown_fields`), not yet defaulted; errors are the
 `PatchError`s the server answers with, including 415 for a strategic merge patch of a kind
-with no schema (a custom resource).
+with no schema (a custom resource). `subresource` is the one the PATCH went to ("status"):
+a server-side apply there is recorded as that subresource's manager (1.22+).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from k8s_wiretap.patch.convert import convert
 from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.patch.json_patch import apply_json_patch
 from k8s_wiretap.patch.merge import apply_merge
-from k8s_wiretap.patch.meta import PatchSchema
+from k8s_wiretap.patch.meta import PatchSchema, release_minor
 from k8s_wiretap.patch.prune import drop_unknown_fields
 from k8s_wiretap.patch.strategic import apply_strategic
 
@@ -42,6 +43,7 @@ def replay(
     manager: str | None = None,
     force: bool = False,
     release: str | None = None,
+    subresource: str = "",
 ) -> Any:
     """The object the server stores for this patch (before defaulting); PatchError if none."""
     short = patch_kind(kind)
@@ -56,9 +58,11 @@ def replay(
             raise PatchError(UNSUPPORTED, 415)
         result: Any = apply_strategic(before, patch, node, release)
     elif short == "merge":
-        result = apply_merge(before, patch)
+        result = apply_merge(before, patch, release)
     elif short == "json":
         result = apply_json_patch(before, patch)
     else:
-        result = apply_config(before, patch, manager or "", node, force=force)
+        # managers are told apart by the subresource they wrote through from 1.22 on
+        through = subresource if (release_minor(release) or 20) >= 22 else ""
+        result = apply_config(before, patch, manager or "", node, force=force, subresource=through)
     return convert(drop_unknown_fields(result, node, in_place=True))  # engines return copies

@@ -258,8 +258,11 @@ def _set_touch(fields: FieldSet, node: Node | None) -> Touch:
     return items if items is not None else out
 
 
-def apply_touch(config: Any, node: Node | None, before: Any, manager: str | None) -> Touch:
-    """The tree of a server-side apply: the configuration's fields and those it dropped."""
+def apply_touch(
+    config: Any, node: Node | None, before: Any, manager: str | None, subresource: str = ""
+) -> Touch:
+    """The tree of a server-side apply (by `manager`, through `subresource`): the
+    configuration's fields and those it dropped."""
     if not isinstance(config, dict):
         return WHOLE
     t: TypeRef = node if node is not None else DEDUCED
@@ -271,7 +274,7 @@ def apply_touch(config: Any, node: Node | None, before: Any, manager: str | None
             managers = decode_managed_fields(managed)
         except PatchError:
             managers = {}
-        entry = managers.get((manager, "Apply", ""))
+        entry = managers.get((manager, "Apply", "", subresource))
         if entry is not None:
             fields = fields.union(entry.fields)
     return _set_touch(fields, node)

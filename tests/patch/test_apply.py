@@ -71,7 +71,7 @@ def web(image: str = "nginx:2") -> dict[str, Any]:
     return {"template": {"spec": {"containers": [{"name": "web", "image": image}]}}}
 
 
-def managers(obj: dict[str, Any]) -> dict[tuple[str, str, str], FieldSet]:
+def managers(obj: dict[str, Any]) -> dict[tuple[str, str, str, str], FieldSet]:
     found = decode_managed_fields(obj["metadata"].get("managedFields"))
     return {key: value.fields for key, value in found.items()}
 
@@ -121,8 +121,8 @@ def test_changing_a_field_another_manager_owns_conflicts() -> None:
     forced = apply_config(live(managed), config(replicas=3, **web()), "kubectl", node(), force=True)
     assert forced["spec"]["replicas"] == 3
     owners = managers(forced)
-    assert ("kubectl-edit", "Update", "apps/v1") not in owners  # its only field went
-    assert owners[("kubectl", "Apply", "")].has((("f", "spec"), ("f", "replicas")))
+    assert ("kubectl-edit", "Update", "apps/v1", "") not in owners  # its only field went
+    assert owners[("kubectl", "Apply", "", "")].has((("f", "spec"), ("f", "replicas")))
 
 
 def test_applying_the_same_value_is_no_conflict_and_shares_ownership() -> None:
@@ -131,8 +131,8 @@ def test_applying_the_same_value_is_no_conflict_and_shares_ownership() -> None:
     result = apply_config(live(managed), config(replicas=2, **web()), "kubectl", node())
     owners = managers(result)
     path = (("f", "spec"), ("f", "replicas"))
-    assert owners[("kubectl-edit", "Update", "apps/v1")].has(path)
-    assert owners[("kubectl", "Apply", "")].has(path)
+    assert owners[("kubectl-edit", "Update", "apps/v1", "")].has(path)
+    assert owners[("kubectl", "Apply", "", "")].has(path)
 
 
 def test_several_conflicts_are_listed_by_manager() -> None:
@@ -154,7 +154,7 @@ def test_an_object_nobody_manages_is_first_owned_by_before_first_apply() -> None
     ):
         apply_config(live([]), config(replicas=5), "kubectl", node())
     result = apply_config(live([]), config(replicas=5), "kubectl", node(), force=True)
-    assert ("before-first-apply", "Update", "apps/v1") in managers(result)
+    assert ("before-first-apply", "Update", "apps/v1", "") in managers(result)
 
 
 def test_unchanged_objects_keep_their_times() -> None:
@@ -167,7 +167,7 @@ def test_list_map_keys_and_their_defaults() -> None:
     ports = [{"containerPort": 80}, {"containerPort": 53, "protocol": "UDP"}]
     spec = {"template": {"spec": {"containers": [{"name": "web", "ports": ports}]}}}
     result = apply_config(live([]), config(**spec), "m", node(), force=True)
-    keys = managers(result)[("m", "Apply", "")]
+    keys = managers(result)[("m", "Apply", "", "")]
     container = (("f", "spec"), ("f", "template"), ("f", "spec"), ("f", "containers"),
                  ("k", (("name", '"web"'),)), ("f", "ports"))  # fmt: skip
     assert keys.has((*container, ("k", (("containerPort", "80"), ("protocol", '"TCP"')))))
