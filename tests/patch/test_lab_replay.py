@@ -21,7 +21,7 @@ from k8s_wiretap.kube.client import ApiClient
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.state import LabState
-from k8s_wiretap.patch import ConflictError, PatchError, compare, replay
+from k8s_wiretap.patch import ConflictError, PatchError, PatchSchema, compare, replay
 from tests.conftest import Kubectl
 from tests.patch.random_patches import DEPLOYMENT, Patches
 from tests.patch.traffic import (
@@ -31,6 +31,7 @@ from tests.patch.traffic import (
     get,
     last_patch,
     request,
+    server_release,
     traced,
 )
 
@@ -108,10 +109,15 @@ def patched(
         if exchange.method == "PATCH" and lost_a_race(exchange):
             continue  # the object is unchanged; kubectl GETs it again and retries
         if exchange.method == "PATCH":
-            replayed = exchange, check_replay(exchange, before)
+            replayed = exchange, check_replay(exchange, before, release=server_release(api))
         before = json.loads(exchange.response)
     assert replayed is not None, "kubectl sent no PATCH"
     return replayed
+
+
+def minor(api: ApiClient) -> int:
+    """The lab's Kubernetes minor release (20, 37): where the server's answers differ."""
+    return int(server_release(api).split(".")[1])
 
 
 def lost_a_race(exchange: LoggedCall) -> bool:
@@ -305,28 +311,29 @@ def test_delete_from_primitive_list_finalizers(
     assert local["metadata"]["finalizers"] == ["c/z", "a/x"]
 
 
-def test_delete_from_missing_primitive_list_adds_it(
+def test_delete_from_missing_primitive_list(
     kubectl: Kubectl, api: ApiClient, configmap: str
 ) -> None:
-    """A 1.20 quirk the engine keeps: deleting from a list that is not there stores the list."""
+    """Deleting from a list that is not there: 1.20 stores the deletion list as the list (a
+    quirk the engine keeps), 1.22 and later store nothing."""
     kubectl("create", "-f", "-", stdin=_configmap(configmap, []))
     path = f"{CONFIGMAPS}/{configmap}"
     patch = {"metadata": {"$deleteFromPrimitiveList/finalizers": ["x/y"]}}
     args = ("patch", "configmap", configmap, "--type", "strategic", "-p", json.dumps(patch))
     _, local = patched(kubectl, api, path, *args)
-    assert local["metadata"]["finalizers"] == ["x/y"]
+    stored = ["x/y"] if minor(api) < 22 else None
+    assert local["metadata"].get("finalizers") == stored
 
 
-def test_nulls_in_new_maps_decode_to_zero_values(
-    kubectl: Kubectl, api: ApiClient, configmap: str
-) -> None:
-    """A map the object lacked is stored as the patch has it; Go decodes its nulls to ""."""
+def test_nulls_in_new_maps(kubectl: Kubectl, api: ApiClient, configmap: str) -> None:
+    """A map the object lacked: 1.20 stores it as the patch has it, and Go decodes its nulls
+    to ""; 1.24 and later drop its nulls first."""
     kubectl("create", "configmap", configmap, "--from-literal=k=v")
     path = f"{CONFIGMAPS}/{configmap}"
     patch = {"metadata": {"labels": {"l": None}}}
     args = ("patch", "configmap", configmap, "--type", "strategic", "-p", json.dumps(patch))
     _, local = patched(kubectl, api, path, *args)
-    assert local["metadata"]["labels"] == {"l": ""}
+    assert local["metadata"].get("labels") == ({"l": ""} if minor(api) < 24 else {})
 
 
 @pytest.mark.parametrize(
@@ -334,9 +341,8 @@ def test_nulls_in_new_maps_decode_to_zero_values(
     [
         {"metadata": {"labels": {"a": None, "b": "2"}}, "data": {"x": None, "z": "3"}},
         {"data": {"nested": "value"}, "metadata": {"annotations": {"k": "v"}}},
-        {"metadata": {"finalizers": ["p/q", None, "r/s"]}},
     ],
-    ids=["nulls", "add", "list-with-null"],
+    ids=["nulls", "add"],
 )
 def test_merge_patch(
     kubectl: Kubectl, api: ApiClient, configmap: str, patch: dict[str, Any]
@@ -346,6 +352,18 @@ def test_merge_patch(
     args = ("patch", "configmap", configmap, "--type", "merge", "-p", json.dumps(patch))
     exchange, _ = patched(kubectl, api, path, *args)
     assert exchange.content_type == "application/merge-patch+json"
+
+
+def test_merge_patch_nulls_in_lists(kubectl: Kubectl, api: ApiClient, web: str) -> None:
+    """A list a merge patch stores: json-patch v4.9.0 (1.20) drops its null items, v4.11.0+
+    (1.22 and later) keeps them, and Go decodes a null string to ""."""
+    path = f"{DEPLOYMENTS}/{web}"
+    containers = [{"name": "web", "image": "busybox:3", "args": [None, "y"]}]
+    patch = {"spec": {"template": {"spec": {"containers": containers}}}}
+    args = ("patch", "deployment", web, "--type", "merge", "-p", json.dumps(patch))
+    _, local = patched(kubectl, api, path, *args)
+    stored = ["y"] if minor(api) < 22 else ["", "y"]
+    assert local["spec"]["template"]["spec"]["containers"][0]["args"] == stored
 
 
 @pytest.mark.parametrize(
@@ -407,15 +425,19 @@ def test_service_ports(kubectl: Kubectl, api: ApiClient) -> None:
 def test_status_subresource(kubectl: Kubectl, api: ApiClient) -> None:
     """Through /status only status changes; the spec the patch nulls stays."""
     name = "with-status"
-    kubectl("create", "service", "clusterip", name, "--tcp=80:80")
+    # (1.37 accepts a load balancer status only for a LoadBalancer)
+    kubectl("create", "service", "loadbalancer", name, "--tcp=80:80")
     path = f"/api/v1/namespaces/default/services/{name}"
     try:
-        patch = {"status": {"loadBalancer": {"ingress": [{"ip": "10.1.2.3"}]}}, "spec": None}
+        ingress: dict[str, Any] = {"ip": "10.1.2.3"}
+        if minor(api) >= 29:  # ipMode is required with an ip (and unknown before 1.29)
+            ingress["ipMode"] = "VIP"
+        patch = {"status": {"loadBalancer": {"ingress": [ingress]}}, "spec": None}
         before = get(api, path)
         args = ("patch", "service", name, "--subresource=status", "--type=merge")
         exchange = last_patch(traced(kubectl, *args, "-p", json.dumps(patch)))
         assert exchange.path() == f"{path}/status"
-        check_replay(exchange, before)
+        check_replay(exchange, before, release=server_release(api))
         assert json.loads(exchange.response)["spec"]["ports"]
     finally:
         kubectl.run("delete", "service", name, check=False)
@@ -457,25 +479,37 @@ def test_server_side_apply(kubectl: Kubectl, api: ApiClient) -> None:
         assert exchange.content_type == "application/apply-patch+yaml"
         assert [c["name"] for c in local["spec"]["template"]["spec"]["containers"]] == ["web"]
         settle(api, path)
-        # the scale subresource records no owner in 1.20: no conflict
+        # the scale subresource records no owner in 1.20: no conflict; from 1.22 on it
+        # does (kubectl owns replicas through /scale), and the apply conflicts alike
         kubectl("scale", "deployment", name, "--replicas=3")
         settle(api, path)
         text = deployment(name, changed).replace("replicas: 1", "replicas: 2")
-        patched(kubectl, api, path, *args, stdin=text)
+        if minor(api) >= 22:
+            refused_alike(kubectl, api, path, args, text)
+            patched(kubectl, api, path, *args, "--force-conflicts", stdin=text)
+        else:
+            patched(kubectl, api, path, *args, stdin=text)
         settle(api, path)
         # a patch makes kubectl-patch own replicas; applying another value conflicts...
         kubectl("patch", "deployment", name, "--type", "merge", "-p", '{"spec":{"replicas":4}}')
         settle(api, path)
-        code, message = status_message(kubectl, *args, stdin=text)
-        assert code == 409
-        before = get(api, path)
-        with pytest.raises(ConflictError) as conflict:
-            replay("apply", text, before, manager="kubectl")
-        assert conflict.value.message == message
+        refused_alike(kubectl, api, path, args, text)
         # ... unless forced
         patched(kubectl, api, path, *args, "--force-conflicts", stdin=text)
     finally:
         kubectl.run("delete", "deployment", name, check=False)
+
+
+def refused_alike(
+    kubectl: Kubectl, api: ApiClient, path: str, args: tuple[str, ...], text: str
+) -> None:
+    """The server refuses the apply with 409, and the engine with the same conflict."""
+    code, message = status_message(kubectl, *args, stdin=text)
+    assert code == 409
+    before = get(api, path)
+    with pytest.raises(ConflictError) as conflict:
+        replay("apply", text, before, manager="kubectl", release=server_release(api))
+    assert conflict.value.message == message
 
 
 def test_server_side_apply_after_client_side(kubectl: Kubectl, api: ApiClient, web: str) -> None:
@@ -502,10 +536,11 @@ def test_rejections_match(kubectl: Kubectl, api: ApiClient, web: str) -> None:
         args = ("patch", "deployment", web, "--type", kind, "-p", json.dumps(patch))
         code, message = status_message(kubectl, *args)
         with pytest.raises(PatchError) as error:
-            replay(kind, patch, before)
+            replay(kind, patch, before, release=server_release(api))
         assert (error.value.status, error.value.server_message) == (code, message), patch
 
 
+GADGETS = "gadgets.patch.example.com"
 CRD = """
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -527,27 +562,47 @@ spec:
 """
 
 
-def test_lookups_below_a_map_fail_as_on_the_server(kubectl: Kubectl, api: ApiClient) -> None:
-    """The server finds SMP metadata in Go types: merging into JSONSchemaProps' `properties`
-    (a Go map) fails. (No custom resource is created: this lab's 1.20 API server, built with
-    Go 1.19, crashes on them.)"""
+def test_crd_strategic_patches_as_on_the_server(kubectl: Kubectl, api: ApiClient) -> None:
+    """The server finds SMP metadata in Go types. Up to 1.21 a v1beta1 CRD's
+    `spec.validation.openAPIV3Schema` is reached through structs, and merging into
+    JSONSchemaProps' `properties` (a Go map) fails. v1beta1 is gone from 1.22; in v1 the
+    schema sits in `spec.versions`, a list without a merge strategy, which a strategic patch
+    replaces whole: no lookup reaches a map of structs there."""
     kubectl("apply", "-f", "-", stdin=CRD)
+    try:
+        if minor(api) < 22:
+            _lookup_below_a_map(kubectl, api)
+        else:
+            path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + GADGETS
+            version = get(api, path)["spec"]["versions"][0]
+            version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"] = {
+                "size": {"type": "string"}
+            }
+            patch = {"spec": {"versions": [version]}}
+            args = ("patch", "crd", GADGETS, "--type", "strategic", "-p", json.dumps(patch))
+            _, local = patched(kubectl, api, path, *args)
+            schema = local["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+            assert schema["properties"]["spec"]["properties"] == {"size": {"type": "string"}}
+    finally:
+        kubectl.run("delete", "crd", GADGETS, check=False)
+
+
+def _lookup_below_a_map(kubectl: Kubectl, api: ApiClient) -> None:
+    """(No custom resource is created: the 1.20 lab's API server, built with Go 1.19,
+    crashes on them.)"""
     resource = "customresourcedefinitions.v1beta1.apiextensions.k8s.io"
-    path = "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions/gadgets.patch.example.com"
+    path = "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions/" + GADGETS
     properties = {"spec": {"properties": {"size": {"type": "string"}}}}
     patch = {"spec": {"validation": {"openAPIV3Schema": {"properties": properties}}}}
-    try:
-        before = get(api, path)
-        args = ("patch", resource, "gadgets.patch.example.com", "--type", "strategic")
-        code, message = status_message(kubectl, *args, "-p", json.dumps(patch))
-        with pytest.raises(PatchError) as error:
-            replay("strategic", patch, before)
-        assert (error.value.status, error.value.server_message) == (code, message)
-        assert message == "merging an object in json but data type is not struct, instead is: map"
-        merge_args = ("patch", resource, "gadgets.patch.example.com", "--type", "merge")
-        patched(kubectl, api, path, *merge_args, "-p", json.dumps(patch))
-    finally:
-        kubectl.run("delete", "crd", "gadgets.patch.example.com", check=False)
+    before = get(api, path)
+    args = ("patch", resource, GADGETS, "--type", "strategic")
+    code, message = status_message(kubectl, *args, "-p", json.dumps(patch))
+    with pytest.raises(PatchError) as error:
+        replay("strategic", patch, before, release=server_release(api))
+    assert (error.value.status, error.value.server_message) == (code, message)
+    assert message == "merging an object in json but data type is not struct, instead is: map"
+    merge_args = ("patch", resource, GADGETS, "--type", "merge")
+    patched(kubectl, api, path, *merge_args, "-p", json.dumps(patch))
 
 
 def test_random_patches_against_the_server(lab: LabState) -> None:
@@ -565,7 +620,7 @@ def test_random_patches_against_the_server(lab: LabState) -> None:
             kind, patch = patches.next()
             before = request(layout, "GET", path)[1]
             status, after = request(layout, "PATCH", path, patch, kind)
-            outcome = _judge(kind, patch, before, status, after)
+            outcome = _judge(kind, patch, before, status, after, lab.kube_version)
             outcomes[outcome] += 1
     finally:
         request(layout, "PATCH", path, {"metadata": {"finalizers": None}}, "merge")
@@ -573,9 +628,11 @@ def test_random_patches_against_the_server(lab: LabState) -> None:
     assert outcomes["stored"] > 60 and outcomes["rejected"] > 10, outcomes
 
 
-def _judge(kind: str, patch: Any, before: dict[str, Any], status: int, after: Any) -> str:
+def _judge(
+    kind: str, patch: Any, before: dict[str, Any], status: int, after: Any, release: str
+) -> str:
     try:
-        local = replay(kind, patch, before)
+        local = replay(kind, patch, before, release=release)
     except PatchError as error:
         assert (error.status, error.server_message) == (status, after["message"]), patch
         return "rejected"
@@ -583,7 +640,14 @@ def _judge(kind: str, patch: Any, before: dict[str, Any], status: int, after: An
         assert after["reason"] == "Invalid" and after["details"].get("causes"), (patch, after)
         return "invalid"
     for everything in (False, True):
-        result = compare(kind, patch, before, local, after, everything=everything)
+        schema = PatchSchema.bundled(release)
+        result = compare(kind, patch, before, local, after, schema=schema, everything=everything)
         noise = "deployment.kubernetes.io/revision"  # the controller's, between GET and PATCH
-        assert all(noise in m for m in result.mismatches), (kind, patch, result.mismatches)
+        assert all(noise in m for m in result.mismatches), (
+            kind,
+            json.dumps(patch),
+            json.dumps(before["spec"]),
+            json.dumps(after["spec"]),
+            result.mismatches,
+        )
     return "stored"

@@ -132,7 +132,8 @@ def test_json_patch(original: dict[str, Any], patch: list[Any]) -> None:
 @given(objects(DEPLOYMENT_KEYS), objects(DEPLOYMENT_KEYS), st.booleans())
 def test_server_side_apply(live: dict[str, Any], config: dict[str, Any], force: bool) -> None:
     """Only PatchErrors; a forced apply never conflicts; the result records the applier as
-    a manager; applying the same configuration again changes nothing."""
+    a manager; applying the same configuration again changes nothing (while anyone manages
+    the object)."""
     node = PatchSchema.builtin().for_kind("apps/v1", "Deployment")
     head = {"apiVersion": "apps/v1", "kind": "Deployment"}
     live, config = {**live, **head}, {**config, **head}
@@ -156,7 +157,11 @@ def test_server_side_apply(live: dict[str, Any], config: dict[str, Any], force: 
     if isinstance(spec, dict) and isinstance(spec.get("replicas"), int):
         managers = result["metadata"]["managedFields"]  # m owns spec.replicas now
         assert any(m["manager"] == "m" and m["operation"] == "Apply" for m in managers)
-    assert apply(result) == result
+    if (result.get("metadata") or {}).get("managedFields"):
+        assert apply(result) == result
+    # else the configuration owned nothing (`spec: null` sets no field) and no manager is
+    # left: the server's next apply first gives the object's fields to before-first-apply
+    # (skipNonAppliedManager), so applying again is not a no-op there either
 
 
 @SETTINGS

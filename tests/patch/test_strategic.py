@@ -133,7 +133,7 @@ def test_what_later_releases_do_with_new_values() -> None:
     1.28 a new value's directives (each as the lab's 1.37 server answered in
     tests/patch/test_lab_replay.py)."""
     bare = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
-    patch = {
+    patch: dict[str, Any] = {
         "metadata": {"$deleteFromPrimitiveList/finalizers": ["x"], "labels": {"a": None, "b": "c"}},
         "spec": {"selector": {"$patch": "replace", "matchLabels": {"a": "b"}}},
     }

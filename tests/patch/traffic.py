@@ -2,8 +2,9 @@
 
 kubectl at `-v=9` logs every request body, the request line (as a curl command with the
 Content-Type) and every response body; `exchanges(log)` reads them back. A PATCH exchange plus
-the object just before it is one replay case: `check_replay` replays it with the engine and
-asserts the server stored what the engine predicts.
+the object just before it is one replay case: `check_replay` replays it with the engine, as
+the server's release (`server_release`) applies patches, and asserts the server stored what
+the engine predicts.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ import json
 import re
 import ssl
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
 from k8s_wiretap.kube.client import ApiClient
 from k8s_wiretap.lab.layout import Layout
-from k8s_wiretap.patch import compare, replay
+from k8s_wiretap.patch import PatchSchema, compare, replay
 from tests.conftest import Kubectl
 
 _BODY = re.compile(r'"(Request|Response) Body" body=(.*)$')
@@ -90,23 +92,35 @@ def last_patch(log: list[LoggedCall]) -> LoggedCall:
     return patches[-1]
 
 
+@cache
+def server_release(api: ApiClient) -> str:
+    """The API server's gitVersion ("v1.37.2"): its rules and shipped table replay."""
+    return str(api.get("/version").json()["gitVersion"])
+
+
 def check_replay(
-    exchange: LoggedCall, before: dict[str, Any], everything: bool = True
+    exchange: LoggedCall,
+    before: dict[str, Any],
+    everything: bool = True,
+    release: str | None = None,
 ) -> dict[str, Any]:
-    """Replay `exchange` on `before`; assert the server's answer agrees. Returns the replay."""
+    """Replay `exchange` on `before` as `release`'s server; assert the server's answer
+    agrees. Returns the replay."""
     after = json.loads(exchange.response)
     assert after.get("kind") != "Status", after
     manager = exchange.query().get("fieldManager")
     force = exchange.query().get("force") == "true"
-    local = replay(exchange.content_type, exchange.request, before, manager=manager, force=force)
+    body, content_type = exchange.request, exchange.content_type
+    local = replay(content_type, body, before, manager=manager, force=force, release=release)
     subresource = "status" if exchange.path().endswith("/status") else ""
     for scope in (False, True) if everything else (False,):
         result = compare(
-            exchange.content_type,
-            exchange.request,
+            content_type,
+            body,
             before,
             local,
             after,
+            schema=PatchSchema.bundled(release),
             manager=manager,
             subresource=subresource,
             everything=scope,
