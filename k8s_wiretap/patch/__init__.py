@@ -1,15 +1,19 @@
-"""Replay Kubernetes PATCH requests as the 1.20 API server applies them, and check the result.
+"""Replay Kubernetes PATCH requests as the API server of a given release applies them, and
+check the result.
 
-- `apply_strategic(original, patch, node)`: strategic merge patch (strategic.py);
-- `apply_merge(document, patch)`: JSON merge patch, RFC 7386 (merge.py);
+- `apply_strategic(original, patch, node, release)`: strategic merge patch (strategic.py),
+  with the rules of that release (`SmpRules`; None: 1.20);
+- `apply_merge(document, patch, release)`: JSON merge patch, RFC 7386 (merge.py);
 - `apply_json_patch(document, operations)`: JSON patch, RFC 6902 (json_patch.py);
 - `apply_config(live, config, manager, node)`: server-side apply (apply.py);
 - `compare(kind, patch, before, after_local, server)`: did the replay predict the server's
   result on what the patch touched (compare.py);
-- `PatchSchema`/`Node`: patch metadata from OpenAPI v2, with Kubernetes 1.20's built in
-  (meta.py), (the protobuf form kubectl downloads is read by `k8s_wiretap.decode.gnostic`);
+- `PatchSchema`/`Node`: patch metadata from an OpenAPI v2 or v3 document, with Kubernetes
+  1.20's and 1.37's tables shipped (`PatchSchema.bundled(release)`, meta.py); the protobuf
+  forms kubectl and others download are read by `k8s_wiretap.decode.gnostic` (v2) and
+  `gnostic_v3`;
 - `drop_unknown_fields`: what the server's decoder keeps of a patched object (prune.py);
-- `replay(kind, body, before)`: all of the above in one call (replay.py).
+- `replay(kind, body, before, release=...)`: all of the above in one call (replay.py).
 
 Every function raises `PatchError` (with the server's message and HTTP status) exactly where
 the server rejects the patch, and nothing else.
@@ -26,7 +30,7 @@ from k8s_wiretap.patch.merge import apply_merge
 from k8s_wiretap.patch.meta import Node, PatchSchema
 from k8s_wiretap.patch.prune import drop_unknown_fields
 from k8s_wiretap.patch.replay import replay
-from k8s_wiretap.patch.strategic import apply_strategic
+from k8s_wiretap.patch.strategic import SmpRules, apply_strategic
 
 __all__ = [
     "Comparison",
@@ -34,6 +38,7 @@ __all__ = [
     "Node",
     "PatchError",
     "PatchSchema",
+    "SmpRules",
     "apply_config",
     "apply_json_patch",
     "apply_merge",
