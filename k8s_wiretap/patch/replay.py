@@ -60,7 +60,7 @@ def replay(
     elif short == "merge":
         result = apply_merge(before, patch, release)
     elif short == "json":
-        result = apply_json_patch(before, patch)
+        result = apply_json_patch(before, patch, release)
     else:
         # managers are told apart by the subresource they wrote through from 1.22 on
         through = subresource if (release_minor(release) or 20) >= 22 else ""

@@ -160,3 +160,39 @@ def test_inputs_are_not_modified() -> None:
     assert apply_json_patch(document, patch) == {"a": [1, {"b": 2}], "c": {"d": [1, 2]}}
     assert document == {"a": [1, {"b": 2}]}
     assert patch[0]["value"] == {"d": [1]}
+
+
+def test_what_later_releases_of_the_library_do() -> None:
+    """json-patch v4.12 (Kubernetes 1.23+) counts negative indices from the end everywhere and
+    replaces or tests the whole document at ""; v4.13 (1.35+) lets `test` without a value
+    of a missing member pass (each from the library's source; 1.20 panics or misses)."""
+
+    def on(release: str, document: dict[str, Any], *operations: dict[str, Any]) -> Any:
+        return apply_json_patch(document, list(operations), release)
+
+    numbers = {"l": [1, 2, 3]}
+    assert on("v1.37.2", numbers, {"op": "replace", "path": "/l/-1", "value": 9}) == {
+        "l": [1, 2, 9]
+    }
+    assert on("1.23", numbers, {"op": "test", "path": "/l/-3", "value": 1}) == numbers
+    nested = {"l": [{"a": 1}]}
+    assert on("1.37", nested, {"op": "add", "path": "/l/-1/b", "value": 2}) == {
+        "l": [{"a": 1, "b": 2}]
+    }
+    with pytest.raises(PatchError, match="doc is missing key: /l/-4"):
+        on("1.37", numbers, {"op": "replace", "path": "/l/-4", "value": 9})
+    with pytest.raises(PatchError) as panic:
+        on("1.22", numbers, {"op": "replace", "path": "/l/-1", "value": 9})
+    assert panic.value.status == 500
+    assert on("1.37", {"a": 1}, {"op": "replace", "path": "", "value": {"b": 2}}) == {"b": 2}
+    assert on("1.37", {"a": 1}, {"op": "test", "path": "", "value": {"a": 1}}) == {"a": 1}
+    with pytest.raises(PatchError, match="testing value  failed"):
+        on("1.37", {"a": 1}, {"op": "test", "path": "", "value": {"a": 2}})
+    with pytest.raises(PatchError, match="must be object or array"):
+        on("1.37", {"a": 1}, {"op": "replace", "path": "", "value": 3})
+    with pytest.raises(PatchError, match="doc is missing path: : missing value"):
+        on("1.20", {"a": 1}, {"op": "replace", "path": "", "value": {"b": 2}})
+    assert on("1.35", {"a": 1}, {"op": "test", "path": "/b"}) == {"a": 1}
+    with pytest.raises(PatchError) as nil:
+        on("1.34", {"a": 1}, {"op": "test", "path": "/b"})
+    assert nil.value.status == 500
