@@ -396,4 +396,5 @@ class Analysis:
             self._who.pop(exchange.id, None)
         self._replays.clear()
         self._etcd = {k: c for k, c in self._etcd.items() if c.time >= before}
+        self._openapi.forget(before)
         self._history.forget(before)

@@ -97,12 +97,39 @@ class OpenApiDocuments:
         """The schema of the latest readable document of `timeline` before `before`."""
         index = bisect.bisect_left(timeline, before, key=lambda d: d[0])
         for _, exchange in reversed(timeline[:index]):
-            if exchange.id not in self._schemas:
-                decoded = self._decode(exchange)
-                self._schemas[exchange.id] = (
-                    PatchSchema.from_openapi(decoded.value) if is_document(decoded.value) else None
-                )
-            schema = self._schemas[exchange.id]
+            schema = self._schema_of(exchange, is_document)
             if schema is not None:
                 return schema
         return None
+
+    def _schema_of(
+        self, exchange: Exchange, is_document: Callable[[Any], bool]
+    ) -> PatchSchema | None:
+        if exchange.id not in self._schemas:
+            decoded = self._decode(exchange)
+            self._schemas[exchange.id] = (
+                PatchSchema.from_openapi(decoded.value) if is_document(decoded.value) else None
+            )
+        return self._schemas[exchange.id]
+
+    def forget(self, before: float) -> None:
+        """Keep only what a patch at `before` or later can be replayed with: the documents
+        from `before` on and, of each group version, the latest readable one before it (a
+        recording read as a stream holds no more than that)."""
+        for timeline, is_document in (
+            (self._v2, _v2_document),
+            *((t, _v3_document) for t in self._v3.values()),
+        ):
+            cut = bisect.bisect_left(timeline, before, key=lambda d: d[0])
+            latest = next(
+                (
+                    d
+                    for d in reversed(timeline[:cut])
+                    if self._schema_of(d[1], is_document) is not None
+                ),
+                None,
+            )
+            for _, exchange in timeline[:cut]:
+                if latest is None or exchange is not latest[1]:
+                    self._schemas.pop(exchange.id, None)
+            timeline[:cut] = [latest] if latest is not None else []
