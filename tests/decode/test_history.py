@@ -85,3 +85,19 @@ def test_a_namespace_has_one_history_however_it_was_seen() -> None:
         o.source for o in analysis.history.timeline(ObjectRef("", "namespaces", "", "default"))
     }
     assert "watch" in sources or "list" in sources
+
+
+def test_forgetting_keeps_the_latest_observation_before_and_everything_after() -> None:
+    history = History()
+    for time, version in [(1.0, 10), (2.0, 15), (3.0, 20), (4.0, 25)]:
+        history.add(WEB, seen(time, version))
+    history.forget(3.5)
+    assert [o.resource_version for o in history.timeline(WEB)] == [20, 25]
+    assert history.at(WEB, 10) == [] and len(history.at(WEB, 20)) == 1
+    assert history.versions(WEB) == [20, 25]
+    before = history.before(WEB, 3.7)  # what a patch at 3.7 starts from is still there
+    assert before is not None and before.resource_version == 20
+    assert history.stale(WEB, before, 30)  # 25 came between, still known
+    assert history.held == 2
+    history.forget(100.0)  # an object seen long ago keeps its latest observation
+    assert [o.resource_version for o in history.timeline(WEB)] == [25]
