@@ -33,6 +33,7 @@ from k8s_wiretap.explain.patches import (
     REFUSALS,
     PatchReplay,
     not_replayed,
+    predecessor,
     replay_exchange,
     replay_refused,
 )
@@ -358,7 +359,10 @@ class Analysis:
         if observation is None:
             return None, "no earlier observation of the object in the recording"
         if self._history.stale(ref, observation, resource_version(after)):
-            return None, "the last observation before the patch is stale (a write came between)"
+            # a concurrent write went first: replay on the version just below the result
+            observation = predecessor(self._history, ref, resource_version(after), uid_of(after))
+            if observation is None:
+                return None, "the last observation before the patch is stale (a write came between)"
         served = self.resources.get(info.group, info.resource)
         if info.subresource == "scale" and served is not None and served.scalable:
             scale = scale_of(observation.object, str(after.get("apiVersion", "autoscaling/v1")))

@@ -15,15 +15,24 @@ release (`release`: strategic merge patch changed between releases).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.decode.diff import diff
-from k8s_wiretap.decode.history import Observation
+from k8s_wiretap.decode.history import History, Observation
+from k8s_wiretap.kube.refs import ObjectRef
 from k8s_wiretap.patch import PatchError, PatchSchema, compare, replay
 
-__all__ = ["REFUSALS", "PatchReplay", "not_replayed", "replay_exchange", "replay_refused"]
+__all__ = [
+    "REFUSALS",
+    "PatchReplay",
+    "not_replayed",
+    "predecessor",
+    "replay_exchange",
+    "replay_refused",
+]
 
 # The codes with which the server refuses a patch itself (what the engines predict); others
 # (403, 404, 429, 5xx) say nothing about the patch.
@@ -64,6 +73,26 @@ class PatchReplay:
         if self.refused:
             record["refused"] = True
         return record
+
+
+def predecessor(
+    history: History, ref: ObjectRef, after_version: int | None, uid: str = ""
+) -> Observation | None:
+    """The observation of the highest resourceVersion below the patch's result, of
+    incarnation `uid`: what the server patched when the latest observation before the PATCH
+    was stale because a concurrent write (a kubelet's status PATCH answered after this
+    PATCH was sent) went first. No observed version lies between it and the result, the
+    same standard the latest observation is held to."""
+    if after_version is None:
+        return None
+    versions = history.versions(ref)
+    index = bisect.bisect_left(versions, after_version)
+    if index == 0:
+        return None
+    for observation in history.at(ref, versions[index - 1]):
+        if not uid or not observation.uid or observation.uid == uid:
+            return observation
+    return None
 
 
 def not_replayed(kind: str, body: Any, after: Any, why: str) -> PatchReplay:
