@@ -1,66 +1,73 @@
-"""Against the real API server: each protobuf response decodes to the JSON response it gives.
+"""Against real API servers of both releases: each protobuf response decodes to its JSON twin.
 
-Objects of many kinds are created with kubectl (fixtures/lab-objects.yaml), then the same
-request is made twice, once accepting JSON and once protobuf, and the decoded protobuf must
-equal the JSON, key order included: LISTs and GETs, partial object metadata, discovery,
-errors (Status), and watch streams replayed from one resourceVersion. Bodies are decoded with
-the schema of the lab's release, as its `/version` names it.
+Each release's lab gets its own objects of every kind it can hold (fixtures/lab-objects.yaml
+for 1.20, fixtures/lab-objects-1.37.yaml for 1.37, with the kinds and fields added since),
+then the same request is made twice, once accepting JSON and once protobuf, and the decoded
+protobuf must equal the JSON, key order included, with nothing decoded without a schema:
+every resource the lab's discovery lists, at every group version it serves; every object of
+the fixture and its subresources; every object in the test namespace and the first of every
+other list; partial object metadata, discovery, errors (Status), and watch streams replayed
+from one resourceVersion — on 1.37 watch lists too, plain and gzipped, with their phases.
+Resources served as JSON only (custom resources) are checked to say so (406 in protobuf).
+Bodies are decoded with the schema of the lab's release, as its `/version` names it.
+
+The 1.37 lab is the session's (tests/conftest.py); the 1.20 lab is this module's own.
 """
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from k8s_wiretap.decode.protobuf import decode_object, decode_watch_event
-from k8s_wiretap.kube.client import ApiClient, Response
+from k8s_wiretap.decode.protobuf import decode_object
+from k8s_wiretap.decode.watch import decode_stream
+from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.components import NODE_NAME
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.state import LabState
-from k8s_wiretap.wire.framing import JsonFramer, LengthPrefixFramer
 from tests.conftest import Kubectl, wait_until
-from tests.decode.same import assert_same, difference
+from tests.decode.protolab import (
+    ATTEMPTS,
+    JSON,
+    NS,
+    PROTOBUF,
+    ProtoLab,
+    Resource,
+    both,
+    compare,
+    custom_groups,
+    discover,
+    events_differ,
+    fallbacks,
+    fetch,
+    gzip_watch,
+    refused_as_protobuf,
+    resource_version,
+    watch,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
-JSON = "application/json"
-PROTOBUF = "application/vnd.kubernetes.protobuf"
-NS = "decode-lab"
-ATTEMPTS = 20  # objects change between two requests (leases, status): retry until both agree
+OBJECTS = {"1.37": FIXTURES / "lab-objects-1.37.yaml", "1.20": FIXTURES / "lab-objects.yaml"}
+SCALED = FIXTURES / "lab-widget-scaled.yaml"  # a custom resource with a scale
+CURRENT = ["1.37"]  # for tests of what only the current release has (watch lists, gzip)
 
 
-@dataclass(frozen=True)
-class Lab:
-    client: ApiClient
-    kubectl: Kubectl
-    start: str  # a resourceVersion from before the objects were created
-    release: str  # the API server's gitVersion ("v1.20.2")
+def documents(path: Path) -> list[dict[str, Any]]:
+    return [document for document in yaml.safe_load_all(path.read_text()) if document]
 
 
-def resource_version(document: Any) -> str | None:
-    metadata = document.get("metadata") if isinstance(document, dict) else None
-    return metadata.get("resourceVersion") if isinstance(metadata, dict) else None
-
-
-def first_name(client: ApiClient, path: str) -> str:
-    items = client.get(path).json()["items"]
-    assert items, f"nothing at {path}"
-    return str(items[0]["metadata"]["name"])
-
-
-@pytest.fixture(scope="module")
-def setup(lab: LabState, kubectl: Kubectl) -> Iterator[Lab]:
-    client = admin_client(Layout(Path(lab.kubeconfig).parent, lab.ports))
+def prepare(state: LabState, kubectl: Kubectl, fixture: Path) -> ProtoLab:
+    client = admin_client(Layout(Path(state.kubeconfig).parent, state.ports))
     start = client.get("/api/v1/configmaps?limit=1").json()["metadata"]["resourceVersion"]
-    kubectl("apply", "-f", str(FIXTURES / "lab-objects.yaml"))
+    kubectl("apply", "-f", str(fixture))
     kubectl("wait", "--for", "condition=established", "crd/widgets.decode.wiretap.example")
-    kubectl("apply", "-f", str(FIXTURES / "lab-widget.yaml"))
+    kubectl("apply", "-f", str(FIXTURES / "lab-widget.yaml"), "-f", str(SCALED))
     kubectl("-n", NS, "create", "configmap", "changing", "--from-literal=step=1")
     kubectl("-n", NS, "patch", "configmap", "changing", "-p", '{"data": {"step": "2"}}')
     kubectl("-n", NS, "delete", "configmap", "changing")
@@ -70,160 +77,179 @@ def setup(lab: LabState, kubectl: Kubectl) -> Iterator[Lab]:
         phases = [p.get("status", {}).get("phase") for p in pods]
         return len(pods) >= 5 and phases.count("Running") >= 3
 
-    wait_until(running, 60, "the lab's pods to run")
+    wait_until(running, 120, "the lab's pods to run")
     release = str(client.get("/version").json()["gitVersion"])
-    yield Lab(client, kubectl, start, release)
-    kubectl("delete", "--wait=false", "-f", str(FIXTURES / "lab-objects.yaml"))
+    lab = ProtoLab(client, kubectl, start, release, fixture)
+    lab.resources = discover(client)
+    lab.custom_groups = custom_groups(client)
+    return lab
 
 
-def fetch(client: ApiClient, path: str, accept: str) -> Response:
-    return client.get(path, accept=accept, timeout=30)
+@pytest.fixture(scope="module", params=["1.37", "1.20"])
+def setup(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ProtoLab]:
+    if request.param == "1.37":
+        state: LabState = request.getfixturevalue("lab")
+        binary = Path(state.kubeconfig).parent / "bin" / "kubectl"  # 1.37's own
+        cache = tmp_path_factory.mktemp("kubecache-137")
+        kubectl = Kubectl(state.kubeconfig, cache, binary=str(binary))
+        lab = prepare(state, kubectl, OBJECTS["1.37"])
+        assert lab.minor == (1, 37), lab.release
+        yield lab
+        kubectl(
+            "delete", "--wait=false", "-f", str(FIXTURES / "lab-widget.yaml"), "-f", str(SCALED)
+        )
+        kubectl("delete", "--wait=false", "-f", str(OBJECTS["1.37"]))
+        return
+    folder = tmp_path_factory.mktemp("lab120")
+    old = Lab(folder / "lab")
+    state = old.up(UpOptions(build=False, kube_version="1.20"))
+    try:
+        lab = prepare(state, Kubectl(state.kubeconfig, folder / "cache"), OBJECTS["1.20"])
+        assert lab.minor == (1, 20), lab.release
+        yield lab
+    finally:
+        old.down()
 
 
-def compare(setup: Lab, path: str, json_accept: str = JSON, pb_accept: str = PROTOBUF) -> Any:
-    """Decode the protobuf response and check it against the JSON one; return the JSON."""
-    client = setup.client
-    for _ in range(ATTEMPTS):
-        as_json, as_protobuf = fetch(client, path, json_accept), fetch(client, path, pb_accept)
-        assert as_json.status == as_protobuf.status
-        assert as_protobuf.headers["Content-Type"].startswith(PROTOBUF), as_protobuf.headers
-        want = as_json.json()
-        got = decode_object(as_protobuf.body, release=setup.release)
-        if resource_version(want) == resource_version(got):
-            assert_same(got, want)
-            return want
-    raise AssertionError(f"{path}: the object kept changing")
+# -- LISTs of everything discovery serves -------------------------------------------------------
 
 
-LISTS = [
-    "/api/v1/namespaces",
-    "/api/v1/nodes",
-    "/api/v1/pods",
-    "/api/v1/services",
-    "/api/v1/endpoints",
-    "/api/v1/configmaps",
-    "/api/v1/secrets",
-    "/api/v1/serviceaccounts",
-    "/api/v1/events",
-    "/api/v1/limitranges",
-    "/api/v1/resourcequotas",
-    "/api/v1/persistentvolumes",
-    "/api/v1/persistentvolumeclaims",
-    "/api/v1/replicationcontrollers",
-    "/api/v1/podtemplates",
-    "/apis/events.k8s.io/v1/events",
-    "/apis/events.k8s.io/v1beta1/events",
-    "/apis/coordination.k8s.io/v1/leases",
-    "/apis/apps/v1/deployments",
-    "/apis/apps/v1/replicasets",
-    "/apis/apps/v1/daemonsets",
-    "/apis/apps/v1/statefulsets",
-    "/apis/apps/v1/controllerrevisions",
-    "/apis/batch/v1/jobs",
-    "/apis/batch/v1beta1/cronjobs",
-    "/apis/rbac.authorization.k8s.io/v1/roles",
-    "/apis/rbac.authorization.k8s.io/v1/rolebindings",
-    "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-    "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-    "/apis/rbac.authorization.k8s.io/v1beta1/clusterroles",
-    "/apis/apiregistration.k8s.io/v1/apiservices",
-    "/apis/apiregistration.k8s.io/v1beta1/apiservices",
-    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-    "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions",
-    "/apis/networking.k8s.io/v1/ingresses",
-    "/apis/networking.k8s.io/v1/ingressclasses",
-    "/apis/networking.k8s.io/v1/networkpolicies",
-    "/apis/extensions/v1beta1/ingresses",
-    "/apis/policy/v1beta1/poddisruptionbudgets",
-    "/apis/autoscaling/v1/horizontalpodautoscalers",
-    "/apis/autoscaling/v2beta1/horizontalpodautoscalers",
-    "/apis/autoscaling/v2beta2/horizontalpodautoscalers",
-    "/apis/storage.k8s.io/v1/storageclasses",
-    "/apis/storage.k8s.io/v1/csinodes",
-    "/apis/storage.k8s.io/v1/volumeattachments",
-    "/apis/scheduling.k8s.io/v1/priorityclasses",
-    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
-    "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
-    "/apis/node.k8s.io/v1/runtimeclasses",
-    "/apis/discovery.k8s.io/v1beta1/endpointslices",
-    "/apis/flowcontrol.apiserver.k8s.io/v1beta1/flowschemas",
-    "/apis/flowcontrol.apiserver.k8s.io/v1beta1/prioritylevelconfigurations",
-    "/apis/certificates.k8s.io/v1/certificatesigningrequests",
-    f"/api/v1/namespaces/{NS}/pods?labelSelector=nothing%3Dmatches",
-]
+# Group versions each release's discovery must have shown among those listed (a check that
+# discovery was read whole, not where the lists come from).
+EXPECTED_VERSIONS = {
+    "1.20": {"batch/v1beta1", "policy/v1beta1", "autoscaling/v2beta2", "extensions/v1beta1"},
+    "1.37": {"resource.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1", "storagemigration.k8s.io/v1"},
+}
 
 
-@pytest.mark.parametrize("path", LISTS)
-def test_list(setup: Lab, path: str) -> None:
-    compare(setup, path)
+def test_every_resource_at_every_served_version_lists_the_same(setup: ProtoLab) -> None:
+    listable = [r for r in setup.resources if "list" in r.verbs]
+    kinds, refused, failures = set(), [], []
+    for resource in listable:
+        try:
+            if setup.protobuf_served(resource):
+                kinds.add(compare(setup, resource.collection)["kind"])
+            else:
+                refused.append(refused_as_protobuf(setup, resource.collection)["kind"])
+        except AssertionError as error:
+            failures.append(f"{resource.collection}: {error}")
+    assert not failures, "\n".join(failures)
+    assert refused == ["WidgetList"]  # the custom resource: JSON only, and says so
+    assert {"PodList", "SecretList", "CustomResourceDefinitionList", "EventList"} <= kinds
+    versions = {resource.group_version for resource in listable}
+    assert EXPECTED_VERSIONS[setup.minor_name] <= versions, versions
+    print(
+        f"{setup.release}: {len(listable) - len(refused)} lists of {len(kinds)} kinds at "
+        f"{len(versions)} group versions compared, {len(refused)} refused as protobuf"
+    )
 
 
-GETS = [
-    "/api/v1/namespaces/decode-lab",
-    f"/api/v1/nodes/{NODE_NAME}",
-    f"/api/v1/namespaces/{NS}/pods/rich",
-    f"/api/v1/namespaces/{NS}/pods/<first>",
-    f"/api/v1/namespaces/{NS}/services/web",
-    f"/api/v1/namespaces/{NS}/services/headless",
-    f"/api/v1/namespaces/{NS}/services/external",
-    f"/api/v1/namespaces/{NS}/endpoints/web",
-    f"/api/v1/namespaces/{NS}/configmaps/settings",
-    f"/api/v1/namespaces/{NS}/configmaps/empty",
-    f"/api/v1/namespaces/{NS}/secrets/token",
-    f"/api/v1/namespaces/{NS}/serviceaccounts/robot",
-    f"/api/v1/namespaces/{NS}/events/hello.2",
-    f"/api/v1/namespaces/{NS}/limitranges/limits",
-    f"/api/v1/namespaces/{NS}/resourcequotas/quota",
-    f"/api/v1/namespaces/{NS}/persistentvolumeclaims/claim",
-    "/api/v1/persistentvolumes/decode-pv1",
-    f"/apis/events.k8s.io/v1/namespaces/{NS}/events/hello.1",
-    f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/lock",
-    f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{NODE_NAME}",
-    f"/apis/apps/v1/namespaces/{NS}/deployments/web",
-    f"/apis/apps/v1/namespaces/{NS}/deployments/web/scale",
-    f"/apis/apps/v1/namespaces/{NS}/replicasets/<first>",
-    f"/apis/apps/v1/namespaces/{NS}/daemonsets/agent",
-    f"/apis/apps/v1/namespaces/{NS}/statefulsets/db",
-    f"/apis/apps/v1/namespaces/{NS}/controllerrevisions/<first>",
-    f"/apis/batch/v1/namespaces/{NS}/jobs/once",
-    f"/apis/batch/v1beta1/namespaces/{NS}/cronjobs/nightly",
-    f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles/reader",
-    f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/rolebindings/reader",
-    "/apis/rbac.authorization.k8s.io/v1/clusterroles/decode-aggregate",
-    "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/decode-part",
-    "/apis/apiregistration.k8s.io/v1/apiservices/v1.apps",
-    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.decode.wiretap.example",
-    f"/apis/networking.k8s.io/v1/namespaces/{NS}/ingresses/web",
-    f"/apis/networking.k8s.io/v1/namespaces/{NS}/networkpolicies/deny",
-    f"/apis/policy/v1beta1/namespaces/{NS}/poddisruptionbudgets/web",
-    f"/apis/autoscaling/v1/namespaces/{NS}/horizontalpodautoscalers/web",
-    f"/apis/autoscaling/v2beta2/namespaces/{NS}/horizontalpodautoscalers/web2",
-    "/apis/storage.k8s.io/v1/storageclasses/decode-slow",
-    "/apis/scheduling.k8s.io/v1/priorityclasses/decode-low",
-    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/decode-hook",
-    "/apis/node.k8s.io/v1/runtimeclasses/decode-gvisor",
-]
+def test_a_list_that_matches_nothing(setup: ProtoLab) -> None:
+    empty = compare(setup, f"/api/v1/namespaces/{NS}/pods?labelSelector=nothing%3Dmatches")
+    assert empty["items"] == []
 
 
-@pytest.mark.parametrize("path", GETS)
-def test_get(setup: Lab, path: str) -> None:
-    if path.endswith("/<first>"):
-        collection = path.removesuffix("/<first>")
-        path = f"{collection}/{first_name(setup.client, collection)}"
-    compare(setup, path)
+# -- every object of the fixture, its subresources, and the objects controllers made ----------
 
 
-def test_the_objects_show_what_json_rules_are_about(setup: Lab) -> None:
+def fixture_paths(setup: ProtoLab) -> list[tuple[Resource, str]]:
+    """Each object of the fixture and the scaled widget, by discovery, and its
+    subresources that GET an object."""
+    paths = []
+    for document in documents(setup.fixture) + documents(SCALED):
+        resource = setup.resource(document["apiVersion"], document["kind"])
+        metadata = document["metadata"]
+        path = resource.path(metadata["name"], metadata.get("namespace"))
+        paths.append((resource, path))
+        paths += [(resource, f"{path}/{sub}") for sub in resource.subresources]
+    return paths
+
+
+def test_every_object_of_the_fixture_and_its_subresources(setup: ProtoLab) -> None:
+    failures, compared, refused = [], set(), 0
+    for resource, path in fixture_paths(setup):
+        try:
+            if setup.protobuf_served(resource):
+                compare(setup, path)
+                compared.add(path)
+            else:
+                refused_as_protobuf(setup, path)
+                refused += 1
+        except AssertionError as error:
+            failures.append(f"{path}: {error}")
+    assert not failures, "\n".join(failures)
+    kinds = {document["kind"] for document in documents(setup.fixture)}
+    assert len(kinds) >= 30, kinds
+    assert any(path.endswith("/deployments/web/scale") for path in compared)
+    assert refused == 3  # the widget, its status and its scale: JSON only
+    print(f"{setup.release}: {len(compared)} objects and subresources compared, {refused} refused")
+
+
+def test_every_object_in_the_namespace_and_the_first_of_every_list(setup: ProtoLab) -> None:
+    failures, compared = [], 0
+    for resource in setup.resources:
+        if "list" not in resource.verbs or not setup.protobuf_served(resource):
+            continue
+        items = setup.client.get(resource.collection).json()["items"]
+        ours = [i for i in items if i["metadata"].get("namespace") == NS] or items[:1]
+        for item in ours:
+            metadata = item["metadata"]
+            path = resource.path(metadata["name"], metadata.get("namespace"))
+            try:
+                compare(setup, path)
+                compared += 1
+            except AssertionError as error:
+                failures.append(f"{path}: {error}")
+    assert not failures, "\n".join(failures)
+    assert compared > 60, compared
+    print(f"{setup.release}: {compared} objects compared")
+
+
+def test_the_objects_show_what_json_rules_are_about(setup: ProtoLab) -> None:
     configmap = compare(setup, f"/api/v1/namespaces/{NS}/configmaps/settings")
     assert configmap["data"]["empty"] == "" and configmap["binaryData"]["blob"] == "AAEC/w=="
     pod = compare(setup, f"/api/v1/namespaces/{NS}/pods/rich")
-    assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "10m", "memory": "16Mi"}
+    requests = pod["spec"]["containers"][0]["resources"]["requests"]
+    assert requests == {"cpu": "10m", "memory": "16Mi"}
     assert pod["spec"]["securityContext"]["supplementalGroups"] == [3000, 0]
     statefulset = compare(setup, f"/apis/apps/v1/namespaces/{NS}/statefulsets/db")
     template = statefulset["spec"]["volumeClaimTemplates"][0]
     assert list(template)[:2] == ["kind", "apiVersion"]  # set by the server's conversion
-    empty = compare(setup, f"/api/v1/namespaces/{NS}/pods?labelSelector=nothing%3Dmatches")
-    assert empty["items"] == []
+    node = compare(setup, f"/api/v1/nodes/{NODE_NAME}")
+    assert node["status"]["nodeInfo"]["kubeletVersion"].startswith(setup.release.split("-")[0])
+
+
+@pytest.mark.parametrize("setup", CURRENT, indirect=True)
+def test_fields_added_since_120_are_on_the_wire_and_decoded(setup: ProtoLab) -> None:
+    pod = compare(setup, f"/api/v1/namespaces/{NS}/pods/rich")
+    sidecar = pod["spec"]["initContainers"][1]
+    assert (sidecar["name"], sidecar["restartPolicy"]) == ("sidecar", "Always")
+    assert pod["spec"]["containers"][0]["resizePolicy"][1] == {
+        "resourceName": "memory",
+        "restartPolicy": "RestartContainer",
+    }
+    assert pod["status"]["hostIPs"] == [{"ip": pod["status"]["hostIP"]}]  # set by the kubelet
+    gated = compare(setup, f"/api/v1/namespaces/{NS}/pods/gated")
+    assert gated["spec"]["schedulingGates"] == [{"name": "example.com/wait"}]
+    cron = compare(setup, f"/apis/batch/v1/namespaces/{NS}/cronjobs/nightly")
+    assert cron["spec"]["timeZone"] == "Europe/Berlin"
+    pdb = compare(setup, f"/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets/web")
+    assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
+    job = compare(setup, f"/apis/batch/v1/namespaces/{NS}/jobs/once")
+    assert job["spec"]["podFailurePolicy"]["rules"][0]["onExitCodes"]["values"] == [42]
+    policy = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/decode-policy"
+    assert compare(setup, policy)["spec"]["variables"][0]["name"] == "size"
+    slice_ = compare(setup, "/apis/resource.k8s.io/v1/resourceslices/decode-node-1-gpus")
+    assert slice_["spec"]["devices"][0]["capacity"]["memory"] == {"value": "40Gi"}
+    claim = compare(setup, f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims/gpu")
+    assert claim["spec"]["devices"]["requests"][1]["firstAvailable"][0]["count"] == 2
+    cidr = compare(setup, "/apis/networking.k8s.io/v1/servicecidrs/decode-extra")
+    assert cidr["spec"]["cidrs"] == ["10.250.0.0/24"]
+
+
+# -- partial object metadata, discovery, errors -------------------------------------------------
 
 
 def partial(kind: str, version: str) -> tuple[str, str]:
@@ -232,11 +258,9 @@ def partial(kind: str, version: str) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("version", ["v1", "v1beta1"])
-def test_partial_object_metadata(setup: Lab, version: str) -> None:
+def test_partial_object_metadata(setup: ProtoLab, version: str) -> None:
     listed = compare(
-        setup,
-        f"/api/v1/namespaces/{NS}/configmaps",
-        *partial("PartialObjectMetadataList", version),
+        setup, f"/api/v1/namespaces/{NS}/configmaps", *partial("PartialObjectMetadataList", version)
     )
     assert listed["items"][0]["kind"] == "PartialObjectMetadata"
     empty = compare(
@@ -253,19 +277,13 @@ def test_partial_object_metadata(setup: Lab, version: str) -> None:
     assert one["apiVersion"] == f"meta.k8s.io/{version}"
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/api",
-        "/apis",
-        "/api/v1",
-        "/apis/apps/v1",
-        "/apis/apiextensions.k8s.io/v1",
-        "/apis/decode.wiretap.example/v1",
-    ],
-)
-def test_discovery(setup: Lab, path: str) -> None:
-    compare(setup, path)
+def test_discovery_of_every_group_version(setup: ProtoLab) -> None:
+    roots = ["/api", "/apis"]
+    roots += [r.root for r in {r.root: r for r in setup.resources}.values()]
+    roots += [f"/apis/{group}/v1" for group in setup.custom_groups]
+    for path in roots:
+        compare(setup, path)
+    assert len(roots) > 20, roots
 
 
 @pytest.mark.parametrize(
@@ -277,60 +295,28 @@ def test_discovery(setup: Lab, path: str) -> None:
         (f"/api/v1/namespaces/{NS}/pods?fieldSelector=spec.nothing%3Dx", 400),
     ],
 )
-def test_errors_are_statuses(setup: Lab, path: str, code: int) -> None:
+def test_errors_are_statuses(setup: ProtoLab, path: str, code: int) -> None:
     status = compare(setup, path)
     assert (status["kind"], status["apiVersion"], status["code"]) == ("Status", "v1", code)
 
 
-def test_protobuf_refused_is_a_protobuf_status(setup: Lab) -> None:
-    for path in [f"/apis/decode.wiretap.example/v1/namespaces/{NS}/widgets/w1", "/version"]:
-        response = fetch(setup.client, path, PROTOBUF)  # custom resources and /version: JSON only
-        assert response.status == 406
-        status = decode_object(response.body, release=setup.release)
-        assert (status["kind"], status["reason"], status["code"]) == (
-            "Status",
-            "NotAcceptable",
-            406,
-        )
-    assert (
-        fetch(
-            setup.client, f"/apis/decode.wiretap.example/v1/namespaces/{NS}/widgets/w1", JSON
-        ).status
-        == 200
-    )
+def test_protobuf_refused_is_a_protobuf_status(setup: ProtoLab) -> None:
+    widget = f"/apis/decode.wiretap.example/v1/namespaces/{NS}/widgets/w1"
+    refused_as_protobuf(setup, widget)
+    # w1 has no .spec.replicas: its scale fails, and the error is protobuf when accepted
+    response = fetch(setup.client, f"{widget}/scale", f"{PROTOBUF}, {JSON}")
+    assert response.status == 500 and response.headers["Content-Type"] == PROTOBUF
+    status = decode_object(response.body, release=setup.release)
+    assert not fallbacks(status)
+    assert (status["kind"], status["reason"], status["code"]) == ("Status", "InternalError", 500)
+    assert status["message"].endswith('the spec replicas field ".spec.replicas" does not exist')
+    response = fetch(setup.client, "/version", PROTOBUF)  # /version: JSON only
+    assert response.status == 406
+    status = decode_object(response.body, release=setup.release)
+    assert (status["kind"], status["reason"], status["code"]) == ("Status", "NotAcceptable", 406)
 
 
-def watch(client: ApiClient, path: str, accept: str, decode: Callable[[bytes], Any]) -> list[Any]:
-    response = client.get(path, accept=accept, timeout=30)
-    assert response.status == 200, response.body[:300]
-    framer = JsonFramer() if accept.startswith(JSON) else LengthPrefixFramer()
-    frames = framer.feed(response.body)
-    assert not framer.flush()
-    return [decode(frame) for frame in frames]
-
-
-def both_watches(
-    setup: Lab, path: str, json_accept: str, pb_accept: str
-) -> tuple[list[Any], list[Any]]:
-    """The JSON and the protobuf watch of `path`, run at the same time."""
-    results: dict[str, list[Any]] = {}
-
-    def run(name: str, accept: str, decode: Callable[[bytes], Any]) -> None:
-        results[name] = watch(setup.client, path, accept, decode)
-
-    def from_protobuf(frame: bytes) -> Any:
-        return decode_watch_event(frame, release=setup.release)
-
-    threads = [
-        threading.Thread(target=run, args=("json", json_accept, json.loads)),
-        threading.Thread(target=run, args=("protobuf", pb_accept, from_protobuf)),
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results["json"], results["protobuf"]
-
+# -- watch streams ----------------------------------------------------------------------------
 
 WATCHES = [
     f"/api/v1/namespaces/{NS}/configmaps",
@@ -344,17 +330,109 @@ WATCHES = [
 
 @pytest.mark.parametrize("path", WATCHES)
 @pytest.mark.parametrize("as_partial", [False, True], ids=["objects", "partial"])
-def test_watch_stream(setup: Lab, path: str, as_partial: bool) -> None:
+def test_watch_stream(setup: ProtoLab, path: str, as_partial: bool) -> None:
     accepts = partial("PartialObjectMetadata", "v1") if as_partial else (JSON, PROTOBUF)
     query = f"{path}?watch=1&resourceVersion={setup.start}&timeoutSeconds=2"
-    from_json, from_protobuf = both_watches(setup, query, *accepts)
+    from_json, from_protobuf = both(lambda accept: watch(setup, query, accept), accepts)
     common = min(len(from_json), len(from_protobuf))  # an event may land in one stream only
     assert common >= 1, (len(from_json), len(from_protobuf))
-    for got, want in zip(from_protobuf[:common], from_json[:common], strict=True):
-        found = difference(got, want)
-        assert found is None, f"{want['type']} {resource_version(want['object'])}: {found}"
+    found = events_differ(from_protobuf[:common], from_json[:common])
+    assert found is None, found
     types = {event["type"] for event in from_json[:common]}
     if path.endswith("/configmaps"):
         assert {"ADDED", "MODIFIED", "DELETED"} <= types
     if path.endswith("/pods"):
         assert "MODIFIED" in types  # the scheduler's binding, the kubelet's status
+
+
+WATCH_LIST = (
+    "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+)
+WATCH_LISTS = [
+    f"/api/v1/namespaces/{NS}/configmaps",
+    f"/api/v1/namespaces/{NS}/pods",
+    f"/api/v1/namespaces/{NS}/secrets",
+    f"/api/v1/namespaces/{NS}/services",
+    f"/apis/apps/v1/namespaces/{NS}/deployments",
+    f"/apis/batch/v1/namespaces/{NS}/jobs",
+    f"/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices",
+    f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims",
+    "/api/v1/nodes",
+    "/apis/resource.k8s.io/v1/resourceslices",
+    "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+    "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+]
+
+
+def same_watch_lists(setup: ProtoLab, query: str, accepts: tuple[str, str]) -> list[Any]:
+    """The JSON and protobuf watch lists of `query`, equal event by event; the JSON events.
+    Each starts from the state at its own consistent read: retried until both saw one."""
+    found = None
+    for _ in range(ATTEMPTS):
+        from_json, from_protobuf = both(lambda accept: watch(setup, query, accept), accepts)
+        found = events_differ(from_protobuf, from_json)
+        if found is None:
+            return list(from_json)
+    raise AssertionError(f"{query}: {found}")
+
+
+@pytest.mark.parametrize("setup", CURRENT, indirect=True)
+@pytest.mark.parametrize("path", WATCH_LISTS)
+@pytest.mark.parametrize("as_partial", [False, True], ids=["objects", "partial"])
+def test_watch_list(setup: ProtoLab, path: str, as_partial: bool) -> None:
+    accepts = partial("PartialObjectMetadata", "v1") if as_partial else (JSON, PROTOBUF)
+    query = f"{path}?{WATCH_LIST}&timeoutSeconds=2"
+    events = same_watch_lists(setup, query, accepts)
+    listed = setup.client.get(path).json()["items"]
+    initial = [e for e in events if e["type"] == "ADDED"][: len(listed)]
+    assert len(initial) >= min(len(listed), 1)
+    response = fetch(setup.client, query, accepts[1])
+    decoded = list(decode_stream(response.body, response.headers["Content-Type"], setup.release))
+    assert all(event.error is None for event in decoded)
+    assert not any(fallbacks(event.object) for event in decoded)
+    phases = [event.phase for event in decoded]
+    end = phases.index("initial-end")  # the bookmark is there, and marked
+    assert decoded[end].type == "BOOKMARK" and decoded[end].ends_initial_events
+    assert set(phases[:end]) <= {"initial"} and set(phases[end + 1 :]) <= {"change"}
+    assert {event.type for event in decoded[:end]} <= {"ADDED"}
+    if path.endswith(("/configmaps", "/pods", "/deployments", "/nodes")):
+        assert end >= 1
+
+
+@pytest.mark.parametrize("setup", CURRENT, indirect=True)
+def test_gzipped_watch_list_one_member_per_flush(setup: ProtoLab) -> None:
+    """As client-go asks (Accept-Encoding: gzip): the initial events and the bookmark, then
+    a change made once both streams have their bookmark, each burst a gzip member of its own."""
+    path = f"/api/v1/namespaces/{NS}/configmaps?{WATCH_LIST}&timeoutSeconds=60"
+    seen: dict[str, bool] = {}
+    name = "gzipped"
+
+    def changed(events: list[Any]) -> bool:
+        return any(e["type"] == "ADDED" and e["object"]["metadata"]["name"] == name for e in events)
+
+    def run(accept: str) -> Any:
+        def until(events: list[Any]) -> bool:
+            if not seen.get(accept) and any(e["type"] == "BOOKMARK" for e in events):
+                seen[accept] = True
+            return changed(events)
+
+        return gzip_watch(setup, path, accept, until)
+
+    def change() -> None:
+        wait_until(lambda: len(seen) == 2, 60, "both watch lists' bookmarks")
+        setup.kubectl("-n", NS, "create", "configmap", name, "--from-literal=gzip=yes")
+
+    maker = threading.Thread(target=change)
+    maker.start()
+    try:
+        from_json, from_protobuf = both(run, (JSON, PROTOBUF))
+    finally:
+        maker.join()
+        setup.kubectl("-n", NS, "delete", "configmap", name, "--ignore-not-found")
+    for stream in (from_json, from_protobuf):
+        assert stream.headers.get("Content-Encoding") == "gzip", stream.headers
+        assert stream.members >= 2, stream.members  # the initial burst, then the change
+    found = events_differ(from_protobuf.events, from_json.events)
+    assert found is None, found
+    assert changed(from_protobuf.events)
+    assert resource_version(from_protobuf.events[-1]["object"])
