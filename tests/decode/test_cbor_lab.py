@@ -136,6 +136,8 @@ def compare(setup: CborLab, path: str, json_accept: str = JSON, cbor_accept: str
         got = decode_cbor(as_cbor.body, release=setup.release)
         if resource_version(want) == resource_version(got):
             found = difference(got, want)
+            if found is not None and resource_version(want) is None:
+                continue  # made anew for each request (componentstatuses, probed in parallel)
             assert found is None, f"{path}: {found}"
             return want
     raise AssertionError(f"{path}: the object kept changing")

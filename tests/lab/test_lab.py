@@ -12,6 +12,7 @@ import pytest
 from k8s_wiretap.lab import Lab, LabRunningError, UpOptions
 from k8s_wiretap.lab.layout import Layout, runtime_dir
 from k8s_wiretap.lab.readiness import admin_client
+from k8s_wiretap.lab.releases import CURRENT
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.workshop import manifest
 from tests.conftest import Kubectl, cli, lab_processes, wait_until
@@ -88,7 +89,10 @@ def test_status_and_env_describe_the_running_lab(lab: LabState) -> None:
         assert f"{name} " in status.stdout
     assert "/readyz: ok" in status.stdout
     env = cli("lab", "env", "--dir", str(directory))
-    assert env.stdout == f"export KUBECONFIG={lab.kubeconfig}\n"
+    lines = [f"export KUBECONFIG={lab.kubeconfig}"]
+    if (directory / "bin" / "kubectl").exists():  # a release built from its modules (1.37)
+        lines.append(f'export PATH={directory / "bin"}:"$PATH"')
+    assert env.stdout.splitlines()[: len(lines)] == lines
 
 
 def test_down_when_nothing_runs(tmp_path: Path) -> None:
@@ -106,7 +110,16 @@ def test_missing_binary_is_a_clear_error(tmp_path: Path) -> None:
         if k not in ("KUBEBUILDER_ASSETS", "K8S_WIRETAP_BIN_DIR")
     }
     env.update(PATH=str(empty), XDG_CACHE_HOME=str(empty))
+    # the default release, built from its modules, is looked for as one cached build
     result = cli("lab", "up", "--dir", str(tmp_path / "lab"), "--no-build", env=env)
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"k8s-wiretap: no build of Kubernetes {CURRENT} here; "
+        f"`k8s-wiretap lab build --kube-version {CURRENT}` makes one\n"
+    )
+    # 1.20's binaries may come from anywhere: each missing one is named
+    old = ("lab", "up", "--dir", str(tmp_path / "lab"), "--no-build", "--kube-version", "1.20")
+    result = cli(*old, env=env)
     assert result.returncode == 1
     assert len(result.stderr.strip().splitlines()) == 1
     assert "missing etcd, kube-apiserver" in result.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from k8s_wiretap.capture.reader import Recording, load
+from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
@@ -106,15 +107,35 @@ def test_the_apply_story_is_in_one_recording_protobuf_included(tapped: LabState)
     assert any(MAGIC in ev.data.data for ev in events)  # protobuf WatchEvents, framed
 
 
+LEGACY_TOKEN = """
+apiVersion: v1
+kind: Secret
+type: kubernetes.io/service-account-token
+metadata:
+  name: legacy-token
+  namespace: kube-system
+  annotations: {kubernetes.io/service-account.name: default}
+"""
+
+
 def test_service_account_tokens_stay_out_of_the_recording(tapped: LabState) -> None:
+    """Every token the recording could hold: the controller manager's own tokens (1.37:
+    TokenRequests, one per controller's ServiceAccount; 1.20: token Secrets the tokens
+    controller made), a legacy token Secret made and read through the wiretap, and every
+    Bearer header."""
     client = admin_client(Layout(Path(tapped.kubeconfig).parent, tapped.ports))
+    Kubectl(tapped.kubeconfig, Path(tapped.kubeconfig).parent / "cache")(
+        "apply", "-f", "-", stdin=LEGACY_TOKEN
+    )
+    secret = "/api/v1/namespaces/kube-system/secrets/legacy-token"
+    wait_until(lambda: "token" in (client.get(secret).json().get("data") or {}), 30, "a token")
     secrets = client.get("/api/v1/namespaces/kube-system/secrets").json()["items"]
     tokens = [
         base64.b64decode(s["data"]["token"])
         for s in secrets
         if s["type"] == "kubernetes.io/service-account-token"
     ]
-    assert len(tokens) > 5
+    assert tokens
     recording = recording_of(tapped)
     raw = Path(tapped.recording or "").read_bytes()
     seen = [
@@ -126,6 +147,14 @@ def test_service_account_tokens_stay_out_of_the_recording(tapped: LabState) -> N
     for token in tokens:
         assert token not in raw and base64.b64encode(token) not in raw
         assert not any(token in body.data for body in seen)
+    requests = [e for e in recording.exchanges if e.info.subresource == "token"]
+    if not tapped.kube_version.startswith("1.20."):
+        assert len(requests) > 5  # --use-service-account-credentials: a token per controller
+    analysis = Analysis.of(recording)
+    for exchange in requests:
+        assert exchange.status == 201
+        answer = analysis.response_body(exchange).value  # protobuf, from the controllers
+        assert answer["status"]["token"].startswith("redacted:"), exchange.path
     bearer = [
         v for e in recording.exchanges for k, v in e.request.headers if k.lower() == "authorization"
     ]
