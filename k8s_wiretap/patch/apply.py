@@ -23,6 +23,9 @@ lastappliedupdater.go) around structured-merge-diff v4.0.2's `Updater.Apply`:
 6. for manager "kubectl", a `kubectl.kubernetes.io/last-applied-configuration` annotation
    present on the object is rewritten from the configuration.
 
+From 1.22 the strategy's reset fields (kube/resetfields.py: `status` for the resource
+itself, `spec` for `/status`, ...) are neither owned by the apply nor conflicts.
+
 Not covered: defaulting of the result (the server defaults it; `compare` allows for that),
 conversion of field sets owned at another apiVersion (they are used as they are), unions,
 the cap of ten update managers, the upgrade path that lets `kubectl` take over fields a
@@ -176,9 +179,11 @@ def apply_config(
     force: bool = False,
     now: str | None = None,
     subresource: str = "",
+    reset: FieldSet | None = None,
 ) -> dict[str, Any]:
     """`live` after the server-side apply of `config` by `manager` through `subresource`
-    ("" or "status"; see the module docstring)."""
+    ("" or "status"), whose strategy resets the fields `reset` (see the module docstring)."""
+    reset = reset or FieldSet()
     metadata = live.get("metadata")
     managed = metadata.get("managedFields") if isinstance(metadata, dict) else None
     managers = decode_managed_fields(managed)
@@ -193,10 +198,10 @@ def apply_config(
     _typed(live_obj, t, "live")
     stamp = now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if not managers:
-        managers = _before_first_apply(live_obj, t, stamp)
+        managers = _before_first_apply(live_obj, t, stamp, reset)
     me: ManagerId = (manager or "unknown", "Apply", "", subresource)
     former = {k: v.fields for k, v in managers.items()}
-    merged, same = _apply(live_obj, copy_json(config), t, managers, me, force)
+    merged, same = _apply(live_obj, copy_json(config), t, managers, me, force, reset)
     result = live_obj if same or not isinstance(merged, dict) else merged
     _strip(managers, me)
     changed = {k: v.fields for k, v in managers.items()} != former
@@ -215,15 +220,18 @@ def _apply(
     managers: dict[ManagerId, ManagerEntry],
     me: ManagerId,
     force: bool,
+    reset: FieldSet,
 ) -> tuple[Any, bool]:
-    """merge.Updater.Apply: (the new object, whether it is the same as the live one)."""
+    """merge.Updater.Apply: (the new object, whether it is the same as the live one). The
+    reset fields are filtered out of the applied set and of the comparison (IgnoreFilter)."""
     merged = merge(live, config, t)
     last = managers.get(me)
     version = str(config.get("apiVersion", ""))
-    managers[me] = ManagerEntry(to_field_set(config, t), version, True, last.time if last else None)
+    fields = to_field_set(config, t).recursive_difference(reset)
+    managers[me] = ManagerEntry(fields, version, True, last.time if last else None)
     if last is not None and not last.fields.empty():
         merged = _prune(merged, t, managers, me, last.fields)
-    comparison = _update(live, merged, t, managers, me, force)
+    comparison = _update(live, merged, t, managers, me, force, reset)
     return (ABSENT if merged is ABSENT else merged), comparison.is_same()
 
 
@@ -252,10 +260,13 @@ def _update(
     managers: dict[ManagerId, ManagerEntry],
     me: ManagerId,
     force: bool,
+    reset: FieldSet,
 ) -> FieldChanges:
-    """Updater.update: conflicts with other managers, and their removed fields dropped."""
+    """Updater.update: conflicts with other managers, and their removed fields dropped
+    (what the strategy resets is neither)."""
     comparison = compare_fields(live, new, t)
-    changed = comparison.modified.union(comparison.added)
+    changed = comparison.modified.union(comparison.added).recursive_difference(reset)
+    removed = comparison.removed.recursive_difference(reset)
     conflicts: dict[ManagerId, FieldSet] = {}
     for manager, entry in managers.items():
         if manager != me:
@@ -267,8 +278,8 @@ def _update(
     for manager, entry in managers.items():
         if manager in conflicts:
             entry.fields = entry.fields.difference(conflicts[manager])
-        if manager != me and not comparison.removed.empty():
-            entry.fields = entry.fields.difference(comparison.removed)
+        if manager != me and not removed.empty():
+            entry.fields = entry.fields.difference(removed)
     for manager in [m for m, e in managers.items() if e.fields.empty()]:
         del managers[manager]
     return comparison
@@ -306,14 +317,15 @@ def _strip(managers: dict[ManagerId, ManagerEntry], me: ManagerId) -> None:
 
 
 def _before_first_apply(
-    live: dict[str, Any], t: TypeRef, stamp: str
+    live: dict[str, Any], t: TypeRef, stamp: str, reset: FieldSet
 ) -> dict[ManagerId, ManagerEntry]:
-    """skipNonAppliedManager: an object nobody manages is first owned by an update."""
+    """skipNonAppliedManager: an object nobody manages is first owned by an update (of
+    everything but the reset fields)."""
     empty: dict[str, Any] = {k: live[k] for k in ("apiVersion", "kind") if k in live}
     empty["metadata"] = {"creationTimestamp": None}
     comparison = compare_fields(empty, live, t)
     fields = comparison.modified.union(comparison.added).difference(comparison.removed)
-    fields = fields.difference(STRIPPED)
+    fields = fields.difference(STRIPPED).recursive_difference(reset)
     if fields.empty():
         return {}
     version = str(live.get("apiVersion", ""))

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from k8s_wiretap.kube.resetfields import reset_fields
 from k8s_wiretap.patch.apply import apply_config
 from k8s_wiretap.patch.bodies import decode_patch_body, patch_kind
 from k8s_wiretap.patch.convert import convert
 from k8s_wiretap.patch.errors import PatchError
+from k8s_wiretap.patch.fieldpath import FieldSet, Path, field
 from k8s_wiretap.patch.json_patch import apply_json_patch
 from k8s_wiretap.patch.merge import apply_merge
 from k8s_wiretap.patch.meta import PatchSchema, release_minor
@@ -27,6 +29,11 @@ from k8s_wiretap.patch.prune import drop_unknown_fields
 from k8s_wiretap.patch.strategic import apply_strategic
 
 __all__ = ["replay"]
+
+
+def _field_paths(paths: tuple[tuple[str, ...], ...]) -> list[Path]:
+    return [tuple(field(name) for name in path) for path in paths]
+
 
 UNSUPPORTED = (
     "the body of the request was in an unknown format - accepted media types include: "
@@ -62,7 +69,12 @@ def replay(
     elif short == "json":
         result = apply_json_patch(before, patch, release)
     else:
-        # managers are told apart by the subresource they wrote through from 1.22 on
+        # managers are told apart by the subresource they wrote through from 1.22 on, and
+        # the strategy's reset fields are kept out of the apply
         through = subresource if (release_minor(release) or 20) >= 22 else ""
-        result = apply_config(before, patch, manager or "", node, force=force, subresource=through)
+        api_version, kind = str(typed.get("apiVersion", "")), str(typed.get("kind", ""))
+        reset = FieldSet.of(*_field_paths(reset_fields(release, api_version, kind, subresource)))
+        result = apply_config(
+            before, patch, manager or "", node, force=force, subresource=through, reset=reset
+        )
     return convert(drop_unknown_fields(result, node, in_place=True))  # engines return copies

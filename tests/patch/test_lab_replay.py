@@ -521,6 +521,33 @@ def test_server_side_apply_after_client_side(kubectl: Kubectl, api: ApiClient, w
     )
 
 
+def test_server_side_apply_leaves_what_the_strategy_resets(
+    kubectl: Kubectl, api: ApiClient
+) -> None:
+    """From 1.22 an apply to a Deployment does not own the `status` it carries, and an apply
+    to its `/status` does not own (nor conflict on) `spec`: the strategy resets them."""
+    name = "reset"
+    path = f"{DEPLOYMENTS}/{name}"
+    with_status = deployment(name, WEB) + "status: {replicas: 5, observedGeneration: 9}\n"
+    args = ("apply", "--server-side", "-f", "-")
+    _, local = patched(kubectl, api, path, *args, stdin=with_status)
+    try:
+        owned = json.dumps(local["metadata"]["managedFields"])
+        assert ('"f:status"' in owned) == (minor(api) < 22)
+        settle(api, path)
+        status = deployment(name, WEB).replace("replicas: 1", "replicas: 7")
+        status += "status: {collisionCount: 2}\n"
+        before = get(api, path)
+        # spec.replicas, which kubectl owns, is no conflict, and is not taken over (the
+        # replay checks the managed fields)
+        apply = (*args, "--subresource=status", "--field-manager=st")
+        exchange = last_patch(traced(kubectl, *apply, stdin=status))
+        assert exchange.path() == f"{path}/status"
+        check_replay(exchange, before, release=server_release(api))
+    finally:
+        kubectl.run("delete", "deployment", name, check=False)
+
+
 def test_rejections_match(kubectl: Kubectl, api: ApiClient, web: str) -> None:
     """Where the server refuses a patch, the engine refuses it with the same message."""
     path = f"{DEPLOYMENTS}/{web}"

@@ -111,8 +111,16 @@ def check_replay(
     manager = exchange.query().get("fieldManager")
     force = exchange.query().get("force") == "true"
     body, content_type = exchange.request, exchange.content_type
-    local = replay(content_type, body, before, manager=manager, force=force, release=release)
     subresource = "status" if exchange.path().endswith("/status") else ""
+    local = replay(
+        content_type,
+        body,
+        before,
+        manager=manager,
+        force=force,
+        release=release,
+        subresource=subresource,
+    )
     for scope in (False, True) if everything else (False,):
         result = compare(
             content_type,

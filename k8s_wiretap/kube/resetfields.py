@@ -1,0 +1,44 @@
+"""The fields a write through a resource or subresource resets (its strategy's GetResetFields).
+
+From 1.22 on, a kind with a status subresource keeps writes of the main resource away from
+`status` and writes of `/status` away from `spec` (and from `metadata`, or parts of it: each
+kind says). The API server's field manager leaves these fields out of what a server-side
+apply owns and of what it conflicts on, and the strategy restores them from the stored
+object. `reset_fields(release, api_version, kind, subresource)` gives them as paths of field
+names, from `data/reset-fields-1.37.json` (scripts/generate_reset_fields.py, from 1.37's
+registry strategies; releases 1.22-1.36 are read with it too); none before 1.22, and none
+for custom resources (whose reset depends on their definition's status subresource).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+
+__all__ = ["RESET_DATA", "reset_fields"]
+
+RESET_DATA = "reset-fields-1.37.json"
+FIRST = 22  # the release that introduced reset fields
+
+Paths = tuple[tuple[str, ...], ...]
+
+
+@cache
+def _table() -> dict[tuple[str, str, str], Paths]:
+    text = resources.files("k8s_wiretap.kube").joinpath("data", RESET_DATA).read_text()
+    table: dict[tuple[str, str, str], Paths] = {}
+    for row in json.loads(text)["resets"]:
+        key = (row["group_version"], row["kind"], row["subresource"])
+        table[key] = table.get(key, ()) + tuple(tuple(path) for path in row["reset"])
+    return table
+
+
+def reset_fields(release: str | None, api_version: str, kind: str, subresource: str) -> Paths:
+    """The reset paths (`(("status",),)`) of a write of `kind` through `subresource` ("" for
+    the resource itself) on `release`'s API server ("v1.37.2"; None: 1.20, none)."""
+    match = re.match(r"v?1\.(\d+)", release or "")
+    if match is None or int(match.group(1)) < FIRST:
+        return ()
+    return _table().get((api_version, kind, subresource), ())
