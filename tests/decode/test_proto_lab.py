@@ -16,8 +16,9 @@ The 1.37 lab is the session's (tests/conftest.py); the 1.20 lab is this module's
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,41 @@ SCALED = FIXTURES / "lab-widget-scaled.yaml"  # a custom resource with a scale
 CURRENT = ["1.37"]  # for tests of what only the current release has (watch lists, gzip)
 
 
+def pod_runs(lab: ProtoLab, name: str) -> bool:
+    pod = lab.client.get(f"/api/v1/namespaces/{NS}/pods/{name}").json()
+    return bool(pod.get("status", {}).get("phase") == "Running")
+
+
+def changes_137(lab: ProtoLab) -> None:
+    """What only writes through subresources put on the wire: an ephemeral container (and
+    the kubelet's status of it), an in-place resize, an approved CertificateSigningRequest;
+    on `dra`, whose claims the scheduler allocated from the fixture's ResourceSlice."""
+    wait_until(lambda: pod_runs(lab, "dra"), 60, "pod dra (its claims allocated) to run")
+    lab.kubectl(
+        "-n",
+        NS,
+        "debug",
+        "dra",
+        "--image=busybox",
+        "--container=debugger",
+        "--profile=general",
+        "--",
+        "true",
+    )
+    resize = {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "5m"}}}]}}
+    lab.kubectl("-n", NS, "patch", "pod", "dra", "--subresource=resize", "-p", json.dumps(resize))
+    lab.kubectl("certificate", "approve", "decode-user")
+
+    def debugger_runs() -> bool:
+        pod = lab.client.get(f"/api/v1/namespaces/{NS}/pods/dra").json()
+        return bool(pod["status"].get("ephemeralContainerStatuses"))
+
+    wait_until(debugger_runs, 60, "the kubelet to report the ephemeral container")
+
+
+STEPS: dict[str, list[Callable[[ProtoLab], None]]] = {"1.37": [changes_137]}
+
+
 def documents(path: Path) -> list[dict[str, Any]]:
     return [document for document in yaml.safe_load_all(path.read_text()) if document]
 
@@ -80,6 +116,8 @@ def prepare(state: LabState, kubectl: Kubectl, fixture: Path) -> ProtoLab:
     wait_until(running, 120, "the lab's pods to run")
     release = str(client.get("/version").json()["gitVersion"])
     lab = ProtoLab(client, kubectl, start, release, fixture)
+    for step in STEPS.get(lab.minor_name, []):
+        step(lab)
     lab.resources = discover(client)
     lab.custom_groups = custom_groups(client)
     return lab
@@ -247,6 +285,17 @@ def test_fields_added_since_120_are_on_the_wire_and_decoded(setup: ProtoLab) -> 
     assert claim["spec"]["devices"]["requests"][1]["firstAvailable"][0]["count"] == 2
     cidr = compare(setup, "/apis/networking.k8s.io/v1/servicecidrs/decode-extra")
     assert cidr["spec"]["cidrs"] == ["10.250.0.0/24"]
+    dra = compare(setup, f"/api/v1/namespaces/{NS}/pods/dra")
+    assert dra["spec"]["resources"]["limits"] == {"cpu": "20m", "memory": "32Mi"}  # pod level
+    assert dra["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "5m"  # resized
+    assert dra["spec"]["ephemeralContainers"][0]["name"] == "debugger"
+    assert dra["status"]["ephemeralContainerStatuses"][0]["name"] == "debugger"
+    assert dra["status"]["resourceClaimStatuses"][0]["name"] == "from-template"
+    single = compare(setup, f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims/single")
+    assert single["status"]["allocation"]["devices"]["results"][0]["driver"] == "gpu.example.com"
+    assert single["status"]["reservedFor"][0]["name"] == "dra"
+    csr = compare(setup, "/apis/certificates.k8s.io/v1/certificatesigningrequests/decode-user")
+    assert csr["status"]["conditions"][0]["type"] == "Approved"
 
 
 # -- partial object metadata, discovery, errors -------------------------------------------------
@@ -314,6 +363,10 @@ def test_protobuf_refused_is_a_protobuf_status(setup: ProtoLab) -> None:
     assert response.status == 406
     status = decode_object(response.body, release=setup.release)
     assert (status["kind"], status["reason"], status["code"]) == ("Status", "NotAcceptable", 406)
+    table = ";as=Table;v=v1;g=meta.k8s.io"  # Tables (kubectl get): JSON only, and say so in it
+    response = fetch(setup.client, f"/api/v1/namespaces/{NS}/pods", PROTOBUF + table)
+    assert (response.status, response.headers["Content-Type"]) == (406, JSON)
+    assert response.json()["reason"] == "NotAcceptable"
 
 
 # -- watch streams ----------------------------------------------------------------------------
