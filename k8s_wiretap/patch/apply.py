@@ -180,9 +180,11 @@ def apply_config(
     now: str | None = None,
     subresource: str = "",
     reset: FieldSet | None = None,
+    ordered: bool = False,
 ) -> dict[str, Any]:
     """`live` after the server-side apply of `config` by `manager` through `subresource`
-    ("" or "status"), whose strategy resets the fields `reset` (see the module docstring)."""
+    ("" or "status"), whose strategy resets the fields `reset`; `ordered`: merged lists in
+    the configuration's order (1.23+, see typed.merge; the module docstring says the rest)."""
     reset = reset or FieldSet()
     metadata = live.get("metadata")
     managed = metadata.get("managedFields") if isinstance(metadata, dict) else None
@@ -201,7 +203,7 @@ def apply_config(
         managers = _before_first_apply(live_obj, t, stamp, reset)
     me: ManagerId = (manager or "unknown", "Apply", "", subresource)
     former = {k: v.fields for k, v in managers.items()}
-    merged, same = _apply(live_obj, copy_json(config), t, managers, me, force, reset)
+    merged, same = _apply(live_obj, copy_json(config), t, managers, me, force, reset, ordered)
     result = live_obj if same or not isinstance(merged, dict) else merged
     _strip(managers, me)
     changed = {k: v.fields for k, v in managers.items()} != former
@@ -221,10 +223,11 @@ def _apply(
     me: ManagerId,
     force: bool,
     reset: FieldSet,
+    ordered: bool,
 ) -> tuple[Any, bool]:
     """merge.Updater.Apply: (the new object, whether it is the same as the live one). The
     reset fields are filtered out of the applied set and of the comparison (IgnoreFilter)."""
-    merged = merge(live, config, t)
+    merged = merge(live, config, t, ordered)
     last = managers.get(me)
     version = str(config.get("apiVersion", ""))
     fields = to_field_set(config, t).recursive_difference(reset)

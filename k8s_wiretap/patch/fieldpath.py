@@ -159,13 +159,12 @@ class FieldSet:
         return out
 
     def paths(self, prefix: Path = ()) -> Iterator[Path]:
-        """Every member path, in structured-merge-diff's order."""
-        for element in sorted(self.members | set(self.children), key=_order):
-            if element in self.members:
-                yield (*prefix, element)
-            child = self.children.get(element)
-            if child is not None:
-                yield from child.paths((*prefix, element))
+        """Every member path in structured-merge-diff's order (Set.Iterate, which conflict
+        messages list): this level's members first, then each child's paths, each sorted."""
+        for element in sorted(self.members, key=_order):
+            yield (*prefix, element)
+        for element in sorted(self.children, key=_order):
+            yield from self.children[element].paths((*prefix, element))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FieldSet) and set(self.paths()) == set(other.paths())

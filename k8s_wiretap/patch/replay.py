@@ -75,6 +75,13 @@ def replay(
         api_version, kind = str(typed.get("apiVersion", "")), str(typed.get("kind", ""))
         reset = FieldSet.of(*_field_paths(reset_fields(release, api_version, kind, subresource)))
         result = apply_config(
-            before, patch, manager or "", node, force=force, subresource=through, reset=reset
+            before,
+            patch,
+            manager or "",
+            node,
+            force=force,
+            subresource=through,
+            reset=reset,
+            ordered=(release_minor(release) or 20) >= 23,
         )
     return convert(drop_unknown_fields(result, node, in_place=True))  # engines return copies

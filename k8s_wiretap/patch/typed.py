@@ -55,9 +55,12 @@ Rule = Callable[[Any, Any, Path], Any]
 class _Walk:
     """mergingWalker: `rule` at leaves (its result is the output), `post` after non-leaves."""
 
-    def __init__(self, rule: Rule, post: Callable[[Any, Any, Path], None] | None) -> None:
+    def __init__(
+        self, rule: Rule, post: Callable[[Any, Any, Path], None] | None, ordered: bool = False
+    ) -> None:
         self.rule = rule
         self.post = post
+        self.ordered = ordered  # SMD v4.2.1+ (Kubernetes 1.23+): the config orders lists
         self.errors: list[str] = []
 
     def walk(self, lhs: Any, rhs: Any, t: TypeRef, path: Path) -> Any:
@@ -108,6 +111,8 @@ class _Walk:
         right = rhs if isinstance(rhs, list) else None
         if lst.relationship == "atomic" or (not left and not right):
             return self.rule(lhs, rhs, path), True
+        if self.ordered:
+            return self._ordered_list(lst, left or [], right or [], path)
         right_items, order = self._elements(lst, right or [], "rhs: ")
         out: list[Any] = []
         seen: set[PathElement] = set()
@@ -126,6 +131,55 @@ class _Walk:
                 value = self.walk(ABSENT, right_items[element], lst.item, (*path, element))
                 if value is not ABSENT:
                     out.append(value)
+        return (out if out else ABSENT), False
+
+    def _ordered_list(
+        self, lst: ListAtom, left: list[Any], right: list[Any], path: Path
+    ) -> tuple[Any, bool]:
+        """visitListItems of SMD v4.2.1+: items both sides have come in the config's order,
+        items only the live object has stay where they were among them."""
+        right_items, rhs = self._elements(lst, right, "rhs: ")
+        left_items, lhs = self._elements(lst, left, "lhs: ")
+        if self.errors:
+            return ABSENT, False
+        shared = [e for e in rhs if e in left_items]
+        next_shared = shared.pop(0) if shared else None
+        merged: set[PathElement] = set()
+        out: list[Any] = []
+
+        def take(element: PathElement, lhs_value: Any, rhs_value: Any) -> None:
+            value = self.walk(lhs_value, rhs_value, lst.item, (*path, element))
+            if value is not ABSENT:
+                out.append(value)
+
+        li = ri = 0
+        while li < len(lhs) or ri < len(rhs):
+            if li < len(lhs) and ri < len(rhs):
+                element = lhs[li]
+                if element == rhs[ri]:
+                    merged.add(element)
+                    take(element, left_items[element], right_items[element])
+                    li, ri = li + 1, ri + 1
+                    next_shared = shared.pop(0) if shared else None
+                    continue
+                if element in right_items and next_shared is not None and next_shared != element:
+                    li += 1  # a shared item, but not the one due now
+                    continue
+            if li < len(lhs):
+                element = lhs[li]
+                if element not in right_items:
+                    take(element, left[li], ABSENT)
+                    li += 1
+                    continue
+                if element in merged:
+                    li += 1
+            if ri < len(rhs):
+                element = rhs[ri]
+                merged.add(element)
+                take(element, left_items.get(element, ABSENT), right_items[element])
+                ri += 1
+                if next_shared is not None and next_shared == element:
+                    next_shared = shared.pop(0) if shared else None
         return (out if out else ABSENT), False
 
     def _element(self, lst: ListAtom, index: int, child: Any, side: str) -> PathElement | None:
@@ -161,9 +215,11 @@ def _keep_rhs(lhs: Any, rhs: Any, path: Path) -> Any:
     return rhs if rhs is not ABSENT else lhs
 
 
-def merge(live: Any, config: Any, t: TypeRef) -> Any:
-    """TypedValue.Merge: `config` merged into `live` (PatchError on invalid values)."""
-    walk = _Walk(_keep_rhs, None)
+def merge(live: Any, config: Any, t: TypeRef, ordered: bool = False) -> Any:
+    """TypedValue.Merge: `config` merged into `live` (PatchError on invalid values);
+    `ordered`: lists as SMD v4.2.1+ orders them (Kubernetes 1.23+), else v4.0.2's (live
+    items first, new ones after)."""
+    walk = _Walk(_keep_rhs, None, ordered)
     out = walk.walk(live, config, t, ())
     if walk.errors:
         raise PatchError(f"failed to merge config: {errors_text(walk.errors)}")

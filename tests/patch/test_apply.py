@@ -10,7 +10,7 @@ import pytest
 from k8s_wiretap.kube.fields import LAST_APPLIED
 from k8s_wiretap.patch import ConflictError, Node, PatchError, PatchSchema, apply_config, replay
 from k8s_wiretap.patch.apply import decode_managed_fields
-from k8s_wiretap.patch.fieldpath import FieldSet
+from k8s_wiretap.patch.fieldpath import FieldSet, path_text
 
 NOW = "2021-02-03T04:05:06Z"
 
@@ -250,3 +250,38 @@ def test_an_apply_that_creates_the_object() -> None:
     assert created["spec"]["replicas"] == 2 and created["kind"] == "Deployment"
     [owner] = created["metadata"]["managedFields"]
     assert (owner["manager"], owner["operation"]) == ("kubectl", "Apply")
+
+
+def test_merged_lists_follow_the_configuration_from_1_23() -> None:
+    """SMD v4.2.1 (Kubernetes 1.23) orders a merged list as the configuration does, items
+    only the live object has staying among them; v4.0.2 kept the live order, new items last
+    (the 1.37 lab's answers to random applies, checked while porting visitListItems)."""
+    node = PatchSchema.bundled("v1.37.2").for_kind("apps/v1", "Deployment")
+
+    def pod(*names: str) -> dict[str, Any]:
+        containers = [{"name": n, "image": "busybox"} for n in names]
+        return {"template": {"spec": {"containers": containers}}}
+
+    head = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}
+    live, config = {**head, "spec": pod("a", "x", "b")}, {**head, "spec": pod("b", "c", "a")}
+
+    def names(ordered: bool) -> list[str]:
+        result = apply_config(live, config, "m", node, now=NOW, ordered=ordered)
+        return [c["name"] for c in result["spec"]["template"]["spec"]["containers"]]
+
+    assert names(False) == ["a", "x", "b", "c"]
+    assert names(True) == ["x", "b", "c", "a"]
+
+
+def test_conflicts_list_a_levels_fields_before_those_below() -> None:
+    """Set.Iterate: members of a level first, then each child's, as the server lists them."""
+    spec = FieldSet.of(
+        (("f", "spec"), ("f", "template"), ("f", "image")),
+        (("f", "spec"), ("f", "template"), ("f", "env"), ("f", "value")),
+        (("f", "spec"), ("f", "paused")),
+    )
+    assert [path_text(p) for p in spec.paths()] == [
+        ".spec.paused",
+        ".spec.template.image",
+        ".spec.template.env.value",
+    ]
