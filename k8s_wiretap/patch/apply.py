@@ -2,7 +2,9 @@
 
 `apply_config(live, config, manager, node)` follows the API server's field manager chain
 (fieldmanager.go, structuredmerge.go, stripmeta.go, managedfieldsupdater.go,
-lastappliedupdater.go) around structured-merge-diff v4.0.2's `Updater.Apply`:
+lastappliedupdater.go) around structured-merge-diff's `Updater.Apply` (v4.0.2 of 1.20, with
+what later releases changed where a replay of the 1.37 lab showed it: subresource managers,
+reset fields, the merged lists' order):
 
 1. the live object's `metadata.managedFields` are decoded into one field set per manager
    (a manager is its name, operation, for updates its apiVersion, and from 1.22 the

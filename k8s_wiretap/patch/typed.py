@@ -1,4 +1,5 @@
-"""Typed values as structured-merge-diff v4.0.2 walks them (Kubernetes 1.20 server-side apply).
+"""Typed values as structured-merge-diff walks them (server-side apply): v4.0.2 of Kubernetes
+1.20, and v4.2.1+'s list order (1.23+, `merge(ordered=True)`).
 
 With the schema of smd_schema.py:
 
