@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from k8s_wiretap.decode.protobuf import decode_object
-from k8s_wiretap.decode.watch import decode_stream
+from k8s_wiretap.decode.watch import decode_stream, is_watch_list
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.components import NODE_NAME
 from k8s_wiretap.lab.layout import Layout
@@ -435,12 +435,11 @@ def same_watch_lists(setup: ProtoLab, query: str, accepts: tuple[str, str]) -> l
 def test_watch_list(setup: ProtoLab, path: str, as_partial: bool) -> None:
     accepts = partial("PartialObjectMetadata", "v1") if as_partial else (JSON, PROTOBUF)
     query = f"{path}?{WATCH_LIST}&timeoutSeconds=2"
-    events = same_watch_lists(setup, query, accepts)
-    listed = setup.client.get(path).json()["items"]
-    initial = [e for e in events if e["type"] == "ADDED"][: len(listed)]
-    assert len(initial) >= min(len(listed), 1)
+    same_watch_lists(setup, query, accepts)
+    assert is_watch_list("GET", query)
     response = fetch(setup.client, query, accepts[1])
-    decoded = list(decode_stream(response.body, response.headers["Content-Type"], setup.release))
+    content_type = response.headers["Content-Type"]
+    decoded = list(decode_stream(response.body, content_type, setup.release, watch_list=True))
     assert all(event.error is None for event in decoded)
     assert not any(fallbacks(event.object) for event in decoded)
     phases = [event.phase for event in decoded]
@@ -448,6 +447,8 @@ def test_watch_list(setup: ProtoLab, path: str, as_partial: bool) -> None:
     assert decoded[end].type == "BOOKMARK" and decoded[end].ends_initial_events
     assert set(phases[:end]) <= {"initial"} and set(phases[end + 1 :]) <= {"change"}
     assert {event.type for event in decoded[:end]} <= {"ADDED"}
+    listed = {item["metadata"]["name"] for item in setup.client.get(path).json()["items"]}
+    assert {event.name for event in decoded[:end]} == listed  # the current state, all of it
     if path.endswith(("/configmaps", "/pods", "/deployments", "/nodes")):
         assert end >= 1
 
