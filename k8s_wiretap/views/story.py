@@ -78,13 +78,22 @@ def _patch(explainer: Explainer, exchange: Exchange, depth: int) -> Iterator[str
 
 
 def verdict(exchange: Exchange, replay: PatchReplay) -> str:
-    """What the replay shows, saying what it was replayed on."""
+    """What the replay shows, saying what it was replayed on. An observation made after the
+    patch was sent means a write raced it: the replay starts from the last version before
+    the server's result. A refused patch matches when the replay refuses it alike."""
     seen = replay.before_from
     if replay.matches_server is None or seen is None:
         return f"not replayed: {replay.note or 'no verdict'}"
     who = seen.component or "the recording"
-    ago = (exchange.time - seen.time) * 1000
-    on = f"replayed on the object as {who}'s {seen.source} saw it {ago:.0f} ms before"
+    gap = (exchange.time - seen.time) * 1000
+    when = f"{gap:.0f} ms before" if gap >= 0 else f"{-gap:.0f} ms after it was sent (a race)"
+    on = f"replayed on the object as {who}'s {seen.source} saw it {when}"
+    if replay.refused:
+        status = replay.after if isinstance(replay.after, dict) else {}
+        said = f"{status.get('code', exchange.status)} {status.get('reason', '')}".strip()
+        if replay.matches_server:
+            return f"{on}: refused alike ({said}), as the server refused it"
+        return f"{on}: the server refused it ({said}), the replay differs"
     if replay.matches_server:
         return f"{on}: matches the server's result"
     return f"{on}: differs from the server's result at {', '.join(replay.mismatches)}"

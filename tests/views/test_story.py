@@ -8,7 +8,7 @@ from functools import cache
 
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
-from k8s_wiretap.views.story import write_story
+from k8s_wiretap.views.story import verdict, write_story
 from tests.conftest import cli
 from tests.recorded import STORY, story
 
@@ -80,3 +80,17 @@ def test_the_command_tells_the_story_by_default() -> None:
     assert "the scheduler binds Pod web-" in result.stdout
     lines = cli("explain", str(STORY), "--format", "lines")
     assert len(lines.stdout.splitlines()) == len(story().exchanges)
+
+
+def test_a_refused_apply_is_told_as_refused_alike_not_as_a_result() -> None:
+    analysis = explainer().analysis
+    (conflict,) = [e for e in analysis.exchanges if e.method == "PATCH" and e.status == 409]
+    replay = analysis.replay(conflict)
+    assert replay is not None and replay.refused
+    said = verdict(conflict, replay)
+    assert said.endswith("refused alike (409 Conflict), as the server refused it"), said
+    assert "matches the server's result" not in said
+    patches = [(e, analysis.replay(e)) for e in analysis.exchanges if e.method == "PATCH"]
+    told = [verdict(e, r) for e, r in patches if r is not None]
+    assert told and all(t.startswith("replayed on the object as ") for t in told)
+    assert all(" ms before: " in t or " ms after it was sent (a race): " in t for t in told)
