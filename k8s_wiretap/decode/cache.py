@@ -22,7 +22,7 @@ Key = tuple[bytes, str, str | None, bool]
 
 
 class DecodeCache:
-    def __init__(self, limit: int = 64 << 20) -> None:
+    def __init__(self, limit: int = 16 << 20) -> None:
         self.limit = limit
         self.hits = self.misses = 0
         self._held = 0

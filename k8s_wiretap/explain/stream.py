@@ -13,7 +13,7 @@ What stays in memory: the exchanges of the last `LOOKAHEAD` seconds and those st
 (a watch is explained when it ends, so the lines after it wait for it, as text: an
 informer's watch ends within 10 minutes); the chains' watch events of the last `WINDOW`
 and writes of twice that; per object, its latest observation, uids and owners (the size
-of the cluster); the decode cache (64 MB of bodies at most).
+of the cluster); the decode cache (16 MB of bodies at most, and what they decoded to).
 
 The release the bodies are decoded as is the first `/version` answer, as `Analysis.of`
 takes it: the records are held back until it comes (the proxy asks at start), for at most
