@@ -35,6 +35,7 @@ PATCH_TYPES = {
     "application/merge-patch+json": "merge",
     "application/strategic-merge-patch+json": "strategic",
     "application/apply-patch+yaml": "apply",
+    "application/apply-patch+cbor": "apply",  # 1.32+, a client with ClientsPreferCBOR
 }
 
 

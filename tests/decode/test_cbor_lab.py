@@ -29,6 +29,7 @@ from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.cbor import decode_cbor, decode_cbor_watch_event
 from k8s_wiretap.decode.watch import decode_stream, exchange_events, is_watch_list
+from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.kube.client import ApiClient, Response
 from k8s_wiretap.kube.requestinfo import parse_request
 from k8s_wiretap.lab import Lab, UpOptions
@@ -428,3 +429,23 @@ def test_recorded_cbor_tokens_are_redacted(recording: Recording) -> None:
                 tokens.append(decoded.value["status"]["token"])
     assert len(tokens) >= 5
     assert all(token.startswith("redacted:") for token in tokens), tokens
+
+
+def test_cbor_server_side_applies_replay_to_what_the_server_did(recording: Recording) -> None:
+    """A CBOR apply body is decoded like any other body, then replayed as an apply."""
+    analysis = Analysis.of(recording)
+    applies = [
+        e
+        for e in analysis.exchanges
+        if e.method == "PATCH" and "apply-patch+cbor" in e.request_header("content-type")
+    ]
+    assert applies
+    checked = 0
+    for exchange in applies:
+        replay = analysis.replay(exchange)
+        assert replay is not None and replay.type == "apply", exchange.path
+        if replay.before is None:  # the first apply of an object: nothing to replay on
+            continue
+        assert replay.matches_server is True, (exchange.path, replay.mismatches, replay.note)
+        checked += 1
+    assert checked, [analysis.replay(e).note for e in applies]  # type: ignore[union-attr]
