@@ -158,6 +158,22 @@ def fallbacks(tree: Any, path: str = "$") -> list[str]:
     return found
 
 
+def left_out(sent: Any, served: Any, path: str = "$") -> list[tuple[str, Any]]:
+    """(path, value) of each field of `sent` (an object as a fixture writes it) that the
+    served object lacks; lists are followed item by item when they kept their length."""
+    found: list[tuple[str, Any]] = []
+    if isinstance(sent, dict) and isinstance(served, dict):
+        for key, value in sent.items():
+            if key not in served:
+                found.append((f"{path}.{key}", value))
+            else:
+                found += left_out(value, served[key], f"{path}.{key}")
+    elif isinstance(sent, list) and isinstance(served, list) and len(sent) == len(served):
+        for index, (mine, theirs) in enumerate(zip(sent, served, strict=True)):
+            found += left_out(mine, theirs, f"{path}[{index}]")
+    return found
+
+
 def compare(lab: ProtoLab, path: str, json_accept: str = JSON, pb_accept: str = PROTOBUF) -> Any:
     """Decode the protobuf response, check it is the JSON one, key order included, and that
     nothing in it was decoded without a schema; return the JSON.
