@@ -267,6 +267,7 @@ class GzipWatch:
     headers: dict[str, str]
     events: list[Any]
     members: int  # gzip members in the body: 1.37 closes one at every flush
+    inflated: bytes  # the stream as the recorder keeps it
 
 
 def gzip_members(body: bytes) -> int:
@@ -299,14 +300,16 @@ def gzip_watch(
         assert reply.status == 200, reply.read()[:300]
         inflater = Inflater(reply.getheader("Content-Encoding") or "identity")
         framer = JsonFramer() if accept.startswith(JSON) else LengthPrefixFramer()
-        raw, events = bytearray(), []
+        raw, inflated, events = bytearray(), bytearray(), []
         for chunk in iter(lambda: reply.read1(65536), b""):
             raw += chunk
-            events += [decode(frame) for frame in framer.feed(inflater.feed(chunk))]
+            inflated += (data := inflater.feed(chunk))
+            events += [decode(frame) for frame in framer.feed(data)]
             if until(events):
                 break
         assert inflater.error is None, inflater.error
-        return GzipWatch(dict(reply.getheaders()), events, gzip_members(bytes(raw)))
+        headers = dict(reply.getheaders())
+        return GzipWatch(headers, events, gzip_members(bytes(raw)), bytes(inflated))
     finally:
         connection.close()
 

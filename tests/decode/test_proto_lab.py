@@ -50,7 +50,6 @@ from tests.decode.protolab import (
     gzip_watch,
     left_out,
     refused_as_protobuf,
-    resource_version,
     watch,
 )
 
@@ -505,4 +504,8 @@ def test_gzipped_watch_list_one_member_per_flush(setup: ProtoLab) -> None:
     found = events_differ(from_protobuf.events, from_json.events)
     assert found is None, found
     assert changed(from_protobuf.events)
-    assert resource_version(from_protobuf.events[-1]["object"])
+    content_type = from_protobuf.headers["Content-Type"]
+    decoded = decode_stream(from_protobuf.inflated, content_type, setup.release, watch_list=True)
+    phases = [(event.phase, event.type, event.name) for event in decoded]
+    assert phases[-2:] == [("initial-end", "BOOKMARK", ""), ("change", "ADDED", name)], phases
+    assert {phase for phase, _, _ in phases[:-2]} == {"initial"}
