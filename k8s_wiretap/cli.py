@@ -29,6 +29,7 @@ def build_parser() -> ArgumentParser:
     from k8s_wiretap.commands import demo
     from k8s_wiretap.commands import lab as lab_cli
     from k8s_wiretap.commands import proxy as proxy_cli
+    from k8s_wiretap.commands import replay
 
     parser = ArgumentParser(
         prog="k8s-wiretap",
@@ -42,6 +43,7 @@ def build_parser() -> ArgumentParser:
     decode_cli.register(subparsers)
     lab_cli.register(subparsers)
     demo.register(subparsers)
+    replay.register(subparsers)
     return parser
 
 

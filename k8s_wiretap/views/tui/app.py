@@ -1,0 +1,272 @@
+"""`k8s-wiretap replay FILE`: the Textual app over one recording.
+
+Three workers do the reading, in threads, and post small messages: the index
+(`index.py`, the rows by byte offset, so the first screen shows before the file is read),
+the explanation of every row (`explaining.py`, behind it), and the selected exchange's
+detail (`window.py`, on demand, after the cursor has rested for `SETTLE` seconds). The app
+only wires them to the widgets: the list (`exchange_list.py`), the tabs
+(`detail_pane.py`), the filter bar (`filter_bar.py`).
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from pathlib import Path
+from typing import ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.timer import Timer
+from textual.widgets import Footer, Static
+
+from k8s_wiretap.capture.reader import RecordingError
+from k8s_wiretap.views.tui.detail_pane import DetailPane
+from k8s_wiretap.views.tui.exchange_list import ExchangeList
+from k8s_wiretap.views.tui.explaining import explain_rows
+from k8s_wiretap.views.tui.filter_bar import FilterBar
+from k8s_wiretap.views.tui.filters import Filter, FilterError, parse
+from k8s_wiretap.views.tui.help_screen import HelpScreen
+from k8s_wiretap.views.tui.index import RecordingIndex
+from k8s_wiretap.views.tui.messages import (
+    DetailFailed,
+    DetailReady,
+    Explained,
+    Indexed,
+    IndexFailed,
+)
+from k8s_wiretap.views.tui.panes import TABS
+from k8s_wiretap.views.tui.window import Windows
+
+__all__ = ["ReplayApp"]
+
+SETTLE = 0.12  # seconds the cursor rests before the selected exchange is explained
+
+
+class ReplayApp(App[int]):
+    """A recording's exchanges, filtered, and the selected one explained."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "k8s-wiretap replay"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "quit", id="app.quit"),
+        Binding("question_mark", "help", "help", id="app.help"),
+        Binding("slash", "filter", "filter", id="app.filter"),
+        Binding("n", "noise", "noise", id="app.noise"),
+        Binding("f", "toggle_filter", "filter on/off", id="app.toggle_filter", show=False),
+        Binding("escape", "leave", "back", id="app.back", show=False),
+        Binding("tab", "tab(1)", "next tab", id="app.next_tab", show=False, priority=True),
+        Binding("shift+tab", "tab(-1)", "prev tab", id="app.prev_tab", show=False, priority=True),
+        *(
+            Binding(str(n), f"show_tab('{key}')", title, id=f"app.tab_{key}", show=False)
+            for n, (key, (title, _render)) in enumerate(TABS.items(), 1)
+        ),
+    ]
+
+    def __init__(self, path: Path | str, *, explain: bool = True) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.index = RecordingIndex(self.path)
+        self.windows = Windows(self.index)
+        self.error: str | None = None  # why the recording could not be read
+        self.filter: Filter | None = None
+        self.filter_enabled = True
+        self.filter_error = ""
+        self.hide_noise = False
+        self.explained_count = 0
+        self._explain = explain
+        self._explaining = False
+        self._stop = threading.Event()
+        self._detail_lock = threading.Lock()
+        self._settle: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        yield ExchangeList(self.index, id="list")
+        yield DetailPane(id="detail")
+        yield FilterBar()
+        yield Footer()
+
+    @property
+    def exchange_list(self) -> ExchangeList:
+        return self.query_one(ExchangeList)
+
+    @property
+    def detail_pane(self) -> DetailPane:
+        return self.query_one(DetailPane)
+
+    def on_mount(self) -> None:
+        self.exchange_list.focus()
+        self._title()
+        self._status()
+        self.scan()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+
+    # -- workers ----------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="index")
+    def scan(self) -> None:
+        def notify(rows: int) -> None:
+            self.post_message(Indexed(rows))
+
+        try:
+            self.index.scan(notify, every=200)
+        except RecordingError as error:
+            self.post_message(IndexFailed(str(error)))
+            return
+        self.post_message(Indexed(len(self.index), done=True))
+
+    @work(thread=True, exclusive=True, group="explain")
+    def explain_all(self) -> None:
+        def notify(count: int) -> None:
+            self.post_message(Explained(count))
+
+        try:
+            count = explain_rows(self.index, notify, self._stop.is_set, every=1000)
+        except Exception as error:  # the list still works without summaries
+            self.post_message(Explained(self.explained_count, done=True))
+            self.call_from_thread(self.notify, f"explaining stopped: {error}", severity="error")
+            return
+        self.post_message(Explained(count, done=True))
+
+    @work(thread=True, exclusive=True, group="detail")
+    def load_detail(self, position: int) -> None:
+        with self._detail_lock:
+            try:
+                detail = self.windows.detail(position)
+            except Exception as error:  # shown in the pane: one exchange, not the app
+                self.post_message(DetailFailed(position, f"cannot explain it: {error!r}"))
+                return
+        self.post_message(DetailReady(detail))
+
+    # -- what the workers say ---------------------------------------------------------------
+    def on_indexed(self, message: Indexed) -> None:
+        if self.filter is not None or self.hide_noise:
+            self._apply()
+        self.exchange_list.grown()
+        self._title()
+        if self._explain and not self._explaining:
+            self._explaining = True
+            self.explain_all()
+        if message.done:
+            for warning in self.index.warnings:
+                self.notify(warning, severity="warning")
+        self._status()
+
+    def on_index_failed(self, message: IndexFailed) -> None:
+        self.error = message.error
+        self.exit(1)
+
+    def on_explained(self, message: Explained) -> None:
+        self.explained_count = message.count
+        if (self.filter is not None and self.filter_enabled) or self.hide_noise:
+            self._apply()
+        self.exchange_list.refresh()
+        self._title(done=message.done)
+
+    def on_detail_ready(self, message: DetailReady) -> None:
+        if message.detail.position == self.exchange_list.selected:
+            self.detail_pane.show(message.detail)
+
+    def on_detail_failed(self, message: DetailFailed) -> None:
+        if message.position == self.exchange_list.selected:
+            self.detail_pane.failed(message.error)
+
+    def on_exchange_list_selected(self, message: ExchangeList.Selected) -> None:
+        if self._settle is not None:
+            self._settle.stop()
+        if message.position is None:
+            return
+        self.detail_pane.waiting()
+        position = message.position
+        self._settle = self.set_timer(SETTLE, lambda: self.load_detail(position))
+
+    def on_exchange_list_opened(self, message: ExchangeList.Opened) -> None:
+        self.detail_pane.scroller().focus()
+
+    def on_filter_bar_applied(self, message: FilterBar.Applied) -> None:
+        try:
+            self.filter = parse(message.text) if message.text else None
+        except FilterError as error:
+            self.filter_error = str(error)
+        else:
+            self.filter_error = ""
+            self.filter_enabled = True
+        self._apply()
+
+    def on_filter_bar_closed(self, message: FilterBar.Closed) -> None:
+        self.exchange_list.focus()
+
+    # -- filtering --------------------------------------------------------------------------
+    def _apply(self) -> None:
+        """Show the rows the filter and the noise switch let through (an index array)."""
+        active = self.filter if self.filter is not None and self.filter_enabled else None
+        if active is None and not self.hide_noise:
+            self.exchange_list.show(None)
+        else:
+            hide = self.hide_noise
+            rows = self.index.rows
+            view = array(
+                "q",
+                (
+                    n
+                    for n in range(len(rows))
+                    if not (hide and rows[n].noise) and (active is None or active(rows[n]))
+                ),
+            )
+            self.exchange_list.show(view)
+        self._status()
+
+    def _status(self) -> None:
+        self.query_one(FilterBar).status(
+            self.filter.text if self.filter else "",
+            self.filter_enabled,
+            self.exchange_list.count,
+            len(self.index),
+            self.hide_noise,
+            self.filter_error,
+        )
+
+    def _title(self, done: bool = False) -> None:
+        index = self.index
+        parts = [f"[bold]k8s-wiretap replay[/] {self.path.name}", f"{len(index):,} exchanges"]
+        if not index.done:
+            parts.append("[yellow]reading…[/]")
+        elif self._explain and not done and self.explained_count < len(index):
+            parts.append(f"[dim]explained {self.explained_count:,}[/]")
+        self.query_one("#title", Static).update("  ·  ".join(parts))
+
+    # -- actions ----------------------------------------------------------------------------
+    def action_help(self) -> None:
+        bindings = [b for b in (*self.BINDINGS, *ExchangeList.BINDINGS) if isinstance(b, Binding)]
+        self.push_screen(HelpScreen(bindings))
+
+    def action_filter(self) -> None:
+        self.query_one(FilterBar).open(self.filter.text if self.filter else "")
+
+    def action_noise(self) -> None:
+        self.hide_noise = not self.hide_noise
+        self._apply()
+
+    def action_toggle_filter(self) -> None:
+        if self.filter is not None:
+            self.filter_enabled = not self.filter_enabled
+            self._apply()
+
+    def action_leave(self) -> None:
+        """esc: from the detail back to the list; on the list, clear the filter."""
+        if not self.exchange_list.has_focus:
+            self.exchange_list.focus()
+        elif self.filter is not None or self.filter_error:
+            self.filter, self.filter_error = None, ""
+            self._apply()
+
+    def action_tab(self, by: int) -> None:
+        if isinstance(self.screen, HelpScreen) or self.query_one(FilterBar).is_open:
+            return
+        self.detail_pane.step(by)
+
+    def action_show_tab(self, key: str) -> None:
+        self.detail_pane.active = key

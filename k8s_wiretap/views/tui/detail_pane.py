@@ -1,0 +1,86 @@
+"""The detail pane: the selected exchange in tabs (Explain, Request, Response, Patch,
+Events), each a scrollable view of what `panes.py` renders."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static, TabbedContent, TabPane
+
+from k8s_wiretap.views.tui.panes import TABS
+from k8s_wiretap.views.tui.window import Detail
+
+__all__ = ["DetailPane"]
+
+
+class DetailPane(Vertical):
+    """One tab per view of the exchange; `show(detail)` fills them all."""
+
+    DEFAULT_CSS = """
+    DetailPane {
+        height: 1fr;
+    }
+    DetailPane TabbedContent {
+        height: 1fr;
+    }
+    DetailPane TabPane {
+        padding: 0 1;
+        height: 1fr;
+    }
+    DetailPane VerticalScroll {
+        height: 1fr;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.detail: Detail | None = None
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent(initial="explain"):
+            for key, (title, _render) in TABS.items():
+                with TabPane(title, id=key), VerticalScroll(id=f"{key}-scroll"):
+                    yield Static(Text("select an exchange", style="dim"), id=f"{key}-body")
+
+    @property
+    def tabs(self) -> TabbedContent:
+        return self.query_one(TabbedContent)
+
+    @property
+    def active(self) -> str:
+        return self.tabs.active
+
+    @active.setter
+    def active(self, key: str) -> None:
+        self.tabs.active = key
+
+    def body(self, key: str) -> Static:
+        return self.query_one(f"#{key}-body", Static)
+
+    def scroller(self, key: str | None = None) -> VerticalScroll:
+        return self.query_one(f"#{key or self.active}-scroll", VerticalScroll)
+
+    def _fill(self, render: dict[str, RenderableType]) -> None:
+        for key, renderable in render.items():
+            self.body(key).update(renderable)
+
+    def waiting(self, text: str = "explaining…") -> None:
+        self._fill({key: Text(text, style="dim italic") for key in TABS})
+
+    def show(self, detail: Detail) -> None:
+        self.detail = detail
+        self._fill({key: render(detail) for key, (_title, render) in TABS.items()})
+        for key in TABS:
+            self.scroller(key).scroll_home(animate=False)
+
+    def failed(self, message: str) -> None:
+        self._fill({key: Text(message, style="red") for key in TABS})
+
+    def step(self, by: int) -> None:
+        """The next (1) or previous (-1) tab."""
+        keys = list(TABS)
+        at = keys.index(self.active) if self.active in keys else 0
+        self.active = keys[(at + by) % len(keys)]

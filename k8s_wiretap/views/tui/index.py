@@ -1,0 +1,256 @@
+"""The index of a recording: rows by byte offset, built while the file is read.
+
+`RecordingIndex.scan()` reads the file once, as a stream, and makes one compact `Row` per
+exchange (`rows.py`) with where each of its records sits (offset, length); it runs in a
+worker, so the list shows the first rows before the rest is read. A gzip recording is
+decompressed once, into an anonymous temporary file, so that its records can be read back
+by offset like a plain file's. Nothing is decoded here: `records(rows)` reads the records
+of the exchanges asked for back (the detail pane's, `window.py`).
+
+A file that is not a recording, or of a newer format version, or whose gzip data is
+corrupt raises `RecordingError` (capture/reader.py's error, with its words); a cut-off
+last line or gzip stream is a warning, as when `explain` loads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import zlib
+from array import array
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from k8s_wiretap.capture.exchange import Exchange, Request
+from k8s_wiretap.capture.format import FORMAT, VERSION
+from k8s_wiretap.capture.reader import RecordingError
+from k8s_wiretap.explain.who import who_of
+from k8s_wiretap.views.tui.rows import Row
+
+__all__ = ["RecordingIndex", "check_header"]
+
+CHUNK = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+Notify = Callable[[int], None]
+
+
+def check_header(path: Path, line: bytes) -> dict[str, Any]:
+    """The header record of a recording's first line; RecordingError if it is none."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        record = None
+    if not isinstance(record, dict) or record.get("record") != "header":
+        raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
+    if record.get("format") != FORMAT or record.get("version") != VERSION:
+        raise RecordingError(
+            f"{path}: {record.get('format')} version {record.get('version')} is not "
+            f"{FORMAT} version {VERSION}"
+        )
+    return record
+
+
+class RecordingIndex:
+    """Rows of a recording, in the order their requests were recorded, and their records."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.header: dict[str, Any] = {}
+        self.rows: list[Row] = []
+        self.by_id: dict[str, int] = {}
+        self.etcd = array("d")  # time, offset, length of each etcd record, flat
+        self.release: int | None = None  # the row of the first /version exchange
+        self.warnings: list[str] = []
+        self.done = False
+        self.lock = threading.Lock()  # rows are made here and explained elsewhere
+        self._explained: dict[str, tuple[str, str, bool]] = {}  # came before their row
+        self._fd: int | None = None
+        self._spill: BinaryIO | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    # -- reading the file -------------------------------------------------------------------
+    def scan(self, notify: Notify | None = None, every: int = 500) -> None:
+        """Read the whole file, calling `notify(rows so far)` every `every` new rows."""
+        seen = 0
+        for offset, line in self._lines():
+            if not self.header:
+                self.header = check_header(self.path, line)
+                continue
+            if not line.strip():
+                continue
+            self._take(offset, line)
+            if notify is not None and len(self.rows) - seen >= every:
+                seen = len(self.rows)
+                notify(seen)
+        self.done = True
+        if not self.header:
+            raise RecordingError(f"{self.path}: not a k8s-wiretap recording (no header line)")
+        if notify is not None:
+            notify(len(self.rows))
+
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
+        try:
+            handle = self.path.open("rb")
+        except OSError as error:
+            raise RecordingError(f"cannot read {self.path}: {error.strerror}") from error
+        with handle:
+            if handle.read(2) == GZIP_MAGIC:
+                handle.seek(0)
+                # open as long as the index: records are read back from it
+                self._spill = tempfile.TemporaryFile(prefix="k8s-wiretap-replay-")  # noqa: SIM115
+                self._fd = self._spill.fileno()
+                yield from _split(self._gunzip(handle))
+            else:
+                handle.seek(0)
+                self._fd = os.open(self.path, os.O_RDONLY)
+                yield from _split(iter(lambda: handle.read(CHUNK), b""))
+
+    def _gunzip(self, handle: BinaryIO) -> Iterator[bytes]:
+        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        assert self._spill is not None
+        while chunk := handle.read(CHUNK):
+            try:
+                data = decompressor.decompress(chunk)
+            except zlib.error as error:
+                raise RecordingError(f"{self.path}: corrupt gzip data ({error})") from error
+            os.write(self._fd or 0, data)
+            yield data
+        if not decompressor.eof:
+            self.warnings.append(f"{self.path}: gzip stream cut short")
+
+    def _take(self, offset: int, line: bytes) -> None:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            self.warnings.append(f"{self.path}: skipped a line at byte {offset}: not a record")
+            return
+        if not isinstance(record, dict):
+            return
+        kind = record.get("record")
+        if kind == "etcd":
+            self.etcd.extend((float(record.get("time") or 0.0), offset, len(line)))
+            return
+        exchange_id = str(record.get("id", ""))
+        if kind == "request":
+            row = self._request(record)
+        elif kind in ("response", "event", "end"):
+            position = self.by_id.get(exchange_id)
+            row = self.rows[position] if position is not None else self._orphan(record)
+        else:
+            return
+        row.spans.extend((offset, len(line)))
+        row.version += 1
+        if kind == "response":
+            row.status = int(record.get("status") or 0) or None
+        elif kind == "event":
+            row.events += 1
+            data = record.get("data")
+            row.size += int(data.get("size") or 0) if isinstance(data, dict) else 0
+        elif kind == "end":
+            _ended(row, record)
+
+    def _request(self, record: dict[str, Any]) -> Row:
+        exchange = Exchange(str(record["id"]), Request.from_record(record))
+        info = exchange.info
+        resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
+        row = Row(
+            exchange.id,
+            exchange.time,
+            exchange.method,
+            exchange.path,
+            who_of(exchange).component,
+            info.verb,
+            resource,
+            info.namespace,
+            info.name,
+            watch=info.verb == "watch",
+        )
+        if body := exchange.request_body:
+            row.size += body.size
+        with self.lock:
+            self.by_id[row.id] = len(self.rows)
+            self.rows.append(row)
+            if row.id in self._explained:
+                self._fill(row, *self._explained.pop(row.id))
+        if self.release is None and exchange.path.split("?")[0] == "/version":
+            self.release = len(self.rows) - 1
+        return row
+
+    def _orphan(self, record: dict[str, Any]) -> Row:
+        """A response, event or end whose request was not recorded: still a row."""
+        self.warnings.append(
+            f"{record.get('record')} record for exchange {record.get('id')} whose request "
+            "was not recorded: shown with an unknown method and path"
+        )
+        return self._request({"id": record.get("id", ""), "time": record.get("time")})
+
+    # -- what the explanation says ----------------------------------------------------------
+    def explained(self, exchange_id: str, component: str, summary: str, noise: bool) -> None:
+        """The explanation layer's word on an exchange (from the explaining worker)."""
+        with self.lock:
+            position = self.by_id.get(exchange_id)
+            if position is None:
+                self._explained[exchange_id] = (component, summary, noise)
+            else:
+                self._fill(self.rows[position], component, summary, noise)
+
+    @staticmethod
+    def _fill(row: Row, component: str, summary: str, noise: bool) -> None:
+        row.component, row.summary, row.noise = component, summary, noise
+        row.version += 1
+
+    # -- reading records back ---------------------------------------------------------------
+    def read(self, offset: int, length: int) -> dict[str, Any]:
+        assert self._fd is not None
+        record: dict[str, Any] = json.loads(os.pread(self._fd, length, offset))
+        return record
+
+    def records(self, positions: list[int], since: float, until: float) -> list[dict[str, Any]]:
+        """The records of the rows at `positions`, and etcd's between `since` and `until`,
+        in file order (the order they were recorded)."""
+        spans: list[tuple[int, int]] = []
+        for position in positions:
+            row_spans = self.rows[position].spans
+            spans += zip(row_spans[::2], row_spans[1::2], strict=True)
+        etcd = self.etcd
+        for at in range(0, len(etcd), 3):
+            if since <= etcd[at] <= until:
+                spans.append((int(etcd[at + 1]), int(etcd[at + 2])))
+        return [self.header, *(self.read(o, n) for o, n in sorted(spans))]
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+        elif self._fd is not None:
+            os.close(self._fd)
+        self._fd = self._spill = None
+
+
+def _ended(row: Row, record: dict[str, Any]) -> None:
+    row.ended = float(record.get("time") or row.time)
+    body = record.get("body")
+    if isinstance(body, dict):
+        row.size += int(body.get("size") or 0)
+    if record.get("error"):
+        row.error = str(record["error"])
+
+
+def _split(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) for each line of the stream of chunks; a last line without its
+    newline too."""
+    offset, rest = 0, b""
+    for chunk in chunks:
+        data = rest + chunk
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            yield offset, data[start : end + 1]
+            offset += end + 1 - start
+            start = end + 1
+        rest = data[start:]
+    if rest:
+        yield offset, rest

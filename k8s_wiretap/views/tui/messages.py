@@ -1,0 +1,51 @@
+"""What the workers tell the app: small messages, floods merged (`can_replace`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from k8s_wiretap.views.tui.window import Detail
+
+__all__ = ["DetailFailed", "DetailReady", "Explained", "IndexFailed", "Indexed"]
+
+
+@dataclass
+class Indexed(Message):
+    """The index holds `rows` rows (`done`: the whole file is read)."""
+
+    rows: int
+    done: bool = False
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, Indexed)
+
+
+@dataclass
+class IndexFailed(Message):
+    """The file is not a recording this version reads: the app exits saying why."""
+
+    error: str
+
+
+@dataclass
+class Explained(Message):
+    """`count` exchanges have their summary (`done`: all of them)."""
+
+    count: int
+    done: bool = False
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, Explained)
+
+
+@dataclass
+class DetailReady(Message):
+    detail: Detail
+
+
+@dataclass
+class DetailFailed(Message):
+    position: int
+    error: str

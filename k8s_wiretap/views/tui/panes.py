@@ -1,0 +1,269 @@
+"""What each tab of the detail pane says about one exchange, as rich renderables.
+
+Everything comes from the explanation layer's objects (`window.Detail`: the `Explained`,
+views/json.py's `exchange_record`, the patch replay, the decoded watch events); nothing
+here reads HTTP or knows a Kubernetes rule. Bodies are shown as YAML (JSON for text that
+is not a document), highlighted, and cut at `MAX_LINES` lines.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from k8s_wiretap.views.story import colour_of, verdict
+from k8s_wiretap.views.tui.rows import clock
+from k8s_wiretap.views.tui.window import Detail
+
+__all__ = ["TABS", "events_pane", "explain_pane", "patch_pane", "request_pane", "response_pane"]
+
+MAX_LINES = 2000
+MAX_EVENTS = 1000
+THEME = "ansi_dark"
+
+
+def _heading(text: str) -> Text:
+    return Text(f"\n{text}", style="bold underline")
+
+
+def _yaml(value: Any) -> RenderableType:
+    """A decoded body or object, highlighted: YAML for documents, the text otherwise."""
+    if isinstance(value, str):
+        return Text(value)
+    text = yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100)
+    lines = text.splitlines()
+    more = len(lines) - MAX_LINES
+    if more > 0:
+        text = "\n".join(lines[:MAX_LINES]) + f"\n# … {more} more lines"
+    return Syntax(
+        text.rstrip("\n"), "yaml", theme=THEME, background_color="default", word_wrap=True
+    )
+
+
+def _json(value: Any) -> RenderableType:
+    text = json.dumps(value, ensure_ascii=False)
+    return Syntax(text, "json", theme=THEME, background_color="default", word_wrap=True)
+
+
+def _pairs(pairs: Iterable[tuple[str, Any]]) -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for name, value in pairs:
+        table.add_row(name, value if isinstance(value, Text) else Text(str(value)))
+    return table
+
+
+def explain_pane(detail: Detail) -> RenderableType:
+    said, record = detail.explained, detail.record
+    text, who = said.explanation, said.who
+    parts: list[RenderableType] = [
+        Text.from_markup(
+            f"[bold {colour_of(who.component)}]{escape(who.component)}[/] "
+            f"[bold]{escape(text.summary)}[/]"
+        ),
+    ]
+    if text.why:
+        parts.append(Text(text.why, style="italic"))
+    parts.append(
+        _pairs(
+            [
+                ("when", clock(detail.exchange.time)),
+                ("request", f"{detail.exchange.method} {detail.exchange.path}"),
+                ("status", record.get("status") or record.get("error") or "no response"),
+                ("who", f"{who.component} ({who.how}: {who.why})" if who.why else who.component),
+                ("rule", f"{text.rule} — {text.source}" if text.source else text.rule),
+            ]
+        )
+    )
+    parts += _etcd(text.etcd)
+    parts += _cause(record.get("caused_by"))
+    parts += _chain(detail)
+    return Group(*parts)
+
+
+def _etcd(etcd: dict[str, Any] | None) -> list[RenderableType]:
+    if not etcd:
+        return []
+    where = etcd.get("key") or etcd.get("prefix") or ""
+    revision = f" @{etcd['revision']}" if etcd.get("revision") is not None else ""
+    parts: list[RenderableType] = [_heading("etcd"), Text(f"{where}{revision}")]
+    for name, value in etcd.items():
+        if name not in ("key", "prefix", "revision", "stored"):
+            parts.append(Text(f"{name}: {value}", style="dim"))
+    stored = etcd.get("stored")
+    if isinstance(stored, dict):
+        parts.append(Text(f"as etcd recorded it ({stored.get('format', '')}):", style="dim"))
+        parts.append(_yaml(stored.get("value")))
+    return parts
+
+
+def _cause(cause: dict[str, Any] | None) -> list[RenderableType]:
+    if not cause:
+        return []
+    event = cause.get("event") or {}
+    delivered = cause.get("delivered_ms")
+    line = (
+        f"the {event.get('type')} of {event.get('object')} (resourceVersion "
+        f"{event.get('resource_version')}) reached {event.get('watcher')}"
+    )
+    if delivered is not None:
+        line += f" {delivered:.0f} ms after the write that made it"
+    line += f"; it reacted {cause.get('reacted_ms', 0):.0f} ms later"
+    notes = [
+        n
+        for n, on in (
+            ("ambiguous", cause.get("ambiguous")),
+            ("its own change come back", cause.get("own_change")),
+        )
+        if on
+    ]
+    return [_heading("caused by"), Text(line + (f" ({', '.join(notes)})" if notes else ""))]
+
+
+def _chain(detail: Detail) -> list[RenderableType]:
+    if len(detail.chain) <= 1:
+        return []
+    table = Table.grid(padding=(0, 1))
+    for column in ("", "", "", ""):
+        table.add_column(column)
+    for depth, hop in enumerate(detail.chain):
+        mark = "▶" if hop.id == detail.exchange.id else " "
+        table.add_row(
+            Text(mark + "  " * depth),
+            Text(clock(hop.time), style="dim"),
+            Text(hop.component, style=colour_of(hop.component)),
+            Text(hop.summary, style="bold" if mark == "▶" else ""),
+        )
+    return [_heading("causal chain (from the user's action)"), table]
+
+
+def _message(headers: Iterable[tuple[str, str]], fmt: str, body: Any) -> list[RenderableType]:
+    parts: list[RenderableType] = [_heading("headers")]
+    parts.append(_pairs((name, value) for name, value in headers))
+    parts.append(_heading(f"body ({fmt})"))
+    parts.append(Text("(none)", style="dim") if fmt == "empty" else _yaml(body))
+    return parts
+
+
+def request_pane(detail: Detail) -> RenderableType:
+    exchange, record = detail.exchange, detail.record
+    request = exchange.request
+    first = Text(f"{exchange.method} {exchange.path} {request.http_version}", style="bold")
+    line = f"listener {request.listener} → {request.server}; client {request.client.address}"
+    parts: list[RenderableType] = [first, Text(line, style="dim")]
+    if record.get("options"):
+        parts.append(_pairs((k, v) for k, v in record["options"].items()))
+    parts += _message(request.headers, record["request_format"], record["request_body"])
+    return Group(*parts)
+
+
+def response_pane(detail: Detail) -> RenderableType:
+    exchange, record = detail.exchange, detail.record
+    response = exchange.response
+    if response is None:
+        return Text(f"no response: {exchange.error or 'none recorded'}", style="bold red")
+    took = ""
+    if exchange.end is not None:
+        took = f", ended after {(exchange.end.time - exchange.time) * 1000:.0f} ms"
+    first = f"{response.status} {response.reason} {response.http_version}{took}"
+    parts: list[RenderableType] = [Text(first, style="bold")]
+    if exchange.error:
+        parts.append(Text(f"ended: {exchange.error}", style="red"))
+    if detail.events:
+        parts.append(Text(f"a stream of {len(detail.events)} events: see Events", style="dim"))
+    parts += _message(response.headers, record["response_format"], record["response_body"])
+    return Group(*parts)
+
+
+def patch_pane(detail: Detail) -> RenderableType:
+    replay = detail.replay
+    if replay is None:
+        return Text("not a PATCH", style="dim")
+    patch = detail.record.get("patch") or {}
+    ok = replay.matches_server
+    mark = {True: "green", False: "red", None: "yellow"}[ok]
+    parts: list[RenderableType] = [
+        Text(f"{replay.type} patch", style="bold"),
+        Text(verdict(detail.exchange, replay), style=mark),
+    ]
+    if replay.mismatches:
+        parts.append(Text("differs at " + ", ".join(replay.mismatches), style="red"))
+    parts += [_heading("the patch"), _yaml(replay.body)]
+    changes = patch.get("diff")
+    if changes:
+        parts += [_heading("before → after (the server's result)"), _diff(changes)]
+    fields = detail.explained.fields
+    if fields:
+        table = Table(box=None, padding=(0, 1), show_edge=False)
+        for column in ("change", "field", "from → to", "why"):
+            table.add_column(column, overflow="fold")
+        for change in fields:
+            shown = "" if change.change == "removed" else f"{change.before!r} → {change.after!r}"
+            style = {"set": "green", "removed": "red"}.get(change.change, "dim")
+            table.add_row(Text(change.change, style=style), change.path, shown, change.reason)
+        parts += [_heading("the apply, field by field"), table]
+    return Group(*parts)
+
+
+def _diff(changes: list[dict[str, Any]]) -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    table.add_column(overflow="fold")
+    signs = {"add": ("+", "green"), "remove": ("-", "red"), "replace": ("~", "yellow")}
+    for change in changes[:MAX_LINES]:
+        sign, style = signs.get(change["op"], ("?", ""))
+        shown = []
+        if "from" in change:
+            shown.append(Text(_short(change["from"]), style="red"))
+        if "to" in change:
+            shown.append(Text(_short(change["to"]), style="green"))
+        value = Text(" → ").join(shown)
+        table.add_row(Text(sign, style=style), Text(change["path"], style=style), value)
+    return table
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def events_pane(detail: Detail) -> RenderableType:
+    if not detail.events:
+        return Text("not a watch (or no events)", style="dim")
+    table = Table(box=None, padding=(0, 1), show_edge=False)
+    for column in ("#", "time", "type", "kind", "namespace/name", "rv", "phase"):
+        table.add_column(column, no_wrap=column != "namespace/name")
+    for number, event in enumerate(detail.events[:MAX_EVENTS]):
+        target = f"{event.namespace}/{event.name}" if event.namespace else event.name
+        style = "red" if event.error or event.type == "ERROR" else ""
+        table.add_row(
+            str(number),
+            clock(event.time) if event.time else "",
+            Text(event.type, style=style or "bold"),
+            event.kind,
+            target,
+            event.resource_version,
+            event.phase or "",
+        )
+    more = len(detail.events) - MAX_EVENTS
+    tail = [Text(f"… {more} more events", style="dim")] if more > 0 else []
+    return Group(Text(f"{len(detail.events)} events", style="bold"), table, *tail)
+
+
+TABS = {
+    "explain": ("Explain", explain_pane),
+    "request": ("Request", request_pane),
+    "response": ("Response", response_pane),
+    "patch": ("Patch", patch_pane),
+    "events": ("Events", events_pane),
+}
