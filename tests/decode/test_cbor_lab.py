@@ -221,7 +221,7 @@ def test_cbor_refused_is_a_cbor_status(setup: CborLab) -> None:
     tables = fetch(
         setup.client, f"/api/v1/namespaces/{NS}/pods", CBOR + ";as=Table;v=v1;g=meta.k8s.io"
     )
-    assert tables.status == 406  # Tables are JSON, YAML and protobuf only, and say so in JSON
+    assert tables.status == 406  # Tables are served as JSON and YAML only; the 406 is JSON
 
 
 def test_cut_cbor_is_undecodable_with_a_reason(setup: CborLab) -> None:
