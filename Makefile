@@ -20,8 +20,9 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# Both releases the lab runs: 1.20 (the default; Debian's source package and Go 1.19) and the
-# current one (tests/lab/test_current_release.py; its Go modules and the machine's Go).
+# Both releases the lab runs: the current one (the default, on which the whole suite runs;
+# its Go modules and the machine's Go) and 1.20 (a smaller set; Debian's source package and
+# Debian's Go 1.19).
 # Each is reused from the cache when built before, else built once.
 KUBE_VERSIONS ?= 1.20 1.37
 
