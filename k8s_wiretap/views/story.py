@@ -51,11 +51,23 @@ def _lines(explainer: Explainer, exchange: Exchange, depth: int, noise: bool) ->
     yield _line(said, depth)
     yield from _patch(explainer, exchange, depth)
     for change in said.fields or ():
-        shown = f"{change.before!r} → {change.after!r}" if change.change != "removed" else ""
+        shown = _values(change.change, change.before, change.after)
         yield f"{'  ' * (depth + 2)}[dim]{change.change} {escape(change.path)} {escape(shown)}"
         yield f"{'  ' * (depth + 3)}[dim italic]{escape(change.reason)}"
     for child in explainer.chains.children(exchange):
         yield from _lines(explainer, child, depth + 1, noise)
+
+
+def _values(change: str, before: object, after: object) -> str:
+    """A field's values as the change shows them: a field left alone usually keeps its
+    value ("stays '1'"), a removed one loses it."""
+    if change == "removed":
+        return f"{before!r} → gone"
+    if change == "set" and before is None and after is None:
+        return "sent, but not a field the stored object keeps"
+    if before == after:
+        return f"stays {after!r}"
+    return f"{before!r} → {after!r}"
 
 
 def _patch(explainer: Explainer, exchange: Exchange, depth: int) -> Iterator[str]:

@@ -94,3 +94,10 @@ def test_a_refused_apply_is_told_as_refused_alike_not_as_a_result() -> None:
     told = [verdict(e, r) for e, r in patches if r is not None]
     assert told and all(t.startswith("replayed on the object as ") for t in told)
     assert all(" ms before: " in t or " ms after it was sent (a race): " in t for t in told)
+
+
+def test_field_values_say_what_happened_to_them() -> None:
+    text = told()
+    assert "left alone /metadata/labels/team stays 'payments'" in text
+    assert "removed /data/size 'large' → gone" in text
+    assert "set /stringData/password sent, but not a field the stored object keeps" in text
