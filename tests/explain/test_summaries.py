@@ -174,3 +174,22 @@ def test_every_write_shows_what_etcd_stored() -> None:
         assert value["metadata"].get("uid") == written["metadata"].get("uid")
         checked += 1
     assert checked > 200 and deleted > 0
+
+
+def test_kubectl_reads_openapi_v3_by_group_version_on_1_37_and_v2_on_1_20() -> None:
+    said = {
+        explained(e).rule: explained(e).summary
+        for e in summaries().analysis.exchanges
+        if e.path.startswith("/openapi/")
+    }
+    assert said["kubectl-openapi-v3-index"].endswith(
+        "reads the OpenAPI v3 index (one URL per group version, with its hash)"
+    )
+    assert said["kubectl-openapi-v3-group-version"].startswith(
+        "kubectl apply: downloads OpenAPI v3 /openapi/v3/"
+    )
+    # the custom resource: v3 offers it no strategic merge patch, so kubectl asks v2
+    assert "kubectl-openapi" in said
+    old = Summaries(Analysis.of(load(STORY_1_20)))
+    rules_1_20 = {old.explain(e).rule for e in old.analysis.exchanges if "/openapi/" in e.path}
+    assert rules_1_20 == {"kubectl-openapi-v3-absent", "kubectl-openapi", "kubectl-openapi-cached"}
