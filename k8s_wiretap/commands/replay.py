@@ -39,7 +39,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     _check(args.recording)
     app = ReplayApp(args.recording)
-    status = app.run()
+    app.run()
     if app.error is not None:
         raise RecordingError(app.error)
-    return status or 0
+    return app.return_code or 0

@@ -75,6 +75,7 @@ class ReplayApp(App[int]):
         self.filter_error = ""
         self.hide_noise = False
         self.explained_count = 0
+        self.explained_all = False
         self._explain = explain
         self._explaining = False
         self._stop = threading.Event()
@@ -157,10 +158,11 @@ class ReplayApp(App[int]):
 
     def on_index_failed(self, message: IndexFailed) -> None:
         self.error = message.error
-        self.exit(1)
+        self.exit(return_code=1)
 
     def on_explained(self, message: Explained) -> None:
         self.explained_count = message.count
+        self.explained_all = message.done
         if (self.filter is not None and self.filter_enabled) or self.hide_noise:
             self._apply()
         self.exchange_list.refresh()

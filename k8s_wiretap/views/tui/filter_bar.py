@@ -23,10 +23,11 @@ class FilterInput(Input):
         Binding("escape", "close", "close", id="filter.close", show=False),
     ]
 
+    class Cancelled(Message):
+        """esc: the expression is given up."""
+
     def action_close(self) -> None:
-        bar = self.parent
-        if isinstance(bar, Vertical) and isinstance(bar.parent, FilterBar):
-            bar.parent.close()
+        self.post_message(self.Cancelled())
 
 
 class FilterBar(Vertical):
@@ -81,6 +82,10 @@ class FilterBar(Vertical):
     @property
     def is_open(self) -> bool:
         return self.has_class("-open")
+
+    def on_filter_input_cancelled(self, event: FilterInput.Cancelled) -> None:
+        event.stop()
+        self.close()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

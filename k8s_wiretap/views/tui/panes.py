@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from http import HTTPStatus
 from typing import Any
 
 import yaml
@@ -149,8 +150,10 @@ def _chain(detail: Detail) -> list[RenderableType]:
 def _message(headers: Iterable[tuple[str, str]], fmt: str, body: Any) -> list[RenderableType]:
     parts: list[RenderableType] = [_heading("headers")]
     parts.append(_pairs((name, value) for name, value in headers))
-    parts.append(_heading(f"body ({fmt})"))
-    parts.append(Text("(none)", style="dim") if fmt == "empty" else _yaml(body))
+    if fmt == "empty":
+        parts.append(_heading("no body"))
+    else:
+        parts += [_heading(f"body ({fmt})"), _yaml(body)]
     return parts
 
 
@@ -174,7 +177,8 @@ def response_pane(detail: Detail) -> RenderableType:
     took = ""
     if exchange.end is not None:
         took = f", ended after {(exchange.end.time - exchange.time) * 1000:.0f} ms"
-    first = f"{response.status} {response.reason} {response.http_version}{took}"
+    reason = response.reason or _phrase(response.status)  # HTTP/2 sends none
+    first = f"{response.status} {reason} {response.http_version}{took}"
     parts: list[RenderableType] = [Text(first, style="bold")]
     if exchange.error:
         parts.append(Text(f"ended: {exchange.error}", style="red"))
@@ -182,6 +186,13 @@ def response_pane(detail: Detail) -> RenderableType:
         parts.append(Text(f"a stream of {len(detail.events)} events: see Events", style="dim"))
     parts += _message(response.headers, record["response_format"], record["response_body"])
     return Group(*parts)
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def patch_pane(detail: Detail) -> RenderableType:

@@ -1,0 +1,211 @@
+"""The replay app driven as a person drives it, on the committed recordings."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from k8s_wiretap.views.tui import ReplayApp
+from k8s_wiretap.views.tui.exchange_list import ExchangeList
+from k8s_wiretap.views.tui.help_screen import HelpScreen
+from tests.recorded import STORY_1_20
+from tests.views.tui.pilot import drive, line_text, settle, tab_text
+
+APPLY = "~c kubectl ~v patch ~r ^deployments$"
+
+
+def status(app: ReplayApp) -> str:
+    return Text.from_markup(str(app.query_one("#filter-status", Static).content)).plain
+
+
+async def type_filter(pilot: Pilot[int], text: str) -> None:
+    await pilot.press("slash")
+    for key in text:
+        await pilot.press({" ": "space", "$": "dollar_sign", "!": "exclamation_mark"}.get(key, key))
+    await pilot.press("enter")
+
+
+def test_the_list_shows_rows_with_their_summaries() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        assert app.exchange_list.count == len(app.index) == 882
+        header = line_text(app, 0)
+        for title in ("time", "component", "verb", "resource", "namespace/name", "summary"):
+            assert title in header
+        first = line_text(app, 1)
+        assert "k8s-wiretap" in first and "/version" in first and "200" in first
+        assert "k8s-wiretap asks the server's version" in first
+        assert any(
+            "kubelet" in line_text(app, y) and "watch" in line_text(app, y) for y in range(2, 12)
+        )
+
+    drive(script, size=(160, 40))
+
+
+def test_j_k_g_and_G_move_the_cursor_and_the_detail_follows() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        rows = app.exchange_list
+        await pilot.press("j", "j", "j")
+        assert rows.cursor == 3
+        await pilot.press("k")
+        assert rows.cursor == 2
+        await pilot.press("G")
+        assert rows.cursor == rows.count - 1
+        await settle(app, pilot)
+        last = app.index.rows[-1]
+        assert app.detail_pane.detail is not None
+        assert app.detail_pane.detail.exchange.id == last.id
+        assert last.summary in tab_text(app, "explain").replace("\n", " ")
+        assert rows.scroll_offset.y > 0  # scrolled to show it
+        await pilot.press("g")
+        assert rows.cursor == 0 and rows.scroll_offset.y == 0
+
+    drive(script)
+
+
+def test_the_three_replica_apply_in_every_tab() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await type_filter(pilot, APPLY)
+        await settle(app, pilot)
+        detail = app.detail_pane.detail
+        assert detail is not None and detail.exchange.method == "PATCH"
+        explain = tab_text(app, "explain")
+        assert "kubectl apply patches Deployment default/web" in explain
+        assert "/registry/deployments/default/web" in explain  # the etcd record
+        for key, tab in (("2", "request"), ("3", "response"), ("4", "patch"), ("5", "events")):
+            await pilot.press(key)
+            assert app.detail_pane.active == tab
+        assert "strategic-merge-patch" in tab_text(app, "request")
+        assert "replicas: 3" in tab_text(app, "request")
+        assert "kind: Deployment" in tab_text(app, "response")
+        patch = tab_text(app, "patch")
+        assert "matches the server's result" in patch
+        assert "set" in patch and "/spec/replicas" in patch and "changed by your file" in patch
+        assert "not a watch" in tab_text(app, "events")
+        await pilot.press("tab")
+        assert app.detail_pane.active == "explain"
+        await pilot.press("shift+tab")
+        assert app.detail_pane.active == "events"
+
+    drive(script)
+
+
+def test_a_watch_shows_its_events() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await type_filter(pilot, "~c kubelet ~w ~r ^nodes$")
+        await settle(app, pilot)
+        await pilot.press("5")
+        events = tab_text(app, "events")
+        assert "BOOKMARK" in events and "initial-end" in events
+        assert "events" in line_text(app, 0) or "ev" in line_text(app, 0)
+
+    drive(script)
+
+
+def test_the_filter_narrows_the_list_and_says_how_many() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await type_filter(pilot, APPLY)
+        assert app.exchange_list.count == 3
+        assert "3 of 882 shown" in status(app) and APPLY in status(app)
+        assert all("kubectl" in line_text(app, y) for y in (1, 2, 3))
+        assert line_text(app, 4).strip() == ""
+        await pilot.press("f")  # off, still shown
+        assert app.exchange_list.count == 882 and "off" in status(app)
+        await pilot.press("f")
+        assert app.exchange_list.count == 3
+        await pilot.press("escape")  # on the list: clears it
+        assert app.exchange_list.count == 882 and "no filter" in status(app)
+
+    drive(script)
+
+
+def test_a_filter_that_does_not_parse_says_why_and_changes_nothing() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await type_filter(pilot, "~q x")
+        assert "unknown filter ~q" in status(app)
+        assert app.exchange_list.count == 882
+
+    drive(script)
+
+
+def test_the_filter_input_takes_every_key_and_esc_gives_up() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await pilot.press("slash", "q", "n", "1", "question_mark")
+        assert app.is_running and not isinstance(app.screen, HelpScreen)
+        assert app.query_one("#filter-input").value == "qn1?"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        assert app.exchange_list.has_focus and app.exchange_list.count == 882
+
+    drive(script)
+
+
+def test_one_key_hides_the_noise() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        noise = sum(1 for row in app.index.rows if row.noise)
+        assert 0 < noise < 882
+        await pilot.press("n")
+        assert app.exchange_list.count == 882 - noise
+        assert "noise hidden" in status(app) and f"{882 - noise} of 882" in status(app)
+        await type_filter(pilot, "~r leases ~c kubelet")
+        assert app.exchange_list.count == 0  # the kubelet's heartbeats are all noise
+        await pilot.press("n")
+        assert app.exchange_list.count > 0
+
+    drive(script)
+
+
+def test_help_lists_every_binding_with_its_id() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        ids = {b.id for b in app.BINDINGS if hasattr(b, "id")}  # type: ignore[union-attr]
+        ids |= {b.id for b in ExchangeList.BINDINGS if hasattr(b, "id")}  # type: ignore[union-attr]
+        assert None not in ids
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+    drive(script)
+
+
+def test_enter_opens_the_detail_and_esc_comes_back() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await pilot.press("enter")
+        assert app.detail_pane.scroller().has_focus
+        await pilot.press("escape")
+        assert app.exchange_list.has_focus
+
+    drive(script)
+
+
+def test_a_click_selects_a_row() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await pilot.click(ExchangeList, offset=(20, 5))
+        assert app.exchange_list.cursor == 4
+        await settle(app, pilot)
+        assert app.detail_pane.detail is not None
+        assert app.detail_pane.detail.exchange.id == app.index.rows[4].id
+
+    drive(script)
+
+
+def test_the_layout_holds_at_80x24() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        header = line_text(app, 0)
+        assert len(header) <= 80 and header.rstrip().endswith("summary")
+        assert app.exchange_list.size.height >= 6
+        assert app.detail_pane.size.height >= 8
+        assert "kubelet" in "".join(line_text(app, y) for y in range(1, 6))
+        assert app.query_one("#filter-status").region.bottom <= 23
+
+    drive(script, size=(80, 24))
+
+
+def test_the_1_20_recording_replays_too() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        assert app.exchange_list.count == len(app.index) > 0
+        await type_filter(pilot, APPLY)
+        await settle(app, pilot)
+        await pilot.press("4")
+        assert "matches the server's result" in tab_text(app, "patch")
+
+    drive(script, path=STORY_1_20)
