@@ -2,8 +2,9 @@
 
 Three workers do the reading, in threads, and post small messages: the index
 (`index.py`, the rows by byte offset, so the first screen shows before the file is read),
-the explanation of every row (`explaining.py`, behind it), and the selected exchange's
-detail (`window.py`, on demand, after the cursor has rested for `SETTLE` seconds). The app
+the selected exchange's detail (`window.py`, on demand, after the cursor has rested for
+`SETTLE` seconds), and the explanation of every row (`explaining.py`, started once the
+first detail is shown: until then the first screen has the CPU). The app
 only wires them to the widgets: the list (`exchange_list.py`), the tabs
 (`detail_pane.py`), the filter bar (`filter_bar.py`).
 """
@@ -11,6 +12,7 @@ only wires them to the widgets: the list (`exchange_list.py`), the tabs
 from __future__ import annotations
 
 import threading
+import time
 from array import array
 from pathlib import Path
 from typing import ClassVar
@@ -111,6 +113,7 @@ class ReplayApp(App[int]):
     def scan(self) -> None:
         def notify(rows: int) -> None:
             self.post_message(Indexed(rows))
+            time.sleep(0)  # let the screen have the GIL: it is what people wait for
 
         try:
             self.index.scan(notify, every=200)
@@ -148,13 +151,18 @@ class ReplayApp(App[int]):
             self._apply()
         self.exchange_list.grown()
         self._title()
-        if self._explain and not self._explaining:
-            self._explaining = True
-            self.explain_all()
+        if message.done and not self.index.rows:
+            self._start_explaining()
         if message.done:
             for warning in self.index.warnings:
                 self.notify(warning, severity="warning")
         self._status()
+
+    def _start_explaining(self) -> None:
+        """Once the first screen and detail are there: until then they have the CPU."""
+        if self._explain and not self._explaining:
+            self._explaining = True
+            self.explain_all()
 
     def on_index_failed(self, message: IndexFailed) -> None:
         self.error = message.error
@@ -171,10 +179,12 @@ class ReplayApp(App[int]):
     def on_detail_ready(self, message: DetailReady) -> None:
         if message.detail.position == self.exchange_list.selected:
             self.detail_pane.show(message.detail)
+        self._start_explaining()
 
     def on_detail_failed(self, message: DetailFailed) -> None:
         if message.position == self.exchange_list.selected:
             self.detail_pane.failed(message.error)
+        self._start_explaining()
 
     def on_exchange_list_selected(self, message: ExchangeList.Selected) -> None:
         if self._settle is not None:

@@ -92,11 +92,32 @@ def header(columns: list[Column]) -> Text:
     return Text(" ".join(_fit(c.title, c.width, c.right) for c in columns), style="bold")
 
 
+def _component(component: str, width: int) -> str:
+    """The component, or its last part when the whole does not fit (the colour still
+    says whose): `controller-manager/deployment-controller` → `deployment-controller`."""
+    return component if len(component) <= width else component.rsplit("/", 1)[-1]
+
+
+def _target(target: str, width: int) -> str:
+    """namespace/name cut in the middle: the start and the end say the most (a pod's
+    namespace and the suffix that tells it from its siblings)."""
+    if len(target) <= width or width < 5:
+        return target
+    tail = (width - 1) // 2
+    return f"{target[: width - 1 - tail]}…{target[-tail:]}"
+
+
+FITTED = {"component": _component, "target": _target}
+
+
 def line(row: Row, columns: list[Column]) -> Text:
     """One row as text: the component in its colour, errors red, noise dim."""
     text = Text(no_wrap=True, overflow="crop", style="dim" if row.noise else "")
     for column in columns:
-        cell = _fit(CELLS[column.key](row), column.width, column.right)
+        value = CELLS[column.key](row)
+        if column.key in FITTED:
+            value = FITTED[column.key](value, column.width)
+        cell = _fit(value, column.width, column.right)
         style = ""
         if column.key == "component":
             style = colour_of(row.component)

@@ -9,6 +9,7 @@ every row of the index, or an array of their positions (a filter's matches).
 
 from __future__ import annotations
 
+import bisect
 from array import array
 from dataclasses import dataclass
 from typing import ClassVar
@@ -109,7 +110,7 @@ class ExchangeList(ScrollView, can_focus=True):
         if view is None:
             self.cursor = keep
             return
-        self.cursor = min(_bisect(view, keep), self.count - 1)
+        self.cursor = min(bisect.bisect_left(view, keep), self.count - 1)
 
     def grown(self) -> None:
         """The index has more rows (or rows changed): show them."""
@@ -163,18 +164,23 @@ class ExchangeList(ScrollView, can_focus=True):
         return max(0, min(value, self.count - 1))
 
     def watch_cursor(self, value: int) -> None:
-        rows = max(1, self.size.height - 1)
-        top = self.scroll_offset.y
-        if value < top:
-            self.scroll_to(y=value, animate=False, immediate=True)
-        elif value >= top + rows:
-            self.scroll_to(y=value - rows + 1, animate=False, immediate=True)
+        self._follow()
+        self.call_after_refresh(self._follow)  # once a new view's size has been laid out
         self._cache_focus()
         self.refresh()
         selected = self.selected
         if selected != self._selected:
             self._selected = selected
             self.post_message(self.Selected(selected))
+
+    def _follow(self) -> None:
+        """Scroll so that the cursor's row is on screen."""
+        rows = max(1, self.size.height - 1)
+        top = self.scroll_offset.y
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + rows:
+            self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True)
 
     def _cache_focus(self) -> None:
         """The cursor's look depends on focus: drop the cursor's cached line."""
@@ -213,14 +219,3 @@ class ExchangeList(ScrollView, can_focus=True):
             if number == self.cursor and event.chain > 1:
                 self.action_open()
             self.cursor = number
-
-
-def _bisect(view: array[int], position: int) -> int:
-    low, high = 0, len(view)
-    while low < high:
-        middle = (low + high) // 2
-        if view[middle] < position:
-            low = middle + 1
-        else:
-            high = middle
-    return low

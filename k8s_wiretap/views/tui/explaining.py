@@ -8,6 +8,7 @@ shows what its request says.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,9 +33,11 @@ def explain_rows(
     count = 0
 
     def records() -> Iterator[dict[str, Any]]:
-        for record in iter_records(index.path, warnings):
+        for number, record in enumerate(iter_records(index.path, warnings)):
             if stopped():
                 return
+            if number % 100 == 0:
+                time.sleep(0)  # the screen's thread first: it is what people wait for
             yield record
 
     def line(explainer: Explainer, exchange: Exchange) -> str:

@@ -22,6 +22,7 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from sys import intern
 from typing import Any, BinaryIO
 
 from k8s_wiretap.capture.exchange import Exchange, Request
@@ -158,16 +159,16 @@ class RecordingIndex:
         exchange = Exchange(str(record["id"]), Request.from_record(record))
         info = exchange.info
         resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
-        row = Row(
+        row = Row(  # the words many rows share are kept once (sys.intern)
             exchange.id,
             exchange.time,
-            exchange.method,
+            intern(exchange.method),
             exchange.path,
-            who_of(exchange).component,
-            info.verb,
-            resource,
-            info.namespace,
-            info.name,
+            intern(who_of(exchange).component),
+            intern(info.verb),
+            intern(resource),
+            intern(info.namespace),
+            intern(info.name),
             watch=info.verb == "watch",
         )
         if body := exchange.request_body:
@@ -201,7 +202,7 @@ class RecordingIndex:
 
     @staticmethod
     def _fill(row: Row, component: str, summary: str, noise: bool) -> None:
-        row.component, row.summary, row.noise = component, summary, noise
+        row.component, row.summary, row.noise = intern(component), summary, noise
         row.version += 1
 
     # -- reading records back ---------------------------------------------------------------

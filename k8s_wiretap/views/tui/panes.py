@@ -74,6 +74,9 @@ def explain_pane(detail: Detail) -> RenderableType:
     ]
     if text.why:
         parts.append(Text(text.why, style="italic"))
+    parts += _chain(detail)
+    parts += _cause(record.get("caused_by"))
+    parts.append(_heading("the exchange"))
     parts.append(
         _pairs(
             [
@@ -86,8 +89,6 @@ def explain_pane(detail: Detail) -> RenderableType:
         )
     )
     parts += _etcd(text.etcd)
-    parts += _cause(record.get("caused_by"))
-    parts += _chain(detail)
     return Group(*parts)
 
 
@@ -131,20 +132,22 @@ def _cause(cause: dict[str, Any] | None) -> list[RenderableType]:
 
 
 def _chain(detail: Detail) -> list[RenderableType]:
+    """The chain from the user's action down to this exchange, as the story tells it."""
     if len(detail.chain) <= 1:
         return []
-    table = Table.grid(padding=(0, 1))
-    for column in ("", "", "", ""):
-        table.add_column(column)
+    lines: list[RenderableType] = [_heading("causal chain (from the user's action)")]
+    before: float | None = None
     for depth, hop in enumerate(detail.chain):
-        mark = "▶" if hop.id == detail.exchange.id else " "
-        table.add_row(
-            Text(mark + "  " * depth),
-            Text(clock(hop.time), style="dim"),
-            Text(hop.component, style=colour_of(hop.component)),
-            Text(hop.summary, style="bold" if mark == "▶" else ""),
-        )
-    return [_heading("causal chain (from the user's action)"), table]
+        here = hop.id == detail.exchange.id
+        line = Text("  " * depth + ("▶ " if here else "  "))
+        line.append(clock(hop.time), style="dim")
+        if before is not None:
+            line.append(f" +{(hop.time - before) * 1000:.0f} ms", style="dim")
+        line.append(f" {hop.component}", style=colour_of(hop.component))
+        line.append(f": {hop.summary}", style="bold" if here else "")
+        lines.append(line)
+        before = hop.time
+    return lines
 
 
 def _message(headers: Iterable[tuple[str, str]], fmt: str, body: Any) -> list[RenderableType]:

@@ -1,0 +1,140 @@
+"""`k8s-wiretap replay` over a large recording: time to the first screen, and peak memory.
+
+The committed apply story (`--recording` for another) is repeated into a recording of
+100,000 exchanges (`--sizes`), as `explain_recording.py` builds them: every record, each
+copy with fresh ids and its times moved on. Each size is opened in a process of its own,
+the real `ReplayApp` on Textual's headless driver at 120x40, and the figures are seconds
+from starting that process (imports included) to:
+
+- *first screen*: the list's last line on screen is rendered with a row, a screenful
+  of rows (the index is still reading);
+- *first detail*: the first exchange decoded and explained in the detail pane;
+- *indexed*: every exchange in the list (the whole file read);
+- *G detail*: after `G`, the last exchange explained (over its window of the file);
+- *explained*: every row's summary (the explanation layer's stream, behind the index);
+
+and the process's peak resident memory over all of it (`os.wait4`), with its resident
+memory at the first screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from textual.strip import Strip
+
+from bench.explain_recording import build, default_recording
+
+SIZES = (100_000,)
+SIZE = (120, 40)
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _watch_first_screen(marks: dict[str, float]) -> None:
+    """Mark the moment the list's last line on screen is first rendered with a row."""
+    from k8s_wiretap.views.tui.exchange_list import ExchangeList
+
+    render_line = ExchangeList.render_line
+
+    def watched(self: ExchangeList, y: int) -> Strip:
+        if "first screen" not in marks and y == self.size.height - 1 and self.count >= y:
+            marks["first screen"], marks["first screen RSS"] = time.time(), _rss()
+        return render_line(self, y)
+
+    ExchangeList.render_line = watched  # type: ignore[method-assign]
+
+
+async def _drive(path: Path, marks: dict[str, float]) -> None:
+    from k8s_wiretap.views.tui import ReplayApp
+
+    _watch_first_screen(marks)
+    app = ReplayApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        while "first screen" not in marks:
+            await asyncio.sleep(0.005)
+        while app.detail_pane.detail is None:
+            await asyncio.sleep(0.005)
+        marks["first detail"] = time.time()
+        while not app.index.done:
+            await asyncio.sleep(0.02)
+        await pilot.pause()
+        marks["indexed"], marks["rows"] = time.time(), len(app.index)
+        pressed = time.time()
+        await pilot.press("G")
+        last = app.index.rows[-1].id
+        while app.detail_pane.detail is None or app.detail_pane.detail.exchange.id != last:
+            await asyncio.sleep(0.005)
+        marks["G detail"] = time.time() - pressed
+        while not app.explained_all:
+            await asyncio.sleep(0.1)
+        marks["explained"] = time.time()
+
+
+def child(path: Path) -> None:
+    """The measured process: drive the app, print the moments as JSON."""
+    marks: dict[str, float] = {}
+    asyncio.run(_drive(path, marks))
+    print(json.dumps(marks))
+
+
+def measure(path: Path) -> tuple[dict[str, float], int]:
+    command = [sys.executable, "-m", "bench.tui_first_screen", "--child", str(path)]
+    started = time.time()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    if status != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({status})")
+    marks = json.loads(output)
+    for name in ("first screen", "first detail", "indexed", "explained"):
+        marks[name] -= started
+    return marks, usage.ru_maxrss * 1024
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--recording", type=Path, default=None, help="the recording repeated")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--keep", type=Path, default=None, help="build the files in this folder")
+    parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv or [])
+    if args.child is not None:
+        child(args.child)
+        return
+    source = args.recording or default_recording()
+    print(f"replay over repeated real exchanges ({source.name}), {SIZE[0]}x{SIZE[1]}, seconds")
+    names = ("exchanges", "file MB", "first screen", "first detail", "indexed", "G detail")
+    print(" | ".join(names), "| explained | RSS at first screen MB | peak RSS MB")
+    with tempfile.TemporaryDirectory(prefix="k8s-wiretap-bench-") as temporary:
+        folder = args.keep or Path(temporary)
+        for size in args.sizes:
+            path = folder / f"replay-{size}.jsonl"
+            if not path.exists():
+                build(source, path, size)
+            marks, peak = measure(path)
+            print(
+                f"{marks['rows']:,.0f} | {path.stat().st_size / 1e6:,.0f} | "
+                f"{marks['first screen']:.2f} | {marks['first detail']:.2f} | "
+                f"{marks['indexed']:.1f} | {marks['G detail']:.2f} | {marks['explained']:.0f} | "
+                f"{marks['first screen RSS'] / 1e6:,.0f} | {peak / 1e6:,.0f}",
+                flush=True,
+            )
+            if args.keep is None:
+                path.unlink()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
