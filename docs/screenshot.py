@@ -1,0 +1,50 @@
+"""Make docs/replay.png: `k8s-wiretap replay` on the committed apply story, as the README
+shows it — the scheduler's binding of the 3-replica apply's new pod, and its chain.
+
+    .venv/bin/python docs/screenshot.py [OUT.png]
+
+Textual saves the screen as SVG; cairosvg (`pip install cairosvg`, not a dependency)
+turns it into PNG, with DejaVu Sans Mono for the SVG's Fira Code where that is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from k8s_wiretap.views.tui import ReplayApp  # noqa: E402
+from tests.views.tui.pilot import settle  # noqa: E402
+from tests.views.tui.test_app import type_filter  # noqa: E402
+
+SIZE = (120, 40)
+
+
+async def shoot(svg: Path) -> None:
+    app = ReplayApp(ROOT / "recordings" / "apply-story.jsonl.gz")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await type_filter(pilot, "~r pods/binding")
+        await pilot.press("j", "j", "escape")  # the third binding, the filter cleared
+        await settle(app, pilot)
+        app.save_screenshot(str(svg.name), str(svg.parent))
+
+
+def main() -> None:
+    import cairosvg
+
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "replay.png"
+    with tempfile.TemporaryDirectory() as folder:
+        svg = Path(folder) / "replay.svg"
+        asyncio.run(shoot(svg))
+        text = svg.read_text().replace("Fira Code, monospace", "DejaVu Sans Mono, monospace")
+    cairosvg.svg2png(bytestring=text.encode(), write_to=str(out))
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
