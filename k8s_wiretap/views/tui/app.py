@@ -11,9 +11,9 @@ only wires them to the widgets: the list (`exchange_list.py`), the tabs
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
-from array import array
 from pathlib import Path
 from typing import ClassVar
 
@@ -39,6 +39,7 @@ from k8s_wiretap.views.tui.messages import (
     IndexFailed,
 )
 from k8s_wiretap.views.tui.panes import TABS
+from k8s_wiretap.views.tui.selection import Selection
 from k8s_wiretap.views.tui.window import Windows
 
 __all__ = ["ReplayApp"]
@@ -71,6 +72,7 @@ class ReplayApp(App[int]):
         self.path = Path(path)
         self.index = RecordingIndex(self.path)
         self.windows = Windows(self.index)
+        self.selection = Selection(self.index.rows)
         self.error: str | None = None  # why the recording could not be read
         self.filter: Filter | None = None
         self.filter_enabled = True
@@ -147,8 +149,9 @@ class ReplayApp(App[int]):
 
     # -- what the workers say ---------------------------------------------------------------
     def on_indexed(self, message: Indexed) -> None:
-        if self.filter is not None or self.hide_noise:
-            self._apply()
+        if self.selection.check is not None:
+            self.selection.extend()
+            self.exchange_list.show(self.selection.view())
         self.exchange_list.grown()
         self._title()
         if message.done and not self.index.rows:
@@ -171,8 +174,9 @@ class ReplayApp(App[int]):
     def on_explained(self, message: Explained) -> None:
         self.explained_count = message.count
         self.explained_all = message.done
-        if (self.filter is not None and self.filter_enabled) or self.hide_noise:
-            self._apply()
+        if self.selection.update(self.index.changed()):
+            self.exchange_list.show(self.selection.view())
+            self._status()
         self.exchange_list.refresh()
         self._title(done=message.done)
 
@@ -215,20 +219,14 @@ class ReplayApp(App[int]):
     def _apply(self) -> None:
         """Show the rows the filter and the noise switch let through (an index array)."""
         active = self.filter if self.filter is not None and self.filter_enabled else None
+        self.index.changed()  # what changes from now on is checked again
         if active is None and not self.hide_noise:
-            self.exchange_list.show(None)
+            self.selection.set(None)
+        elif not self.hide_noise:
+            self.selection.set(active)
         else:
-            hide = self.hide_noise
-            rows = self.index.rows
-            view = array(
-                "q",
-                (
-                    n
-                    for n in range(len(rows))
-                    if not (hide and rows[n].noise) and (active is None or active(rows[n]))
-                ),
-            )
-            self.exchange_list.show(view)
+            self.selection.set(lambda row: not row.noise and (active is None or active(row)))
+        self.exchange_list.show(self.selection.view())
         self._status()
 
     def _status(self) -> None:
@@ -279,6 +277,16 @@ class ReplayApp(App[int]):
         if isinstance(self.screen, HelpScreen) or self.query_one(FilterBar).is_open:
             return
         self.detail_pane.step(by)
+
+    def action_jump(self, position: int) -> None:
+        """Select the row at `position` (a hop of the causal chain, clicked); a filter that
+        hides it is turned off."""
+        rows = self.exchange_list
+        if rows.view is not None and position not in rows.view:
+            self.filter_enabled, self.hide_noise = False, False
+            self._apply()
+        rows.cursor = position if rows.view is None else bisect.bisect_left(rows.view, position)
+        rows.focus()
 
     def action_show_tab(self, key: str) -> None:
         self.detail_pane.active = key

@@ -68,6 +68,7 @@ class RecordingIndex:
         self.done = False
         self.lock = threading.Lock()  # rows are made here and explained elsewhere
         self._explained: dict[str, tuple[str, str, bool]] = {}  # came before their row
+        self._changed: list[int] = []  # rows explained since `changed()` was asked
         self._fd: int | None = None
         self._spill: BinaryIO | None = None
 
@@ -199,6 +200,13 @@ class RecordingIndex:
                 self._explained[exchange_id] = (component, summary, noise)
             else:
                 self._fill(self.rows[position], component, summary, noise)
+                self._changed.append(position)
+
+    def changed(self) -> list[int]:
+        """The rows the explanation changed since the last call."""
+        with self.lock:
+            changed, self._changed = self._changed, []
+        return changed
 
     @staticmethod
     def _fill(row: Row, component: str, summary: str, noise: bool) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from rich.console import Group, RenderableType
 from rich.markup import escape
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -145,6 +146,8 @@ def _chain(detail: Detail) -> list[RenderableType]:
             line.append(f" +{(hop.time - before) * 1000:.0f} ms", style="dim")
         line.append(f" {hop.component}", style=colour_of(hop.component))
         line.append(f": {hop.summary}", style="bold" if here else "")
+        if hop.position is not None and not here:  # a click selects it in the list
+            line.stylize(Style(meta={"@click": f"app.jump({hop.position})"}))
         lines.append(line)
         before = hop.time
     return lines

@@ -209,3 +209,33 @@ def test_the_1_20_recording_replays_too() -> None:
         assert "matches the server's result" in tab_text(app, "patch")
 
     drive(script, path=STORY_1_20)
+
+
+def test_a_hop_of_the_chain_jumps_to_its_exchange() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await type_filter(pilot, "~r pods/binding")
+        await pilot.press("j", "j")
+        await settle(app, pilot)
+        detail = app.detail_pane.detail
+        assert detail is not None and len(detail.chain) > 2
+        apply = detail.chain[0]
+        assert apply.component == "kubectl" and apply.position is not None
+        body = app.query_one("#explain-body", Static)
+        for y in range(body.size.height):  # the chain's first hop, clicked
+            if apply.summary[:30] in line_text_of(body, y):
+                await pilot.click(body, offset=(30, y))
+                break
+        else:
+            raise AssertionError("the chain's first hop is not on screen")
+        await pilot.pause()
+        assert app.exchange_list.selected == apply.position  # the filter hid it: off now
+        assert "off" in status(app)
+        await settle(app, pilot)
+        assert app.detail_pane.detail is not None
+        assert app.detail_pane.detail.exchange.id == apply.id
+
+    drive(script, size=(120, 50))
+
+
+def line_text_of(widget: Static, y: int) -> str:
+    return "".join(segment.text for segment in widget.render_lines(widget.region.reset_offset)[y])
