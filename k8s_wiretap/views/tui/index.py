@@ -68,6 +68,7 @@ class RecordingIndex:
         self.done = False
         self.lock = threading.Lock()  # rows are made here and explained elsewhere
         self._explained: dict[str, tuple[str, str, bool]] = {}  # came before their row
+        self._components: dict[tuple[object, ...], str] = {}
         self._changed: list[int] = []  # rows explained since `changed()` was asked
         self._fd: int | None = None
         self._spill: BinaryIO | None = None
@@ -165,7 +166,7 @@ class RecordingIndex:
             exchange.time,
             intern(exchange.method),
             exchange.path,
-            intern(who_of(exchange).component),
+            self._component(exchange),
             intern(info.verb),
             intern(resource),
             intern(info.namespace),
@@ -182,6 +183,18 @@ class RecordingIndex:
         if self.release is None and exchange.path.split("?")[0] == "/version":
             self.release = len(self.rows) - 1
         return row
+
+    def _component(self, exchange: Exchange) -> str:
+        """Who sent it, from the request alone (the explanation may say better later): what
+        decides is the same for every request of one client, so it is asked once a client."""
+        request = exchange.request
+        key = (exchange.user_agent, request.identity, request.client.certificate, request.listener)
+        component = self._components.get(key)
+        if component is None:
+            if len(self._components) > 10_000:
+                self._components.clear()
+            component = self._components[key] = intern(who_of(exchange).component)
+        return component
 
     def _orphan(self, record: dict[str, Any]) -> Row:
         """A response, event or end whose request was not recorded: still a row."""
