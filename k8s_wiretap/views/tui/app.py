@@ -37,14 +37,16 @@ from k8s_wiretap.views.tui.messages import (
     Explained,
     Indexed,
     IndexFailed,
+    RowsSelected,
 )
 from k8s_wiretap.views.tui.panes import TABS
-from k8s_wiretap.views.tui.selection import Selection
+from k8s_wiretap.views.tui.selection import Check, Selection
 from k8s_wiretap.views.tui.window import Windows
 
 __all__ = ["ReplayApp"]
 
 SETTLE = 0.12  # seconds the cursor rests before the selected exchange is explained
+BACKGROUND = 50_000  # rows from which a new filter is checked in a worker
 
 
 class ReplayApp(App[int]):
@@ -73,6 +75,8 @@ class ReplayApp(App[int]):
         self.index = RecordingIndex(self.path)
         self.windows = Windows(self.index)
         self.selection = Selection(self.index.rows)
+        self.filtering = False  # a worker is checking the rows against a new filter
+        self._generation = 0  # of the filter: a worker's late answer is dropped
         self.error: str | None = None  # why the recording could not be read
         self.filter: Filter | None = None
         self.filter_enabled = True
@@ -175,8 +179,7 @@ class ReplayApp(App[int]):
         self.explained_count = message.count
         self.explained_all = message.done
         if self.selection.update(self.index.changed()):
-            self.exchange_list.show(self.selection.view())
-            self._status()
+            self._show_selection()
         self.exchange_list.refresh()
         self._title(done=message.done)
 
@@ -217,15 +220,38 @@ class ReplayApp(App[int]):
 
     # -- filtering --------------------------------------------------------------------------
     def _apply(self) -> None:
-        """Show the rows the filter and the noise switch let through (an index array)."""
+        """Show the rows the filter and the noise switch let through (an index array);
+        over `BACKGROUND` rows or more the rows are checked in a worker."""
         active = self.filter if self.filter is not None and self.filter_enabled else None
+        check: Check | None = active
+        if self.hide_noise:
+            check = lambda row: not row.noise and (active is None or active(row))  # noqa: E731
         self.index.changed()  # what changes from now on is checked again
-        if active is None and not self.hide_noise:
-            self.selection.set(None)
-        elif not self.hide_noise:
-            self.selection.set(active)
+        self._generation += 1
+        if check is None or len(self.index) < BACKGROUND:
+            self.filtering = False
+            self.selection.set(check)
+            self._show_selection()
         else:
-            self.selection.set(lambda row: not row.noise and (active is None or active(row)))
+            self.filtering = True
+            self._status()
+            self.select_rows(check, self._generation)
+
+    @work(thread=True, exclusive=True, group="filter")
+    def select_rows(self, check: Check, generation: int) -> None:
+        selection = Selection(self.index.rows)
+        selection.set(check)
+        self.post_message(RowsSelected(selection, generation))
+
+    def on_rows_selected(self, message: RowsSelected) -> None:
+        if message.generation != self._generation:
+            return  # a filter entered since
+        self.filtering = False
+        self.selection = message.selection
+        self.selection.extend()
+        self._show_selection()
+
+    def _show_selection(self) -> None:
         self.exchange_list.show(self.selection.view())
         self._status()
 
@@ -237,6 +263,7 @@ class ReplayApp(App[int]):
             len(self.index),
             self.hide_noise,
             self.filter_error,
+            self.filtering,
         )
 
     def _title(self, done: bool = False) -> None:

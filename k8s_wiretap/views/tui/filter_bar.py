@@ -94,7 +94,14 @@ class FilterBar(Vertical):
         self.post_message(self.Closed())
 
     def status(
-        self, text: str, enabled: bool, shown: int, total: int, noise: bool, error: str = ""
+        self,
+        text: str,
+        enabled: bool,
+        shown: int,
+        total: int,
+        noise: bool,
+        error: str = "",
+        busy: bool = False,
     ) -> None:
         """Say what is filtered: the expression (or its error), matches of all, noise."""
         parts = []
@@ -107,5 +114,10 @@ class FilterBar(Vertical):
             parts.append("[dim]no filter (/)[/]")
         if noise:
             parts.append("noise hidden [dim](n)[/]")
-        parts.append(f"[bold]{shown:,}[/] of {total:,} shown" if shown != total else f"{total:,}")
+        if busy:
+            parts.append(f"[yellow]filtering {total:,}…[/]")
+        else:
+            parts.append(
+                f"[bold]{shown:,}[/] of {total:,} shown" if shown != total else f"{total:,}"
+            )
         self.query_one("#filter-status", Static).update("  ·  ".join(parts))

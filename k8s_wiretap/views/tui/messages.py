@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from k8s_wiretap.views.tui.selection import Selection
 from k8s_wiretap.views.tui.window import Detail
 
-__all__ = ["DetailFailed", "DetailReady", "Explained", "IndexFailed", "Indexed"]
+__all__ = ["DetailFailed", "DetailReady", "Explained", "IndexFailed", "Indexed", "RowsSelected"]
 
 
 @dataclass
@@ -49,3 +50,11 @@ class DetailReady(Message):
 class DetailFailed(Message):
     position: int
     error: str
+
+
+@dataclass
+class RowsSelected(Message):
+    """A worker has checked every row against the filter of `generation`."""
+
+    selection: Selection
+    generation: int

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Static
 
 from k8s_wiretap.views.tui import ReplayApp
+from k8s_wiretap.views.tui import app as app_module
 from k8s_wiretap.views.tui.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.help_screen import HelpScreen
 from tests.recorded import STORY_1_20
@@ -239,3 +241,23 @@ def test_a_hop_of_the_chain_jumps_to_its_exchange() -> None:
 
 def line_text_of(widget: Static, y: int) -> str:
     return "".join(segment.text for segment in widget.render_lines(widget.region.reset_offset)[y])
+
+
+def test_a_large_index_is_filtered_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app_module, "BACKGROUND", 1)
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await type_filter(pilot, APPLY)
+        for _ in range(100):
+            if not app.filtering:
+                break
+            await pilot.pause(0.05)
+        assert app.exchange_list.count == 3 and "3 of 882 shown" in status(app)
+        await pilot.press("n")
+        for _ in range(100):
+            if not app.filtering:
+                break
+            await pilot.pause(0.05)
+        assert app.exchange_list.count == 3 and "noise hidden" in status(app)
+
+    drive(script)
