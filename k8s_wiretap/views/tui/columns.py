@@ -1,8 +1,9 @@
 """The list's columns: which fit the width, and one row as a line of text.
 
-Columns are dropped, least useful first, until the summary keeps at least `SUMMARY_MIN`
-cells: at 80 columns the list shows time, component, verb, resource, name, status and
-the summary; from about 100 also duration, size and the watch's event count.
+Columns are dropped, least useful first (size, duration, then a watch's event count),
+until the summary keeps at least `SUMMARY_MIN` cells: at 80 columns the list shows time,
+component, verb, resource, name, status and the summary; at 100 also the event count;
+from about 110 duration and size too.
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ COLUMNS = (
     Column("resource", "resource", 14, 0),
     Column("target", "namespace/name", 22, 0),
     Column("status", "st", 3, 0, right=True),
-    Column("duration", "took", 6, 3, right=True),
-    Column("size", "size", 6, 2, right=True),
-    Column("events", "ev", 4, 1, right=True),
+    Column("duration", "took", 6, 2, right=True),
+    Column("size", "size", 6, 1, right=True),
+    Column("events", "ev", 4, 3, right=True),
 )
 # below 140 and 100 columns: narrower cells, so that the summary keeps room
 NARROWER = {
