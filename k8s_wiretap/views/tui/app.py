@@ -15,7 +15,7 @@ import bisect
 import threading
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -111,6 +111,11 @@ class ReplayApp(App[int]):
         self._status()
         self.scan()
 
+    def exit(self, *args: Any, **kwargs: Any) -> None:
+        """Quit; the workers reading the file stop at their next record."""
+        self._stop.set()
+        super().exit(*args, **kwargs)
+
     def on_unmount(self) -> None:
         self._stop.set()
 
@@ -122,7 +127,7 @@ class ReplayApp(App[int]):
             time.sleep(0)  # let the screen have the GIL: it is what people wait for
 
         try:
-            self.index.scan(notify, every=200)
+            self.index.scan(notify, every=200, stopped=self._stop.is_set)
         except RecordingError as error:
             self.post_message(IndexFailed(str(error)))
             return

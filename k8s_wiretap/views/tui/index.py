@@ -77,10 +77,18 @@ class RecordingIndex:
         return len(self.rows)
 
     # -- reading the file -------------------------------------------------------------------
-    def scan(self, notify: Notify | None = None, every: int = 500) -> None:
-        """Read the whole file, calling `notify(rows so far)` every `every` new rows."""
+    def scan(
+        self,
+        notify: Notify | None = None,
+        every: int = 500,
+        stopped: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """Read the whole file, calling `notify(rows so far)` every `every` new rows;
+        give up when `stopped()` (the app is closing)."""
         seen = 0
         for offset, line in self._lines():
+            if stopped():
+                return
             if not self.header:
                 self.header = check_header(self.path, line)
                 continue

@@ -127,3 +127,14 @@ def test_corrupt_gzip_data_is_refused(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(RecordingError, match="corrupt gzip data"):
         RecordingIndex(path).scan()
+
+
+def test_rows_are_there_before_the_file_is_read_and_a_scan_can_stop() -> None:
+    index = RecordingIndex(STORY)
+    seen: list[tuple[int, bool]] = []
+    index.scan(lambda rows: seen.append((rows, index.done)), every=100)
+    assert seen[0] == (100, False) and seen[-1] == (882, True)
+    assert [rows for rows, _ in seen] == sorted(rows for rows, _ in seen)
+    stopping = RecordingIndex(STORY)
+    stopping.scan(every=100, stopped=lambda: len(stopping) >= 300)
+    assert len(stopping) == 300 and not stopping.done
