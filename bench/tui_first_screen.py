@@ -9,6 +9,8 @@ from starting that process (imports included) to:
 - *first screen*: the list's last line on screen is rendered with a row, a screenful
   of rows (the index is still reading);
 - *first detail*: the first exchange decoded and explained in the detail pane;
+- *key*: then, while the index and the explanation still read the file, the median
+  milliseconds from pressing `j` to the frame with the cursor on the next row (21 presses);
 - *indexed*: every exchange in the list (the whole file read);
 - *G detail*: after `G`, the last exchange explained (over its window of the file);
 - *explained*: every row's summary (the explanation layer's stream, behind the index);
@@ -23,15 +25,18 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from textual.pilot import Pilot
 from textual.strip import Strip
 
 from bench.explain_recording import build, default_recording
+from k8s_wiretap.views.tui.exchange_list import ExchangeList
 
 SIZES = (100_000,)
 SIZE = (120, 40)
@@ -42,15 +47,17 @@ def _rss() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _watch_first_screen(marks: dict[str, float]) -> None:
-    """Mark the moment the list's last line on screen is first rendered with a row."""
-    from k8s_wiretap.views.tui.exchange_list import ExchangeList
-
+def _watch_screen(marks: dict[str, float]) -> None:
+    """Mark the moment the list's last line on screen is first rendered with a row, and
+    the moment the cursor's wanted row is rendered as the cursor."""
     render_line = ExchangeList.render_line
 
     def watched(self: ExchangeList, y: int) -> Strip:
         if "first screen" not in marks and y == self.size.height - 1 and self.count >= y:
             marks["first screen"], marks["first screen RSS"] = time.time(), _rss()
+        wanted = marks.get("cursor wanted")
+        if wanted is not None and self.cursor == wanted == self.scroll_offset.y + y - 1:
+            marks["cursor drawn"] = time.time()
         return render_line(self, y)
 
     ExchangeList.render_line = watched  # type: ignore[method-assign]
@@ -59,7 +66,7 @@ def _watch_first_screen(marks: dict[str, float]) -> None:
 async def _drive(path: Path, marks: dict[str, float]) -> None:
     from k8s_wiretap.views.tui import ReplayApp
 
-    _watch_first_screen(marks)
+    _watch_screen(marks)
     app = ReplayApp(path)
     async with app.run_test(size=SIZE) as pilot:
         while "first screen" not in marks:
@@ -67,6 +74,7 @@ async def _drive(path: Path, marks: dict[str, float]) -> None:
         while app.detail_pane.detail is None:
             await asyncio.sleep(0.005)
         marks["first detail"] = time.time()
+        marks["key ms"] = await _key_latency(pilot, marks)
         while not app.index.done:
             await asyncio.sleep(0.02)
         await pilot.pause()
@@ -80,6 +88,25 @@ async def _drive(path: Path, marks: dict[str, float]) -> None:
         while not app.explained_all:
             await asyncio.sleep(0.1)
         marks["explained"] = time.time()
+
+
+async def _key_latency(pilot: Pilot[int], marks: dict[str, float], presses: int = 21) -> float:
+    """The median milliseconds from pressing `j` to the list's frame with the cursor on
+    the next row, while the workers read the file."""
+    took = []
+    rows = pilot.app.query_one(ExchangeList)
+    for _ in range(presses):
+        target = rows.cursor + 1
+        marks.pop("cursor drawn", None)
+        marks["cursor wanted"] = target
+        started = time.perf_counter()
+        task = asyncio.create_task(pilot.press("j"))
+        while "cursor drawn" not in marks:
+            await asyncio.sleep(0.001)
+        took.append((time.perf_counter() - started) * 1000)
+        await task
+        await asyncio.sleep(0.05)
+    return statistics.median(took)
 
 
 def child(path: Path) -> None:
@@ -116,7 +143,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     source = args.recording or default_recording()
     print(f"replay over repeated real exchanges ({source.name}), {SIZE[0]}x{SIZE[1]}, seconds")
-    names = ("exchanges", "file MB", "first screen", "first detail", "indexed", "G detail")
+    names = ["exchanges", "file MB", "first screen", "first detail", "key ms", "indexed"]
+    names.append("G detail")
     print(" | ".join(names), "| explained | RSS at first screen MB | peak RSS MB")
     with tempfile.TemporaryDirectory(prefix="k8s-wiretap-bench-") as temporary:
         folder = args.keep or Path(temporary)
@@ -128,6 +156,7 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"{marks['rows']:,.0f} | {path.stat().st_size / 1e6:,.0f} | "
                 f"{marks['first screen']:.2f} | {marks['first detail']:.2f} | "
+                f"{marks['key ms']:.0f} | "
                 f"{marks['indexed']:.1f} | {marks['G detail']:.2f} | {marks['explained']:.0f} | "
                 f"{marks['first screen RSS'] / 1e6:,.0f} | {peak / 1e6:,.0f}",
                 flush=True,
