@@ -6,12 +6,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint binaries kubectl bench clean
+.PHONY: demo test lint binaries kubectl chromium bench clean
 
 demo: $(STAMP) binaries kubectl
 	$(BIN)/k8s-wiretap demo
 
-test: $(STAMP) binaries kubectl lint
+test: $(STAMP) binaries kubectl chromium lint
 	$(BIN)/pytest
 
 lint: $(STAMP)
@@ -34,6 +34,14 @@ kubectl:
 	@command -v kubectl >/dev/null || { \
 	  echo "kubectl not on PATH: installing Debian's kubernetes-client"; \
 	  $(if $(filter 0,$(shell id -u)),,sudo -n) apt-get install -y -q kubernetes-client; }
+
+# `serve` is tested in a real headless browser: Debian's chromium, driven by Playwright
+# (never `playwright install`: no browser download).
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo -n)
+chromium:
+	@test -x /usr/bin/chromium || { \
+	  echo "/usr/bin/chromium missing: installing Debian's chromium"; \
+	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; }
 
 bench: $(STAMP) binaries
 	$(BIN)/python -m bench
