@@ -26,10 +26,9 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def build_parser() -> ArgumentParser:
     from k8s_wiretap.commands import decode as decode_cli
-    from k8s_wiretap.commands import demo
+    from k8s_wiretap.commands import demo, replay, serve
     from k8s_wiretap.commands import lab as lab_cli
     from k8s_wiretap.commands import proxy as proxy_cli
-    from k8s_wiretap.commands import replay
 
     parser = ArgumentParser(
         prog="k8s-wiretap",
@@ -44,6 +43,7 @@ def build_parser() -> ArgumentParser:
     lab_cli.register(subparsers)
     demo.register(subparsers)
     replay.register(subparsers)
+    serve.register(subparsers)
     return parser
 
 
