@@ -45,14 +45,11 @@ def _yaml(value: Any) -> RenderableType:
     more = len(lines) - MAX_LINES
     if more > 0:
         text = "\n".join(lines[:MAX_LINES]) + f"\n# … {more} more lines"
-    return Syntax(
-        text.rstrip("\n"), "yaml", theme=THEME, background_color="default", word_wrap=True
-    )
-
-
-def _json(value: Any) -> RenderableType:
-    text = json.dumps(value, ensure_ascii=False)
-    return Syntax(text, "json", theme=THEME, background_color="default", word_wrap=True)
+    # the token colours only: a Syntax of its own paints the terminal's default background
+    highlighted = Syntax("", "yaml", theme=THEME).highlight(text.rstrip("\n"))
+    highlighted.rstrip()
+    highlighted.no_wrap, highlighted.overflow = False, "fold"  # long values wrap
+    return highlighted
 
 
 def _pairs(pairs: Iterable[tuple[str, Any]]) -> Table:
