@@ -21,6 +21,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from k8s_wiretap.capture.exchange import Body
 from k8s_wiretap.views.story import colour_of, verdict
 from k8s_wiretap.views.tui.rows import clock
 from k8s_wiretap.views.tui.window import Detail
@@ -150,14 +151,38 @@ def _chain(detail: Detail) -> list[RenderableType]:
     return lines
 
 
-def _message(headers: Iterable[tuple[str, str]], fmt: str, body: Any) -> list[RenderableType]:
+BINARY = frozenset({"protobuf", "cbor", "openapi-protobuf", "openapi-v3-protobuf"})
+HEX_BYTES = 256
+
+
+def _message(
+    headers: Iterable[tuple[str, str]], fmt: str, body: Any, raw: Body | None
+) -> list[RenderableType]:
     parts: list[RenderableType] = [_heading("headers")]
     parts.append(_pairs((name, value) for name, value in headers))
     if fmt == "empty":
         parts.append(_heading("no body"))
-    else:
-        parts += [_heading(f"body ({fmt})"), _yaml(body)]
+        return parts
+    parts += [_heading(f"body ({fmt}, decoded)" if fmt in BINARY else f"body ({fmt})")]
+    parts.append(_yaml(body))
+    if fmt in BINARY and raw is not None:
+        parts += _bytes(raw)
     return parts
+
+
+def _bytes(raw: Body) -> list[RenderableType]:
+    """The first bytes as they were on the wire, in hex: what the decoding read."""
+    data = raw.data[:HEX_BYTES]
+    lines = []
+    for at in range(0, len(data), 16):
+        chunk = data[at : at + 16]
+        printable = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{at:04x}  {chunk.hex(' '):<47}  {printable}")
+    more = f" (the first {len(data)})" if raw.size > len(data) else ""
+    return [
+        _heading(f"bytes: {raw.size:,}{more}"),
+        Text("\n".join(lines), style="dim", no_wrap=True, overflow="crop"),
+    ]
 
 
 def request_pane(detail: Detail) -> RenderableType:
@@ -168,7 +193,8 @@ def request_pane(detail: Detail) -> RenderableType:
     parts: list[RenderableType] = [first, Text(line, style="dim")]
     if record.get("options"):
         parts.append(_pairs((k, v) for k, v in record["options"].items()))
-    parts += _message(request.headers, record["request_format"], record["request_body"])
+    fmt, body = record["request_format"], record["request_body"]
+    parts += _message(request.headers, fmt, body, exchange.request_body)
     return Group(*parts)
 
 
@@ -187,7 +213,8 @@ def response_pane(detail: Detail) -> RenderableType:
         parts.append(Text(f"ended: {exchange.error}", style="red"))
     if detail.events:
         parts.append(Text(f"a stream of {len(detail.events)} events: see Events", style="dim"))
-    parts += _message(response.headers, record["response_format"], record["response_body"])
+    fmt, body = record["response_format"], record["response_body"]
+    parts += _message(response.headers, fmt, body, exchange.response_body)
     return Group(*parts)
 
 

@@ -61,7 +61,9 @@ def test_request_response_and_events_tabs_show_the_decoded_exchange() -> None:
     response = shown(TABS["response"][1](detail))
     assert "200 OK" in response and "events: see Events" in response
     get = windows.detail(position(index, component="kubelet", verb="get", resource="nodes"))
-    assert "kind: Node" in shown(TABS["response"][1](get))  # protobuf, decoded
+    response = shown(TABS["response"][1](get))
+    assert "body (protobuf, decoded)" in response and "kind: Node" in response
+    assert "6b 38 73 00" in response and "k8s." in response  # the bytes: the k8s\0 envelope
     assert shown(TABS["patch"][1](get)).strip() == "not a PATCH"
 
 
