@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rich.text import Text
 from textual.pilot import Pilot
@@ -259,5 +261,19 @@ def test_a_large_index_is_filtered_in_a_worker(monkeypatch: pytest.MonkeyPatch) 
                 break
             await pilot.pause(0.05)
         assert app.exchange_list.count == 3 and "noise hidden" in status(app)
+
+    drive(script)
+
+
+def test_the_main_screen_as_an_svg_screenshot(tmp_path: Path) -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await type_filter(pilot, "~r pods/binding")
+        await pilot.press("j", "j", "escape")
+        await settle(app, pilot)
+        path = Path(app.save_screenshot("main.svg", str(tmp_path)))
+        svg = path.read_text()
+        for said in ("namespace/name", "summary", "Explain", "Patch", "causal", "chain"):
+            assert said in svg
+        assert "binds" in svg and "scheduler" in svg and "kubectl" in svg
 
     drive(script)
