@@ -61,10 +61,18 @@ def register(subparsers: Any) -> None:
 
 def _options() -> argparse.ArgumentParser:
     options = argparse.ArgumentParser(add_help=False)
-    options.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    options.add_argument("--port", type=int, default=8000, help="port to listen on")
     options.add_argument(
-        "--font-size", type=int, default=16, metavar="PX", help="the page's font size (6-96)"
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default: 127.0.0.1, this machine only)",
+    )
+    options.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    options.add_argument(
+        "--font-size",
+        type=int,
+        default=16,
+        metavar="PX",
+        help="the page's font size (6-96, default 16)",
     )
     options.add_argument(
         "--allow-remote",
