@@ -51,7 +51,17 @@ class Assembler:
     _open: dict[str, Exchange] = field(default_factory=dict)
 
     def feed(self, record: dict[str, Any]) -> Update | None:
-        """Take one record; the update it makes (None for a header or a note)."""
+        """Take one record; the update it makes (None for a header or a note). A record
+        that is malformed (a field missing or of the wrong type, bytes that are not base64)
+        is skipped with a warning: the rest of the recording still reads."""
+        try:
+            return self._feed(record)
+        except (KeyError, ValueError, TypeError, AttributeError) as error:
+            kind, exchange = record.get("record"), record.get("id", "")
+            self.warnings.append(f"skipped a malformed {kind} record of {exchange}: {error!r}")
+            return None
+
+    def _feed(self, record: dict[str, Any]) -> Update | None:
         kind = record.get("record")
         if kind == "note":
             self.notes.append(record)

@@ -94,6 +94,9 @@ def iter_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, An
         for number, line in enumerate(_lines(path, warnings), 1):
             if not line.strip():
                 continue
+            if pending is None and not checked and not _looks_like_header(line):
+                # a file of another kind, even one that quotes a header further down
+                raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
             if pending is not None:
                 record = _parse(path, *pending, False, warnings)
                 if record is not None:
@@ -109,6 +112,11 @@ def iter_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, An
             yield record
     if not checked:
         raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
+
+
+def _looks_like_header(line: bytes) -> bool:
+    """The first line of a recording is its header record (a cut-off one still starts so)."""
+    return line.lstrip().startswith(b"{") and b'"header"' in line
 
 
 def _check_header(path: Path, record: dict[str, Any]) -> bool:

@@ -53,3 +53,28 @@ def test_not_a_recording(tmp_path: Path) -> None:
         )
     with pytest.raises(RecordingError, match="cannot read"):
         load(tmp_path / "missing.jsonl")
+
+
+def test_a_document_that_quotes_a_header_is_not_a_recording(tmp_path: Path) -> None:
+    """The README shows a header line in its text: the first line decides, not a later one."""
+    text = tmp_path / "notes.md"
+    header = json.dumps(header_record(redacted=True, max_body=1))
+    text.write_text(f"# Notes\n\nA recording starts so:\n\n{header}\n{json.dumps(REQUEST)}\n")
+    with pytest.raises(RecordingError, match="not a k8s-wiretap recording"):
+        load(text)
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    with pytest.raises(RecordingError, match="not a k8s-wiretap recording"):
+        load(readme)
+
+
+def test_a_malformed_record_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    broken = {**REQUEST, "id": "b", "body": {"base64": "not base64 ✗", "size": 3}}
+    lost = {"record": "event", "id": "a", "time": 2.0}  # no seq, no kind
+    path = write(
+        tmp_path / "r.jsonl", [header_record(redacted=True, max_body=1), REQUEST, broken, lost]
+    )
+    recording = load(path)
+    assert [e.id for e in recording.exchanges] == ["a"]
+    assert recording.exchanges[0].events == []
+    assert len(recording.warnings) == 2
+    assert all(w.startswith("skipped a malformed ") for w in recording.warnings)
