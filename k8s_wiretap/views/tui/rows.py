@@ -43,7 +43,9 @@ class Row:
         """namespace/name, or just the name (or the path of a non-resource request)."""
         if not self.resource:
             return self.path.split("?")[0]
-        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+        if not self.namespace:
+            return self.name
+        return f"{self.namespace}/{self.name}" if self.name else self.namespace  # a collection
 
     @property
     def duration(self) -> float | None:

@@ -34,3 +34,13 @@ def test_a_long_name_keeps_its_start_and_its_end() -> None:
 def test_a_sub_component_shows_its_own_name_when_the_whole_is_too_long() -> None:
     rows = [r for r in explained_index().rows if r.component.endswith("/deployment-controller")]
     assert "deployment-" in line(rows[0], layout(119)).plain
+
+
+def test_a_collection_is_its_namespace_an_object_namespace_and_name() -> None:
+    rows = explained_index().rows
+    listed = next(r for r in rows if r.verb == "list" and r.namespace == "default")
+    assert listed.target == "default"
+    got = next(r for r in rows if r.verb == "get" and r.resource == "deployments")
+    assert got.target == "default/web"
+    cluster = next(r for r in rows if r.resource == "nodes" and r.name)
+    assert cluster.target == cluster.name
