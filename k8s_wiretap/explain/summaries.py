@@ -254,6 +254,8 @@ class Summaries:
             return {"stored": None, "note": "etcd recorded no change of this key at this revision"}
         change, decoded = found
         value = decoded.value if decoded.ok else decoded.error
+        if change.deleted:  # a final DELETE: the key is gone from etcd at this revision
+            return {"stored": {"format": "deleted", "value": None, "time": change.time}}
         return {"stored": {"format": decoded.format, "value": value, "time": change.time}}
 
 

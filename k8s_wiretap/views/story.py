@@ -117,7 +117,10 @@ def _line(said: Explained, depth: int) -> str:
     delay = f"+{(exchange.time - cause.hop.time) * 1000:.0f} ms " if cause else ""
     etcd = ""
     if text.etcd and text.etcd.get("key") and text.etcd.get("revision") is not None:
-        held = ", as etcd recorded it" if text.etcd.get("stored") else ""
+        stored = text.etcd.get("stored") or {}
+        held = ", as etcd recorded it" if stored else ""
+        if stored.get("format") == "deleted":
+            held = ", deleted from etcd"
         etcd = f"  [dim]→ etcd {escape(text.etcd['key'])} @{text.etcd['revision']}{held}[/dim]"
     status = str(exchange.status) if exchange.status is not None else "no response"
     shown = "" if status in text.summary else f" [dim]({status})[/dim]"

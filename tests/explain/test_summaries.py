@@ -165,9 +165,10 @@ def test_every_write_shows_what_etcd_stored() -> None:
         stored = etcd["stored"]
         assert stored is not None, (exchange.method, exchange.path)
         value, written = stored["value"], analysis.response_body(exchange).value
-        if value is None:  # a final DELETE (grace period over): etcd deleted the key
+        if stored["format"] == "deleted":  # a final DELETE (grace period over)
             change = analysis.stored(etcd["key"], etcd["revision"])
             assert exchange.method == "DELETE" and change is not None and change[0].deleted
+            assert value is None
             deleted += 1
             continue
         assert value["metadata"]["name"] == written["metadata"]["name"]

@@ -101,3 +101,8 @@ def test_field_values_say_what_happened_to_them() -> None:
     assert "left alone /metadata/labels/team stays 'payments'" in text
     assert "removed /data/size 'large' → gone" in text
     assert "set /stringData/password sent, but not a field the stored object keeps" in text
+
+
+def test_a_final_delete_says_etcd_deleted_the_key() -> None:
+    deleted = [line for line in told(noise=True).splitlines() if "deleted from etcd" in line]
+    assert deleted and all("kubelet" in line and "/registry/pods/" in line for line in deleted)
