@@ -100,7 +100,7 @@ def iter_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, An
             if pending is not None:
                 record = _parse(path, *pending, False, warnings)
                 if record is not None:
-                    checked = checked or _check_header(path, record)
+                    checked = checked or check_header(path, record)
                     yield record
             pending = (number, line)
     except OSError as error:
@@ -108,7 +108,7 @@ def iter_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, An
     if pending is not None:
         record = _parse(path, *pending, True, warnings)
         if record is not None:
-            checked = checked or _check_header(path, record)
+            checked = checked or check_header(path, record)
             yield record
     if not checked:
         raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
@@ -119,7 +119,8 @@ def _looks_like_header(line: bytes) -> bool:
     return line.lstrip().startswith(b"{") and b'"header"' in line
 
 
-def _check_header(path: Path, record: dict[str, Any]) -> bool:
+def check_header(path: Path, record: dict[str, Any]) -> bool:
+    """True if `record` is a header of this format and version; RecordingError if not."""
     if record.get("record") != "header":
         raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
     if record.get("format") != FORMAT or record.get("version") != VERSION:

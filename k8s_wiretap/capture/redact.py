@@ -30,6 +30,7 @@ import hashlib
 import hmac
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 import cbor2
@@ -147,15 +148,31 @@ class Redactor:
     def _text_body(
         self, sensitive: Sensitive | None, content_type: str, body: bytes
     ) -> tuple[bytes, bool]:
+        return self._loaded(
+            sensitive,
+            body,
+            lambda: _load(content_type, body),
+            lambda document: json.dumps(document, separators=(",", ":")).encode(),
+        )
+
+    def _loaded(
+        self,
+        sensitive: Sensitive | None,
+        body: bytes,
+        load: Callable[[], Any],
+        dump: Callable[[Any], bytes],
+    ) -> tuple[bytes, bool]:
+        """Redact a body read by `load`, written again by `dump` only if something changed;
+        a body that cannot be read is replaced whole when it should be redacted."""
         try:
-            document = _load(content_type, body)
+            document = load()
         except ValueError:
             return (UNREADABLE, True) if sensitive else (body, False)
         before = json.dumps(document, sort_keys=True)
         self._document(sensitive, document)
         if json.dumps(document, sort_keys=True) == before:
             return body, False
-        return json.dumps(document, separators=(",", ":")).encode(), True
+        return dump(document), True
 
     def _document(self, sensitive: Sensitive | None, document: Any) -> None:
         """Redact `document` in place. Secrets are found first — by where they are in a
@@ -246,15 +263,12 @@ class Redactor:
 
     # -- CBOR -----------------------------------------------------------------------------
     def _cbor_body(self, sensitive: Sensitive | None, body: bytes) -> tuple[bytes, bool]:
-        try:
-            document = _cbor_load(body)
-        except ValueError:
-            return (UNREADABLE, True) if sensitive else (body, False)
-        before = json.dumps(document, sort_keys=True)
-        self._document(sensitive, document)
-        if json.dumps(document, sort_keys=True) == before:
-            return body, False
-        return SELF_DESCRIBED + cbor2.dumps(document), True
+        return self._loaded(
+            sensitive,
+            body,
+            lambda: _cbor_load(body),
+            lambda document: SELF_DESCRIBED + cbor2.dumps(document),
+        )
 
     # -- protobuf -------------------------------------------------------------------------
     def _proto_body(self, sensitive: Sensitive | None, body: bytes) -> tuple[bytes, bool]:

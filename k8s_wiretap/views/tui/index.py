@@ -25,8 +25,8 @@ from pathlib import Path
 from sys import intern
 from typing import Any, BinaryIO
 
+from k8s_wiretap.capture import reader
 from k8s_wiretap.capture.exchange import Exchange, Request
-from k8s_wiretap.capture.format import FORMAT, VERSION
 from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.explain.who import who_of
 from k8s_wiretap.views.tui.rows import Row
@@ -44,13 +44,9 @@ def check_header(path: Path, line: bytes) -> dict[str, Any]:
         record = json.loads(line)
     except ValueError:
         record = None
-    if not isinstance(record, dict) or record.get("record") != "header":
+    if not isinstance(record, dict):
         raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
-    if record.get("format") != FORMAT or record.get("version") != VERSION:
-        raise RecordingError(
-            f"{path}: {record.get('format')} version {record.get('version')} is not "
-            f"{FORMAT} version {VERSION}"
-        )
+    reader.check_header(path, record)
     return record
 
 
