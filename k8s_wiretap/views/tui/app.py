@@ -91,19 +91,25 @@ class ReplayApp(App[int]):
         self._settle: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="title")
-        yield ExchangeList(self.index, id="list")
-        yield DetailPane(id="detail")
-        yield FilterBar()
+        # Kept, not queried: workers' messages can still arrive while the app shuts down,
+        # when the default screen and its widgets are gone and a query would raise.
+        self._title_bar = Static(id="title")
+        self._list = ExchangeList(self.index, id="list")
+        self._detail = DetailPane(id="detail")
+        self._filter_bar = FilterBar()
+        yield self._title_bar
+        yield self._list
+        yield self._detail
+        yield self._filter_bar
         yield Footer()
 
     @property
     def exchange_list(self) -> ExchangeList:
-        return self.query_one(ExchangeList)
+        return self._list
 
     @property
     def detail_pane(self) -> DetailPane:
-        return self.query_one(DetailPane)
+        return self._detail
 
     def on_mount(self) -> None:
         self.exchange_list.focus()
@@ -118,6 +124,10 @@ class ReplayApp(App[int]):
 
     def on_unmount(self) -> None:
         self._stop.set()
+
+    def _widgets_gone(self) -> bool:
+        """A worker's message came after the widgets went (the app is shutting down)."""
+        return not self._list.is_attached
 
     # -- workers ----------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="index")
@@ -158,6 +168,8 @@ class ReplayApp(App[int]):
 
     # -- what the workers say ---------------------------------------------------------------
     def on_indexed(self, message: Indexed) -> None:
+        if self._widgets_gone():
+            return
         if self.selection.check is not None:
             self.selection.extend()
             self.exchange_list.show(self.selection.view())
@@ -181,6 +193,8 @@ class ReplayApp(App[int]):
         self.exit(return_code=1)
 
     def on_explained(self, message: Explained) -> None:
+        if self._widgets_gone():
+            return
         self.explained_count = message.count
         self.explained_all = message.done
         if self.selection.update(self.index.changed()):
@@ -189,11 +203,15 @@ class ReplayApp(App[int]):
         self._title(done=message.done)
 
     def on_detail_ready(self, message: DetailReady) -> None:
+        if self._widgets_gone():
+            return
         if message.detail.position == self.exchange_list.selected:
             self.detail_pane.show(message.detail)
         self._start_explaining()
 
     def on_detail_failed(self, message: DetailFailed) -> None:
+        if self._widgets_gone():
+            return
         if message.position == self.exchange_list.selected:
             self.detail_pane.failed(message.error)
         self._start_explaining()
@@ -249,8 +267,8 @@ class ReplayApp(App[int]):
         self.post_message(RowsSelected(selection, generation))
 
     def on_rows_selected(self, message: RowsSelected) -> None:
-        if message.generation != self._generation:
-            return  # a filter entered since
+        if message.generation != self._generation or self._widgets_gone():
+            return  # a filter entered since, or the app is going
         self.filtering = False
         self.selection = message.selection
         self.selection.extend()
@@ -261,7 +279,7 @@ class ReplayApp(App[int]):
         self._status()
 
     def _status(self) -> None:
-        self.query_one(FilterBar).status(
+        self._filter_bar.status(
             self.filter.text if self.filter else "",
             self.filter_enabled,
             self.exchange_list.count,
@@ -278,7 +296,7 @@ class ReplayApp(App[int]):
             parts.append("[yellow]reading…[/]")
         elif self._explain and not done and self.explained_count < len(index):
             parts.append(f"[dim]explained {self.explained_count:,}[/]")
-        self.query_one("#title", Static).update("  ·  ".join(parts))
+        self._title_bar.update("  ·  ".join(parts))
 
     # -- actions ----------------------------------------------------------------------------
     def action_help(self) -> None:
@@ -286,7 +304,7 @@ class ReplayApp(App[int]):
         self.push_screen(HelpScreen(bindings))
 
     def action_filter(self) -> None:
-        self.query_one(FilterBar).open(self.filter.text if self.filter else "")
+        self._filter_bar.open(self.filter.text if self.filter else "")
 
     def action_noise(self) -> None:
         self.hide_noise = not self.hide_noise
@@ -306,7 +324,7 @@ class ReplayApp(App[int]):
             self._apply()
 
     def action_tab(self, by: int) -> None:
-        if isinstance(self.screen, HelpScreen) or self.query_one(FilterBar).is_open:
+        if isinstance(self.screen, HelpScreen) or self._filter_bar.is_open:
             return
         self.detail_pane.step(by)
 

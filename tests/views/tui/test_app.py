@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui import app as app_module
 from k8s_wiretap.views.tui.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.help_screen import HelpScreen
-from tests.recorded import STORY_1_20
+from k8s_wiretap.views.tui.messages import DetailReady, Explained
+from tests.recorded import STORY, STORY_1_20
 from tests.views.tui.pilot import drive, line_text, settle, tab_text
 
 APPLY = "~c kubectl ~v patch ~r ^deployments$"
@@ -167,6 +169,37 @@ def test_help_lists_every_binding_with_its_id() -> None:
         assert None not in ids
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
+
+    drive(script)
+
+
+def test_help_opened_at_once_does_not_stop_the_file_being_read() -> None:
+    """The workers' messages arrive while the help screen is the active screen."""
+
+    async def main() -> None:
+        app = ReplayApp(STORY)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+            await settle(app, pilot)  # indexed, explained and the first detail shown
+            assert isinstance(app.screen, HelpScreen)
+            await pilot.press("escape")
+            assert app.exchange_list.count == 882
+            assert "882 exchanges" in str(app.query_one("#title", Static).content)
+
+    asyncio.run(main())
+
+
+def test_a_worker_message_after_the_widgets_went_is_dropped() -> None:
+    """As when the app shuts down while a detail is being explained (a CI failure)."""
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        detail = app.detail_pane.detail
+        assert detail is not None
+        await app.exchange_list.remove()
+        app.post_message(DetailReady(detail))
+        app.post_message(Explained(len(app.index), done=True))
+        await pilot.pause()
 
     drive(script)
 
