@@ -1,0 +1,48 @@
+"""The command line: each command imports only what it needs, and every command is listed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from k8s_wiretap.cli import COMMANDS, build_parser
+
+
+def _imported_by(*argv: str) -> set[str]:
+    """The modules a fresh interpreter has imported once `argv` is parsed."""
+    script = (
+        "import sys; from k8s_wiretap.cli import build_parser; "
+        f"build_parser({list(argv)!r}).parse_args({list(argv)!r}); print('\\n'.join(sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.split())
+
+
+def test_explain_does_not_import_the_proxy() -> None:
+    modules = _imported_by("explain", "some.jsonl", "--format", "json")
+    assert "k8s_wiretap.commands.decode" in modules
+    assert "mitmproxy" not in modules and "k8s_wiretap.commands.proxy" not in modules
+
+
+def test_the_proxy_imports_its_stack() -> None:
+    assert "k8s_wiretap.proxy.server" in _imported_by("proxy", "--listen", "127.0.0.1:0")
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["explian"]])
+def test_without_a_known_command_every_command_is_there(argv: list[str]) -> None:
+    subparsers = build_parser(argv)._subparsers
+    assert subparsers is not None
+    choices = subparsers._group_actions[0].choices
+    assert choices is not None and set(choices) == set(COMMANDS)
+
+
+def test_a_typo_is_one_line_naming_the_commands() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "k8s_wiretap", "explian", "x"], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    line, *more = done.stderr.splitlines()
+    assert not more and "invalid choice: 'explian'" in line and "'explain'" in line
