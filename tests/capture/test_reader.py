@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 import pytest
 
 from k8s_wiretap.capture.format import header_record
-from k8s_wiretap.capture.reader import RecordingError, load
+from k8s_wiretap.capture.reader import RecordingError, load, loads
 
 
 def write(path: Path, records: list[dict[str, object]], tail: str = "") -> Path:
@@ -78,3 +79,41 @@ def test_a_malformed_record_is_skipped_with_a_warning(tmp_path: Path) -> None:
     assert recording.exchanges[0].events == []
     assert len(recording.warnings) == 2
     assert all(w.startswith("skipped a malformed ") for w in recording.warnings)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"record": "note", "message": "\\ud800"}',  # a lone surrogate: orjson refuses it
+        b'{"record": "note", "time": NaN, "limit": Infinity}',
+        b'{"record": "note", "n": 123456789012345678901234567890}',  # orjson rounds it
+        b'{"record": "note", "n": [{"m": -9223372036854775809}]}',
+        b'\xef\xbb\xbf{"record": "note"}',  # a byte-order mark
+        b'{"record": "note", "n": 18446744073709551615, "t": 1.5, "x": [1, "2", null]}',
+        b'"just a string"',
+    ],
+)
+def test_loads_reads_what_json_reads(line: bytes) -> None:
+    value = loads(line)
+    assert repr(value) == repr(json.loads(line))  # NaN != NaN; the repr tells floats apart
+
+
+@pytest.mark.parametrize("line", [b'{"record": "no', b"\xff", b"", b"[1,]"])
+def test_loads_refuses_what_json_refuses(line: bytes) -> None:
+    with pytest.raises(ValueError):
+        json.loads(line)
+    with pytest.raises(ValueError):
+        loads(line)
+
+
+def test_blank_lines_and_a_gzip_recording_read_as_ever(tmp_path: Path) -> None:
+    lines = [json.dumps(header_record(redacted=True, max_body=1)), "", " \t", json.dumps(REQUEST)]
+    text = "\n".join(lines) + "\n\n"
+    plain = tmp_path / "r.jsonl"
+    plain.write_text(text)
+    packed = tmp_path / "r.jsonl.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    for path in (plain, packed):
+        recording = load(path)
+        assert [e.id for e in recording.exchanges] == ["a"]
+        assert recording.warnings == []
