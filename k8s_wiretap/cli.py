@@ -38,6 +38,7 @@ COMMANDS = {
     "demo": "demo",
     "replay": "replay",
     "serve": "serve",
+    "walkthrough": "walkthrough",
 }
 
 

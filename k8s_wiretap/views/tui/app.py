@@ -6,7 +6,8 @@ the selected exchange's detail (`window.py`, on demand, after the cursor has res
 `SETTLE` seconds), and the explanation of every row (`explaining.py`, started once the
 first detail is shown: until then the first screen has the CPU). The app
 only wires them to the widgets: the list (`exchange_list.py`), the tabs
-(`detail_pane.py`), the filter bar (`filter_bar.py`).
+(`detail_pane.py`), the filter bar (`filter_bar.py`), and a walkthrough's narration
+(`narration_panel.py`: `w`, or `k8s-wiretap walkthrough`).
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ from k8s_wiretap.views.tui.messages import (
     IndexFailed,
     RowsSelected,
 )
+from k8s_wiretap.views.tui.narration_panel import WALK_ACTIONS, WALK_BINDINGS, NarrationPanel
 from k8s_wiretap.views.tui.panes import TABS
 from k8s_wiretap.views.tui.selection import Check, Selection
+from k8s_wiretap.views.tui.walkthrough import Walkthrough, for_recording
 from k8s_wiretap.views.tui.window import Windows
 
 __all__ = ["ReplayApp"]
@@ -67,11 +70,17 @@ class ReplayApp(App[int]):
             Binding(str(n), f"show_tab('{key}')", title, id=f"app.tab_{key}", show=False)
             for n, (key, (title, _render)) in enumerate(TABS.items(), 1)
         ),
+        *WALK_BINDINGS,
     ]
 
-    def __init__(self, path: Path | str, *, explain: bool = True) -> None:
+    def __init__(
+        self, path: Path | str, *, explain: bool = True, walkthrough: Walkthrough | None = None
+    ) -> None:
+        """`walkthrough`: opened at once (else `w` opens the one beside the recording)."""
         super().__init__()
         self.path = Path(path)
+        self.walkthrough = walkthrough or for_recording(self.path)
+        self._walk_at_once = walkthrough is not None
         self.index = RecordingIndex(self.path)
         self.windows = Windows(self.index)
         self.selection = Selection(self.index.rows)
@@ -97,8 +106,10 @@ class ReplayApp(App[int]):
         self._list = ExchangeList(self.index, id="list")
         self._detail = DetailPane(id="detail")
         self._filter_bar = FilterBar()
+        self._narration = NarrationPanel(id="narration")
         yield self._title_bar
         yield self._list
+        yield self._narration
         yield self._detail
         yield self._filter_bar
         yield Footer()
@@ -116,6 +127,8 @@ class ReplayApp(App[int]):
         self._title()
         self._status()
         self.scan()
+        if self._walk_at_once:
+            self.action_walkthrough()
 
     def exit(self, *args: Any, **kwargs: Any) -> None:
         """Quit; the workers reading the file stop at their next record."""
@@ -178,6 +191,8 @@ class ReplayApp(App[int]):
         if message.done and not self.index.rows:
             self._start_explaining()
         if message.done:
+            self._find_steps()
+        if message.done:
             for warning in self.index.warnings:
                 self.notify(warning, severity="warning")
         self._status()
@@ -187,6 +202,17 @@ class ReplayApp(App[int]):
         if self._explain and not self._explaining:
             self._explaining = True
             self.explain_all()
+
+    def _find_steps(self) -> None:
+        """An opened walkthrough's steps are found once the rows are explained."""
+        ready = self.index.done and (self.explained_all or not self._explain)
+        if ready and self._narration.waiting:
+            self._narration.find(self.index, self.windows, self._detail_lock)
+
+    def on_narration_panel_moved(self, message: NarrationPanel.Moved) -> None:
+        self.action_jump(message.step.position)
+        self.detail_pane.active = message.step.chapter.tab
+        self.call_after_refresh(self.exchange_list.centre)
 
     def on_index_failed(self, message: IndexFailed) -> None:
         self.error = message.error
@@ -201,6 +227,7 @@ class ReplayApp(App[int]):
             self._show_selection()
         self.exchange_list.refresh()
         self._title(done=message.done)
+        self._find_steps()
 
     def on_detail_ready(self, message: DetailReady) -> None:
         if self._widgets_gone():
@@ -302,6 +329,30 @@ class ReplayApp(App[int]):
     def action_help(self) -> None:
         bindings = [b for b in (*self.BINDINGS, *ExchangeList.BINDINGS) if isinstance(b, Binding)]
         self.push_screen(HelpScreen(bindings))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The walkthrough's keys only while it is open, on the main screen, not typing."""
+        if action == "walkthrough":
+            return self.walkthrough is not None and not self._narration.is_open
+        if action in WALK_ACTIONS:
+            busy = isinstance(self.screen, HelpScreen) or self._filter_bar.is_open
+            return self._narration.is_open and not busy
+        return True
+
+    def action_walkthrough(self) -> None:
+        if self.walkthrough is not None:
+            self.screen.add_class("-walking")
+            self._narration.open(self.walkthrough)
+            self._find_steps()
+            self.refresh_bindings()
+
+    def action_walk(self, by: int) -> None:
+        self._narration.step(by)
+
+    def action_leave_walkthrough(self) -> None:
+        self.screen.remove_class("-walking")
+        self._narration.close()
+        self.refresh_bindings()
 
     def action_filter(self) -> None:
         self._filter_bar.open(self.filter.text if self.filter else "")

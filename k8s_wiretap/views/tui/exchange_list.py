@@ -182,6 +182,11 @@ class ExchangeList(ScrollView, can_focus=True):
         elif self.cursor >= top + rows:
             self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True)
 
+    def centre(self) -> None:
+        """Scroll so that the cursor's row is in the middle (a walkthrough's step)."""
+        rows = max(1, self.size.height - 1)
+        self.scroll_to(y=max(0, self.cursor - rows // 2), animate=False, immediate=True)
+
     def _cache_focus(self) -> None:
         """The cursor's look depends on focus: drop the cursor's cached line."""
         for key in [k for k in self._cache.keys() if k[3]]:  # noqa: SIM118 (no __iter__)

@@ -94,6 +94,12 @@ class Windows:
         events = analysis.events(exchange) if exchange.watch_events() else []
         return Detail(position, exchange, said, record, replay, events, chain)
 
+    def around(self, position: int) -> tuple[Explainer, dict[str, Exchange]]:
+        """The explainer of `position`'s window and the window's exchanges by id: what
+        `detail` explains with (a walkthrough follows its causal chains)."""
+        window = self._window_for(position)
+        return window.explainer, window.exchanges
+
     def _window_for(self, position: int) -> _Window:
         low, high = self._bounds(position)
         kept = self._window

@@ -1,0 +1,87 @@
+"""`k8s-wiretap walkthrough [NAME]`: a recording's story, step by step, in the replay TUI.
+
+NAME is a walkthrough beside the recordings (`recordings/NAME.walkthrough.yaml`, default
+`apply-story`: kubectl apply on the 1.37 recording). The TUI opens with its narration
+(`views/tui/narration_panel.py`): → or space the next step, ← the one before, esc leaves
+it for the plain replay. When stdout is not a terminal (a pipe, a log, CI) the TUI is not
+started: every step's narration is printed as text instead, as `--text` asks, so that
+nothing waits for a key no one can press.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from k8s_wiretap.capture.reader import RecordingError
+from k8s_wiretap.views.tui.walkthrough import DEFAULT, RECORDINGS, Walkthrough, load
+
+__all__ = ["register", "run_walkthrough"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "walkthrough",
+        help="step through a recording's story with narration (default: the kubectl apply story)",
+        description="The story of a recording, step by step: each chapter selects its "
+        "exchange in the replay TUI and narrates it (→/space next, ← back, esc leaves). "
+        "Without a terminal, the narration is printed as text.",
+    )
+    parser.add_argument(
+        "name", nargs="?", default=DEFAULT, help=f"which walkthrough (default {DEFAULT})"
+    )
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=RECORDINGS,
+        help="where the walkthroughs and their recordings are (default: recordings/)",
+    )
+    parser.add_argument(
+        "--text", action="store_true", help="print the narration, do not open the TUI"
+    )
+    parser.set_defaults(handler=_walkthrough)
+
+
+def _walkthrough(args: argparse.Namespace) -> int:
+    walkthrough = load(args.name, args.dir)
+    text = args.text or not sys.stdout.isatty()
+    return run_walkthrough(walkthrough, text=text)
+
+
+def run_walkthrough(walkthrough: Walkthrough, *, text: bool = False) -> int:
+    if text:
+        return _print(walkthrough)
+    from k8s_wiretap.views.tui import ReplayApp  # Textual loads only for the TUI
+
+    app = ReplayApp(walkthrough.recording, walkthrough=walkthrough)
+    app.run()
+    if app.error is not None:
+        raise RecordingError(app.error)
+    return app.return_code or 0
+
+
+def _print(walkthrough: Walkthrough) -> int:
+    from k8s_wiretap.views.tui.explaining import explain_rows
+    from k8s_wiretap.views.tui.index import RecordingIndex
+    from k8s_wiretap.views.tui.narration import write_text
+    from k8s_wiretap.views.tui.steps import find_steps
+    from k8s_wiretap.views.tui.window import Windows
+
+    index = RecordingIndex(walkthrough.recording)
+    try:
+        index.scan()
+        explain_rows(index, lambda _count: None)
+        steps = find_steps(walkthrough, index, Windows(index))
+    finally:
+        index.close()
+    for warning in index.warnings:
+        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+    try:
+        write_text(steps, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head` has read enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
