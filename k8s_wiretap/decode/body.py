@@ -14,10 +14,9 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import yaml
-
 from k8s_wiretap.decode.gnostic_v3 import OpenApiV3Decoder
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI, media_type
+from k8s_wiretap.wire import yamltext
 from k8s_wiretap.wire.cborseq import self_described
 from k8s_wiretap.wire.envelope import MAGIC
 from k8s_wiretap.wire.media import is_cbor
@@ -120,7 +119,7 @@ class YamlDecoder:
         return 70 if "yaml" in media else 0
 
     def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
-        return yaml.safe_load(data)
+        return yamltext.load(data)
 
 
 class TextDecoder:

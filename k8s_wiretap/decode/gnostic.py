@@ -18,8 +18,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-import yaml
-
+from k8s_wiretap.wire import yamltext
 from k8s_wiretap.wire.protowire import BYTES, FIXED64, VARINT, Field, ProtoError, parse
 
 __all__ = ["ACCEPT", "openapi_from_gnostic"]
@@ -74,7 +73,7 @@ def _any(field: Field) -> Any:
 def _yaml(text: str) -> Any:
     """The few distinct extension values (`merge`, `atomic`, `- type`) parsed once each;
     callers get copies."""
-    return yaml.safe_load(text)
+    return yamltext.load(text)
 
 
 def _named(value: Reader) -> Reader:
@@ -239,5 +238,5 @@ def openapi_from_gnostic(data: bytes) -> dict[str, Any]:
     """The JSON form of a gnostic `openapi.v2.Document` (see the module docstring)."""
     try:
         return _DOCUMENT(Field(0, BYTES, data))
-    except (ProtoError, UnicodeDecodeError, yaml.YAMLError) as error:
+    except (ProtoError, UnicodeDecodeError, yamltext.YAMLError) as error:
         raise ProtoError(f"not a gnostic OpenAPI v2 document: {error}") from error

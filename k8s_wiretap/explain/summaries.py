@@ -16,8 +16,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import Chains
@@ -26,6 +24,7 @@ from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.reads import release_of, served_from
 from k8s_wiretap.kube.refs import resource_version
 from k8s_wiretap.kube.resources import Resources
+from k8s_wiretap.wire import yamltext
 
 __all__ = ["Explanation", "Rule", "Summaries", "rules"]
 
@@ -66,7 +65,7 @@ class Explanation:
 
 @cache
 def rules() -> tuple[Rule, ...]:
-    entries = yaml.safe_load(RULES_FILE.read_text())
+    entries = yamltext.load(RULES_FILE.read_text())
     return tuple(
         Rule(
             str(e["id"]),

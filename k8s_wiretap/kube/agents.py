@@ -17,9 +17,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from k8s_wiretap.kube.controllers import clients
+from k8s_wiretap.wire import yamltext
 
 __all__ = [
     "AGENTS_FILE",
@@ -144,7 +143,7 @@ def _agent(entry: dict[str, Any]) -> Agent:
 
 @cache
 def _table() -> dict[str, Any]:
-    loaded = yaml.safe_load(AGENTS_FILE.read_text())
+    loaded = yamltext.load(AGENTS_FILE.read_text())
     assert isinstance(loaded, dict)
     return loaded
 

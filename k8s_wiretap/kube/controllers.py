@@ -12,9 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from k8s_wiretap.kube.resources import api_groups
+from k8s_wiretap.wire import yamltext
 
 __all__ = ["CONTROLLERS_FILE", "Client", "Operation", "client", "clients"]
 
@@ -99,7 +98,7 @@ def _client(entry: dict[str, Any]) -> Client:
 @cache
 def clients() -> dict[str, Client]:
     """Every known client, by the wiretap's name for it."""
-    entries = yaml.safe_load(CONTROLLERS_FILE.read_text())
+    entries = yamltext.load(CONTROLLERS_FILE.read_text())
     found = [_client(entry) for entry in entries]
     return {c.wiretap_name: c for c in found}
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import yaml
-
 from k8s_wiretap.kube.media import PATCH_TYPES, patch_type
 from k8s_wiretap.patch.errors import PatchError
+from k8s_wiretap.wire import yamltext
 
 __all__ = ["decode_patch_body", "patch_kind"]
 
@@ -36,6 +35,6 @@ def decode_patch_body(kind: str, body: Any) -> Any:
         if kind != "apply":
             raise PatchError(f"error decoding patch: {error}", 400) from error
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
+        return yamltext.load(text)
+    except yamltext.YAMLError as error:
         raise PatchError(f"error decoding YAML: {error}", 400) from error

@@ -4,7 +4,6 @@ memory that does not grow with the recording."""
 from __future__ import annotations
 
 import io
-import json
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
-from k8s_wiretap.views.json import exchange_record, write_json
+from k8s_wiretap.views.json import dumps, exchange_record, write_json
 from tests.recorded import STORY, STORY_1_20, story_records
 
 
@@ -23,7 +22,7 @@ def test_the_stream_writes_what_the_whole_file_analysis_says(path: Any) -> None:
     analysis = Analysis.of(load(path))
     explainer = Explainer(analysis)
     batch = [
-        json.dumps(exchange_record(analysis, e, explainer), ensure_ascii=False)
+        dumps(exchange_record(analysis, e, explainer))
         for e in analysis.exchanges
     ]
     out = io.StringIO()
