@@ -10,11 +10,11 @@ event set it off. The etcd key each exchange reads or writes comes with it (`kub
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.analysis import Analysis
@@ -107,8 +107,20 @@ def _rule(facts: dict[str, Any]) -> Rule:
 
 
 class _Values(dict[str, Any]):
-    def __missing__(self, key: str) -> str:
-        return "?"
+    """A template's values: the facts, and each of `Summaries.VALUES` computed only when
+    the template names it (the cause, say, takes a look at the chains); "?" for others."""
+
+    def __init__(self, summaries: Summaries, exchange: Exchange, facts: dict[str, Any]):
+        super().__init__(facts)
+        del self["command"]  # the template's own, below
+        self.summaries, self.exchange = summaries, exchange
+
+    def __missing__(self, key: str) -> Any:
+        make = Summaries.VALUES.get(key)
+        if make is None:
+            return "?"
+        value = self[key] = make(self.summaries, self.exchange, self)
+        return value
 
 
 class Summaries:
@@ -139,8 +151,7 @@ class Summaries:
     def explain(self, exchange: Exchange) -> Explanation:
         facts = self._facts(exchange)
         rule = _rule(facts)
-        values = _Values(facts)
-        values.update(self._values(exchange, facts))
+        values = _Values(self, exchange, facts)
         return Explanation(
             " ".join(rule.summary.format_map(values).split()),
             " ".join(rule.why.format_map(values).split()),
@@ -180,26 +191,29 @@ class Summaries:
         }
 
     # -- what the templates say -------------------------------------------------------------
-    def _values(self, exchange: Exchange, facts: dict[str, Any]) -> dict[str, Any]:
+    def _kind(self, exchange: Exchange, facts: dict[str, Any]) -> str:
         info = exchange.info
-        params = facts["param"]
-        kind = self.analysis.resources.kind_of(info.group, info.resource) or info.resource
-        name, namespace = facts["name"], facts["namespace"]
-        return {
-            "kind": kind,
-            "object": _object(kind, namespace, name, info.resource),
-            "listed": _listed(kind, namespace, name),
-            "command": facts["command"] or "kubectl",
-            "rv": params.get("resourceVersion") or "now",
-            "selector": params.get("fieldSelector") or params.get("labelSelector") or "all",
-            "events": len(exchange.watch_events()),
-            "served": served_from(info.verb, params, self.release),
-            "node": _binding_target(facts["body"]),
-            "involved": _involved(facts["body"]),
-            "cause": self._cause(exchange),
-            "patch": facts["patch"],
-            "verbs": _third_person(info.verb),
-        }
+        return self.analysis.resources.kind_of(info.group, info.resource) or info.resource
+
+    def _served(self, exchange: Exchange, facts: dict[str, Any]) -> str:
+        return served_from(exchange.info.verb, facts["param"], self.release)
+
+    VALUES: ClassVar[dict[str, Callable[[Summaries, Exchange, dict[str, Any]], Any]]] = {
+        "kind": _kind,
+        "object": lambda s, e, f: _object(f["kind"], f["namespace"], f["name"], e.info.resource),
+        "listed": lambda s, e, f: _listed(f["kind"], f["namespace"], f["name"]),
+        "command": lambda s, e, f: e.request_header("kubectl-command") or "kubectl",
+        "rv": lambda s, e, f: f["param"].get("resourceVersion") or "now",
+        "selector": lambda s, e, f: (
+            f["param"].get("fieldSelector") or f["param"].get("labelSelector") or "all"
+        ),
+        "events": lambda s, e, f: len(e.watch_events()),
+        "served": _served,
+        "node": lambda s, e, f: _binding_target(f["body"]),
+        "involved": lambda s, e, f: _involved(f["body"]),
+        "cause": lambda s, e, f: s._cause(e),
+        "verbs": lambda s, e, f: _third_person(e.info.verb),
+    }
 
     def _cause(self, exchange: Exchange) -> str:
         cause = self.chains.caused_by(exchange)
