@@ -1,15 +1,21 @@
-# Two commands matter: `make demo` and `make test`. Both work from a fresh clone:
-# they create .venv, install the project, and build (or reuse) the control-plane binaries.
+# Two commands matter: `make demo` and `make test`. Both work from a fresh clone: they
+# create .venv and install the project; `make test` (and `make demo-live`) build (or reuse)
+# the control-plane binaries.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint binaries kubectl chromium bench clean
+.PHONY: demo demo-live test lint binaries kubectl chromium bench clean
 
-demo: $(STAMP) binaries kubectl
+# The walkthrough of the bundled recording, in the TUI: no cluster, no binaries needed.
+demo: $(STAMP)
 	$(BIN)/k8s-wiretap demo
+
+# The same story on a real lab of its own: kubectl apply twice, then who said what.
+demo-live: $(STAMP) binaries kubectl
+	$(BIN)/k8s-wiretap demo --live
 
 test: $(STAMP) binaries kubectl chromium lint
 	$(BIN)/pytest

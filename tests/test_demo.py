@@ -1,4 +1,5 @@
-"""`make demo` runs `k8s-wiretap demo`: the apply story must be told, on real traffic."""
+"""`make demo` runs `k8s-wiretap demo` (the walkthrough of the bundled recording), `make
+demo-live` runs `demo --live`: the apply story must be told, on real traffic."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from tests.conftest import cli, lab_processes
 
 
 def test_demo_tells_the_apply_story(tmp_path: Path) -> None:
-    result = cli("demo", "--dir", str(tmp_path / "demo"), timeout=300)
+    result = cli("demo", "--live", "--dir", str(tmp_path / "demo"), timeout=300)
     assert result.returncode == 0, result.stderr
     story = result.stdout.split("for that second apply")[1]
     expected = [
@@ -40,3 +41,12 @@ def test_demo_tells_the_apply_story(tmp_path: Path) -> None:
     )
     assert "exchanges recorded in all" in story
     assert lab_processes(tmp_path) == []
+
+
+def test_demo_without_a_cluster_is_the_walkthrough() -> None:
+    result = cli("demo")  # no terminal here: the walkthrough's narration, printed
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("What happens when you kubectl apply (apply-story.jsonl.gz)")
+    assert "== 4/11 A three-way strategic merge patch" in result.stdout
+    refused = cli("demo", "--keep")
+    assert refused.returncode == 2 and "are for the lab of `demo --live`" in refused.stderr

@@ -1,6 +1,10 @@
 """`k8s-wiretap demo`: the `kubectl apply` story, told on real traffic.
 
-Starts a lab whose every client talks through the wiretap (`lab up --via-proxy`), applies a
+Without a cluster (`make demo`): the walkthrough of the bundled recording
+(`k8s-wiretap walkthrough`, commands/walkthrough.py), in the TUI, or printed when stdout is
+not a terminal.
+
+`--live` starts a lab whose every client talks through the wiretap (`lab up --via-proxy`), applies a
 2-replica Deployment with the real kubectl, applies it again with 3 replicas (the three-way
 strategic merge patch), waits for the pods to run on the hollow node, and then shows, from
 the recording, who said what: kubectl's GET and PATCH, the deployment controller updating the
@@ -12,6 +16,7 @@ set off, hop by hop.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -20,27 +25,49 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import load
-from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.paths import state_dir
 from k8s_wiretap.views.story import write_story
+from k8s_wiretap.views.tui.walkthrough import load as load_walkthrough
 from k8s_wiretap.workshop import manifest
 
 __all__ = ["register", "run_demo"]
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("demo", help="tell the `kubectl apply` story on a real lab")
+    parser = subparsers.add_parser(
+        "demo",
+        help="the `kubectl apply` story: the walkthrough of the bundled recording, "
+        "or --live on a lab of its own",
+    )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="run the story on a real lab (needs the control-plane binaries and kubectl)",
+    )
     parser.add_argument(
         "--dir",
         type=Path,
         default=None,
-        help=f"lab folder for the demo (default {state_dir() / 'demo'})",
+        help=f"--live: lab folder for the demo (default {state_dir() / 'demo'})",
     )
-    parser.add_argument("--keep", action="store_true", help="leave the lab running at the end")
-    parser.set_defaults(handler=lambda args: run_demo(args.dir, keep=args.keep))
+    parser.add_argument(
+        "--keep", action="store_true", help="--live: leave the lab running at the end"
+    )
+    parser.set_defaults(handler=_demo)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    if args.live:
+        return run_demo(args.dir, keep=args.keep)
+    if args.dir is not None or args.keep:
+        raise UsageError("--dir and --keep are for the lab of `demo --live`")
+    from k8s_wiretap.commands.walkthrough import run_walkthrough
+
+    return run_walkthrough(load_walkthrough(), text=not sys.stdout.isatty())
 
 
 def _say(text: str) -> None:
