@@ -11,6 +11,7 @@ request whose verb is the lower-cased method.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import parse_qs, unquote, urlsplit
 
 __all__ = ["RequestInfo", "parse_request"]
@@ -124,8 +125,15 @@ def _exact_name(field_selector: str | None) -> str:
     return ""
 
 
+@lru_cache(maxsize=4096)
 def parse_request(method: str, target: str) -> RequestInfo:
-    """Resolve `method` and `target` (a path with its query, or a full URL)."""
+    """Resolve `method` and `target` (a path with its query, or a full URL).
+
+    Cached: a recording asks the same few requests over and over (a lease renewed, an
+    object read again; a third to two thirds of recordings/ are repeats), and each exchange
+    is resolved more than once (the explanation, the watch decoder). A RequestInfo is
+    frozen; its `query` must not be changed.
+    """
     url = urlsplit(target)
     path = unquote(url.path)
     query = parse_qs(url.query, keep_blank_values=True)
