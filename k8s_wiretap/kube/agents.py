@@ -210,6 +210,7 @@ def parse_agent(agent: str) -> tuple[str, str]:
     return parsed.product, parsed.role
 
 
+@lru_cache(maxsize=4096)  # a cluster has few identities; every exchange asks
 def user_name(user: str) -> str:
     """The user name in an identity as recorded: `system:node:node-1 (system:nodes) [...]`."""
     return re.split(r"\s[(\[]", user.strip(), maxsplit=1)[0]
@@ -231,6 +232,7 @@ def _service_accounts() -> dict[str, tuple[str, str]]:
     return found
 
 
+@lru_cache(maxsize=4096)
 def user_component(user: str) -> UserMatch | None:
     """What a user name says: `system:node:node-1` is node-1's kubelet, a kube-system service
     account named after a controller is that controller, any other service account a pod's."""
