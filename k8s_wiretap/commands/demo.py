@@ -65,9 +65,9 @@ def _demo(args: argparse.Namespace) -> int:
         return run_demo(args.dir, keep=args.keep)
     if args.dir is not None or args.keep:
         raise UsageError("--dir and --keep are for the lab of `demo --live`")
-    from k8s_wiretap.commands.walkthrough import run_walkthrough
+    from k8s_wiretap.commands.walkthrough import interactive, run_walkthrough
 
-    return run_walkthrough(load_walkthrough(), text=not sys.stdout.isatty())
+    return run_walkthrough(load_walkthrough(), text=not interactive())
 
 
 def _say(text: str) -> None:

@@ -8,14 +8,13 @@ another name (DNS rebinding) and its websocket opened from another origin; the r
 is still open to anyone who can reach the port, which the warning says.
 
 A file that is not a recording is refused in one line before the server starts, as `replay`
-refuses it. `serve walkthrough` waits for `k8s-wiretap walkthrough` to exist.
+refuses it; so is a walkthrough NAME there is none of, as `walkthrough` refuses it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import ipaddress
 import shlex
 import signal
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from k8s_wiretap.capture.reader import iter_records
-from k8s_wiretap.errors import UsageError, WiretapError
+from k8s_wiretap.errors import UsageError
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -120,15 +119,12 @@ def _serve_replay(args: argparse.Namespace) -> int:
 
 
 def _serve_walkthrough(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("k8s_wiretap.commands.walkthrough") is None:
-        raise WiretapError(
-            "serve walkthrough: this version has no `k8s-wiretap walkthrough` yet; "
-            "`k8s-wiretap serve replay FILE` serves a recording"
-        )
+    from k8s_wiretap.views.tui.walkthrough import DEFAULT, load
+
     _check_options(args)
-    command = [sys.executable, "-m", "k8s_wiretap", "walkthrough"]
-    command += [args.name] if args.name else []
-    return _serve(args, command, "k8s-wiretap walkthrough")
+    walkthrough = load(args.name or DEFAULT)  # UsageError, in one line, if there is none
+    command = [sys.executable, "-m", "k8s_wiretap", "walkthrough", walkthrough.name]
+    return _serve(args, command, f"k8s-wiretap walkthrough {walkthrough.name}")
 
 
 def _serve(args: argparse.Namespace, command: list[str], title: str) -> int:

@@ -5,7 +5,8 @@ NAME is a walkthrough beside the recordings (`recordings/NAME.walkthrough.yaml`,
 (`views/tui/narration_panel.py`): → or space the next step, ← the one before, esc leaves
 it for the plain replay. When stdout is not a terminal (a pipe, a log, CI) the TUI is not
 started: every step's narration is printed as text instead, as `--text` asks, so that
-nothing waits for a key no one can press.
+nothing waits for a key no one can press. A Textual driver named in the environment
+(`TEXTUAL_DRIVER`: textual-serve's web page, `serve walkthrough`) is a screen, pipes or not.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.views.tui.walkthrough import DEFAULT, RECORDINGS, Walkthrough, load
 
-__all__ = ["register", "run_walkthrough"]
+__all__ = ["interactive", "register", "run_walkthrough"]
 
 
 def register(subparsers: Any) -> None:
@@ -47,8 +48,12 @@ def register(subparsers: Any) -> None:
 
 def _walkthrough(args: argparse.Namespace) -> int:
     walkthrough = load(args.name, args.dir)
-    text = args.text or not sys.stdout.isatty()
-    return run_walkthrough(walkthrough, text=text)
+    return run_walkthrough(walkthrough, text=args.text or not interactive())
+
+
+def interactive() -> bool:
+    """Whether someone can see the TUI: a terminal, or a Textual driver of its own."""
+    return sys.stdout.isatty() or bool(os.environ.get("TEXTUAL_DRIVER"))
 
 
 def run_walkthrough(walkthrough: Walkthrough, *, text: bool = False) -> int:

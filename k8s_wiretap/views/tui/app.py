@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.markup import escape
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -319,6 +320,8 @@ class ReplayApp(App[int]):
     def _title(self, done: bool = False) -> None:
         index = self.index
         parts = [f"[bold]k8s-wiretap replay[/] {self.path.name}", f"{len(index):,} exchanges"]
+        if self.walkthrough is not None and self._narration.is_open:
+            parts[0] = f"[bold]k8s-wiretap walkthrough[/] {escape(self.walkthrough.title)}"
         if not index.done:
             parts.append("[yellow]reading…[/]")
         elif self._explain and not done and self.explained_count < len(index):
@@ -345,6 +348,7 @@ class ReplayApp(App[int]):
             self._narration.open(self.walkthrough)
             self._find_steps()
             self.refresh_bindings()
+            self._title(done=self.explained_all)
 
     def action_walk(self, by: int) -> None:
         self._narration.step(by)
@@ -353,6 +357,7 @@ class ReplayApp(App[int]):
         self.screen.remove_class("-walking")
         self._narration.close()
         self.refresh_bindings()
+        self._title(done=self.explained_all)
 
     def action_filter(self) -> None:
         self._filter_bar.open(self.filter.text if self.filter else "")

@@ -1,4 +1,5 @@
-"""`k8s-wiretap serve replay FILE` in a real headless browser: Debian's chromium, Playwright.
+"""`k8s-wiretap serve replay FILE` and `serve walkthrough` in a real headless browser:
+Debian's chromium, Playwright.
 
 The page draws the terminal on a canvas (xterm.js), so its text is not in the DOM: the page
 is given a small script that keeps the xterm Terminal the page creates, and the test reads
@@ -90,9 +91,19 @@ def group_gone(group: int) -> bool:
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """`k8s-wiretap serve replay` on the story, on a free port; its URL."""
+    yield from serving(["replay", str(STORY)], "k8s-wiretap replay apply-story.jsonl.gz")
+
+
+@pytest.fixture(scope="module")
+def walkthrough_server() -> Iterator[str]:
+    """`k8s-wiretap serve walkthrough` (the apply story's), on a free port; its URL."""
+    yield from serving(["walkthrough"], "k8s-wiretap walkthrough apply-story")
+
+
+def serving(args: list[str], title: str) -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "k8s_wiretap", "serve", "replay", str(STORY), "--port", str(port)],
+        [sys.executable, "-m", "k8s_wiretap", "serve", *args, "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -103,7 +114,7 @@ def server() -> Iterator[str]:
         assert process.poll() is None, process.communicate()[0]
         assert process.stdout is not None
         said = process.stdout.readline()
-        assert said.startswith("k8s-wiretap: serving k8s-wiretap replay apply-story.jsonl.gz")
+        assert said.startswith(f"k8s-wiretap: serving {title} on ")
         assert f"http://127.0.0.1:{port}/?fontsize=16" in said
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -182,6 +193,32 @@ def test_the_replay_tui_in_chromium(server: str, browser: Browser, tmp_path: Pat
         page.close()
 
 
+def test_the_walkthrough_in_chromium(
+    walkthrough_server: str, browser: Browser, tmp_path: Path
+) -> None:
+    page = open_page(browser, walkthrough_server)
+    try:
+        screen_shows(page, "1/11  kubectl asks what the server serves")
+        screen_shows(page, "request GET /apis?timeout=32s")  # its exchange, explained
+        first = shot(page)
+        assert colours(first) > 16
+        page.focus(".xterm-helper-textarea")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        screen_shows(page, "4/11  A three-way strategic merge patch")
+        screen_shows(page, "strategic patch")  # the Patch tab
+        screen = page.evaluate(SCREEN)
+        assert "k8s-wiretap walkthrough What happens when you kubectl apply" in screen
+        assert "kubectl apply patches Deployment default/web" in screen
+        patch = shot(page)
+        (tmp_path / "first.png").write_bytes(first)  # to look at
+        (tmp_path / "patch.png").write_bytes(patch)
+        assert patch != first and colours(patch) > 16
+    finally:
+        page.close()
+
+
 def test_a_larger_font_for_a_projector(server: str, browser: Browser) -> None:
     small, large = open_page(browser, server), open_page(browser, server, "?fontsize=32")
     try:
@@ -249,7 +286,7 @@ def test_allow_remote_warns_before_anything_else(tmp_path: Path) -> None:
     [
         (["replay", "nothing-here.jsonl"], "cannot read nothing-here.jsonl"),
         (["replay", str(STORY), "--font-size", "200"], "--font-size 200: between 6 and 96"),
-        (["walkthrough"], "no `k8s-wiretap walkthrough` yet"),
+        (["walkthrough", "nope"], "no walkthrough 'nope': the walkthroughs are apply-story"),
     ],
 )
 def test_refused_in_one_line_before_serving(args: list[str], said: str) -> None:
