@@ -1,7 +1,9 @@
 """Make docs/replay.png: `k8s-wiretap replay` on the committed apply story, as the README
-shows it — the scheduler's binding of the 3-replica apply's new pod, and its chain.
+shows it — the scheduler's binding of the 3-replica apply's new pod, and its chain; and
+docs/walkthrough.png: `k8s-wiretap walkthrough` at its three-way patch step.
 
     .venv/bin/python docs/screenshot.py [OUT.png]
+    .venv/bin/python docs/screenshot.py walkthrough [OUT.png]
 
 Textual saves the screen as SVG; cairosvg (`pip install cairosvg`, not a dependency)
 turns it into PNG, with DejaVu Sans Mono for the SVG's Fira Code where that is missing.
@@ -18,8 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from k8s_wiretap.views.tui import ReplayApp  # noqa: E402
+from k8s_wiretap.views.tui.walkthrough import load  # noqa: E402
 from tests.views.tui.pilot import settle  # noqa: E402
 from tests.views.tui.test_app import type_filter  # noqa: E402
+from tests.views.tui.test_walkthrough import at_step  # noqa: E402
 
 SIZE = (120, 40)
 
@@ -34,13 +38,27 @@ async def shoot(svg: Path) -> None:
         app.save_screenshot(str(svg.name), str(svg.parent))
 
 
+async def shoot_walkthrough(svg: Path) -> None:
+    walkthrough = load("apply-story")
+    app = ReplayApp(walkthrough.recording, walkthrough=walkthrough)
+    async with app.run_test(size=SIZE) as pilot:
+        await at_step(app, pilot)
+        await pilot.press("right", "right", "right")  # 4/11: the three-way patch
+        await at_step(app, pilot)
+        app.save_screenshot(str(svg.name), str(svg.parent))
+
+
 def main() -> None:
     import cairosvg
 
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "replay.png"
+    args = sys.argv[1:]
+    walkthrough = bool(args) and args[0] == "walkthrough"
+    args = args[1:] if walkthrough else args
+    name = "walkthrough" if walkthrough else "replay"
+    out = Path(args[0]) if args else ROOT / "docs" / f"{name}.png"
     with tempfile.TemporaryDirectory() as folder:
-        svg = Path(folder) / "replay.svg"
-        asyncio.run(shoot(svg))
+        svg = Path(folder) / f"{name}.svg"
+        asyncio.run(shoot_walkthrough(svg) if walkthrough else shoot(svg))
         text = svg.read_text().replace("Fira Code, monospace", "DejaVu Sans Mono, monospace")
     cairosvg.svg2png(bytestring=text.encode(), write_to=str(out))
     print(out)

@@ -345,6 +345,7 @@ class ReplayApp(App[int]):
     def action_walkthrough(self) -> None:
         if self.walkthrough is not None:
             self.screen.add_class("-walking")
+            self.title = "k8s-wiretap walkthrough"
             self._narration.open(self.walkthrough)
             self._find_steps()
             self.refresh_bindings()
@@ -355,6 +356,7 @@ class ReplayApp(App[int]):
 
     def action_leave_walkthrough(self) -> None:
         self.screen.remove_class("-walking")
+        self.title = self.TITLE
         self._narration.close()
         self.refresh_bindings()
         self._title(done=self.explained_all)
