@@ -38,6 +38,8 @@ def resource_version(obj: Any) -> int | None:
     if not isinstance(obj, dict):
         return None
     value = (obj.get("metadata") or {}).get("resourceVersion")
+    if value is None:  # an object not stored yet (a create's body): no exception to raise
+        return None
     try:
         return int(str(value))
     except ValueError:

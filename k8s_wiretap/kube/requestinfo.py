@@ -87,7 +87,10 @@ class RequestInfo:
 
     def options(self) -> dict[str, str]:
         """The query parameters that change what a request means, by their API names."""
-        return {name: value for name in OPTIONS if (value := self.param(name)) is not None}
+        query = self.query
+        if not query:  # half the requests: no query at all
+            return {}
+        return {name: values[0] for name in OPTIONS if (values := query.get(name))}
 
 
 def _split_path(path: str) -> list[str]:
