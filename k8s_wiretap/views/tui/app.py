@@ -354,6 +354,9 @@ class ReplayApp(App[int]):
     def action_walk(self, by: int) -> None:
         self._narration.step(by)
 
+    def action_narration(self, by: int) -> None:
+        self._narration.scroll_relative(y=by, animate=False)
+
     def action_leave_walkthrough(self) -> None:
         self.screen.remove_class("-walking")
         self.title = self.TITLE

@@ -32,8 +32,12 @@ WALK_BINDINGS = [
     Binding("right,l,space", "walk(1)", "next step", id="walkthrough.next", priority=True),
     Binding("left,h", "walk(-1)", "previous step", id="walkthrough.previous", priority=True),
     Binding("escape", "leave_walkthrough", "leave", id="walkthrough.leave", priority=True),
+    Binding(
+        "shift+down,J", "narration(1)", "scroll the narration", id="walkthrough.down", show=False
+    ),
+    Binding("shift+up,K", "narration(-1)", "scroll it back", id="walkthrough.up", show=False),
 ]
-WALK_ACTIONS = frozenset({"walk", "leave_walkthrough"})
+WALK_ACTIONS = frozenset({"walk", "leave_walkthrough", "narration"})
 
 
 class NarrationPanel(VerticalScroll):

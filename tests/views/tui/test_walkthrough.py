@@ -21,6 +21,7 @@ from tests.conftest import cli
 from tests.recorded import STORY
 from tests.views.tui.pilot import settle, shown, tab_text
 from tests.views.tui.recorded import explained_index
+from tests.views.tui.test_app import type_filter
 
 CHAPTERS = [
     "discovery",
@@ -178,6 +179,36 @@ def test_w_opens_it_in_replay_and_the_layout_holds_at_80x24() -> None:
             assert panel(app).is_open and "1/11" in narration(app)
 
     asyncio.run(main())
+
+
+def test_a_filter_typed_while_walking_gets_its_keys_and_a_step_shows_through_it() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await type_filter(pilot, "~c kubelet")  # space and esc are the input's, not the steps'
+        await pilot.pause()
+        assert app.filter is not None and app.filter.text == "~c kubelet"
+        assert "1/11" in narration(app) and panel(app).is_open
+        await pilot.press("l")  # kubectl's exchange, hidden by the filter: the filter goes off
+        await at_step(app, pilot)
+        assert "2/11" in narration(app) and selected_row(app).component == "kubectl"
+        assert not app.filter_enabled
+        await pilot.press("slash", "escape")  # esc gives up the input, the walkthrough stays
+        await pilot.pause()
+        assert panel(app).is_open
+
+    walk(script)
+
+
+def test_the_narration_scrolls_on_a_small_screen() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await pilot.press("l", "l", "l")  # the patch: the longest narration
+        await at_step(app, pilot)
+        assert panel(app).max_scroll_y > 0  # more than the panel holds at 80x24
+        await pilot.press("J", "J")
+        assert panel(app).scroll_y == 2
+        await pilot.press("K")
+        assert panel(app).scroll_y == 1
+
+    walk(script, size=(80, 24))
 
 
 def test_no_walkthrough_no_key(tmp_path: Path) -> None:
