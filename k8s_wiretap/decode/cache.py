@@ -1,24 +1,29 @@
-"""Decode what repeats once: a bounded cache of decoded bodies, keyed by their bytes.
+"""Decode what repeats once: a bounded cache of decoded bytes, keyed by those bytes.
 
 A recording says the same thing many times: every discovery poll gets the same documents,
 health checks the same `ok`, kubectl fetches the same OpenAPI document (3 MB of protobuf,
 a tenth of a second to decode) on every apply, informers relist unchanged objects. In the
-committed apply story 39% of the bodies are byte for byte one seen before. The cache maps
-(bytes, content type, release, truncated) to the `Decoded`, least recently used first out,
-holding at most `limit` bytes of bodies (their decoded values are shared: nothing that reads
-them changes them).
+committed apply story 39% of the bodies are byte for byte one seen before; of its watch
+event frames a third are (the API server serializes an event once for all its watchers).
+
+The cache maps (bytes, content type, release, what) to what they decode to: `what` tells
+the kinds of entries apart (a body's `truncated` flag; WATCH_FRAME for one frame of a watch
+stream), so bodies and frames can share one cache and one bound. Least recently used first
+out, holding at most `limit` bytes of keys; `limit = 0` turns it off. The decoded values are
+shared: nothing that reads them changes them.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
-from k8s_wiretap.decode.body import Decoded
+__all__ = ["WATCH_FRAME", "DecodeCache", "Key"]
 
-__all__ = ["DecodeCache"]
-
-Key = tuple[bytes, str, str | None, bool]
+WATCH_FRAME = "watch frame"
+Key = tuple[bytes, str, str | None, bool | str]
+T = TypeVar("T")
 
 
 class DecodeCache:
@@ -26,19 +31,20 @@ class DecodeCache:
         self.limit = limit
         self.hits = self.misses = 0
         self._held = 0
-        self._entries: OrderedDict[Key, Decoded] = OrderedDict()
+        self._entries: OrderedDict[Key, Any] = OrderedDict()
 
-    def get(self, key: Key, decode: Callable[[], Decoded]) -> Decoded:
-        """The decoded body for `key`, decoded by `decode()` the first time."""
+    def get(self, key: Key, decode: Callable[[], T]) -> T:
+        """What `key` decodes to, decoded by `decode()` the first time. The caller's key
+        says what kind of value it is (see the module docstring)."""
         found = self._entries.get(key)
         if found is not None:
             self.hits += 1
             self._entries.move_to_end(key)
-            return found
+            return cast(T, found)
         self.misses += 1
         decoded = decode()
         size = len(key[0])
-        if size <= self.limit:
+        if self.limit > 0 and size <= self.limit:
             self._entries[key] = decoded
             self._held += size
             while self._held > self.limit:

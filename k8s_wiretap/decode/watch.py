@@ -26,8 +26,9 @@ from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange, StreamEvent
 from k8s_wiretap.decode.body import undecodable
+from k8s_wiretap.decode.cache import WATCH_FRAME, DecodeCache
 from k8s_wiretap.kube.media import is_cbor, media_type
-from k8s_wiretap.kube.requestinfo import parse_request
+from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.wire.cborseq import self_described
 from k8s_wiretap.wire.framing import framer_for
 
@@ -147,29 +148,41 @@ def exchange_events(
     resource_kind: str | None = None,
     start: int = 0,
     release: str | None = None,
+    cache: DecodeCache | None = None,
 ) -> list[WatchEvent]:
     """The decoded watch events of a recorded exchange (HTTP stream or WebSocket), from
     its `start`-th on (a live exchange's events are decoded as they arrive), protobuf with
-    `release`'s schema."""
+    `release`'s schema. With a `cache`, a frame seen before is not decoded again: its type,
+    object and error are shared, its time, resource kind and phase are this exchange's."""
     content_type = exchange.response_header("content-type")
     if exchange.status == 101:
         content_type = "application/json"  # the API server's WebSocket watch sends JSON text
     events = exchange.watch_events()
-    decoded = [_event(event, content_type, resource_kind, release) for event in events[start:]]
-    if not is_watch_list(exchange.method, exchange.path):
-        return decoded
-    ended = _initial_end_before(exchange.id, events, start)
-    return _phased(decoded, ended)
+    fresh = events[start:]
+    decoded = [_decoded(event, content_type, release, cache) for event in fresh]
+    if _is_watch_list(exchange.info):
+        phases = _phases(decoded, _initial_end_before(exchange.id, events, start))
+    else:
+        phases = [None] * len(decoded)
+    return [
+        WatchEvent(found.type, found.object, event.time, found.error, resource_kind, phase)
+        for event, found, phase in zip(fresh, decoded, phases, strict=True)
+    ]
 
 
-def _event(
-    event: StreamEvent, content_type: str, resource_kind: str | None, release: str | None
+def _decoded(
+    event: StreamEvent, content_type: str, release: str | None, cache: DecodeCache | None
 ) -> WatchEvent:
+    """The event of one recorded frame, without its time: from the cache if seen before."""
+    data = event.data.data
     if event.data.truncated:
-        error = undecodable("truncated by the recording's size cap", event.data.data)
-        return WatchEvent("", None, event.time, error, resource_kind)
-    decoded = decode_frame(event.data.data, content_type, event.time, release)
-    return dataclasses.replace(decoded, resource_kind=resource_kind)
+        return WatchEvent(
+            "", None, None, undecodable("truncated by the recording's size cap", data)
+        )
+    if cache is None:
+        return decode_frame(data, content_type, release=release)
+    key = (data, content_type, release, WATCH_FRAME)
+    return cache.get(key, lambda: decode_frame(data, content_type, release=release))
 
 
 def decode_stream(
@@ -188,13 +201,24 @@ def decode_stream(
 
 def is_watch_list(method: str, path: str) -> bool:
     """A watch that starts with the current state: `sendInitialEvents=true` on a watch."""
-    info = parse_request(method, path)
+    return _is_watch_list(parse_request(method, path))
+
+
+def _is_watch_list(info: RequestInfo) -> bool:
     return info.verb == "watch" and (info.param("sendInitialEvents") or "").lower() == "true"
 
 
 def _phased(events: Sequence[WatchEvent], ended: bool) -> list[WatchEvent]:
     """Each event of a watch list with its phase; `ended`: the initial events ended before."""
-    phased = []
+    phases = _phases(events, ended)
+    return [
+        dataclasses.replace(event, phase=phase) for event, phase in zip(events, phases, strict=True)
+    ]
+
+
+def _phases(events: Sequence[WatchEvent], ended: bool) -> list[str | None]:
+    """The phase of each event of a watch list (see the module docstring)."""
+    phases: list[str | None] = []
     for event in events:
         if ended:
             phase = CHANGE
@@ -202,8 +226,8 @@ def _phased(events: Sequence[WatchEvent], ended: bool) -> list[WatchEvent]:
             phase, ended = INITIAL_END, True
         else:
             phase = INITIAL
-        phased.append(dataclasses.replace(event, phase=phase))
-    return phased
+        phases.append(phase)
+    return phases
 
 
 # Where each live watch list's initial events ended, as far as its events were looked at:

@@ -60,7 +60,7 @@ NOT_OBJECTS = frozenset(
 )
 WRITES = frozenset({"create", "update", "patch"})
 CHANGES = frozenset({"ADDED", "MODIFIED", "DELETED"})
-DECODED = DecodeCache()
+DECODED = DecodeCache()  # bodies and watch frames; `DECODED.limit = 0` turns it off
 
 Listener = Callable[[Exchange, ObjectRef, Observation], None]
 
@@ -196,7 +196,8 @@ class Analysis:
         decoded = self._events.setdefault(exchange.id, [])
         if len(decoded) < len(exchange.watch_events()):
             kind = self.resources.kind_of(exchange.info.group, exchange.info.resource)
-            decoded += exchange_events(exchange, kind, start=len(decoded), release=self.release)
+            start = len(decoded)
+            decoded += exchange_events(exchange, kind, start, self.release, DECODED)
         return decoded
 
     def add_etcd(self, change: EtcdChange) -> None:
