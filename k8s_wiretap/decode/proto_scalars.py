@@ -18,6 +18,8 @@ import json
 import struct
 from typing import Any
 
+import orjson
+
 from k8s_wiretap.wire.protowire import (
     BYTES,
     FIXED32,
@@ -85,8 +87,25 @@ def _reject_constant(name: str) -> Any:
 _JSON = json.JSONDecoder(parse_constant=_reject_constant)
 
 
+# A run of 19 digits may be an integer beyond 64 bits, which orjson reads as a float: found as
+# a run of "0"s once every digit is one (faster than a regular expression, at C speed).
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_LONG_RUN = b"0" * 19
+
+
 def embedded_json(raw: bytes) -> Any:
-    """Raw JSON bytes a Go MarshalJSON would embed verbatim; ProtoError if not JSON."""
+    """Raw JSON bytes a Go MarshalJSON would embed verbatim; ProtoError if not JSON.
+
+    The value is `json`'s (Go's UTF-8, no NaN or Infinity, integers of any size) at orjson's
+    speed (FieldsV1 in every object's managedFields): orjson reads it when it surely reads it
+    alike, `json` what orjson refuses (invalid UTF-8, lone surrogates, an overflowing float
+    or constant) and anything with a long run of digits.
+    """
+    if _LONG_RUN not in raw.translate(_DIGITS_AS_ZERO):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
     try:
         return _JSON.decode(raw.decode("utf-8", GO_UTF8))
     except (ValueError, RecursionError) as error:
