@@ -45,20 +45,20 @@ OP_VARINT = 10  # sub: a converter (int32, uint32, uint64)
 OP_BOOL, OP_INT64, OP_REP_VARINT = 11, 12, 13
 OP_FIXED = 14  # sub: (struct, repeated)
 
-# Render modes.
+# Render modes. Below M_DEFAULT an absent field is left out; from it on, written anyway.
 M_OMIT = 0  # omitempty scalar, slice, bytes: written when not empty
-M_DEFAULT = 1  # written always: the value, or arg (the Go zero value) when absent
-M_PRESENT = 2  # omitempty pointer: written when present
-M_MESSAGE = 3  # value struct: always written, the zero struct when absent
-M_MESSAGE_PTR = 4  # omitempty pointer to a message: written when present
-M_MESSAGE_NULL = 5  # pointer without omitempty: the message, or null
-M_MESSAGE_SLICE = 6  # omitempty named slice in a wrapper message (Verbs): written when not empty
-M_MAP = 7  # omitempty map: keys sorted
-M_MAP_NULL = 8  # map without omitempty: keys sorted, null when absent
-M_INLINE = 9  # embedded struct: its fields in place
-M_INLINE_PTR = 10  # embedded pointer to a struct: its fields in place when present
-M_TYPE_META = 11  # the Go-only TypeMeta of a top-level kind: kind and apiVersion from the envelope
-M_OMIT_NULL = 12  # omitzero value struct whose JSON is null when zero (a Time): left out then
+M_PRESENT = 1  # omitempty pointer: written when present
+M_MESSAGE_PTR = 2  # omitempty pointer to a message: written when present
+M_OMIT_NULL = 3  # omitzero value struct whose JSON is null when zero (a Time): left out then
+M_MAP = 4  # omitempty map: keys sorted
+M_MESSAGE_SLICE = 5  # omitempty named slice in a wrapper message (Verbs): written when not empty
+M_INLINE_PTR = 6  # embedded pointer to a struct: its fields in place when present
+M_DEFAULT = 7  # written always: the value, or arg (the Go zero value) when absent
+M_MESSAGE = 8  # value struct: always written, the zero struct when absent
+M_MESSAGE_NULL = 9  # pointer without omitempty: the message, or null
+M_MAP_NULL = 10  # map without omitempty: keys sorted, null when absent
+M_INLINE = 11  # embedded struct: its fields in place
+M_TYPE_META = 12  # the Go-only TypeMeta of a top-level kind: kind and apiVersion from the envelope
 
 # A message span: (buffer, start, stop); merged duplicates get a buffer of their own.
 Span = tuple[bytes, int, int]
@@ -199,6 +199,8 @@ class Plan:
         extra = _unknown_fields(unknown, self.nested) if unknown else None
         for key, slot, mode, arg in self.render:
             value = slots[slot]
+            if value is None and mode < M_DEFAULT:  # absent, left out: 40% of fields
+                continue
             if mode == M_OMIT:
                 if value:
                     out[key] = value
