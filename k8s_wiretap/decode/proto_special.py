@@ -21,7 +21,7 @@ from k8s_wiretap.decode.proto_plan import Plan, Slots
 from k8s_wiretap.decode.proto_scalars import embedded_json
 from k8s_wiretap.kube.quantity import QuantityError, canonical_quantity
 from k8s_wiretap.wire.envelope import MAGIC
-from k8s_wiretap.wire.protowire import ProtoError
+from k8s_wiretap.wire.protowire import ProtoError, read_varint
 
 __all__ = ["REPLACED_ON_DUPLICATE", "SPECIALS", "SlicePlan", "SpecialPlan"]
 
@@ -136,9 +136,22 @@ class IntOrStringPlan(SpecialPlan):
 
 
 class RawPlan(SpecialPlan):
-    """RawExtension {raw = 1}, FieldsV1 {Raw = 1}: nil → null, else the bytes as JSON."""
+    """RawExtension {raw = 1}, FieldsV1 {Raw = 1}: nil → null, else the bytes as JSON.
+
+    Every object's managedFields hold FieldsV1: the usual message, field 1 and nothing else,
+    is read without the general parse."""
 
     __slots__ = ()
+
+    def decode(self, buf: bytes, pos: int, end: int) -> Any:
+        if pos < end and buf[pos] == 0x0A:  # field 1, length-delimited
+            try:
+                size, start = read_varint(buf, pos + 1)
+            except ProtoError:  # damaged: reported as the general parse reports it
+                size, start = -1, end
+            if start + size == end:
+                return self.embedded(buf[start:end])
+        return super().decode(buf, pos, end)
 
     def value(self, slots: Slots) -> Any:
         raw = self.field(slots, 1)
