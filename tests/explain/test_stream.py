@@ -21,10 +21,7 @@ from tests.recorded import STORY, STORY_1_20, story_records
 def test_the_stream_writes_what_the_whole_file_analysis_says(path: Any) -> None:
     analysis = Analysis.of(load(path))
     explainer = Explainer(analysis)
-    batch = [
-        dumps(exchange_record(analysis, e, explainer))
-        for e in analysis.exchanges
-    ]
+    batch = [dumps(exchange_record(analysis, e, explainer)) for e in analysis.exchanges]
     out = io.StringIO()
     write_json(iter_records(path, []), out)
     assert out.getvalue().splitlines() == batch
