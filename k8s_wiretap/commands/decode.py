@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +118,27 @@ def _decode(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _batch_collector() -> Iterator[None]:
+    """The cyclic garbage collector for a batch: a stream of records makes millions of
+    small dicts and lists, nearly all freed by reference counting; with the default
+    thresholds (a pass every 700 allocations) the collector's passes were a tenth of
+    `explain`'s time and found next to nothing. Passes every 100,000, as before after."""
+    before = gc.get_threshold()
+    gc.freeze()  # what start-up made (modules, tables) is never looked at again
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
 def _explain(args: argparse.Namespace) -> int:
     if args.format == "json":  # a stream: any size of recording in bounded memory
         warnings: list[str] = []
-        assembler = write_json(iter_records(args.recording, warnings), sys.stdout)
+        with _batch_collector():
+            assembler = write_json(iter_records(args.recording, warnings), sys.stdout)
         for warning in warnings + assembler.warnings:
             print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
         return 0
