@@ -3,6 +3,11 @@
 A file that is not a recording this version reads is refused before the screen opens,
 in one line, as `explain` refuses it; one that turns out bad further in (corrupt gzip
 data) closes the TUI with the same one line.
+
+A recording still being written is followed like `tail -f` (`--follow`; by default when,
+read to its end, it has exchanges still open and was written to in the last minute:
+`views/tui/follow.py`). `--speed X` plays it back on its own clock instead
+(`views/tui/playback.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import RecordingError, iter_records
+from k8s_wiretap.errors import UsageError
 
 __all__ = ["register"]
 
@@ -26,7 +32,36 @@ def register(subparsers: Any) -> None:
         "(Explain, Request, Response, Patch, Events). ? lists the keys.",
     )
     replay.add_argument("recording", type=Path)
+    follow = replay.add_mutually_exclusive_group()
+    follow.add_argument(
+        "--follow",
+        action="store_true",
+        default=None,
+        help="read on as the file grows, like tail -f (default: when it has exchanges "
+        "still open and was written to in the last minute)",
+    )
+    follow.add_argument(
+        "--no-follow", dest="follow", action="store_false", help="read the file as it is"
+    )
+    follow.add_argument(
+        "--speed",
+        type=_speed,
+        default=None,
+        metavar="X",
+        help="play it back on its own clock at X times recording time (1, 2, 0.5...; "
+        "p pauses, . steps, ] and [ change the speed)",
+    )
     replay.set_defaults(handler=_replay)
+
+
+def _speed(value: str) -> float:
+    try:
+        speed = float(value)
+    except ValueError:
+        speed = 0.0
+    if not 0 < speed <= 1000:
+        raise argparse.ArgumentTypeError(f"{value!r}: a speed such as 1, 2 or 0.5")
+    return speed
 
 
 def _check(path: Path) -> None:
@@ -38,8 +73,32 @@ def _replay(args: argparse.Namespace) -> int:
     from k8s_wiretap.views.tui import ReplayApp  # Textual loads only for this command
 
     _check(args.recording)
-    app = ReplayApp(args.recording)
+    if args.speed is not None:
+        return _play(args.recording, args.speed)
+    app = ReplayApp(args.recording, follow=args.follow)
     app.run()
+    if app.error is not None:
+        raise RecordingError(app.error)
+    return app.return_code or 0
+
+
+def _play(path: Path, speed: float) -> int:
+    from rich.markup import escape
+
+    from k8s_wiretap.views.tui import ReplayApp
+    from k8s_wiretap.views.tui.playback import Player
+
+    try:
+        player = Player(path, speed)
+    except OSError as error:
+        raise UsageError(f"cannot play {path}: {error}") from error
+    try:
+        label = f"[bold]k8s-wiretap replay[/] {escape(path.name)}"
+        app = ReplayApp(player.path, writer=lambda: player.playing, playback=player, label=label)
+        player.run()
+        app.run()
+    finally:
+        player.close()
     if app.error is not None:
         raise RecordingError(app.error)
     return app.return_code or 0

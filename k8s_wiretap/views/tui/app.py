@@ -7,7 +7,9 @@ the selected exchange's detail (`window.py`, on demand, after the cursor has res
 first detail is shown: until then the first screen has the CPU). The app
 only wires them to the widgets: the list (`exchange_list.py`), the tabs
 (`detail_pane.py`), the filter bar (`filter_bar.py`), and a walkthrough's narration
-(`narration_panel.py`: `w`, or `k8s-wiretap walkthrough`).
+(`narration_panel.py`: `w`, or `k8s-wiretap walkthrough`). A recording still being
+written — a live proxy's, a playback's (`playback.py`), `replay --follow` — is followed
+(`follow.py`), the list keeping its end in view (`follow_mode.py`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from k8s_wiretap.views.tui.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.explaining import explain_rows
 from k8s_wiretap.views.tui.filter_bar import FilterBar
 from k8s_wiretap.views.tui.filters import Filter, FilterError, parse
+from k8s_wiretap.views.tui.follow import KeepGoing
+from k8s_wiretap.views.tui.follow_mode import FOLLOW_BINDINGS, REFRESH, FollowMode, policy
 from k8s_wiretap.views.tui.help_screen import HelpScreen
 from k8s_wiretap.views.tui.index import RecordingIndex
 from k8s_wiretap.views.tui.messages import (
@@ -43,6 +47,7 @@ from k8s_wiretap.views.tui.messages import (
 )
 from k8s_wiretap.views.tui.narration_panel import WALK_ACTIONS, WALK_BINDINGS, NarrationPanel
 from k8s_wiretap.views.tui.panes import TABS
+from k8s_wiretap.views.tui.playback import PLAYBACK_ACTIONS, PLAYBACK_BINDINGS, Player
 from k8s_wiretap.views.tui.selection import Check, Selection
 from k8s_wiretap.views.tui.walkthrough import Walkthrough, for_recording
 from k8s_wiretap.views.tui.window import Windows
@@ -72,17 +77,35 @@ class ReplayApp(App[int]):
             for n, (key, (title, _render)) in enumerate(TABS.items(), 1)
         ),
         *WALK_BINDINGS,
+        *FOLLOW_BINDINGS,
+        *PLAYBACK_BINDINGS,
     ]
 
     def __init__(
-        self, path: Path | str, *, explain: bool = True, walkthrough: Walkthrough | None = None
+        self,
+        path: Path | str,
+        *,
+        explain: bool = True,
+        walkthrough: Walkthrough | None = None,
+        follow: bool | None = False,
+        writer: KeepGoing | None = None,
+        playback: Player | None = None,
+        label: str | None = None,
     ) -> None:
-        """`walkthrough`: opened at once (else `w` opens the one beside the recording)."""
+        """`walkthrough`: opened at once (else `w` opens the one beside the recording);
+        `follow`: read on past the end (None: if it looks written to, `follow.py`);
+        `writer`: what writes the file (a proxy, `playback`): followed while it says so;
+        `label`: the title's, instead of "replay FILE"."""
         super().__init__()
         self.path = Path(path)
         self.walkthrough = walkthrough or for_recording(self.path)
         self._walk_at_once = walkthrough is not None
         self.index = RecordingIndex(self.path)
+        self.playback = playback
+        self.label = label or f"[bold]k8s-wiretap replay[/] {escape(self.path.name)}"
+        self._policy = policy(self.path, self.index, follow, writer)
+        self.follow_mode = FollowMode(self.index)
+        self._refresh: Timer | None = None
         self.windows = Windows(self.index)
         self.selection = Selection(self.index.rows)
         self.filtering = False  # a worker is checking the rows against a new filter
@@ -128,6 +151,8 @@ class ReplayApp(App[int]):
         self._title()
         self._status()
         self.scan()
+        if self.playback is not None:
+            self.set_interval(0.1, self._title)  # the clock
         if self._walk_at_once:
             self.action_walkthrough()
 
@@ -151,7 +176,7 @@ class ReplayApp(App[int]):
             time.sleep(0)  # let the screen have the GIL: it is what people wait for
 
         try:
-            self.index.scan(notify, every=200, stopped=self._stop.is_set)
+            self.index.scan(notify, every=200, stopped=self._stop.is_set, follow=self._policy)
         except RecordingError as error:
             self.post_message(IndexFailed(str(error)))
             return
@@ -162,8 +187,9 @@ class ReplayApp(App[int]):
         def notify(count: int) -> None:
             self.post_message(Explained(count))
 
+        follow = (lambda: not self.index.done) if self._policy is not None else None
         try:
-            count = explain_rows(self.index, notify, self._stop.is_set, every=1000)
+            count = explain_rows(self.index, notify, self._stop.is_set, every=1000, follow=follow)
         except Exception as error:  # the list still works without summaries
             self.post_message(Explained(self.explained_count, done=True))
             self.call_from_thread(self.notify, f"explaining stopped: {error}", severity="error")
@@ -171,8 +197,11 @@ class ReplayApp(App[int]):
         self.post_message(Explained(count, done=True))
 
     @work(thread=True, exclusive=True, group="detail")
-    def load_detail(self, position: int) -> None:
+    def load_detail(self, position: int, again: bool = False) -> None:
         with self._detail_lock:
+            self.follow_mode.loading(position)
+            if again:
+                self.windows.forget()
             try:
                 detail = self.windows.detail(position)
             except Exception as error:  # shown in the pane: one exchange, not the app
@@ -188,6 +217,11 @@ class ReplayApp(App[int]):
             self.selection.extend()
             self.exchange_list.show(self.selection.view())
         self.exchange_list.grown()
+        following = self.follow_mode.active
+        self.follow_mode.grown(self.exchange_list)
+        if following != self.follow_mode.active:
+            self.refresh_bindings()  # F
+        self._refresh_detail()
         self._title()
         if message.done and not self.index.rows:
             self._start_explaining()
@@ -197,6 +231,18 @@ class ReplayApp(App[int]):
             for warning in self.index.warnings:
                 self.notify(warning, severity="warning")
         self._status()
+
+    def _refresh_detail(self) -> None:
+        """The selected exchange grew (a followed watch): explain it again, now and then."""
+        selected = self.exchange_list.selected
+        if self._refresh is None and selected is not None and self.follow_mode.stale(selected):
+
+            def again() -> None:
+                self._refresh = None
+                if self.exchange_list.selected == selected:
+                    self.load_detail(selected, again=True)
+
+            self._refresh = self.set_timer(REFRESH, again)
 
     def _start_explaining(self) -> None:
         """Once the first screen and detail are there: until then they have the CPU."""
@@ -247,11 +293,13 @@ class ReplayApp(App[int]):
     def on_exchange_list_selected(self, message: ExchangeList.Selected) -> None:
         if self._settle is not None:
             self._settle.stop()
+        self.follow_mode.moved(self.exchange_list)
         if message.position is None:
             return
         self.detail_pane.waiting()
         position = message.position
-        self._settle = self.set_timer(SETTLE, lambda: self.load_detail(position))
+        settle = self.follow_mode.settle or SETTLE
+        self._settle = self.set_timer(settle, lambda: self.load_detail(position))
 
     def on_exchange_list_opened(self, message: ExchangeList.Opened) -> None:
         self.detail_pane.scroller().focus()
@@ -319,10 +367,14 @@ class ReplayApp(App[int]):
 
     def _title(self, done: bool = False) -> None:
         index = self.index
-        parts = [f"[bold]k8s-wiretap replay[/] {self.path.name}", f"{len(index):,} exchanges"]
+        parts = [self.label, f"{len(index):,} exchanges"]
         if self.walkthrough is not None and self._narration.is_open:
             parts[0] = f"[bold]k8s-wiretap walkthrough[/] {escape(self.walkthrough.title)}"
-        if not index.done:
+        if self.playback is not None:
+            parts.append(self.playback.status())
+        if self.follow_mode.active:
+            parts.append(self.follow_mode.status(self.exchange_list))
+        elif not index.done:
             parts.append("[yellow]reading…[/]")
         elif self._explain and not done and self.explained_count < len(index):
             parts.append(f"[dim]explained {self.explained_count:,}[/]")
@@ -337,6 +389,10 @@ class ReplayApp(App[int]):
         """The walkthrough's keys only while it is open, on the main screen, not typing."""
         if action == "walkthrough":
             return self.walkthrough is not None and not self._narration.is_open
+        if action == "follow":
+            return self.follow_mode.active
+        if action in PLAYBACK_ACTIONS:
+            return self.playback is not None
         if action in WALK_ACTIONS:
             busy = isinstance(self.screen, HelpScreen) or self._filter_bar.is_open
             return self._narration.is_open and not busy
@@ -363,6 +419,15 @@ class ReplayApp(App[int]):
         self._narration.close()
         self.refresh_bindings()
         self._title(done=self.explained_all)
+
+    def action_follow(self) -> None:
+        self.follow_mode.resume(self.exchange_list)
+        self._title()
+
+    def action_playback(self, what: str) -> None:
+        if self.playback is not None:
+            self.playback.act(what)
+            self._title()
 
     def action_filter(self) -> None:
         self._filter_bar.open(self.filter.text if self.filter else "")

@@ -71,9 +71,12 @@ class DetailPane(Vertical):
         self._fill({key: Text(text, style="dim italic") for key in TABS})
 
     def show(self, detail: Detail) -> None:
+        """Fill the tabs, each scrolled to its top; the same exchange again (it grew: a
+        followed watch's events) keeps where each tab was."""
+        again = self.detail is not None and self.detail.exchange.id == detail.exchange.id
         self.detail = detail
         self._fill({key: render(detail) for key, (_title, render) in TABS.items()})
-        for key in TABS:
+        for key in TABS if not again else ():
             self.scroller(key).scroll_home(animate=False)
 
     def failed(self, message: str) -> None:

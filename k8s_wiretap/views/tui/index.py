@@ -10,6 +10,11 @@ of the exchanges asked for back (the detail pane's, `window.py`).
 A file that is not a recording, or of a newer format version, or whose gzip data is
 corrupt raises `RecordingError` (capture/reader.py's error, with its words); a cut-off
 last line or gzip stream is a warning, as when `explain` loads it.
+
+A recording still being written is followed (`scan(follow=...)`, `follow.py`): at the end
+of the file the index says so (`caught_up`, and a notice) and reads on as records come,
+`tail -f` style; rows grow (a watch's events, its end) as their records arrive. `done`
+only once following stops.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ import json
 import os
 import tempfile
 import threading
-import zlib
 from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,11 +33,11 @@ from k8s_wiretap.capture import reader
 from k8s_wiretap.capture.exchange import Exchange, Request
 from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.explain.who import who_of
+from k8s_wiretap.views.tui.follow import KeepGoing, chunks, gunzipped, lines
 from k8s_wiretap.views.tui.rows import Row
 
 __all__ = ["RecordingIndex", "check_header"]
 
-CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 Notify = Callable[[int], None]
 
@@ -61,7 +65,10 @@ class RecordingIndex:
         self.etcd = array("d")  # time, offset, length of each etcd record, flat
         self.release: int | None = None  # the row of the first /version exchange
         self.warnings: list[str] = []
-        self.done = False
+        self.open = 0  # exchanges with no end record yet
+        self.caught_up = False  # the end of the file was reached (once)
+        self.done = False  # and nothing more is read
+        self.taken = 0  # records taken: what changed since a notice
         self.lock = threading.Lock()  # rows are made here and explained elsewhere
         self._explained: dict[str, tuple[str, str, bool]] = {}  # came before their row
         self._components: dict[tuple[object, ...], str] = {}
@@ -78,13 +85,28 @@ class RecordingIndex:
         notify: Notify | None = None,
         every: int = 500,
         stopped: Callable[[], bool] = lambda: False,
+        follow: KeepGoing | None = None,
     ) -> None:
         """Read the whole file, calling `notify(rows so far)` every `every` new rows;
-        give up when `stopped()` (the app is closing)."""
-        seen = 0
-        for offset, line in self._lines():
+        give up when `stopped()` (the app is closing). With `follow`, read on past the end
+        while `follow()` says so, calling `notify` each time the end is reached with
+        something new."""
+        seen = told = 0
+
+        def keep_going() -> bool:
+            return not stopped() and follow is not None and follow()
+
+        for offset, line in self._lines(keep_going if follow is not None else None):
             if stopped():
                 return
+            if not line:
+                if not self.header:
+                    continue  # an empty file: its header is being written
+                first, self.caught_up = not self.caught_up, True
+                if notify is not None and (first or self.taken != told):
+                    seen, told = len(self.rows), self.taken
+                    notify(seen)
+                continue
             if not self.header:
                 self.header = check_header(self.path, line)
                 continue
@@ -92,15 +114,15 @@ class RecordingIndex:
                 continue
             self._take(offset, line)
             if notify is not None and len(self.rows) - seen >= every:
-                seen = len(self.rows)
+                seen, told = len(self.rows), self.taken
                 notify(seen)
-        self.done = True
+        self.caught_up = self.done = True
         if not self.header:
             raise RecordingError(f"{self.path}: not a k8s-wiretap recording (no header line)")
         if notify is not None:
             notify(len(self.rows))
 
-    def _lines(self) -> Iterator[tuple[int, bytes]]:
+    def _lines(self, keep_going: KeepGoing | None) -> Iterator[tuple[int, bytes]]:
         try:
             handle = self.path.open("rb")
         except OSError as error:
@@ -111,24 +133,16 @@ class RecordingIndex:
                 # open as long as the index: records are read back from it
                 self._spill = tempfile.TemporaryFile(prefix="k8s-wiretap-replay-")  # noqa: SIM115
                 self._fd = self._spill.fileno()
-                yield from _split(self._gunzip(handle))
+                yield from lines(self._gunzip(handle, keep_going))
             else:
                 handle.seek(0)
                 self._fd = os.open(self.path, os.O_RDONLY)
-                yield from _split(iter(lambda: handle.read(CHUNK), b""))
+                yield from lines(chunks(handle, keep_going))
 
-    def _gunzip(self, handle: BinaryIO) -> Iterator[bytes]:
-        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        assert self._spill is not None
-        while chunk := handle.read(CHUNK):
-            try:
-                data = decompressor.decompress(chunk)
-            except zlib.error as error:
-                raise RecordingError(f"{self.path}: corrupt gzip data ({error})") from error
+    def _gunzip(self, handle: BinaryIO, keep_going: KeepGoing | None) -> Iterator[bytes]:
+        for data in gunzipped(chunks(handle, keep_going), self.path, self.warnings):
             os.write(self._fd or 0, data)
             yield data
-        if not decompressor.eof:
-            self.warnings.append(f"{self.path}: gzip stream cut short")
 
     def _take(self, offset: int, line: bytes) -> None:
         try:
@@ -152,6 +166,7 @@ class RecordingIndex:
             return
         row.spans.extend((offset, len(line)))
         row.version += 1
+        self.taken += 1
         if kind == "response":
             row.status = int(record.get("status") or 0) or None
         elif kind == "event":
@@ -159,6 +174,7 @@ class RecordingIndex:
             data = record.get("data")
             row.size += int(data.get("size") or 0) if isinstance(data, dict) else 0
         elif kind == "end":
+            self.open -= row.ended is None
             _ended(row, record)
 
     def _request(self, record: dict[str, Any]) -> Row:
@@ -182,6 +198,7 @@ class RecordingIndex:
         with self.lock:
             self.by_id[row.id] = len(self.rows)
             self.rows.append(row)
+            self.open += 1
             if row.id in self._explained:
                 self._fill(row, *self._explained.pop(row.id))
         if self.release is None and exchange.path.split("?")[0] == "/version":
@@ -264,19 +281,3 @@ def _ended(row: Row, record: dict[str, Any]) -> None:
         row.size += int(body.get("size") or 0)
     if record.get("error"):
         row.error = str(record["error"])
-
-
-def _split(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
-    """(offset, line) for each line of the stream of chunks; a last line without its
-    newline too."""
-    offset, rest = 0, b""
-    for chunk in chunks:
-        data = rest + chunk
-        start = 0
-        while (end := data.find(b"\n", start)) >= 0:
-            yield offset, data[start : end + 1]
-            offset += end + 1 - start
-            start = end + 1
-        rest = data[start:]
-    if rest:
-        yield offset, rest

@@ -94,6 +94,10 @@ class Windows:
         events = analysis.events(exchange) if exchange.watch_events() else []
         return Detail(position, exchange, said, record, replay, events, chain)
 
+    def forget(self) -> None:
+        """Let the kept window go: its exchanges grew since (a recording being followed)."""
+        self._window = None
+
     def around(self, position: int) -> tuple[Explainer, dict[str, Exchange]]:
         """The explainer of `position`'s window and the window's exchanges by id: what
         `detail` explains with (a walkthrough follows its causal chains)."""
