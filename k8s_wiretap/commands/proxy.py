@@ -1,4 +1,8 @@
-"""`k8s-wiretap proxy`, `run` and `kubeconfig`: the wiretap in front of a kubeconfig's cluster."""
+"""`k8s-wiretap proxy`, `run` and `kubeconfig`: the wiretap in front of a kubeconfig's cluster.
+
+On a terminal `proxy` opens the TUI live (`live.py`: the proxy in a process of its own, the
+TUI following its recording); `--no-tui`, or no terminal, prints one line per exchange.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from mitmproxy.utils import human
 
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
+from k8s_wiretap.commands.live import run_live
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.kube.kubeconfig import ClusterAccess, load_kubeconfig, write_kubeconfig
 from k8s_wiretap.proxy.routes import Route
@@ -57,8 +62,15 @@ def register(subparsers: Any) -> None:
         "per client identity (what `lab up --via-proxy` uses)",
     )
     _recording_options(proxy)
-    proxy.add_argument(
-        "--no-tui", action="store_true", help="print one line per exchange (the only view so far)"
+    view = proxy.add_mutually_exclusive_group()
+    view.add_argument(
+        "--no-tui",
+        action="store_true",
+        help="print one line per exchange instead of opening the TUI (what it does anyway "
+        "when stdin or stdout is not a terminal)",
+    )
+    view.add_argument(
+        "--quiet", action="store_true", help="print nothing per exchange (record only)"
     )
     proxy.add_argument(
         "--etcd",
@@ -203,7 +215,10 @@ def _proxy(args: argparse.Namespace) -> int:
         else [Route("default", *_listen(args.listen), _access(args))]
     )
     settings = _settings(args, routes)
-    settings.outputs.append(ConsoleOutput(sys.stdout))
+    if not (args.no_tui or args.quiet) and sys.stdin.isatty() and sys.stdout.isatty():
+        return run_live(args)  # the proxy in a process of its own, the TUI in this one
+    if not args.quiet:
+        settings.outputs.append(ConsoleOutput(sys.stdout))
     settings.accept_hosts = args.accept_hosts
     settings.idle_timeout = args.idle_timeout
     settings.confdir = args.confdir or default_confdir()

@@ -1,0 +1,143 @@
+"""`k8s-wiretap proxy` on a terminal: the proxy in a process of its own, the TUI beside it.
+
+The TUI must never slow the proxy. Both are Python: in one process they would share one
+interpreter lock, and every frame the TUI paints would be time the proxy's event loop
+waits. So the proxy runs exactly as `proxy --quiet --record FILE` runs (its own process,
+event loop and recorder thread, writing its recording file as always), and this process
+follows that file with the replay TUI (`views/tui/follow.py`): live is follow. Records
+reach the file within ~20 ms (the recorder writes in bursts), the follower looks at its
+end every 50 ms, and the file is what links the two, so nothing the TUI does can hold the
+proxy up: a slow screen only reads later.
+
+The recording is `--record FILE`, else a temporary file in a private folder
+(`$TMPDIR/k8s-wiretap-live-*`, 0700; the file 0600, as every recording) removed when the
+proxy stops. The proxy's own messages (listening on..., errors) go to a log beside it:
+a proxy that cannot start prints its log and its exit status is returned, as without the
+TUI. Quitting the TUI sends the proxy SIGTERM, which it takes as Ctrl-C: what is queued is
+written and every exchange still open gets its end ("recording stopped"), so the
+recording is complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from k8s_wiretap.errors import WiretapError
+
+__all__ = ["child_argv", "run_live"]
+
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0
+
+
+def child_argv(args: argparse.Namespace, record: Path) -> list[str]:
+    """`k8s-wiretap proxy` with `args`' options, recording to `record`, printing nothing."""
+    argv = [sys.executable, "-m", "k8s_wiretap", "proxy", "--quiet", "--record", str(record)]
+    options = {
+        "--kubeconfig": args.kubeconfig,
+        "--context": args.context,
+        "--listen": None if args.routes else args.listen,
+        "--routes": args.routes,
+        "--max-body": args.max_body,
+        "--etcd": args.etcd,
+        "--accept-hosts": args.accept_hosts,
+        "--idle-timeout": args.idle_timeout,
+        "--confdir": args.confdir,
+    }
+    for flag, value in options.items():
+        if value is not None:
+            argv += [flag, str(value)]
+    argv += ["--overwrite"] if args.overwrite else []
+    argv += ["--no-redact"] if args.no_redact else []
+    return argv
+
+
+def run_live(args: argparse.Namespace) -> int:
+    """The proxy in a child process, its recording in the TUI until the TUI quits."""
+    folder = Path(tempfile.mkdtemp(prefix="k8s-wiretap-live-"))
+    record = args.record.absolute() if args.record else folder / "recording.jsonl"
+    log = folder / "proxy.log"
+    try:
+        with log.open("w") as output:
+            proxy = subprocess.Popen(
+                child_argv(args, record), stdin=subprocess.DEVNULL, stdout=output, stderr=output
+            )
+        try:
+            said = _started(proxy, log)
+            if proxy.poll() is not None:
+                sys.stderr.write(said)
+                return proxy.returncode
+            _show(record, said, lambda: proxy.poll() is None)
+        finally:
+            status = _stop(proxy)
+        if status not in (0, -signal.SIGTERM):
+            sys.stderr.write(log.read_text())
+        _summary(record, kept=args.record is not None)
+        return 0 if status == -signal.SIGTERM else status
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _started(proxy: subprocess.Popen[bytes], log: Path) -> str:
+    """What the proxy said by the time it records (or exited)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        said = log.read_text()
+        if "recording to" in said or proxy.poll() is not None:
+            time.sleep(0.05)  # the rest of its message, if it is exiting
+            return log.read_text()
+        time.sleep(0.05)
+    raise WiretapError(f"the proxy did not start within {START_TIMEOUT:.0f} s")
+
+
+def _show(record: Path, said: str, running: Callable[[], bool]) -> None:
+    from k8s_wiretap.views.tui import ReplayApp  # Textual loads only for the TUI
+
+    app = ReplayApp(record, writer=running, label=_label(said))
+    previous = signal.signal(signal.SIGTERM, lambda *_: app.exit())
+    try:
+        app.run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if app.error is not None:
+        raise WiretapError(app.error)
+
+
+def _label(said: str) -> str:
+    """The title: where the proxy listens, from its own words."""
+    from rich.markup import escape
+
+    listening = [
+        line.split("listening on ", 1)[1].replace(" -> ", " → ")
+        for line in said.splitlines()
+        if "listening on " in line
+    ]
+    where = listening[0] if len(listening) == 1 else f"{len(listening)} listeners"
+    return f"[bold]k8s-wiretap proxy[/] {escape(where)}"
+
+
+def _stop(proxy: subprocess.Popen[bytes]) -> int:
+    if proxy.poll() is None:
+        proxy.terminate()
+        try:
+            return proxy.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proxy.kill()
+    return proxy.wait()
+
+
+def _summary(record: Path, kept: bool) -> None:
+    if not record.exists():
+        return
+    with record.open("rb") as recording:
+        exchanges = sum(b'"record":"request"' in line for line in recording)
+    where = f"recorded to {record}" if kept else "seen (--record FILE keeps a recording)"
+    print(f"k8s-wiretap: {exchanges:,} exchanges {where}", file=sys.stderr)
