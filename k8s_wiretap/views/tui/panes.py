@@ -26,7 +26,15 @@ from k8s_wiretap.views.story import colour_of, verdict
 from k8s_wiretap.views.tui.rows import clock
 from k8s_wiretap.views.tui.window import Detail
 
-__all__ = ["TABS", "events_pane", "explain_pane", "patch_pane", "request_pane", "response_pane"]
+__all__ = [
+    "TABS",
+    "body_text",
+    "events_pane",
+    "explain_pane",
+    "patch_pane",
+    "request_pane",
+    "response_pane",
+]
 
 MAX_LINES = 2000
 MAX_EVENTS = 1000
@@ -37,11 +45,19 @@ def _heading(text: str) -> Text:
     return Text(f"\n{text}", style="bold underline")
 
 
+def body_text(value: Any) -> str:
+    """A decoded body or object as the tabs show it: YAML for documents, else the text
+    (what `:copy` copies, whole)."""
+    if isinstance(value, str):
+        return value
+    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100)
+
+
 def _yaml(value: Any) -> RenderableType:
     """A decoded body or object, highlighted: YAML for documents, the text otherwise."""
     if isinstance(value, str):
         return Text(value)
-    text = yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100)
+    text = body_text(value)
     lines = text.splitlines()
     more = len(lines) - MAX_LINES
     if more > 0:
