@@ -1,0 +1,160 @@
+"""Following a recording as it is written: the test appends the committed story's records
+to a file while the app follows it, as the proxy's recorder would (in bursts)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from k8s_wiretap.views.tui import ReplayApp
+from k8s_wiretap.views.tui.follow import AutoFollow, chunks, lines
+from k8s_wiretap.views.tui.index import RecordingIndex
+from tests.recorded import STORY, story_records
+
+LINES = gzip.decompress(STORY.read_bytes()).splitlines(keepends=True)
+
+
+async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
+    """Wait for something that must happen (never a speed: a generous timeout)."""
+    deadline = time.monotonic() + 30
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def append(path: Path, data: bytes) -> None:
+    with path.open("ab") as handle:
+        handle.write(data)
+
+
+def requests_in(data: list[bytes]) -> int:
+    return sum(b'"record":"request"' in line for line in data)
+
+
+def run(path: Path, script: Callable[[ReplayApp, Pilot[int]], object], **options: object) -> None:
+    async def main() -> None:
+        app = ReplayApp(path, **options)  # type: ignore[arg-type]
+        async with app.run_test(size=(120, 40)) as pilot:
+            await script(app, pilot)  # type: ignore[misc]
+
+    asyncio.run(main())
+
+
+def test_rows_grow_as_records_are_appended_and_the_list_follows_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "growing.jsonl"
+    path.write_bytes(b"".join(LINES[:300]))
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        rows = app.exchange_list
+        first = requests_in(LINES[1:300])
+        await until(pilot, lambda: app.follow_mode.active and len(app.index) == first, "rows")
+        assert not app.index.done and rows.cursor == rows.count - 1  # at the end, following
+        for start in range(300, 900, 100):  # bursts, as the recorder writes them
+            append(path, b"".join(LINES[start : start + 100]))
+        await until(pilot, lambda: len(app.index) == requests_in(LINES[1:900]), "more rows")
+        await until(pilot, lambda: rows.cursor == rows.count - 1, "the cursor at the end")
+        assert "following" in str(app._title_bar.render())
+        await pilot.press("k", "k")
+        before = rows.count
+        assert not app.follow_mode.following and rows.cursor == before - 3
+        append(path, b"".join(LINES[900:1500]))
+        grown = requests_in(LINES[1:1500])
+        await until(pilot, lambda: len(app.index) == grown, "rows while not following")
+        assert rows.cursor == before - 3  # the list stayed where the user put it
+        title = str(app._title_bar.render())
+        assert f"{grown - before} new" in title and "F follows" in title
+        await pilot.press("F")
+        assert app.follow_mode.following and rows.cursor == rows.count - 1
+        assert "new" not in str(app._title_bar.render())
+
+    run(path, script, follow=True)
+
+
+def test_a_partial_last_line_is_waited_for_never_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "partial.jsonl"
+    request = next(n for n, line in enumerate(LINES) if n > 50 and b'"request"' in line)
+    path.write_bytes(b"".join(LINES[:request]) + LINES[request][:40])
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        shown = requests_in(LINES[1:request])
+        await until(pilot, lambda: app.follow_mode.active and len(app.index) == shown, "rows")
+        await pilot.pause(0.3)  # several looks at the end
+        assert len(app.index) == shown and not app.index.warnings
+        append(path, LINES[request][40:])
+        await until(pilot, lambda: len(app.index) == shown + 1, "the completed line's row")
+        assert not app.index.warnings
+
+    run(path, script, follow=True)
+
+
+def test_a_watch_grows_as_its_events_arrive_count_and_events_tab(tmp_path: Path) -> None:
+    records = story_records()
+    counts: dict[str, int] = {}
+    for record in records:
+        if record["record"] == "event":
+            counts[record["id"]] = counts.get(record["id"], 0) + 1
+    watch = max(counts, key=lambda i: counts[i])
+    own = [json.dumps(r).encode() + b"\n" for r in records if r.get("id") == watch]
+    opening = [line for line in own if b'"event"' not in line and b'"end"' not in line]
+    events = [line for line in own if b'"record": "event"' in line]
+    path = tmp_path / "watch.jsonl"
+    path.write_bytes(LINES[0] + b"".join(opening) + b"".join(events[:2]))
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: app.follow_mode.active and len(app.index) == 1, "the watch")
+        row = app.index.rows[0]
+        assert row.watch and row.events == 2 and row.ended is None
+        await until(pilot, lambda: app.detail_pane.detail is not None, "the watch's detail")
+        assert app.detail_pane.detail is not None
+        assert len(app.detail_pane.detail.events) == 2
+        app.detail_pane.active = "events"
+        append(path, b"".join(events[2:6]))
+        await until(pilot, lambda: row.events == 6, "four more events in the row")
+
+        def events_shown() -> int:
+            detail = app.detail_pane.detail
+            return len(detail.events) if detail is not None else 0
+
+        await until(pilot, lambda: events_shown() == 6, "the Events tab to grow")
+        assert app.detail_pane.active == "events"
+
+    run(path, script, follow=True)
+
+
+def test_automatic_follow_only_for_a_recording_still_written(tmp_path: Path) -> None:
+    path = tmp_path / "open.jsonl"
+    path.write_bytes(b"".join(LINES[:300]))  # exchanges still open
+    index = RecordingIndex(path)
+    index.scan()
+    assert index.open > 0
+    assert AutoFollow(path, lambda: index.open)()  # written to just now
+    old = time.time() - 3600
+    os.utime(path, (old, old))
+    assert not AutoFollow(path, lambda: index.open)()  # a crashed proxy's, long ago
+    index.close()
+    done = RecordingIndex(STORY)
+    done.scan()
+    assert done.open == 0  # a complete recording: every exchange ended
+    assert not AutoFollow(STORY, lambda: done.open)()
+    done.close()
+
+
+def test_lines_wait_for_the_newline_and_say_when_they_caught_up(tmp_path: Path) -> None:
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"one\ntw")
+    looks = iter([True, False])
+    with path.open("rb") as handle:
+        read = lines(chunks(handle, lambda: next(looks), poll=0))
+        assert next(read) == (0, b"one\n")
+        assert next(read) == (6, b"")  # caught up: "tw" waits for its newline
+        append(path, b"o\n")
+        assert next(read) == (4, b"two\n")
+        assert list(read) == []  # at the end again, and following has stopped
