@@ -7,7 +7,9 @@ the selected exchange's detail (`window.py`, on demand, after the cursor has res
 first detail is shown: until then the first screen has the CPU). The app
 only wires them to the widgets: the list (`exchange_list.py`), the tabs
 (`detail_pane.py`), the filter bar (`filter_bar.py`), and a walkthrough's narration
-(`narration_panel.py`: `w`, or `k8s-wiretap walkthrough`). A recording still being
+(`narration_panel.py`: `w`, or `k8s-wiretap walkthrough`), the `:` command line and the
+search (`command_line.py`, `commands.py`), the chain view (`chain_view.py`: `c`) and the
+themes (`themes.py`). A recording still being
 written — a live proxy's, a playback's (`playback.py`), `replay --follow` — is followed
 (`follow.py`), the list keeping its end in view (`follow_mode.py`).
 """
@@ -28,6 +30,9 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from k8s_wiretap.capture.reader import RecordingError
+from k8s_wiretap.views.tui.chain_view import CHAIN_BINDINGS
+from k8s_wiretap.views.tui.command_line import CommandLine
+from k8s_wiretap.views.tui.commands import COMMAND_BINDINGS, Commands
 from k8s_wiretap.views.tui.detail_pane import DetailPane
 from k8s_wiretap.views.tui.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.explaining import explain_rows
@@ -49,6 +54,7 @@ from k8s_wiretap.views.tui.narration_panel import WALK_ACTIONS, WALK_BINDINGS, N
 from k8s_wiretap.views.tui.panes import TABS
 from k8s_wiretap.views.tui.playback import PLAYBACK_ACTIONS, PLAYBACK_BINDINGS, Player
 from k8s_wiretap.views.tui.selection import Check, Selection
+from k8s_wiretap.views.tui.themes import install as install_themes
 from k8s_wiretap.views.tui.walkthrough import Walkthrough, for_recording
 from k8s_wiretap.views.tui.window import Windows
 
@@ -77,6 +83,7 @@ class ReplayApp(App[int]):
             for n, (key, (title, _render)) in enumerate(TABS.items(), 1)
         ),
         *WALK_BINDINGS,
+        *COMMAND_BINDINGS,
         *FOLLOW_BINDINGS,
         *PLAYBACK_BINDINGS,
     ]
@@ -97,6 +104,7 @@ class ReplayApp(App[int]):
         `writer`: what writes the file (a proxy, `playback`): followed while it says so;
         `label`: the title's, instead of "replay FILE"."""
         super().__init__()
+        install_themes(self)
         self.path = Path(path)
         self.walkthrough = walkthrough or for_recording(self.path)
         self._walk_at_once = walkthrough is not None
@@ -131,10 +139,24 @@ class ReplayApp(App[int]):
         self._detail = DetailPane(id="detail")
         self._filter_bar = FilterBar()
         self._narration = NarrationPanel(id="narration")
+        self._command_line = CommandLine(id="command-line")
+        self.commands = Commands(
+            self,
+            self.index,
+            self._list,
+            self._detail,
+            self._command_line,
+            windows=self.windows,
+            lock=self._detail_lock,
+            jump=lambda position: None if position is None else self.action_jump(position),
+            stamp=lambda: (self.explained_count, self.index.taken),
+            status=self._status,
+        )
         yield self._title_bar
         yield self._list
         yield self._narration
         yield self._detail
+        yield self._command_line
         yield self._filter_bar
         yield Footer()
 
@@ -317,6 +339,12 @@ class ReplayApp(App[int]):
     def on_filter_bar_closed(self, message: FilterBar.Closed) -> None:
         self.exchange_list.focus()
 
+    def on_command_line_entered(self, message: CommandLine.Entered) -> None:
+        self.commands.entered(message)
+
+    def on_command_line_closed(self, message: CommandLine.Closed) -> None:
+        self.exchange_list.focus()
+
     # -- filtering --------------------------------------------------------------------------
     def _apply(self) -> None:
         """Show the rows the filter and the noise switch let through (an index array);
@@ -363,6 +391,7 @@ class ReplayApp(App[int]):
             self.hide_noise,
             self.filter_error,
             self.filtering,
+            self.commands.finder.status(),
         )
 
     def _title(self, done: bool = False) -> None:
@@ -382,11 +411,14 @@ class ReplayApp(App[int]):
 
     # -- actions ----------------------------------------------------------------------------
     def action_help(self) -> None:
-        bindings = [b for b in (*self.BINDINGS, *ExchangeList.BINDINGS) if isinstance(b, Binding)]
-        self.push_screen(HelpScreen(bindings))
+        shown = (*self.BINDINGS, *ExchangeList.BINDINGS, *CHAIN_BINDINGS)
+        self.push_screen(HelpScreen([b for b in shown if isinstance(b, Binding)]))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The walkthrough's keys only while it is open, on the main screen, not typing."""
+        """The walkthrough's keys only while it is open, on the main screen, not typing;
+        over another screen (the chain view, help) only quit and help."""
+        if len(self.screen_stack) > 1 and action not in ("quit", "help", "command_palette"):
+            return False
         if action == "walkthrough":
             return self.walkthrough is not None and not self._narration.is_open
         if action == "follow":
@@ -394,7 +426,7 @@ class ReplayApp(App[int]):
         if action in PLAYBACK_ACTIONS:
             return self.playback is not None
         if action in WALK_ACTIONS:
-            busy = isinstance(self.screen, HelpScreen) or self._filter_bar.is_open
+            busy = self._filter_bar.is_open or self._command_line.is_open
             return self._narration.is_open and not busy
         return True
 
@@ -442,15 +474,21 @@ class ReplayApp(App[int]):
             self._apply()
 
     def action_leave(self) -> None:
-        """esc: from the detail back to the list; on the list, clear the filter."""
+        """esc: from the detail back to the list; on the list, clear the search, then the
+        filter."""
         if not self.exchange_list.has_focus:
             self.exchange_list.focus()
+        elif self.commands.finder.search:
+            self.commands.finder.clear()
+            self._status()
         elif self.filter is not None or self.filter_error:
             self.filter, self.filter_error = None, ""
             self._apply()
 
     def action_tab(self, by: int) -> None:
         if isinstance(self.screen, HelpScreen) or self._filter_bar.is_open:
+            return
+        if self._command_line.is_open:
             return
         self.detail_pane.step(by)
 
@@ -463,6 +501,10 @@ class ReplayApp(App[int]):
             self._apply()
         rows.cursor = position if rows.view is None else bisect.bisect_left(rows.view, position)
         rows.focus()
+
+    def action_command(self, key: str) -> None:
+        """A key of `commands.py` (`:`, `s`, `<` `>`, `c`, `y`, `t`)."""
+        self.commands.keys[key]()
 
     def action_show_tab(self, key: str) -> None:
         self.detail_pane.active = key

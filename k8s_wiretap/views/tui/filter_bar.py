@@ -102,8 +102,10 @@ class FilterBar(Vertical):
         noise: bool,
         error: str = "",
         busy: bool = False,
+        search: str = "",
     ) -> None:
-        """Say what is filtered: the expression (or its error), matches of all, noise."""
+        """Say what is filtered: the expression (or its error), matches of all, noise;
+        and `search`, what a search says (rich markup)."""
         parts = []
         if error:
             parts.append(f"[red]filter error: {escape(error)}[/]")
@@ -120,4 +122,6 @@ class FilterBar(Vertical):
             parts.append(
                 f"[bold]{shown:,}[/] of {total:,} shown" if shown != total else f"{total:,}"
             )
+        if search:
+            parts.append(search)
         self.query_one("#filter-status", Static).update("  ·  ".join(parts))

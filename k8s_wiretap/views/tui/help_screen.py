@@ -1,4 +1,4 @@
-"""`?`: every key binding (with its id, for remapping) and the filter language."""
+"""`?`: every key binding (with its id, for remapping), the filter language, the `:` commands."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from k8s_wiretap.views.tui.command_line import COMMAND_HELP
 from k8s_wiretap.views.tui.filters import FILTER_HELP
 
 __all__ = ["HelpScreen"]
@@ -50,6 +51,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             yield Static(Text("\nfilter (/)", style="bold underline"))
             yield Static(Text(FILTER_HELP))
+            yield Static(Text("\ncommands (:)", style="bold underline"))
+            yield Static(Text(COMMAND_HELP))
             yield Static(
                 Text(
                     "\nmouse: click a row to select it, double-click to open it; "
@@ -60,4 +63,15 @@ class HelpScreen(ModalScreen[None]):
 
 
 def _key(key: str) -> str:
-    return {"question_mark": "?", "slash": "/", "escape": "esc"}.get(key.strip(), key.strip())
+    names = {
+        "question_mark": "?",
+        "slash": "/",
+        "escape": "esc",
+        "colon": ":",
+        "greater_than_sign": ">",
+        "less_than_sign": "<",
+        "full_stop": ".",
+        "right_square_bracket": "]",
+        "left_square_bracket": "[",
+    }
+    return names.get(key.strip(), key.strip())

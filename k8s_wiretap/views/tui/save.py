@@ -1,0 +1,152 @@
+"""`:save FILE` and `:save-filtered FILE`: the recording, or the exchanges the list shows, as
+a recording of their own.
+
+The new file is a valid recording: the original's header first, then the records of the
+chosen exchanges in the order they were recorded (each re-read from the original by its
+byte offset, nothing decoded), with the etcd records that are theirs — for a write, the
+change etcd recorded at the write's key and revision, as the explanation layer names them
+(`summaries.py`: the whole recording keeps all of etcd's). A subset keeps the recording's
+first `/version` exchange too: it says which release the protobuf bodies are decoded with.
+A name ending in `.gz` is written gzip-compressed. An existing file is never replaced
+unless asked (`force`: `:save!`), and then only once the new one is complete; a file
+left half-written by an error is removed. The mode is 0600: a recording holds cluster data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from k8s_wiretap.capture.assemble import Assembler
+from k8s_wiretap.capture.outputs import recording_problem
+from k8s_wiretap.capture.reader import Recording
+from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.chains import WRITES
+from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.views.tui.index import RecordingIndex
+
+__all__ = ["SaveError", "Saved", "save"]
+
+
+class SaveError(Exception):
+    """Why the file was not written, in one line."""
+
+
+class Saved:
+    """What was written: `exchanges` (the chosen, and /version), `etcd` records."""
+
+    def __init__(self, path: Path, exchanges: int, etcd: int) -> None:
+        self.path, self.exchanges, self.etcd = path, exchanges, etcd
+
+    def __str__(self) -> str:
+        etcd = f" and {self.etcd:,} etcd records" if self.etcd else ""
+        return f"saved {self.exchanges:,} exchanges{etcd} to {self.path}"
+
+
+def save(
+    index: RecordingIndex, positions: Sequence[int] | None, path: Path, *, force: bool = False
+) -> Saved:
+    """Write the rows at `positions` (None: every row, and all of etcd's records) of
+    `index` to a new recording at `path`. SaveError says why not."""
+    problem = recording_problem(path, overwrite=force, hint=f":save! {path} replaces it")
+    if problem is not None:
+        raise SaveError(f"cannot save: {problem}")
+    if not index.header:
+        raise SaveError("cannot save: the recording is not read yet")
+    chosen = list(range(len(index))) if positions is None else list(positions)
+    if positions is not None and index.release is not None and index.release not in chosen:
+        chosen = sorted({*chosen, index.release})
+    etcd = _all_etcd(index) if positions is None else _etcd_of(index, chosen)
+    spans = sorted([*_spans(index, chosen), *etcd])
+    records = (index.read(offset, length) for offset, length in spans)
+    try:
+        _write(path, [index.header], records, force=force)
+    except OSError as error:
+        raise SaveError(f"cannot save to {path}: {error.strerror or error}") from error
+    return Saved(path, len(chosen), len(etcd))
+
+
+def _spans(index: RecordingIndex, positions: Iterable[int]) -> Iterator[tuple[int, int]]:
+    for position in positions:
+        spans = index.rows[position].spans
+        yield from zip(spans[::2], spans[1::2], strict=True)
+
+
+def _etcd_spans(index: RecordingIndex) -> Iterator[tuple[float, int, int]]:
+    etcd = index.etcd
+    for at in range(0, len(etcd), 3):
+        yield etcd[at], int(etcd[at + 1]), int(etcd[at + 2])
+
+
+def _all_etcd(index: RecordingIndex) -> list[tuple[int, int]]:
+    return [(offset, length) for _time, offset, length in _etcd_spans(index)]
+
+
+def _etcd_of(index: RecordingIndex, positions: list[int]) -> list[tuple[int, int]]:
+    """The etcd records of the writes among `positions`: at the key and revision the
+    explanation layer gives each."""
+    if not index.etcd:
+        return []
+    writes = [p for p in positions if index.rows[p].verb in WRITES or p == index.release]
+    wanted = _keys(index, writes)
+    if not wanted:
+        return []
+    found = []
+    for _time, offset, length in _etcd_spans(index):
+        record = index.read(offset, length)
+        if (record.get("key"), record.get("revision")) in wanted:
+            found.append((offset, length))
+    return found
+
+
+def _keys(index: RecordingIndex, positions: list[int]) -> set[tuple[str, int]]:
+    """(etcd key, revision) of each write at `positions`, as the explanation says."""
+    assembler = Assembler()
+    records = [index.read(offset, length) for offset, length in sorted(_spans(index, positions))]
+    assembler.feed_all(records)
+    explainer = Explainer(Analysis.of(Recording(index.header, assembler.exchanges)))
+    keys = set()
+    for exchange in assembler.exchanges:
+        etcd = explainer.summaries.explain(exchange).etcd or {}
+        if etcd.get("key") and etcd.get("revision") is not None:
+            keys.add((str(etcd["key"]), int(etcd["revision"])))
+    return keys
+
+
+def _write(
+    path: Path, head: list[dict[str, Any]], records: Iterable[dict[str, Any]], *, force: bool
+) -> None:
+    """Write the records as JSON lines (as the proxy does); `force`: through a temporary
+    file in the same folder, put in place once complete."""
+    if force:
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    else:
+        fd, temporary = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), str(path)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as raw, _writer(raw, path) as write:
+            for record in (*head, *records):
+                line = json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+                write(line.encode() + b"\n")
+        if force:
+            os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+@contextlib.contextmanager
+def _writer(raw: IO[bytes], path: Path) -> Iterator[Callable[[bytes], object]]:
+    """What writes to `raw`: through gzip for a `.gz` name."""
+    if path.suffix != ".gz":
+        yield raw.write
+        return
+    with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed:
+        yield packed.write
