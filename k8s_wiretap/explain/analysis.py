@@ -8,8 +8,9 @@ response is decoded again once its `end` has arrived, and a watch's events are d
 they come. What the server serves (resource ↔ kind ↔ scope) is learned from the recording's
 own discovery documents as they pass, on top of the built-in table (`kube.resources`).
 
-Bodies are decoded through a cache keyed by their bytes (`decode/cache.py`): what repeats
-is decoded once. Read as a stream (`explain/stream.py`), `forget(before)` drops the
+Bodies and watch frames are decoded through a cache keyed by their bytes
+(`decode/cache.py`): what repeats is decoded once (the API server sends one serialized
+event to every watcher of it). Read as a stream (`explain/stream.py`), `forget(before)` drops the
 exchanges before `before` that have ended, with what was decoded of them, and keeps of the
 history only what later patches can start from (`History.forget`).
 """
