@@ -5,8 +5,9 @@ apply-story recording there is; `--recording PATH` for another) is repeated — 
 of it, each repetition with fresh exchange ids and its times moved past the one before —
 into recordings of 10,000 and 100,000 exchanges (`--sizes`; `--sizes 1000000` for the
 million). Each is explained by the real command in a process of its own, output to
-/dev/null; the figures are exchanges per second (wall clock, start-up included) and that
-process's peak resident memory. Linear time means the same rate at every size; bounded
+/dev/null; the figures are exchanges per second (wall clock, start-up included), the CPU
+seconds that process used and exchanges per CPU second (what a busy machine changes
+least), and its peak resident memory. Linear time means the same rate at every size; bounded
 memory, the same peak.
 
 Every body of a repetition is one the first copy had, so after the first copy the decode
@@ -75,8 +76,9 @@ NO_CACHE = (
 )
 
 
-def explain(path: Path, *, cache: bool = True) -> tuple[float, int]:
-    """Seconds for `k8s-wiretap explain PATH --format json`, and its peak RSS in bytes."""
+def explain(path: Path, *, cache: bool = True) -> tuple[float, float, int]:
+    """Seconds for `k8s-wiretap explain PATH --format json` (wall clock, and the CPU
+    seconds its process used: on a shared machine the steadier figure), its peak RSS."""
     start = ["-m", "k8s_wiretap"] if cache else ["-c", NO_CACHE]
     command = [sys.executable, *start, "explain", str(path), "--format", "json"]
     started = time.perf_counter()
@@ -85,7 +87,7 @@ def explain(path: Path, *, cache: bool = True) -> tuple[float, int]:
     elapsed = time.perf_counter() - started
     if status != 0:
         raise SystemExit(f"{' '.join(command)} failed ({status})")
-    return elapsed, usage.ru_maxrss * 1024
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -98,18 +100,19 @@ def main(argv: list[str] | None = None) -> None:
     source = args.recording or default_recording()
     cached = "" if not args.no_cache else ", no decode cache"
     print(f"explain --format json over repeated real exchanges ({source.name}{cached})")
-    columns = ("exchanges", 10), ("file MB", 8), ("seconds", 8), ("exchanges/s", 12)
-    print(" ".join(f"{name:>{width}}" for name, width in columns), f"{'peak RSS MB':>12}")
+    columns = [("exchanges", 10), ("file MB", 8), ("seconds", 8), ("exchanges/s", 12)]
+    columns += [("CPU s", 8), ("per CPU s", 10), ("peak RSS MB", 12)]
+    print(" ".join(f"{name:>{width}}" for name, width in columns))
     with tempfile.TemporaryDirectory(prefix="k8s-wiretap-bench-") as temporary:
         folder = args.keep or Path(temporary)
         for size in args.sizes:
             path = folder / f"explain-{size}.jsonl"
             count = build(source, path, size)
-            seconds, peak = explain(path, cache=not args.no_cache)
+            seconds, cpu, peak = explain(path, cache=not args.no_cache)
             megabytes = path.stat().st_size / 1e6
             print(
                 f"{count:>10,} {megabytes:>8.0f} {seconds:>8.1f} {count / seconds:>12,.0f} "
-                f"{peak / 1e6:>12,.0f}",
+                f"{cpu:>8.1f} {count / cpu:>10,.0f} {peak / 1e6:>12,.0f}",
                 flush=True,
             )
             if args.keep is None:
