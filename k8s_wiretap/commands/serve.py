@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
+import re
 import shlex
 import signal
 import socket
@@ -159,6 +160,33 @@ def refusal(host: str, origin: str | None, path: str, names: frozenset[str] | No
     return None
 
 
+# textual-serve's page fetches its font's CSS from a web font service; a workshop room may
+# have no Internet. It ships the font itself (static/fonts): the page gets it from us.
+_FONT_LINK = re.compile(
+    r'<link\s+rel="stylesheet"\s+href="https://fonts\.googleapis\.com/[^"]*"\s*/?>'
+)
+_FONT_FACE = """<style>
+      @font-face {{
+        font-family: "Roboto Mono";
+        src: url("{static}fonts/RobotoMono-VariableFont_wght.ttf") format("truetype");
+        font-weight: 100 700;
+        font-style: normal;
+      }}
+      @font-face {{
+        font-family: "Roboto Mono";
+        src: url("{static}fonts/RobotoMono-Italic-VariableFont_wght.ttf") format("truetype");
+        font-weight: 100 700;
+        font-style: italic;
+      }}
+    </style>"""
+
+
+def local_font(page: str, static: str) -> str:
+    """`page` with its web font link replaced by the font textual-serve ships, from
+    `static` (the server's static files' URL)."""
+    return _FONT_LINK.sub(lambda _: _FONT_FACE.format(static=static), page)
+
+
 def _server_class() -> type[Any]:
     """textual-serve's Server with our font size, one-line start and request guard
     (imported here: aiohttp loads only for `serve`)."""
@@ -193,6 +221,8 @@ def _server_class() -> type[Any]:
             # reads public_url before it first awaits: no other request comes between.
             self.public_url = f"{request.scheme}://{request.host}"
             response: web.StreamResponse = await super().handle_index(request)
+            if isinstance(response, web.Response) and response.text is not None:
+                response.text = local_font(response.text, f"{self.public_url}/static/")
             return response
 
         async def on_startup(self, app: web.Application) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 from k8s_wiretap.cli import build_parser
 from tests.conftest import cli, wait_until
@@ -137,18 +137,43 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
-def open_page(browser: Browser, server: str, query: str = "") -> Page:
+def open_page(
+    browser: Browser, server: str, query: str = "", elsewhere: list[str] | None = None
+) -> Page:
+    """The page at `server`; whatever it asks of another site is refused (and noted in
+    `elsewhere`): the test stays on this machine, as a room without Internet would."""
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.add_init_script(KEEP_TERMINAL)
-    # The page asks a web font of another site: the test stays on this machine.
-    page.route(
-        "**/*",
-        lambda route: (
-            route.continue_() if route.request.url.startswith(server + "/") else route.abort()
-        ),
-    )
+
+    def route(route: Route) -> None:
+        if route.request.url.startswith(server + "/"):
+            route.continue_()
+            return
+        if elsewhere is not None:
+            elsewhere.append(route.request.url)
+        route.abort()
+
+    page.route("**/*", route)
     page.goto(f"{server}/{query}")
     return page
+
+
+def test_the_page_needs_nothing_from_another_site(server: str, browser: Browser) -> None:
+    """textual-serve's page fetched its font's CSS from a web font service; ours serves
+    the font textual-serve ships, so a room without Internet sees the same font."""
+    elsewhere: list[str] = []
+    page = open_page(browser, server, elsewhere=elsewhere)
+    try:
+        screen_shows(page, "882 exchanges")
+        page.wait_for_function("() => document.fonts.status === 'loaded'", timeout=60_000)
+        assert page.evaluate("() => document.fonts.check('16px \"Roboto Mono\"')")
+        loaded = page.evaluate(
+            "() => [...document.fonts].filter(f => f.status === 'loaded').map(f => f.family)"
+        )
+        assert any("Roboto Mono" in family for family in loaded), loaded
+        assert elsewhere == []
+    finally:
+        page.close()
 
 
 def screen_shows(page: Page, text: str) -> None:
