@@ -11,7 +11,7 @@ request whose verb is the lower-cased method.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from urllib.parse import parse_qs, unquote, urlsplit
 
 __all__ = ["RequestInfo", "parse_request"]
@@ -85,12 +85,18 @@ class RequestInfo:
         create; WebSocket for a GET, whose verb is get)."""
         return self.resource == "pods" and self.subresource in STREAMING_SUBRESOURCES
 
-    def options(self) -> dict[str, str]:
-        """The query parameters that change what a request means, by their API names."""
+    @cached_property
+    def _options(self) -> dict[str, str]:
         query = self.query
         if not query:  # half the requests: no query at all
             return {}
         return {name: values[0] for name in OPTIONS if (values := query.get(name))}
+
+    def options(self) -> dict[str, str]:
+        """The query parameters that change what a request means, by their API names, in
+        `OPTIONS` order; worked out once (`parse_request` shares its answers: read it, do
+        not change it)."""
+        return self._options
 
 
 def _split_path(path: str) -> list[str]:
