@@ -45,7 +45,7 @@ from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.kube.scale import scale_of
 from k8s_wiretap.patch import PatchSchema
 
-__all__ = ["Analysis", "PatchReplay"]
+__all__ = ["Analysis", "PatchReplay", "insort_by_time"]
 
 NOT_OBJECTS = frozenset(
     {
@@ -155,7 +155,7 @@ class Analysis:
         """Take in what is new on `exchange` (a new one, or one with new records)."""
         if exchange.id not in self._progress:
             self._progress[exchange.id] = _Progress()
-            bisect.insort(self.exchanges, exchange, key=lambda e: e.time)
+            insort_by_time(self.exchanges, exchange)
         self._pending[exchange.id] = exchange
 
     def _catch_up(self) -> None:
@@ -404,3 +404,12 @@ class Analysis:
         self._etcd = {k: c for k, c in self._etcd.items() if c.time >= before}
         self._openapi.forget(before)
         self._history.forget(before)
+
+
+def insort_by_time(exchanges: list[Exchange], exchange: Exchange) -> None:
+    """Into `exchanges` (in time order), where its time puts it: at the end, nearly always
+    (records come in time order), which costs one comparison instead of a bisection."""
+    if not exchanges or exchanges[-1].time <= exchange.time:
+        exchanges.append(exchange)
+    else:
+        bisect.insort(exchanges, exchange, key=lambda e: e.time)

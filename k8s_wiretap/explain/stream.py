@@ -22,7 +22,6 @@ takes it: the records are held back until it comes (the proxy asks at start), fo
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -30,7 +29,7 @@ from typing import Any
 
 from k8s_wiretap.capture.assemble import Assembler, Update
 from k8s_wiretap.capture.exchange import Exchange
-from k8s_wiretap.explain.analysis import Analysis, recorded_release
+from k8s_wiretap.explain.analysis import Analysis, insort_by_time, recorded_release
 from k8s_wiretap.explain.chains import WRITES
 from k8s_wiretap.explain.explainer import Explainer
 
@@ -98,7 +97,7 @@ class _Stream:
         self.forgotten = self.looked = -math.inf
 
     def add(self, exchange: Exchange) -> None:
-        bisect.insort(self.waiting, exchange, key=lambda e: e.time)
+        insort_by_time(self.waiting, exchange)
 
     def take(self, update: Update) -> None:
         exchange = update.exchange
