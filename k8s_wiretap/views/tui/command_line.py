@@ -130,7 +130,7 @@ class CommandLine(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label(":", id="command-prompt")
-        yield CommandInput(id="command-input")
+        yield CommandInput(id="command-input", compact=True)
 
     @property
     def input(self) -> CommandInput:

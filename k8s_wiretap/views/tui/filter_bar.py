@@ -61,7 +61,9 @@ class FilterBar(Vertical):
         """The input closed (applied or not): the list takes the keys again."""
 
     def compose(self) -> ComposeResult:
-        yield FilterInput(placeholder="filter: ~c scheduler ~v patch !~r leases", id="filter-input")
+        yield FilterInput(
+            placeholder="filter: ~c scheduler ~v patch !~r leases", id="filter-input", compact=True
+        )
         yield Static(id="filter-status")
 
     @property
