@@ -248,7 +248,7 @@ class Exchange:
     def response_header(self, name: str) -> str:
         return self.response.header(name) if self.response else ""
 
-    @property
+    @cached_property  # the request never changes; asked four times an exchange
     def user_agent(self) -> str:
         return self.request_header("user-agent")
 
