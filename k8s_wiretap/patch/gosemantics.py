@@ -28,6 +28,7 @@ __all__ = [
     "go_type",
     "go_v",
     "hash_key",
+    "same_json",
 ]
 
 MAP = "map[string]interface {}"
@@ -175,3 +176,27 @@ def go_json(value: Any) -> str:
         items = ",".join(f"{go_json(k)}:{go_json(value[k])}" for k in sorted(value))
         return "{" + items + "}"
     return "[" + ",".join(go_json(v) for v in value) + "]"
+
+
+_NUMBERS = (int, float)
+
+
+def same_json(left: Any, right: Any) -> bool:
+    """`go_json(left) == go_json(right)`, without writing either out: a bool is never a
+    number, 1 and 1.0 are the same, -0.0 is not 0, a dict's key order does not count."""
+    if left is right:
+        return True
+    kind, other = type(left), type(right)
+    if kind is bool or other is bool:
+        return kind is other and left == right
+    if kind in _NUMBERS and other in _NUMBERS:
+        if kind is not other or left == 0:
+            return go_json(left) == go_json(right)
+        return bool(left == right)
+    if kind is not other:
+        return False
+    if kind is dict:
+        return left.keys() == right.keys() and all(same_json(v, right[k]) for k, v in left.items())
+    if kind is list:
+        return len(left) == len(right) and all(map(same_json, left, right))
+    return bool(left == right)  # strings, None

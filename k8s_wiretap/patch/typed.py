@@ -21,7 +21,7 @@ from typing import Any
 
 from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.patch.fieldpath import FieldSet, Path, PathElement, element_text
-from k8s_wiretap.patch.gosemantics import go_json
+from k8s_wiretap.patch.gosemantics import same_json
 from k8s_wiretap.patch.smd_schema import (
     ABSENT,
     DEDUCED,
@@ -238,7 +238,7 @@ class FieldChanges:
 
 
 def _equal(left: Any, right: Any) -> bool:
-    return left is right or go_json(left) == go_json(right)
+    return same_json(left, right)
 
 
 def compare_fields(old: Any, new: Any, t: TypeRef) -> FieldChanges:
