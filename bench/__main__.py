@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from bench import decode_bodies, explain_recording, patch_replay, protobuf_decode, proxy_latency
+from bench import (
+    decode_bodies,
+    explain_recording,
+    patch_replay,
+    protobuf_decode,
+    proxy_latency,
+    tui_live,
+)
 
 BENCHMARKS = {
     "decode_bodies": decode_bodies.main,
@@ -12,6 +19,7 @@ BENCHMARKS = {
     "patch_replay": patch_replay.main,
     "explain_recording": explain_recording.main,
     "proxy_latency": proxy_latency.main,
+    "tui_live": tui_live.main,
 }
 
 

@@ -1,5 +1,8 @@
 """Per-request latency of GET and LIST against the lab: direct, bare mitmdump, kubectl proxy,
-and k8s-wiretap recording, interleaved in one run so that machine noise hits all alike.
+and k8s-wiretap recording, interleaved in one run so that machine noise hits all alike;
+and k8s-wiretap with its TUI open: a second wiretap (`proxy --quiet --record FILE`, as
+`proxy` on a terminal runs it) with the replay app following its recording in a process of
+its own, headless (`--follower FILE`), as the terminal's TUI does beside the proxy.
 
 Every proxy listens on plain HTTP on 127.0.0.1 and reaches the API server with the same
 admin client certificate; the client is one keep-alive HTTP/1.1 connection per target
@@ -45,10 +48,11 @@ def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def process(argv: list[str], port: int) -> Iterator[None]:
+def process(argv: list[str], port: int | None) -> Iterator[None]:
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_listening(port, proc)
+        if port is not None:
+            wait_listening(port, proc)
         yield
     finally:
         proc.terminate()
@@ -124,7 +128,8 @@ def main() -> None:
             (pki / "admin.crt").read_bytes() + (pki / "admin.key").read_bytes()
         )
         upstream = state.server.removeprefix("https://")
-        ports = {name: free_port() for name in ("mitmdump", "kubectl proxy", "k8s-wiretap")}
+        names = ("mitmdump", "kubectl proxy", "k8s-wiretap", "k8s-wiretap + TUI")
+        ports = {name: free_port() for name in names}
         stack.enter_context(
             process(
                 [
@@ -173,6 +178,7 @@ def main() -> None:
                 ports["k8s-wiretap"],
             )
         )
+        stack.enter_context(live(state.kubeconfig, ports["k8s-wiretap + TUI"], work))
         targets = {
             "direct": direct_target(state.server, pki),
             **{name: http_target(port) for name, port in ports.items()},
@@ -182,6 +188,40 @@ def main() -> None:
             f"LIST ({CONFIGMAPS} objects)": f"{namespace}/configmaps",
         }
         report(measure(targets, paths), work / "bench.jsonl")
+
+
+@contextmanager
+def live(kubeconfig: str, port: int, work: Path) -> Iterator[None]:
+    """A wiretap recording to a file, and the TUI following that file in a process of its
+    own: what `k8s-wiretap proxy` runs on a terminal (`commands/live.py`)."""
+    record = work / "live.jsonl"
+    argv = [str(BIN / "k8s-wiretap"), "proxy", "--kubeconfig", kubeconfig, "--quiet"]
+    argv += ["--listen", f"127.0.0.1:{port}", "--record", str(record)]
+    with process([*argv, "--confdir", str(work / "wiretap-live")], port):
+        deadline = time.monotonic() + 30
+        while not record.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        follower = [sys.executable, "-m", "bench.proxy_latency", "--follower", str(record)]
+        with process(follower, None):
+            time.sleep(3)  # the app is up and following
+            yield
+
+
+def follower(path: Path) -> None:
+    """The replay app following `path`, headless, until terminated."""
+    import asyncio
+    import signal
+
+    from k8s_wiretap.views.tui import ReplayApp
+
+    async def run() -> None:
+        app = ReplayApp(path, follow=True)
+        async with app.run_test(size=(120, 40)):
+            stop = asyncio.Event()
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+            await stop.wait()
+
+    asyncio.run(run())
 
 
 def report(samples: dict[str, dict[str, list[float]]], recording: Path) -> None:
@@ -205,6 +245,12 @@ def report(samples: dict[str, dict[str, list[float]]], recording: Path) -> None:
     for kind in kinds:
         ratio = medians[("k8s-wiretap", kind)] / medians[("mitmdump", kind)]
         print(f"\nk8s-wiretap / mitmdump, {kind}: {ratio:.2f}x (target <= 1.15x)")
+        tui = medians[("k8s-wiretap + TUI", kind)] / medians[("k8s-wiretap", kind)]
+        print(f"k8s-wiretap with the TUI open / --no-tui, {kind}: {tui:.2f}x")
     lines = recording.read_text().count('"record":"end"')
     print(f"k8s-wiretap recorded {lines} exchanges")
     print(json.dumps({f"{n} {k}": round(v * 1000, 3) for (n, k), v in medians.items()}))
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--follower"]:
+    follower(Path(sys.argv[2]))

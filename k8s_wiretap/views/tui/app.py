@@ -243,6 +243,7 @@ class ReplayApp(App[int]):
         self.follow_mode.grown(self.exchange_list)
         if following != self.follow_mode.active:
             self.refresh_bindings()  # F
+            self._start_explaining()  # followed: the rows' words as they come
         self._refresh_detail()
         self._title()
         if message.done and not self.index.rows:
