@@ -27,7 +27,7 @@ from k8s_wiretap.kube.refs import ObjectRef, resource_version, uid_of
 __all__ = ["History", "Observation"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Observation:
     time: float
     object: dict[str, Any]

@@ -50,7 +50,7 @@ INFORMERS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Hop:
     """A watch event that carried a change to a component."""
 
@@ -74,7 +74,7 @@ class Hop:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Cause:
     """Why an exchange happened: the event that reached its component, and the write
     (`exchange`, None when the recording has not got it) that made that event."""
@@ -118,7 +118,7 @@ class _Timeline:
         del self.times[:index], self.hops[:index]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Write:
     """What the chains keep of a write once its exchange is gone: enough to name it."""
 

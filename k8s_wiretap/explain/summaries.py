@@ -43,7 +43,7 @@ class Rule:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Explanation:
     summary: str
     why: str

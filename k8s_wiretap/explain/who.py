@@ -42,7 +42,7 @@ DISPATCH_WINDOW = 10.0  # seconds from the dispatcher's /version to its kubectl'
 DISPATCH_LOOKAHEAD = 200  # exchanges looked at after it
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Who:
     """Who sent one exchange, and what on the wire says so."""
 
