@@ -15,6 +15,11 @@ informer's watch ends within 10 minutes); the chains' watch events of the last `
 and writes of twice that; per object, its latest observation, uids and owners (the size
 of the cluster); the decode cache (16 MB of bodies at most, and what they decoded to).
 
+A recording followed as it is written (the TUI, live) has quiet spells: while nothing is
+written its reader sends "clock" records (`{"record": "clock", "time": T}`, never in a
+file), the recording's time now, so that what waits for `LOOKAHEAD` seconds to pass is
+explained when they have, not when the next record comes.
+
 The release the bodies are decoded as is the first `/version` answer, as `Analysis.of`
 takes it: the records are held back until it comes (the proxy asks at start), for at most
 `PRELUDE` records.
@@ -159,6 +164,10 @@ def explained(
     now = -math.inf
     for source in (held, records):
         for record in source:
+            if record.get("record") == "clock":  # a followed recording, idle (see above)
+                now = max(now, float(record["time"]))
+                stream.drain(now)
+                continue
             update = assembler.feed(record)
             if assembler.etcd:
                 analysis.add_etcd(assembler.etcd.pop())

@@ -30,7 +30,16 @@ from typing import Any, BinaryIO
 
 from k8s_wiretap.capture.reader import GZIP_MAGIC, RecordingError, loads
 
-__all__ = ["POLL", "RECENT", "AutoFollow", "KeepGoing", "chunks", "followed_records", "lines"]
+__all__ = [
+    "POLL",
+    "RECENT",
+    "AutoFollow",
+    "KeepGoing",
+    "chunks",
+    "clock_record",
+    "followed_records",
+    "lines",
+]
 
 CHUNK = 1 << 20
 POLL = 0.05  # seconds between two looks at the end of a followed file
@@ -96,6 +105,7 @@ def followed_records(
     """The records of a recording being written (header first), following it while
     `keep_going()`; `idle()` each time the end is reached. Lines that are not records are
     skipped and said in `warnings`, as `capture.reader.iter_records` does."""
+    last: tuple[float, float] | None = None  # the latest record's time, when it was read
     with path.open("rb") as handle:
         gzip = handle.read(2) == GZIP_MAGIC
         handle.seek(0)
@@ -103,12 +113,24 @@ def followed_records(
         for offset, line in lines(gunzipped(data, path, warnings) if gzip else data):
             if not line:
                 idle()
+                if last is not None:
+                    yield clock_record(last[0] + time.monotonic() - last[1])
             elif line.strip():
                 record = _record(line)
                 if record is None:
                     warnings.append(f"{path}: skipped a line at byte {offset}: not a record")
-                else:
-                    yield record
+                    continue
+                if isinstance(record.get("time"), (int, float)):
+                    last = (max(float(record["time"]), last[0] if last else 0.0), time.monotonic())
+                yield record
+
+
+def clock_record(now: float) -> dict[str, Any]:
+    """What the recording's clock says while nothing is written (`explain.stream`'s
+    "clock" record): its latest time, plus the seconds since it was read. Live, that is
+    the time now; played back faster, less than the playback's (explained later, never
+    earlier, than the stream would have with the records to come)."""
+    return {"record": "clock", "time": now}
 
 
 def _record(line: bytes) -> dict[str, Any] | None:

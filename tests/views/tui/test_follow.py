@@ -10,9 +10,11 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 
+from k8s_wiretap.explain import stream
 from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui.follow import AutoFollow, chunks, lines
 from k8s_wiretap.views.tui.index import RecordingIndex
@@ -158,3 +160,24 @@ def test_lines_wait_for_the_newline_and_say_when_they_caught_up(tmp_path: Path) 
         append(path, b"o\n")
         assert next(read) == (4, b"two\n")
         assert list(read) == []  # at the end again, and following has stopped
+
+
+def test_a_quiet_recording_still_gets_its_last_summaries(tmp_path: Path, monkeypatch: Any) -> None:
+    """An exchange is explained once `LOOKAHEAD` seconds of the recording have passed it;
+    while nothing is written, the follower's clock says they have (live: the proxy quiet
+    after a kubectl apply), not only the next record."""
+    monkeypatch.setattr(stream, "LOOKAHEAD", 1.0)
+    path = tmp_path / "quiet.jsonl"
+    path.write_bytes(b"".join(LINES[:300]))
+
+    def explained_all_ended(app: ReplayApp) -> bool:
+        ended = [row for row in app.index.rows if row.ended is not None]
+        return bool(ended) and all(row.summary for row in ended)
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: len(app.index) == requests_in(LINES[1:300]), "rows")
+        await until(pilot, lambda: explained_all_ended(app), "every ended row's summary")
+        last = max((row for row in app.index.rows if row.ended is not None), key=lambda r: r.time)
+        assert last.summary  # within a second of the recording's last record: no record after
+
+    run(path, script, follow=True)
