@@ -24,8 +24,9 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from k8s_wiretap.capture.exchange import Exchange, Request
+from k8s_wiretap.capture.exchange import Exchange, Identity
 from k8s_wiretap.kube.agents import (
     Recognized,
     UserMatch,
@@ -42,7 +43,7 @@ DISPATCH_WINDOW = 10.0  # seconds from the dispatcher's /version to its kubectl'
 DISPATCH_LOOKAHEAD = 200  # exchanges looked at after it
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)  # shared: who_of remembers its answers
 class Who:
     """Who sent one exchange, and what on the wire says so."""
 
@@ -70,19 +71,19 @@ class Who:
         }
 
 
-def _identity(request: Request) -> str:
-    identity, parts = request.identity, []
+def _identity(identity: Identity, certificate: str) -> str:
+    parts = []
     if identity.credential == "added by proxy":
         parts.append(f"{identity.user or 'a kubeconfig identity'}, added by the proxy")
     elif identity.credential != "none":
         parts.append(f"{identity.user} [{identity.credential}]".strip())
-    if request.client.certificate:
-        parts.append(f"client certificate CN={request.client.certificate}")
+    if certificate:
+        parts.append(f"client certificate CN={certificate}")
     return "; ".join(parts)
 
 
-def _user(request: Request) -> UserMatch | None:
-    for name in (user_name(request.identity.user), request.client.certificate):
+def _user(identity: Identity, certificate: str) -> UserMatch | None:
+    for name in (user_name(identity.user), certificate):
         found = user_component(name) if name else None
         if found is not None:
             return found
@@ -130,28 +131,47 @@ def _without_agent(
 def who_of(exchange: Exchange) -> Who:
     """Who sent `exchange`, from the exchange alone."""
     request = exchange.request
-    agent = recognize(exchange.user_agent)
-    user = _user(request)
+    return _who(
+        exchange.user_agent,
+        request.identity,
+        request.client.certificate,
+        request.listener,
+        exchange.request_header("kubectl-command"),
+        exchange.request_header("kubectl-session"),
+    )
+
+
+@lru_cache(maxsize=4096)  # what decides is the same for every request of a client
+def _who(
+    user_agent: str,
+    identity: Identity,
+    certificate: str,
+    listener: str,
+    command: str,
+    session: str,
+) -> Who:
+    agent = recognize(user_agent)
+    user = _user(identity, certificate)
     if agent.parsed.product and not agent.weak:
         component, how, why = _from_agent(agent, user)
     else:
-        component, how, why = _without_agent(agent, user, request.listener)
+        component, how, why = _without_agent(agent, user, listener)
     if not component:
-        name = user_name(request.identity.user)
+        name = user_name(identity.user)
         if name:
             component, how, why = f"user/{name}", "identity", f"{why}; authenticates as {name}"
-        elif request.listener and request.listener != "default":
-            component, how = request.listener, "listener"
-            why = f"{why}; came through the {request.listener} listener"
+        elif listener and listener != "default":
+            component, how = listener, "listener"
+            why = f"{why}; came through the {listener} listener"
         else:
             component, how = "unknown", "nothing"
     return Who(
         component=component,
         client=agent.client,
         version=agent.version,
-        command=exchange.request_header("kubectl-command"),
-        session=exchange.request_header("kubectl-session"),
-        identity=_identity(request),
+        command=command,
+        session=session,
+        identity=_identity(identity, certificate),
         node=user.node if user is not None and component == "kubelet" else "",
         how=how,
         why=why,
