@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -75,4 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("k8s-wiretap: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `| head`: the reader has what it wanted; say nothing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # for the exit flush
+        return 141  # as a shell reports a pipe's writer stopped by SIGPIPE
     return status

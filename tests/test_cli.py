@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from k8s_wiretap.cli import COMMANDS, build_parser
+from tests.recorded import STORY
 
 
 def _imported_by(*argv: str) -> set[str]:
@@ -46,3 +47,17 @@ def test_a_typo_is_one_line_naming_the_commands() -> None:
     assert done.returncode == 2
     line, *more = done.stderr.splitlines()
     assert not more and "invalid choice: 'explian'" in line and "'explain'" in line
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    """`explain ... | head`: the pipe closes under the writer; it stops, saying nothing."""
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "k8s_wiretap", "explain", str(STORY), "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert writer.stdout is not None and writer.stderr is not None
+    assert writer.stdout.read(100).startswith(b'{"id":')
+    writer.stdout.close()  # as head does once it has its lines
+    assert writer.wait(timeout=120) == 141
+    assert writer.stderr.read() == b""

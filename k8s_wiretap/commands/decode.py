@@ -138,7 +138,8 @@ def _explain(args: argparse.Namespace) -> int:
     if args.format == "json":  # a stream: any size of recording in bounded memory
         warnings: list[str] = []
         with _batch_collector():
-            assembler = write_json(iter_records(args.recording, warnings), sys.stdout)
+            sys.stdout.flush()  # what was printed before goes first
+            assembler = write_json(iter_records(args.recording, warnings), sys.stdout.buffer)
         for warning in warnings + assembler.warnings:
             print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
         return 0

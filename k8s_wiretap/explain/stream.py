@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from k8s_wiretap.capture.assemble import Assembler, Update
 from k8s_wiretap.capture.exchange import Exchange
@@ -44,7 +44,8 @@ LOOKAHEAD = 12.0  # seconds: more than who.DISPATCH_WINDOW (a dispatcher's kubec
 PRELUDE = 5000  # records held back at most while waiting for the first /version answer
 FORGET_EVERY = 1.0  # seconds of recording between two rounds of forgetting
 
-Line = Callable[[Explainer, Exchange], str]
+T = TypeVar("T")  # what a line is: text, or bytes (`explain --format json` writes bytes)
+Line = Callable[[Explainer, Exchange], T]
 
 
 def _release(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
@@ -69,35 +70,37 @@ def _release(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], s
     return held, None
 
 
-class _Output:
+class _Output(Generic[T]):
     """Lines in time order: a line waits for the exchanges before it to be explained."""
 
-    def __init__(self, write: Callable[[str], object]) -> None:
+    def __init__(self, write: Callable[[T], object]) -> None:
         self._write = write
-        self._slots: deque[list[str | None]] = deque()
+        self._slots: deque[list[T | None]] = deque()
 
-    def slot(self) -> list[str | None]:
-        slot: list[str | None] = [None]
+    def slot(self) -> list[T | None]:
+        slot: list[T | None] = [None]
         self._slots.append(slot)
         return slot
 
     def flush(self) -> None:
-        while self._slots and self._slots[0][0] is not None:
-            self._write(self._slots.popleft()[0] + "\n")  # type: ignore[operator]
+        slots, write = self._slots, self._write
+        while slots and (line := slots[0][0]) is not None:
+            slots.popleft()
+            write(line)
 
     @property
     def waiting(self) -> int:
         return len(self._slots)
 
 
-class _Stream:
-    def __init__(self, explainer: Explainer, line: Line, write: Callable[[str], object]):
+class _Stream(Generic[T]):
+    def __init__(self, explainer: Explainer, line: Line[T], write: Callable[[T], object]):
         self.explainer = explainer
         self.analysis = explainer.analysis
         self.line = line
         self.output = _Output(write)
         self.waiting: list[Exchange] = []  # in time order, not explained yet
-        self.aside: dict[str, tuple[Exchange, list[str | None]]] = {}  # open, not writes
+        self.aside: dict[str, tuple[Exchange, list[T | None]]] = {}  # open, not writes
         self.orphans: set[str] = set()  # exchanges whose request was not recorded
         self.forgotten = self.looked = -math.inf
 
@@ -151,11 +154,11 @@ def _complete(exchange: Exchange, now: float) -> bool:
 
 
 def explained(
-    records: Iterable[dict[str, Any]], line: Line, write: Callable[[str], object]
+    records: Iterable[dict[str, Any]], line: Line[T], write: Callable[[T], object]
 ) -> Assembler:
-    """`write(line(explainer, exchange) + "\\n")` for every exchange of `records` (a
-    recording's, header first), in time order; the assembler that read them (its notes and
-    warnings) is returned."""
+    """`write(line(explainer, exchange))` for every exchange of `records` (a recording's,
+    header first), in time order: a line is what `line` makes, its newline included; the
+    assembler that read them (its notes and warnings) is returned."""
     records = iter(records)
     held, release = _release(records)
     analysis = Analysis(release=release)

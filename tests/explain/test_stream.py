@@ -22,9 +22,9 @@ def test_the_stream_writes_what_the_whole_file_analysis_says(path: Any) -> None:
     analysis = Analysis.of(load(path))
     explainer = Explainer(analysis)
     batch = [dumps(exchange_record(analysis, e, explainer)) for e in analysis.exchanges]
-    out = io.StringIO()
+    out = io.BytesIO()
     write_json(iter_records(path, []), out)
-    assert out.getvalue().splitlines() == batch
+    assert out.getvalue().splitlines(keepends=True) == batch
 
 
 def repeated(copies: int) -> list[dict[str, Any]]:
