@@ -105,22 +105,27 @@ def _headers(pairs: Any) -> Headers:
     return tuple([(str(k), str(v)) for k, v in pairs or ()])
 
 
+def _names(headers: Headers) -> tuple[str, ...]:
+    return tuple([key.lower() for key, _ in headers])
+
+
 class _Headed:
     """A message with headers, looked up by name in any case, the first of a name winning.
 
-    A plain loop: messages carry 2 to 9 headers and are asked for a few, so building a dict
-    of lower-cased names costs more than it saves (measured on recordings/).
+    The names, lower-cased, are kept beside the headers as made (`names`): a message is
+    asked for several (content type, user agent, kubectl's), and a tuple's `index` finds
+    one faster than a dict is built (messages carry 2 to 9 headers).
     """
 
     __slots__ = ()
     headers: Headers
+    names: tuple[str, ...]  # each subclass's __post_init__ sets them: `_names(headers)`
 
     def header(self, name: str) -> str:
-        name = name.lower()
-        for key, value in self.headers:
-            if key.lower() == name:
-                return value
-        return ""
+        try:
+            return self.headers[self.names.index(name.lower())][1]
+        except ValueError:
+            return ""
 
 
 @dataclass(slots=True)
@@ -136,6 +141,10 @@ class Request(_Headed):
     client: Client = field(default_factory=Client)
     identity: Identity = field(default_factory=Identity)
     unrecorded: bool = False  # only later records of the exchange were in the recording
+    names: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.names = _names(self.headers)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Request:
@@ -161,6 +170,10 @@ class Response(_Headed):
     reason: str = ""
     http_version: str = ""
     headers: Headers = ()
+    names: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.names = _names(self.headers)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Response:
