@@ -200,6 +200,8 @@ class _Checker:
         field: bool = False,
     ) -> None:
         """`field`: the value is a struct field (which the server may default)."""
+        if type(local) is type(server) and local == server:
+            return  # equal all the way down (== in C): no leaf below can differ
         known = before if field else _MISSING
         if self._skipped(path) or self._missing(path or ".", local, server, known):
             return
