@@ -13,7 +13,8 @@ from typing import Any
 
 import yaml
 
-from k8s_wiretap.capture.reader import iter_records, load
+from k8s_wiretap.capture.read_ahead import read_ahead
+from k8s_wiretap.capture.reader import load
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
@@ -139,7 +140,8 @@ def _explain(args: argparse.Namespace) -> int:
         warnings: list[str] = []
         with _batch_collector():
             sys.stdout.flush()  # what was printed before goes first
-            assembler = write_json(iter_records(args.recording, warnings), sys.stdout.buffer)
+            records = read_ahead(args.recording, warnings)  # a second core reads
+            assembler = write_json(records, sys.stdout.buffer)
         for warning in warnings + assembler.warnings:
             print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
         return 0
