@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from k8s_wiretap.capture.read_ahead import read_ahead
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.decode.body import decode_body
@@ -24,6 +22,7 @@ from k8s_wiretap.kube.media import is_watch_stream
 from k8s_wiretap.views.json import write_json
 from k8s_wiretap.views.lines import exchange_line
 from k8s_wiretap.views.story import write_story
+from k8s_wiretap.wire import yamltext
 
 __all__ = ["register"]
 
@@ -86,7 +85,7 @@ def _read(name: str) -> bytes:
 
 def _print(value: Any, output: str) -> None:
     if output == "yaml":
-        sys.stdout.write(yaml.safe_dump(value, sort_keys=False, allow_unicode=True))
+        sys.stdout.write(yamltext.dump(value))
     else:
         sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.tls import Identity, write_private
+from k8s_wiretap.wire import yamltext
 
 __all__ = [
     "ClusterAccess",
@@ -72,7 +71,7 @@ def write_kubeconfig(
         "current-context": name,
         "preferences": {},
     }
-    write_private(path, yaml.safe_dump(document, sort_keys=False).encode())
+    write_private(path, yamltext.dump(document).encode())
     return path
 
 
@@ -166,10 +165,10 @@ def load_kubeconfig(path: Path | None = None, context: str | None = None) -> Clu
     """The cluster and credentials of `context` (default: current-context) in `path`."""
     path = path or default_kubeconfig_path()
     try:
-        document = yaml.safe_load(path.read_text())
+        document = yamltext.load(path.read_text())
     except FileNotFoundError as error:
         raise UsageError(f"kubeconfig {path} not found (set --kubeconfig or KUBECONFIG)") from error
-    except (OSError, yaml.YAMLError) as error:
+    except (OSError, yamltext.YAMLError) as error:
         raise UsageError(f"cannot read kubeconfig {path}: {error}") from error
     if not isinstance(document, dict):
         raise UsageError(f"{path} is not a kubeconfig")

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from http import HTTPStatus
 from typing import Any
 
-import yaml
 from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.style import Style
@@ -25,6 +24,7 @@ from k8s_wiretap.capture.exchange import Body
 from k8s_wiretap.views.story import colour_of, verdict
 from k8s_wiretap.views.tui.rows import clock
 from k8s_wiretap.views.tui.window import Detail
+from k8s_wiretap.wire import yamltext
 
 __all__ = [
     "TABS",
@@ -50,7 +50,7 @@ def body_text(value: Any) -> str:
     (what `:copy` copies, whole)."""
     if isinstance(value, str):
         return value
-    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100)
+    return yamltext.dump(value, width=100)
 
 
 def _yaml(value: Any) -> RenderableType:
