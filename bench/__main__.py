@@ -10,6 +10,7 @@ from bench import (
     patch_replay,
     protobuf_decode,
     proxy_latency,
+    tui_first_screen,
     tui_live,
 )
 
@@ -19,6 +20,7 @@ BENCHMARKS = {
     "patch_replay": patch_replay.main,
     "explain_recording": explain_recording.main,
     "proxy_latency": proxy_latency.main,
+    "tui_first_screen": tui_first_screen.main,
     "tui_live": tui_live.main,
 }
 
