@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from k8s_wiretap.views.story import colour_of
-from k8s_wiretap.views.tui.rows import Row, clock, duration_text, human_size
+from k8s_wiretap.views.tui.rows import RowLike, clock, duration_text, human_size
 
 __all__ = ["Column", "header", "layout", "line"]
 
@@ -30,15 +30,15 @@ class Column:
     right: bool = False
 
 
-def _events(row: Row) -> str:
+def _events(row: RowLike) -> str:
     return str(row.events) if row.watch or row.events else ""
 
 
-def _summary(row: Row) -> str:
+def _summary(row: RowLike) -> str:
     return row.summary or f"{row.method} {row.path}"
 
 
-CELLS: dict[str, Callable[[Row], str]] = {
+CELLS: dict[str, Callable[[RowLike], str]] = {
     "time": lambda r: clock(r.time),
     "component": lambda r: r.component,
     "verb": lambda r: r.verb,
@@ -111,7 +111,7 @@ def _target(target: str, width: int) -> str:
 FITTED = {"component": _component, "target": _target}
 
 
-def line(row: Row, columns: list[Column]) -> Text:
+def line(row: RowLike, columns: list[Column]) -> Text:
     """One row as text: the component in its colour, errors red, noise dim."""
     text = Text(no_wrap=True, overflow="crop", style="dim" if row.noise else "")
     for column in columns:

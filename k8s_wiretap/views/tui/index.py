@@ -1,7 +1,8 @@
 """The index of a recording: rows by byte offset, built while the file is read.
 
-`RecordingIndex.scan()` reads the file once, as a stream, and makes one compact `Row` per
-exchange (`rows.py`) with where each of its records sits (offset, length); it runs in a
+`RecordingIndex.scan()` reads the file once, as a stream, and makes one row per exchange
+(columns of arrays, `table.py`: `index.rows[n]` reads as a `Row`, `rows.py`) with where
+each of its records sits (offset, length); it runs in a
 worker, so the list shows the first rows before the rest is read. A gzip recording is
 decompressed once, into an anonymous temporary file, so that its records can be read back
 by offset like a plain file's. Nothing is decoded here: `records(rows)` reads the records
@@ -20,13 +21,13 @@ only once following stops.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import threading
 from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from sys import intern
 from typing import Any, BinaryIO
 
 from k8s_wiretap.capture import reader
@@ -34,7 +35,7 @@ from k8s_wiretap.capture.exchange import Exchange, Request
 from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.explain.who import who_of
 from k8s_wiretap.views.tui.follow import KeepGoing, chunks, gunzipped, lines
-from k8s_wiretap.views.tui.rows import Row
+from k8s_wiretap.views.tui.table import RowTable
 
 __all__ = ["RecordingIndex", "check_header"]
 
@@ -60,8 +61,8 @@ class RecordingIndex:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.header: dict[str, Any] = {}
-        self.rows: list[Row] = []
-        self.by_id: dict[str, int] = {}
+        self.rows = RowTable()
+        self.by_id = self.rows.ids  # the row of an exchange id
         self.etcd = array("d")  # time, offset, length of each etcd record, flat
         self.release: int | None = None  # the row of the first /version exchange
         self.warnings: list[str] = []
@@ -72,7 +73,7 @@ class RecordingIndex:
         self.lock = threading.Lock()  # rows are made here and explained elsewhere
         self._explained: dict[str, tuple[str, str, bool]] = {}  # came before their row
         self._components: dict[tuple[object, ...], str] = {}
-        self._changed: list[int] = []  # rows explained since `changed()` was asked
+        self._changed = array("q")  # rows explained since `changed()` was asked
         self._fd: int | None = None
         self._spill: BinaryIO | None = None
 
@@ -156,54 +157,51 @@ class RecordingIndex:
         if kind == "etcd":
             self.etcd.extend((float(record.get("time") or 0.0), offset, len(line)))
             return
-        exchange_id = str(record.get("id", ""))
         if kind == "request":
-            row = self._request(record)
+            position = self._request(record)
         elif kind in ("response", "event", "end"):
-            position = self.by_id.get(exchange_id)
-            row = self.rows[position] if position is not None else self._orphan(record)
+            found = self.by_id.get(str(record.get("id", "")))
+            position = found if found is not None else self._orphan(record)
         else:
             return
-        row.spans.extend((offset, len(line)))
-        row.version += 1
+        rows = self.rows
+        rows.span(position, offset, len(line))
+        rows.version[position] += 1
         self.taken += 1
         if kind == "response":
-            row.status = int(record.get("status") or 0) or None
+            rows.status[position] = min(int(record.get("status") or 0), 65535)
         elif kind == "event":
-            row.events += 1
+            rows.events[position] += 1
             data = record.get("data")
-            row.size += int(data.get("size") or 0) if isinstance(data, dict) else 0
+            rows.size[position] += int(data.get("size") or 0) if isinstance(data, dict) else 0
         elif kind == "end":
-            self.open -= row.ended is None
-            _ended(row, record)
+            self.open -= math.isnan(rows.ended[position])
+            self._ended(position, record)
 
-    def _request(self, record: dict[str, Any]) -> Row:
+    def _request(self, record: dict[str, Any]) -> int:
         exchange = Exchange(str(record["id"]), Request.from_record(record))
         info = exchange.info
         resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
-        row = Row(  # the words many rows share are kept once (sys.intern)
-            exchange.id,
-            exchange.time,
-            intern(exchange.method),
-            exchange.path,
-            self._component(exchange),
-            intern(info.verb),
-            intern(resource),
-            intern(info.namespace),
-            intern(info.name),
-            watch=info.verb == "watch",
-        )
-        if body := exchange.request_body:
-            row.size += body.size
+        words = {
+            "method": exchange.method,
+            "path": exchange.path,
+            "component": self._component(exchange),
+            "verb": info.verb,
+            "resource": resource,
+            "namespace": info.namespace,
+            "name": info.name,
+        }
         with self.lock:
-            self.by_id[row.id] = len(self.rows)
-            self.rows.append(row)
+            position = self.rows.append(exchange.id, exchange.time, words, info.verb == "watch")
             self.open += 1
-            if row.id in self._explained:
-                self._fill(row, *self._explained.pop(row.id))
+            if exchange.id in self._explained:
+                self.rows.explain(position, *self._explained.pop(exchange.id))
+        body = exchange.request_body
+        if body:
+            self.rows.size[position] += body.size
         if self.release is None and exchange.path.split("?")[0] == "/version":
-            self.release = len(self.rows) - 1
-        return row
+            self.release = position
+        return position
 
     def _component(self, exchange: Exchange) -> str:
         """Who sent it, from the request alone (the explanation may say better later): what
@@ -214,16 +212,25 @@ class RecordingIndex:
         if component is None:
             if len(self._components) > 10_000:
                 self._components.clear()
-            component = self._components[key] = intern(who_of(exchange).component)
+            component = self._components[key] = who_of(exchange).component
         return component
 
-    def _orphan(self, record: dict[str, Any]) -> Row:
+    def _orphan(self, record: dict[str, Any]) -> int:
         """A response, event or end whose request was not recorded: still a row."""
         self.warnings.append(
             f"{record.get('record')} record for exchange {record.get('id')} whose request "
             "was not recorded: shown with an unknown method and path"
         )
         return self._request({"id": record.get("id", ""), "time": record.get("time")})
+
+    def _ended(self, position: int, record: dict[str, Any]) -> None:
+        rows = self.rows
+        rows.ended[position] = float(record.get("time") or rows.time[position])
+        body = record.get("body")
+        if isinstance(body, dict):
+            rows.size[position] += int(body.get("size") or 0)
+        if record.get("error"):
+            rows.set_word("error", position, str(record["error"]))
 
     # -- what the explanation says ----------------------------------------------------------
     def explained(self, exchange_id: str, component: str, summary: str, noise: bool) -> None:
@@ -233,19 +240,14 @@ class RecordingIndex:
             if position is None:
                 self._explained[exchange_id] = (component, summary, noise)
             else:
-                self._fill(self.rows[position], component, summary, noise)
+                self.rows.explain(position, component, summary, noise)
                 self._changed.append(position)
 
-    def changed(self) -> list[int]:
+    def changed(self) -> array[int]:
         """The rows the explanation changed since the last call."""
         with self.lock:
-            changed, self._changed = self._changed, []
+            changed, self._changed = self._changed, array("q")
         return changed
-
-    @staticmethod
-    def _fill(row: Row, component: str, summary: str, noise: bool) -> None:
-        row.component, row.summary, row.noise = intern(component), summary, noise
-        row.version += 1
 
     # -- reading records back ---------------------------------------------------------------
     def read(self, offset: int, length: int) -> dict[str, Any]:
@@ -258,7 +260,7 @@ class RecordingIndex:
         in file order (the order they were recorded)."""
         spans: list[tuple[int, int]] = []
         for position in positions:
-            row_spans = self.rows[position].spans
+            row_spans = self.rows.spans(position)
             spans += zip(row_spans[::2], row_spans[1::2], strict=True)
         etcd = self.etcd
         for at in range(0, len(etcd), 3):
@@ -272,12 +274,3 @@ class RecordingIndex:
         elif self._fd is not None:
             os.close(self._fd)
         self._fd = self._spill = None
-
-
-def _ended(row: Row, record: dict[str, Any]) -> None:
-    row.ended = float(record.get("time") or row.time)
-    body = record.get("body")
-    if isinstance(body, dict):
-        row.size += int(body.get("size") or 0)
-    if record.get("error"):
-        row.error = str(record["error"])

@@ -1,4 +1,4 @@
-"""One compact row per exchange: what the list shows and filters on, never a body.
+"""One row per exchange: what the list shows and filters on, never a body.
 
 A row is filled from the records as the index reads them (request, response, end, the
 count of events) and, later, from the explanation layer (the real component, the summary
@@ -12,31 +12,57 @@ from __future__ import annotations
 import datetime as dt
 from array import array
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-__all__ = ["Row", "clock", "duration_text", "human_size"]
+__all__ = ["Row", "RowLike", "clock", "duration_text", "human_size"]
 
 
-@dataclass(slots=True, eq=False)
-class Row:
-    id: str
-    time: float
-    method: str
-    path: str
-    component: str
-    verb: str
-    resource: str
-    namespace: str
-    name: str
-    status: int | None = None
-    ended: float | None = None
-    size: int = 0
-    events: int = 0
-    error: str = ""
-    watch: bool = False
-    summary: str = ""  # from the explanation, once it has come
-    noise: bool | None = None  # None until explained
-    version: int = 0  # bumped on every change: the list's rendered line is stale
-    spans: array[int] = field(default_factory=lambda: array("q"))
+class RowLike:
+    """What a row reads as: a `Row`, or a view of the index's columns (`table.py`), with
+    the words made from its fields."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # the fields, each a `Row` attribute or a view's property
+
+        @property
+        def id(self) -> str: ...
+        @property
+        def time(self) -> float: ...
+        @property
+        def method(self) -> str: ...
+        @property
+        def path(self) -> str: ...
+        @property
+        def component(self) -> str: ...
+        @property
+        def verb(self) -> str: ...
+        @property
+        def resource(self) -> str: ...
+        @property
+        def namespace(self) -> str: ...
+        @property
+        def name(self) -> str: ...
+        @property
+        def status(self) -> int | None: ...
+        @property
+        def ended(self) -> float | None: ...
+        @property
+        def size(self) -> int: ...
+        @property
+        def events(self) -> int: ...
+        @property
+        def error(self) -> str: ...
+        @property
+        def watch(self) -> bool: ...
+        @property
+        def summary(self) -> str: ...
+        @property
+        def noise(self) -> bool | None: ...
+        @property
+        def version(self) -> int: ...
+        @property
+        def spans(self) -> array[int]: ...
 
     @property
     def target(self) -> str:
@@ -56,6 +82,31 @@ class Row:
         if self.status is not None:
             return str(self.status)
         return "err" if self.error else "…"
+
+
+@dataclass(slots=True, eq=False)
+class Row(RowLike):
+    """A row as an object of its own (the index keeps columns: `table.py`)."""
+
+    id: str
+    time: float
+    method: str
+    path: str
+    component: str
+    verb: str
+    resource: str
+    namespace: str
+    name: str
+    status: int | None = None
+    ended: float | None = None
+    size: int = 0
+    events: int = 0
+    error: str = ""
+    watch: bool = False
+    summary: str = ""  # from the explanation, once it has come
+    noise: bool | None = None  # None until explained
+    version: int = 0  # bumped on every change: the list's rendered line is stale
+    spans: array[int] = field(default_factory=lambda: array("q"))
 
 
 def clock(timestamp: float) -> str:
