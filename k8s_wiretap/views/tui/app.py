@@ -37,7 +37,7 @@ from k8s_wiretap.views.tui.detail_pane import DetailPane
 from k8s_wiretap.views.tui.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.explaining import explain_rows
 from k8s_wiretap.views.tui.filter_bar import FilterBar
-from k8s_wiretap.views.tui.filters import Filter, FilterError, parse
+from k8s_wiretap.views.tui.filters import Filter, FilterError, parse, shown
 from k8s_wiretap.views.tui.follow import KeepGoing
 from k8s_wiretap.views.tui.follow_mode import FOLLOW_BINDINGS, REFRESH, FollowMode, policy
 from k8s_wiretap.views.tui.help_screen import HelpScreen
@@ -46,6 +46,7 @@ from k8s_wiretap.views.tui.messages import (
     DetailFailed,
     DetailReady,
     Explained,
+    Filtering,
     Indexed,
     IndexFailed,
     RowsSelected,
@@ -117,6 +118,7 @@ class ReplayApp(App[int]):
         self.windows = Windows(self.index)
         self.selection = Selection(self.index.rows)
         self.filtering = False  # a worker is checking the rows against a new filter
+        self.filtered = 0.0  # how far it has got (0 to 1)
         self._generation = 0  # of the filter: a worker's late answer is dropped
         self.error: str | None = None  # why the recording could not be read
         self.filter: Filter | None = None
@@ -349,11 +351,10 @@ class ReplayApp(App[int]):
     # -- filtering --------------------------------------------------------------------------
     def _apply(self) -> None:
         """Show the rows the filter and the noise switch let through (an index array);
-        over `BACKGROUND` rows or more the rows are checked in a worker."""
+        over `BACKGROUND` rows or more the rows are checked in a worker, saying how far
+        it has got."""
         active = self.filter if self.filter is not None and self.filter_enabled else None
-        check: Check | None = active
-        if self.hide_noise:
-            check = lambda row: not row.noise and (active is None or active(row))  # noqa: E731
+        check = shown(active, self.hide_noise)
         self.index.changed()  # what changes from now on is checked again
         self._generation += 1
         if check is None or len(self.index) < BACKGROUND:
@@ -361,15 +362,23 @@ class ReplayApp(App[int]):
             self.selection.set(check)
             self._show_selection()
         else:
-            self.filtering = True
+            self.filtering, self.filtered = True, 0.0
             self._status()
             self.select_rows(check, self._generation)
 
     @work(thread=True, exclusive=True, group="filter")
     def select_rows(self, check: Check, generation: int) -> None:
+        def progress(done: float) -> None:
+            self.post_message(Filtering(done, generation))
+
         selection = Selection(self.index.rows)
-        selection.set(check)
+        selection.set(check, progress)
         self.post_message(RowsSelected(selection, generation))
+
+    def on_filtering(self, message: Filtering) -> None:
+        if message.generation == self._generation and self.filtering:
+            self.filtered = message.done
+            self._status()
 
     def on_rows_selected(self, message: RowsSelected) -> None:
         if message.generation != self._generation or self._widgets_gone():
@@ -391,7 +400,7 @@ class ReplayApp(App[int]):
             len(self.index),
             self.hide_noise,
             self.filter_error,
-            self.filtering,
+            self.filtered if self.filtering else None,
             self.commands.finder.status(),
         )
 

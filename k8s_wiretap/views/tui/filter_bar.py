@@ -103,11 +103,12 @@ class FilterBar(Vertical):
         total: int,
         noise: bool,
         error: str = "",
-        busy: bool = False,
+        busy: float | None = None,
         search: str = "",
     ) -> None:
-        """Say what is filtered: the expression (or its error), matches of all, noise;
-        and `search`, what a search says (rich markup)."""
+        """Say what is filtered: the expression (or its error), matches of all, noise,
+        how far a filter being checked has got (`busy`, 0 to 1); and `search`, what a
+        search says (rich markup)."""
         parts = []
         if error:
             parts.append(f"[red]filter error: {escape(error)}[/]")
@@ -118,8 +119,8 @@ class FilterBar(Vertical):
             parts.append("[dim]no filter (/)[/]")
         if noise:
             parts.append("noise hidden [dim](n)[/]")
-        if busy:
-            parts.append(f"[yellow]filtering {total:,}…[/]")
+        if busy is not None:
+            parts.append(f"[yellow]filtering {total:,}… {busy:.0%}[/]")
         else:
             parts.append(
                 f"[bold]{shown:,}[/] of {total:,} shown" if shown != total else f"{total:,}"

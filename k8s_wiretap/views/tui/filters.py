@@ -29,36 +29,43 @@ name, path and summary. Terms side by side, or joined by `&`, must all match; `|
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from k8s_wiretap.views.tui.rows import Row
+from k8s_wiretap.views.tui.rows import RowLike
+from k8s_wiretap.views.tui.table import RowTable
+from k8s_wiretap.views.tui.terms import (
+    NOISY,
+    WATCHES,
+    AllOf,
+    AnyOf,
+    Anywhere,
+    Errors,
+    Everything,
+    Field,
+    Not,
+    Status,
+    Term,
+)
 
-__all__ = ["FILTER_HELP", "Filter", "FilterError", "parse"]
-
-Predicate = Callable[[Row], bool]
+__all__ = ["FILTER_HELP", "Filter", "FilterError", "parse", "shown"]
 
 
 class FilterError(ValueError):
     """A filter expression that does not parse; its message says where."""
 
 
-FIELDS: dict[str, Callable[[Row], str]] = {
-    "c": lambda r: r.component,
-    "v": lambda r: r.verb,
-    "m": lambda r: r.method,
-    "r": lambda r: r.resource,
-    "ns": lambda r: r.namespace,
-    "n": lambda r: r.name,
-    "u": lambda r: r.path,
-    "s": lambda r: r.status_text,
-    "t": lambda r: r.summary,
+FIELDS = {
+    "c": "component",
+    "v": "verb",
+    "m": "method",
+    "r": "resource",
+    "ns": "namespace",
+    "n": "name",
+    "u": "path",
+    "s": "status",
+    "t": "summary",
 }
-FLAGS: dict[str, Predicate] = {
-    "e": lambda r: bool(r.error) or (r.status or 0) >= 400,
-    "w": lambda r: r.watch,
-    "noise": lambda r: bool(r.noise),
-}
+FLAGS: dict[str, Term] = {"e": Errors(), "w": WATCHES, "noise": NOISY}
 FILTER_HELP = (
     "~c component  ~v verb  ~m method  ~r resource  ~ns namespace  ~n name  ~u path  "
     "~s status  ~t summary  ~e errors  ~w watches  ~noise;  ! not, & and, | or, ( );  "
@@ -69,24 +76,39 @@ TOKEN = re.compile(r'\s*(?:(?P<op>[()!&|])|"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<wor
 
 @dataclass(frozen=True)
 class Filter:
-    """A parsed expression: call it on a row."""
+    """A parsed expression: call it on a row, or ask it for a mask of the index's rows
+    (`terms.py`: the columns read at C speed)."""
 
     text: str
-    predicate: Predicate
+    term: Term
 
-    def __call__(self, row: Row) -> bool:
-        return self.predicate(row)
+    def __call__(self, row: RowLike) -> bool:
+        return self.term(row)
+
+    def mask(self, rows: RowTable, start: int, stop: int) -> int:
+        return self.term.mask(rows, start, stop)
 
 
 def parse(text: str) -> Filter:
     """The filter `text` says; FilterError if it does not parse."""
     parser = _Parser(_tokens(text))
     if not parser.tokens:
-        return Filter(text, lambda _row: True)
-    predicate = parser.expression()
+        return Filter(text, Everything())
+    term = parser.expression()
     if parser.peek() is not None:
         raise FilterError(f"unexpected {parser.peek()!r}")
-    return Filter(text, predicate)
+    return Filter(text, term)
+
+
+def shown(active: Filter | None, hide_noise: bool) -> Filter | None:
+    """What the list lets through: the active filter, without noise if it is hidden
+    (None: every row)."""
+    if not hide_noise:
+        return active
+    quiet = Not(NOISY)
+    if active is None:
+        return Filter("!~noise", quiet)
+    return Filter(f"({active.text}) !~noise", AllOf([active.term, quiet]))
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -111,16 +133,9 @@ def _regex(pattern: str) -> re.Pattern[str]:
         raise FilterError(f"bad pattern {pattern!r}: {error}") from error
 
 
-def _field(get: Callable[[Row], str], pattern: str) -> Predicate:
+def _field(name: str, pattern: str) -> Term:
     regex = _regex(pattern)
-    return lambda row: regex.search(get(row)) is not None
-
-
-def _anywhere(text: str) -> Predicate:
-    needle = text.lower()
-    fields = (FIELDS[k] for k in ("c", "v", "r", "ns", "n", "u", "t"))
-    getters = tuple(fields)
-    return lambda row: any(needle in get(row).lower() for get in getters)
+    return Status(regex) if name == "status" else Field(name, regex)
 
 
 class _Parser:
@@ -139,15 +154,13 @@ class _Parser:
             return True
         return False
 
-    def expression(self) -> Predicate:
+    def expression(self) -> Term:
         terms = [self._and()]
         while self._op("|"):
             terms.append(self._and())
-        if len(terms) == 1:
-            return terms[0]
-        return lambda row: any(term(row) for term in terms)
+        return terms[0] if len(terms) == 1 else AnyOf(terms)
 
-    def _and(self) -> Predicate:
+    def _and(self) -> Term:
         terms = [self._not()]
         while self.at < len(self.tokens) and self.tokens[self.at] not in (
             ("op", "|"),
@@ -155,17 +168,14 @@ class _Parser:
         ):
             self._op("&")
             terms.append(self._not())
-        if len(terms) == 1:
-            return terms[0]
-        return lambda row: all(term(row) for term in terms)
+        return terms[0] if len(terms) == 1 else AllOf(terms)
 
-    def _not(self) -> Predicate:
+    def _not(self) -> Term:
         if self._op("!"):
-            inner = self._not()
-            return lambda row: not inner(row)
+            return Not(self._not())
         return self._atom()
 
-    def _atom(self) -> Predicate:
+    def _atom(self) -> Term:
         if self.at >= len(self.tokens):
             raise FilterError("the expression ends where a term should be")
         if self._op("("):
@@ -178,9 +188,9 @@ class _Parser:
         if kind == "op":
             raise FilterError(f"unexpected {value!r}")
         if kind == "quoted":
-            return _anywhere(value.replace('\\"', '"'))
+            return Anywhere(value.replace('\\"', '"'))
         if not value.startswith("~"):
-            return _anywhere(value)
+            return Anywhere(value)
         name = value[1:]
         if name in FLAGS:
             return FLAGS[name]

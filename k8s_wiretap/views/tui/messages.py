@@ -9,7 +9,15 @@ from textual.message import Message
 from k8s_wiretap.views.tui.selection import Selection
 from k8s_wiretap.views.tui.window import Detail
 
-__all__ = ["DetailFailed", "DetailReady", "Explained", "IndexFailed", "Indexed", "RowsSelected"]
+__all__ = [
+    "DetailFailed",
+    "DetailReady",
+    "Explained",
+    "Filtering",
+    "IndexFailed",
+    "Indexed",
+    "RowsSelected",
+]
 
 
 @dataclass
@@ -50,6 +58,18 @@ class DetailReady(Message):
 class DetailFailed(Message):
     position: int
     error: str
+
+
+@dataclass
+class Filtering(Message):
+    """A worker has checked `done` (0 to 1) of the rows against the filter of
+    `generation`."""
+
+    done: float
+    generation: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, Filtering)
 
 
 @dataclass

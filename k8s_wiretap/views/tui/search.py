@@ -11,21 +11,64 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Callable, Sequence
+from itertools import compress
 
 from rich.markup import escape
 
 from k8s_wiretap.views.tui.exchange_list import ExchangeList
-from k8s_wiretap.views.tui.rows import Row
+from k8s_wiretap.views.tui.masks import Lookups, from_mask, word_mask
+from k8s_wiretap.views.tui.rows import RowLike
+from k8s_wiretap.views.tui.table import RowTable
 
-__all__ = ["Finder", "Search", "matches_row"]
+__all__ = ["Finder", "Search", "matches_row", "matching_rows"]
+
+SEARCHED = ("summary", "path", "component", "method")  # and the target
 
 
-def matches_row(row: Row, needle: str) -> bool:
+def matches_row(row: RowLike, needle: str) -> bool:
     """Whether `needle` (lower case) is in what the row shows."""
     return any(
         needle in text.lower()
         for text in (row.summary, row.path, row.component, row.target, row.method)
     )
+
+
+def matching_rows(rows: RowTable, needle: str) -> bytes:
+    """`matches_row` over every row of the index's columns, a byte a row (1: a match):
+    each different string is looked at once."""
+    lookups = Lookups(lambda text: needle in text.lower())
+    count = len(rows)
+    found = 0
+    for name in SEARCHED:
+        found |= word_mask(rows, name, lookups, 0, count)
+    # the target: a resource's namespace/name (without a resource, the path: searched)
+    if "/" in needle:
+        target = int.from_bytes(_targets(rows, needle, count), "little")
+    else:
+        target = word_mask(rows, "namespace", lookups, 0, count)
+        target |= word_mask(rows, "name", lookups, 0, count)
+    return from_mask(found | (target & _resources(rows, count)), count)
+
+
+def _resources(rows: RowTable, count: int) -> int:
+    return int.from_bytes(bytes(map(bool, rows.codes["resource"][:count])), "little")
+
+
+def _targets(rows: RowTable, needle: str, count: int) -> bytes:
+    """Where `needle` (with a /) is in namespace/name: each pair looked at once."""
+    codes, strings = rows.codes, rows.strings
+    seen: dict[tuple[int, int], bool] = {}
+
+    def test(namespace: int, name: int) -> bool:
+        key = (namespace, name)
+        found = seen.get(key)
+        if found is None:
+            text = f"{strings['namespace'][namespace]}/{strings['name'][name]}"
+            found = seen[key] = namespace != 0 and name != 0 and needle in text.lower()
+        return found
+
+    pairs = zip(codes["namespace"][:count], codes["name"][:count], strict=True)
+    return bytes(test(namespace, name) for namespace, name in pairs)
 
 
 class Search:
@@ -41,20 +84,27 @@ class Search:
         return bool(self.text)
 
     def matches(
-        self, rows: Sequence[Row], view: Sequence[int] | None, stamp: object = None
+        self, rows: Sequence[RowLike], view: Sequence[int] | None, stamp: object = None
     ) -> array[int]:
         """The view's line numbers whose rows match (`view` None: every row). `stamp`
         says what the rows are (their count, how many are explained): the same stamp and
         view give the matches found last time."""
         key = (stamp, len(rows), len(view) if view is not None else -1)
         if key != self._stamp or view is not self._view:
-            needle = self.text.lower()
-            positions = range(len(rows)) if view is None else view
-            self._lines = array(
-                "q", (n for n, p in enumerate(positions) if matches_row(rows[p], needle))
-            )
+            self._lines = self._find(rows, view)
             self._stamp, self._view = key, view
         return self._lines
+
+    def _find(self, rows: Sequence[RowLike], view: Sequence[int] | None) -> array[int]:
+        needle = self.text.lower()
+        if not isinstance(rows, RowTable):
+            positions = range(len(rows)) if view is None else view
+            return array("q", (n for n, p in enumerate(positions) if matches_row(rows[p], needle)))
+        found = matching_rows(rows, needle)
+        if view is None:
+            return array("q", compress(range(len(found)), found))
+        shown = bytes(map(found.__getitem__, view))
+        return array("q", compress(range(len(shown)), shown))
 
     @staticmethod
     def step(lines: Sequence[int], cursor: int, by: int) -> int | None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from k8s_wiretap.views.tui.filters import FilterError, parse
-from k8s_wiretap.views.tui.rows import Row
+from k8s_wiretap.views.tui.filters import FilterError, parse, shown
+from k8s_wiretap.views.tui.masks import from_mask
+from k8s_wiretap.views.tui.rows import RowLike
 from tests.views.tui.recorded import explained_index
 
 
-def matching(text: str) -> list[Row]:
+def matching(text: str) -> list[RowLike]:
     check = parse(text)
     return [row for row in explained_index().rows if check(row)]
 
@@ -80,3 +81,40 @@ def test_an_empty_filter_lets_everything_through() -> None:
 def test_what_does_not_parse_says_why(text: str, said: str) -> None:
     with pytest.raises(FilterError, match=said.replace("(", r"\(").replace(")", r"\)")):
         parse(text)
+
+
+EXPRESSIONS = [
+    "~c scheduler",
+    "~c SCHEDULER ~v patch !~r leases",
+    "~c kubelet | ~c scheduler",
+    "!(~v watch | ~v list) web",
+    '"binds pod"',
+    "~s ^4",
+    "~s err",
+    "~s …",
+    "~e",
+    "~w",
+    "~noise",
+    "!~noise ~ns kube",
+    "~u watch=true ~n .",
+    "~t replicas",
+    "~m ^get$ | ~e",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", EXPRESSIONS)
+def test_a_filter_over_the_columns_says_what_it_says_of_each_row(text: str) -> None:
+    rows = explained_index().rows
+    check = parse(text)
+    expected = bytes(check(row) for row in rows)
+    assert from_mask(check.mask(rows, 0, len(rows)), len(rows)) == expected
+    assert from_mask(check.mask(rows, 100, 300), 200) == expected[100:300]
+
+
+def test_hiding_noise_joins_the_filter() -> None:
+    rows = explained_index().rows
+    quiet = shown(parse("~c kubelet"), hide_noise=True)
+    assert quiet is not None and shown(None, hide_noise=False) is None
+    assert [r for r in rows if quiet(r)] == [r for r in matching("~c kubelet") if not r.noise]
+    assert from_mask(quiet.mask(rows, 0, len(rows)), len(rows)) == bytes(quiet(r) for r in rows)

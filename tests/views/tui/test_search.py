@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from textual.pilot import Pilot
 
 from k8s_wiretap.views.tui import ReplayApp
-from k8s_wiretap.views.tui.search import Search, matches_row
+from k8s_wiretap.views.tui.search import Search, matches_row, matching_rows
 from tests.views.tui.pilot import drive
 from tests.views.tui.recorded import explained_index
 from tests.views.tui.test_app import APPLY, status, type_filter
@@ -43,6 +44,14 @@ def test_matches_are_lines_of_the_view_and_found_again_when_it_changes() -> None
     assert len(lines) == len(everything) and [view[n] for n in lines] == list(everything)
     assert search.matches(rows, view) is lines  # the same view: not searched again
     assert search.matches(rows, list(view)) is not lines
+
+
+@pytest.mark.parametrize(
+    "needle", ["binds pod", "default/web", "kube-system/", "/", "get", "leases", "v1/nodes", "zz"]
+)
+def test_a_search_over_the_columns_finds_what_each_row_shows(needle: str) -> None:
+    rows = explained_index().rows
+    assert matching_rows(rows, needle) == bytes(matches_row(row, needle) for row in rows)
 
 
 def press_text(text: str) -> list[str]:

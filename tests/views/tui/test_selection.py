@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
+from k8s_wiretap.views.tui import selection as selection_module
+from k8s_wiretap.views.tui.explaining import explain_rows
 from k8s_wiretap.views.tui.filters import parse
+from k8s_wiretap.views.tui.index import RecordingIndex
 from k8s_wiretap.views.tui.rows import Row
 from k8s_wiretap.views.tui.selection import Selection
-from tests.views.tui.recorded import explained_index
+from tests.views.tui.recorded import STORY, explained_index
 
 
 def test_the_view_is_the_filters_matches_in_order() -> None:
@@ -55,3 +60,32 @@ def test_a_changed_row_is_checked_again() -> None:
     assert selection.update([noisy])
     assert noisy in (selection.view() or [])
     assert not selection.update([noisy])  # nothing changed the second time
+
+
+def test_over_the_columns_a_filter_is_checked_a_chunk_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(selection_module, "CHUNK", 100)
+    rows = explained_index().rows
+    check = parse("~c kubelet")
+    said: list[float] = []
+    selection = Selection(rows)
+    selection.set(check, said.append)
+    assert said == sorted(said) and len(said) == 9 and said[-1] == 1.0
+    assert list(selection.view() or []) == [n for n, r in enumerate(rows) if check(r)]
+
+
+def test_changed_rows_of_the_columns_are_checked_again_as_a_run() -> None:
+    index = RecordingIndex(STORY)
+    index.scan()
+    explain_rows(index, lambda _count: None)
+    selection = Selection(index.rows)
+    selection.set(parse("!~noise"))
+    noisy = [n for n, r in enumerate(index.rows) if r.noise][:3]
+    shown = len(selection.view() or [])
+    for position in noisy:
+        row = index.rows[position]
+        index.explained(row.id, row.component, row.summary, noise=False)
+    assert selection.update(index.changed())
+    assert len(selection.view() or []) == shown + 3
+    assert not selection.update(noisy)
