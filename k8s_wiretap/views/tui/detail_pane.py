@@ -38,12 +38,18 @@ class DetailPane(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.detail: Detail | None = None
+        # Made here, not found by a query: a selection can come before the tabs are
+        # mounted (a large recording's first rows), and filling them must not fail then.
+        self._bodies = {
+            key: Static(Text("select an exchange", style="dim"), id=f"{key}-body") for key in TABS
+        }
+        self._scrollers = {key: VerticalScroll(id=f"{key}-scroll") for key in TABS}
 
     def compose(self) -> ComposeResult:
         with TabbedContent(initial="explain"):
             for key, (title, _render) in TABS.items():
-                with TabPane(title, id=key), VerticalScroll(id=f"{key}-scroll"):
-                    yield Static(Text("select an exchange", style="dim"), id=f"{key}-body")
+                with TabPane(title, id=key), self._scrollers[key]:
+                    yield self._bodies[key]
 
     @property
     def tabs(self) -> TabbedContent:
@@ -58,10 +64,10 @@ class DetailPane(Vertical):
         self.tabs.active = key
 
     def body(self, key: str) -> Static:
-        return self.query_one(f"#{key}-body", Static)
+        return self._bodies[key]
 
     def scroller(self, key: str | None = None) -> VerticalScroll:
-        return self.query_one(f"#{key or self.active}-scroll", VerticalScroll)
+        return self._scrollers[key or self.active]
 
     def _fill(self, render: dict[str, RenderableType]) -> None:
         for key, renderable in render.items():

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 from rich.text import Text
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Static
 
 from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui import app as app_module
+from k8s_wiretap.views.tui.detail_pane import DetailPane
 from k8s_wiretap.views.tui.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.help_screen import HelpScreen
 from k8s_wiretap.views.tui.messages import DetailReady, Explained
@@ -310,3 +312,19 @@ def test_the_main_screen_as_an_svg_screenshot(tmp_path: Path) -> None:
         assert "binds" in svg and "scheduler" in svg and "kubectl" in svg
 
     drive(script)
+
+
+def test_the_detail_pane_fills_before_its_tabs_are_mounted() -> None:
+    """A selection can come before the pane's tabs exist (a million-row recording's first
+    rows): filling them then must not fail (it raised NoMatches)."""
+
+    async def main() -> None:
+        app = App[None]()
+        async with app.run_test():
+            pane = DetailPane()  # made, not mounted yet
+            pane.waiting()
+            assert "explaining" in str(pane.body("explain").content)
+            await app.mount(pane)
+            assert pane.body("explain").is_mounted
+
+    asyncio.run(main())
