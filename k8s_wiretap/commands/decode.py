@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.capture.read_ahead import read_ahead
-from k8s_wiretap.capture.reader import load
+from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
@@ -139,7 +138,7 @@ def _explain(args: argparse.Namespace) -> int:
         warnings: list[str] = []
         with _batch_collector():
             sys.stdout.flush()  # what was printed before goes first
-            records = read_ahead(args.recording, warnings)  # a second core reads
+            records = iter_records(args.recording, warnings)
             assembler = write_json(records, sys.stdout.buffer)
         for warning in warnings + assembler.warnings:
             print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
