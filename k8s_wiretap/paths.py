@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["cache_dir", "state_dir"]
+__all__ = ["cache_dir", "config_dir", "state_dir"]
 
 
 def _xdg(variable: str, fallback: str) -> Path:
@@ -22,3 +22,8 @@ def state_dir() -> Path:
 def cache_dir() -> Path:
     """Per-user cache (`$XDG_CACHE_HOME/k8s-wiretap`), e.g. built control-plane binaries."""
     return _xdg("XDG_CACHE_HOME", ".cache")
+
+
+def config_dir() -> Path:
+    """Per-user settings (`$XDG_CONFIG_HOME/k8s-wiretap`), e.g. your own keys."""
+    return _xdg("XDG_CONFIG_HOME", ".config")

@@ -42,6 +42,7 @@ from k8s_wiretap.views.tui.follow import KeepGoing
 from k8s_wiretap.views.tui.follow_mode import FOLLOW_BINDINGS, REFRESH, FollowMode, policy
 from k8s_wiretap.views.tui.help_screen import HelpScreen
 from k8s_wiretap.views.tui.index import RecordingIndex
+from k8s_wiretap.views.tui.keymap import load_keymap
 from k8s_wiretap.views.tui.messages import (
     DetailFailed,
     DetailReady,
@@ -106,6 +107,7 @@ class ReplayApp(App[int]):
         `label`: the title's, instead of "replay FILE"."""
         super().__init__()
         install_themes(self)
+        self._user_keys = load_keymap(self.all_bindings())  # KeymapError: one line, no app
         self.path = Path(path)
         self.walkthrough = walkthrough or for_recording(self.path)
         self._walk_at_once = walkthrough is not None
@@ -171,6 +173,8 @@ class ReplayApp(App[int]):
         return self._detail
 
     def on_mount(self) -> None:
+        if self._user_keys:
+            self.set_keymap(self._user_keys)
         self.exchange_list.focus()
         self._title()
         self._status()
@@ -420,8 +424,13 @@ class ReplayApp(App[int]):
         self._title_bar.update("  ·  ".join(parts))
 
     # -- actions ----------------------------------------------------------------------------
+    @classmethod
+    def all_bindings(cls) -> tuple[BindingType, ...]:
+        """Every binding the app has, on any screen: what help lists and keys.yaml remaps."""
+        return (*cls.BINDINGS, *ExchangeList.BINDINGS, *CHAIN_BINDINGS)
+
     def action_help(self) -> None:
-        shown = (*self.BINDINGS, *ExchangeList.BINDINGS, *CHAIN_BINDINGS)
+        shown = self.all_bindings()
         self.push_screen(HelpScreen([b for b in shown if isinstance(b, Binding)]))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
