@@ -34,6 +34,7 @@ from k8s_wiretap.views.tui.chain_view import CHAIN_BINDINGS
 from k8s_wiretap.views.tui.command_line import CommandLine
 from k8s_wiretap.views.tui.commands import COMMAND_BINDINGS, Commands
 from k8s_wiretap.views.tui.detail_pane import DetailPane
+from k8s_wiretap.views.tui.event_screen import EVENT_BINDINGS
 from k8s_wiretap.views.tui.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.explaining import explain_rows
 from k8s_wiretap.views.tui.filter_bar import FilterBar
@@ -427,7 +428,7 @@ class ReplayApp(App[int]):
     @classmethod
     def all_bindings(cls) -> tuple[BindingType, ...]:
         """Every binding the app has, on any screen: what help lists and keys.yaml remaps."""
-        return (*cls.BINDINGS, *ExchangeList.BINDINGS, *CHAIN_BINDINGS)
+        return (*cls.BINDINGS, *ExchangeList.BINDINGS, *CHAIN_BINDINGS, *EVENT_BINDINGS)
 
     def action_help(self) -> None:
         shown = self.all_bindings()
@@ -520,6 +521,10 @@ class ReplayApp(App[int]):
             self._apply()
         rows.cursor = position if rows.view is None else bisect.bisect_left(rows.view, position)
         rows.focus()
+
+    def action_open_event(self, number: int) -> None:
+        """An event of the Events tab, clicked: opened whole."""
+        self.commands.event(str(number))
 
     def action_command(self, key: str) -> None:
         """A key of `commands.py` (`:`, `s`, `<` `>`, `c`, `y`, `t`)."""

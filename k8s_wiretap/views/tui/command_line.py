@@ -26,6 +26,7 @@ COMMANDS = {
     "copy": ("request|response", "copy that body, decoded as shown, to the clipboard"),
     "theme": ("light|dark", "the colours (no word: the other one; as t)"),
     "chain": ("", "the selected exchange's causal chain (as c)"),
+    "event": ("N", "open the selected watch's event N (as a click in Events)"),
     "help": ("", "every key and command (as ?)"),
     "quit": ("", "quit (as q)"),
 }

@@ -22,6 +22,7 @@ from textual.binding import Binding, BindingType
 from k8s_wiretap.views.tui.chain_view import ChainScreen
 from k8s_wiretap.views.tui.command_line import Command, CommandError, CommandLine, parse
 from k8s_wiretap.views.tui.detail_pane import DetailPane
+from k8s_wiretap.views.tui.event_screen import EventScreen
 from k8s_wiretap.views.tui.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.filter_bar import FilterBar
 from k8s_wiretap.views.tui.index import RecordingIndex
@@ -100,6 +101,7 @@ class Commands:
             "copy": lambda c: self.copy(c.argument),
             "theme": lambda c: self.theme(c.argument),
             "chain": lambda _c: self.chain(),
+            "event": lambda c: self.event(c.argument),
             "help": lambda _c: self.app.call_later(self.app.run_action, "help"),
             "quit": lambda _c: self.app.exit(),
         }
@@ -168,6 +170,20 @@ class Commands:
             return
         self.app.theme = name
         self._say(f"theme: {name}")
+
+    def event(self, number: str) -> None:
+        """Open the selected watch's event `number` (the Events tab's #)."""
+        detail = self.detail.detail
+        if detail is None or detail.position != self.listing.selected:
+            self._say("no event to open: the exchange is still being explained", error=True)
+            return
+        if not detail.events:
+            self._say("no events: the selected exchange is not a watch", error=True)
+            return
+        if not number.isdigit() or int(number) >= len(detail.events):
+            self._say(f"event {number!r}: 0 to {len(detail.events) - 1}, please", error=True)
+            return
+        self.app.push_screen(EventScreen(detail.events, int(number)))
 
     def chain(self) -> None:
         position = self.listing.selected

@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from k8s_wiretap.capture.exchange import Body
+from k8s_wiretap.decode.watch import WatchEvent
 from k8s_wiretap.views.story import colour_of, verdict
 from k8s_wiretap.views.tui.rows import clock
 from k8s_wiretap.views.tui.window import Detail
@@ -303,18 +304,28 @@ def events_pane(detail: Detail) -> RenderableType:
     for number, event in enumerate(detail.events[:MAX_EVENTS]):
         target = f"{event.namespace}/{event.name}" if event.namespace else event.name
         style = "red" if event.error or event.type == "ERROR" else ""
+        opens = Style(meta={"@click": f"app.open_event({number})"})  # or :event N
         table.add_row(
-            str(number),
+            Text(str(number), style=Style(underline=True) + opens),
             clock(event.time) if event.time else "",
-            Text(event.type, style=style or "bold"),
+            Text(event.type or "undecodable", style=Style.parse(style or "bold") + opens),
             event.kind,
             target,
             event.resource_version,
             event.phase or "",
         )
     more = len(detail.events) - MAX_EVENTS
-    tail = [Text(f"… {more} more events", style="dim")] if more > 0 else []
-    return Group(Text(f"{len(detail.events)} events", style="bold"), table, *tail)
+    tail = [Text(f"… {more} more events (:event N opens any)", style="dim")] if more > 0 else []
+    heading = Text(f"{len(detail.events)} events", style="bold")
+    heading.append("  (click one, or :event N, to open it)", style="dim")
+    return Group(heading, table, *tail)
+
+
+def event_object(event: WatchEvent) -> RenderableType:
+    """What an event carried: the object as YAML, or why it could not be decoded."""
+    if event.error:
+        return Text(event.error, style="red")
+    return _yaml(event.object)
 
 
 TABS = {
