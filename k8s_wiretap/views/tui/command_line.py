@@ -16,6 +16,8 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Label
 
+from k8s_wiretap.views.tui.inputs import ClosingInput
+
 __all__ = ["COMMANDS", "COMMAND_HELP", "Command", "CommandError", "CommandLine", "parse"]
 
 COMMANDS = {
@@ -73,16 +75,10 @@ def parse(text: str) -> Command:
     return Command(name, argument, force)
 
 
-class CommandInput(Input):
+class CommandInput(ClosingInput):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "close", id="command.close", show=False),
     ]
-
-    class Cancelled(Message):
-        """esc: nothing is run."""
-
-    def action_close(self) -> None:
-        self.post_message(self.Cancelled())
 
 
 class CommandLine(Horizontal):
@@ -155,7 +151,7 @@ class CommandLine(Horizontal):
         self.remove_class("-open")
         self.post_message(self.Closed())
 
-    def on_command_input_cancelled(self, event: CommandInput.Cancelled) -> None:
+    def on_closing_input_cancelled(self, event: ClosingInput.Cancelled) -> None:
         event.stop()
         self.close()
 

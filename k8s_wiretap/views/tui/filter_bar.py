@@ -13,21 +13,17 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from k8s_wiretap.views.tui.inputs import ClosingInput
+
 __all__ = ["FilterBar"]
 
 
-class FilterInput(Input):
+class FilterInput(ClosingInput):
     """The expression being typed; esc gives up."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "close", id="filter.close", show=False),
     ]
-
-    class Cancelled(Message):
-        """esc: the expression is given up."""
-
-    def action_close(self) -> None:
-        self.post_message(self.Cancelled())
 
 
 class FilterBar(Vertical):
@@ -85,7 +81,7 @@ class FilterBar(Vertical):
     def is_open(self) -> bool:
         return self.has_class("-open")
 
-    def on_filter_input_cancelled(self, event: FilterInput.Cancelled) -> None:
+    def on_closing_input_cancelled(self, event: ClosingInput.Cancelled) -> None:
         event.stop()
         self.close()
 
