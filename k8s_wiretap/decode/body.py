@@ -12,7 +12,10 @@ import gzip
 import json
 import zlib
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
+
+import orjson
 
 from k8s_wiretap.decode.gnostic_v3 import OpenApiV3Decoder
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI, media_type
@@ -40,6 +43,17 @@ class Decoded:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @cached_property
+    def json_bytes(self) -> bytes | None:
+        """The value as compact JSON (orjson), made once: a body that repeats is one
+        Decoded, shared through the decode cache, so it is serialized once however many
+        lines print it. None where orjson refuses the value (an integer past 64 bits, a
+        key that is not a string)."""
+        try:
+            return orjson.dumps(self.value)
+        except TypeError:  # orjson.JSONEncodeError
+            return None
 
 
 def undecodable(reason: str, data: bytes) -> str:

@@ -15,7 +15,7 @@ namespace, name, resource_version, time}]).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
 import orjson
@@ -34,9 +34,22 @@ def _body(decoded: Decoded) -> Any:
     return decoded.value if decoded.ok else decoded.error
 
 
+def _serialized(decoded: Decoded) -> Any:
+    """A body as `_body` gives it, but already serialized where it can be (an orjson
+    Fragment): bodies are most of every line, and a repeated one is serialized once."""
+    if not decoded.ok:
+        return decoded.error
+    data = decoded.json_bytes
+    return decoded.value if data is None else orjson.Fragment(data)
+
+
 def exchange_record(
-    analysis: Analysis, exchange: Exchange, explainer: Explainer | None = None
+    analysis: Analysis,
+    exchange: Exchange,
+    explainer: Explainer | None = None,
+    body: Callable[[Decoded], Any] = _body,
 ) -> dict[str, Any]:
+    """The exchange's JSON record; `body` says how a decoded body goes in."""
     info = exchange.info
     request, response = analysis.request_body(exchange), analysis.response_body(exchange)
     who = analysis.who(exchange)
@@ -60,9 +73,9 @@ def exchange_record(
         "streaming": info.streaming,
         "status": exchange.status,
         "request_format": request.format,
-        "request_body": _body(request),
+        "request_body": body(request),
         "response_format": response.format,
-        "response_body": _body(response),
+        "response_body": body(response),
     }
     if exchange.error:
         record["error"] = exchange.error
@@ -89,7 +102,17 @@ def dumps(record: dict[str, Any]) -> bytes:
 
 
 def _line(explainer: Explainer, exchange: Exchange) -> bytes:
-    return dumps(exchange_record(explainer.analysis, exchange, explainer))
+    """The exchange's line, its bodies serialized once (`_serialized`); where orjson
+    refuses the rest of the record, the whole record again as plain values for `dumps`
+    (json cannot write a Fragment)."""
+    analysis = explainer.analysis
+    record = exchange_record(analysis, exchange, explainer, _serialized)
+    try:
+        return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:  # orjson.JSONEncodeError
+        record["request_body"] = _body(analysis.request_body(exchange))
+        record["response_body"] = _body(analysis.response_body(exchange))
+        return dumps(record)
 
 
 def write_json(records: Iterable[dict[str, Any]], out: BinaryIO) -> Assembler:
