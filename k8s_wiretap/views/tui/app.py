@@ -52,6 +52,8 @@ from k8s_wiretap.views.tui.messages import (
     Indexed,
     IndexFailed,
     RowsSelected,
+    Searched,
+    Searching,
 )
 from k8s_wiretap.views.tui.narration_panel import WALK_ACTIONS, WALK_BINDINGS, NarrationPanel
 from k8s_wiretap.views.tui.panes import TABS
@@ -392,6 +394,14 @@ class ReplayApp(App[int]):
         self.selection = message.selection
         self.selection.extend()
         self._show_selection()
+
+    def on_searching(self, message: Searching) -> None:
+        if not self._widgets_gone():
+            self.commands.searching(message)
+
+    def on_searched(self, message: Searched) -> None:
+        if not self._widgets_gone():
+            self.commands.searched(message)
 
     def _show_selection(self) -> None:
         self.exchange_list.show(self.selection.view())

@@ -26,6 +26,7 @@ from k8s_wiretap.views.tui.event_screen import EventScreen
 from k8s_wiretap.views.tui.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.filter_bar import FilterBar
 from k8s_wiretap.views.tui.index import RecordingIndex
+from k8s_wiretap.views.tui.messages import Searched, Searching
 from k8s_wiretap.views.tui.panes import body_text
 from k8s_wiretap.views.tui.save import SaveError, save
 from k8s_wiretap.views.tui.search import Finder
@@ -68,7 +69,7 @@ class Commands:
         self.app, self.index, self.listing, self.detail = app, index, listing, detail
         self._chain = (windows, lock, jump)
         self._status = status
-        self.finder = Finder(listing, stamp)
+        self.finder = Finder(app, listing, stamp)
         self.said = ""
         self.keys: dict[str, Callable[[], None]] = {
             "line": lambda: line.open("command"),
@@ -113,17 +114,31 @@ class Commands:
 
     # -- search -----------------------------------------------------------------------------
     def search(self, text: str) -> None:
+        """Search for `text` (a worker's answer comes to `searched`)."""
         found = self.finder.set(text)
-        if text and not found:
-            self._say(f"search: nothing matches {text!r}", error=True)
+        if text and found is False:
+            self._nothing()
         self._changed()
 
     def find(self, by: int) -> None:
+        """`>` `<`: while the matches are being found, made when they are."""
         if not self.finder.search:
             self._say("no search (s, or :search TEXT)", error=True)
-        elif not self.finder.step(by):
-            self._say(f"search: nothing matches {self.finder.search.text!r}", error=True)
+        elif self.finder.step(by) is False:
+            self._nothing()
         self._changed()
+
+    def searching(self, message: Searching) -> None:
+        self.finder.searching_at(message)
+        self._changed()
+
+    def searched(self, message: Searched) -> None:
+        if self.finder.found(message) is False:
+            self._nothing()
+        self._changed()
+
+    def _nothing(self) -> None:
+        self._say(f"search: nothing matches {self.finder.search.text!r}", error=True)
 
     def _changed(self) -> None:
         self._status()  # it says the search

@@ -17,6 +17,8 @@ __all__ = [
     "IndexFailed",
     "Indexed",
     "RowsSelected",
+    "Searched",
+    "Searching",
 ]
 
 
@@ -77,4 +79,26 @@ class RowsSelected(Message):
     """A worker has checked every row against the filter of `generation`."""
 
     selection: Selection
+    generation: int
+
+
+@dataclass
+class Searching(Message):
+    """A worker has looked at `done` (0 to 1) of the rows for the search of
+    `generation`."""
+
+    done: float
+    generation: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, Searching)
+
+
+@dataclass
+class Searched(Message):
+    """A worker's answer to the search of `generation`: a byte a row, 1 where it
+    matches, over the rows as `stamp` says they were."""
+
+    found: bytes
+    stamp: object
     generation: int

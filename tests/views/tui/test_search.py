@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
+
 import pytest
 from textual.pilot import Pilot
 
 from k8s_wiretap.views.tui import ReplayApp
+from k8s_wiretap.views.tui import search as search_module
 from k8s_wiretap.views.tui.search import Search, matches_row, matching_rows
 from tests.views.tui.pilot import drive
 from tests.views.tui.recorded import explained_index
@@ -54,6 +58,28 @@ def test_a_search_over_the_columns_finds_what_each_row_shows(needle: str) -> Non
     assert matching_rows(rows, needle) == bytes(matches_row(row, needle) for row in rows)
 
 
+def test_a_search_over_the_columns_goes_a_chunk_at_a_time_and_can_stop() -> None:
+    rows = explained_index().rows
+    said: list[float] = []
+    found = matching_rows(rows, "binds pod", said.append, chunk=100)
+    assert found == matching_rows(rows, "binds pod")
+    assert said == sorted(said) and len(said) == 9 and said[-1] == 1.0  # 882 rows
+    asked: list[int] = []
+
+    def stopped() -> bool:
+        asked.append(1)
+        return len(asked) > 3
+
+    assert matching_rows(rows, "binds pod", said.append, stopped, chunk=100) is None
+    assert len(asked) == 4  # it gave up at its fourth chunk
+
+
+def test_the_lines_of_a_view_from_what_matched() -> None:
+    found = bytes([0, 1, 1, 0, 1])
+    assert list(Search.lines(found, None)) == [1, 2, 4]
+    assert list(Search.lines(found, [0, 2, 3, 4, 7, 9])) == [1, 3]  # 7, 9: not looked at yet
+
+
 def press_text(text: str) -> list[str]:
     return [{" ": "space", "/": "slash", "~": "tilde"}.get(key, key) for key in text]
 
@@ -89,5 +115,61 @@ def test_a_search_within_a_filter_counts_what_the_list_shows() -> None:
         assert "1 of 3" in status(app) and "3 of 882 shown" in status(app)
         await pilot.press("greater_than_sign")
         assert app.exchange_list.cursor == 1 and "2 of 3" in status(app)
+
+    drive(script)
+
+
+def wait_for_search(app: ReplayApp) -> Awaitable[None]:
+    async def wait() -> None:
+        for _ in range(200):
+            if not app.commands.finder.searching and app.commands.finder.progress is None:
+                return
+            await asyncio.sleep(0.05)
+        raise TimeoutError("the search did not finish")
+
+    return wait()
+
+
+def test_a_large_index_is_searched_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_module, "BACKGROUND", 1)
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        rows, commands = app.exchange_list, app.commands
+        commands.search("binds pod")
+        assert 'search "binds pod": searching 882… 0%' in status(app)  # at once, no match yet
+        commands.find(1)  # > before the matches came: made when they come
+        await wait_for_search(app)
+        await pilot.pause()
+        assert 'search "binds pod": 2 of 7' in status(app)
+        assert "binds Pod" in app.index.rows[rows.selected or 0].summary
+        await pilot.press("greater_than_sign")
+        assert "3 of 7" in status(app)
+        await pilot.press("less_than_sign", "less_than_sign", "less_than_sign")
+        assert "7 of 7" in status(app)  # round to the last
+        await type_filter(pilot, "~c scheduler")  # a new view: the same matches, its lines
+        assert "129 of 882 shown" in status(app) and "7 of 7" in status(app)
+        await pilot.press("greater_than_sign")
+        assert "1 of 7" in status(app) and app.exchange_list.cursor < 129
+
+    drive(script)
+
+
+def test_a_new_search_cancels_the_one_still_running(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_module, "BACKGROUND", 1)
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        commands = app.commands
+        commands.search("binds pod")
+        (first,) = [w for w in app.workers if w.group == "search" and not w.is_finished]
+        commands.search("no such text")
+        assert first.is_cancelled
+        await wait_for_search(app)
+        await pilot.pause()
+        assert 'search "no such text": no match' in status(app)
+        assert commands.said == "search: nothing matches 'no such text'"
+        commands.search("binds pod")
+        commands.search("")  # cleared before it answered: nothing is said of it
+        await pilot.pause(0.3)
+        assert "search" not in status(app)
 
     drive(script)
