@@ -8,11 +8,12 @@ is and why (`summaries.py`, with its etcd key), what set it off and the chain it
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.apply_fields import FieldChange, apply_fields, server_side_fields
 from k8s_wiretap.explain.chains import Cause, Chains
@@ -56,9 +57,14 @@ class Explainer:
         self.chains = Chains(analysis, keep=keep)
         self.summaries = Summaries(analysis, self.chains)
 
-    def to_json(self, exchange: Exchange) -> dict[str, Any]:
-        """What `Explained.to_json` says, without the chain's exchanges."""
-        record = {**self.summaries.explain(exchange).to_json(), **self.chains.to_json(exchange)}
+    def to_json(
+        self, exchange: Exchange, body: Callable[[Decoded], Any] | None = None
+    ) -> dict[str, Any]:
+        """What `Explained.to_json` says, without the chain's exchanges; `body` says how
+        etcd's stored value goes in (`Explanation.to_json`)."""
+        explanation = self.summaries.explain(exchange)
+        as_json = explanation.to_json() if body is None else explanation.to_json(body)
+        record = {**as_json, **self.chains.to_json(exchange)}
         fields = self.fields(exchange)
         if fields is not None:
             record["apply_fields"] = [f.to_json() for f in fields]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.kube.etcd import etcd_key
@@ -43,6 +44,10 @@ class Rule:
     source: str
 
 
+def _plain(decoded: Decoded) -> Any:
+    return decoded.value if decoded.ok else decoded.error
+
+
 @dataclass(slots=True)
 class Explanation:
     summary: str
@@ -51,15 +56,21 @@ class Explanation:
     noise: bool
     source: str
     etcd: dict[str, Any] | None
+    stored: Decoded | None = None  # what etcd recorded, decoded: `etcd["stored"]["value"]`
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, body: Callable[[Decoded], Any] = _plain) -> dict[str, Any]:
+        """As JSON; `body` says how the stored value goes in (the JSON writer's: serialized
+        once, however many writes landed the same bytes)."""
+        etcd = self.etcd
+        if self.stored is not None and body is not _plain and etcd is not None:
+            etcd = {**etcd, "stored": {**etcd["stored"], "value": body(self.stored)}}
         return {
             "summary": self.summary,
             "why": self.why,
             "noise": self.noise,
             "rule": self.rule,
             "rule_source": self.source,
-            "etcd": self.etcd,
+            "etcd": etcd,
         }
 
 
@@ -152,13 +163,15 @@ class Summaries:
         facts = self._facts(exchange)
         rule = _rule(facts)
         values = _Values(self, exchange, facts)
+        etcd, stored = self._etcd(exchange)
         return Explanation(
             " ".join(rule.summary.format_map(values).split()),
             " ".join(rule.why.format_map(values).split()),
             rule.id,
             rule.noise,
             rule.source,
-            self._etcd(exchange),
+            etcd,
+            stored,
         )
 
     # -- what the rules match on ------------------------------------------------------------
@@ -229,47 +242,58 @@ class Summaries:
         own = "its own " if cause.own else f"{writer.component}'s "
         return f"the {seen} after {own}{writer.act} reached it {ms:.0f} ms before"
 
-    def _etcd(self, exchange: Exchange) -> dict[str, Any] | None:
-        """The etcd key the exchange reads or writes, and for a write the revision."""
+    def _etcd(self, exchange: Exchange) -> tuple[dict[str, Any] | None, Decoded | None]:
+        """The etcd key the exchange reads or writes, and for a write the revision; and
+        what etcd stored there, decoded, when the recording has it."""
         info = exchange.info
         if not info.is_resource_request or info.verb not in READS | WRITES:
-            return None
-        builtin = Resources.builtin().get(info.group, info.resource) is not None
+            return None, None
+        builtin = _builtin(info.group, info.resource)
         if info.resource == "serviceaccounts" and info.subresource == "token":
-            return {"key": None, "note": "a TokenRequest: the token is signed, nothing is stored"}
+            note = "a TokenRequest: the token is signed, nothing is stored"
+            return {"key": None, "note": note}, None
         if info.param("dryRun"):
-            return {"key": None, "note": "a dry run: nothing is stored"}
+            return {"key": None, "note": "a dry run: nothing is stored"}, None
         response = self.analysis.response_body(exchange).value
         ref = self.analysis.ref(exchange, response if info.verb in WRITES else None)
         if not ref.name:
             prefix = etcd_key(ref.with_name(""), builtin=builtin)
-            return {"prefix": prefix, "read": info.verb in READS} if prefix else None
+            return ({"prefix": prefix, "read": info.verb in READS} if prefix else None), None
         key = etcd_key(ref, builtin=builtin)
         if key is None:
-            return {"key": None, "note": "not stored: read live from the components"}
+            return {"key": None, "note": "not stored: read live from the components"}, None
         record: dict[str, Any] = {"key": key}
+        stored = None
         revision = resource_version(response)
         if info.verb in WRITES and exchange.status is not None and exchange.status < 300:
             if revision is not None:
                 record["revision"] = revision
-                record.update(self._landed(key, revision))
+                landed, stored = self._landed(key, revision)
+                record.update(landed)
             if info.subresource == "binding":
                 record["note"] = "the binding sets the pod's spec.nodeName: the pod is written"
-        return record
+        return record, stored
 
-    def _landed(self, key: str, revision: int) -> dict[str, Any]:
+    def _landed(self, key: str, revision: int) -> tuple[dict[str, Any], Decoded | None]:
         """What etcd itself recorded for this write, when the recording has etcd's view:
         the stored object, decoded (protobuf for built-in kinds, JSON for custom ones)."""
         if not self.analysis.etcd_recorded:
-            return {}
+            return {}, None
         found = self.analysis.stored(key, revision)
         if found is None:
-            return {"stored": None, "note": "etcd recorded no change of this key at this revision"}
+            note = "etcd recorded no change of this key at this revision"
+            return {"stored": None, "note": note}, None
         change, decoded = found
-        value = decoded.value if decoded.ok else decoded.error
         if change.deleted:  # a final DELETE: the key is gone from etcd at this revision
-            return {"stored": {"format": "deleted", "value": None, "time": change.time}}
-        return {"stored": {"format": decoded.format, "value": value, "time": change.time}}
+            return {"stored": {"format": "deleted", "value": None, "time": change.time}}, None
+        stored = {"format": decoded.format, "value": _plain(decoded), "time": change.time}
+        return {"stored": stored}, decoded
+
+
+@cache
+def _builtin(group: str, resource: str) -> bool:
+    """Whether the built-in table knows the resource (its etcd prefix is the server's own)."""
+    return Resources.builtin().get(group, resource) is not None
 
 
 def _object(kind: str, namespace: str, name: str, resource: str) -> str:

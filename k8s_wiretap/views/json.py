@@ -85,7 +85,7 @@ def exchange_record(
     if info.verb == "watch" or exchange.watch_events():
         record["events"] = [event.summary() for event in analysis.events(exchange)]
     if explainer is not None:
-        record.update(explainer.to_json(exchange))
+        record.update(explainer.to_json(exchange, None if body is _body else body))
     return record
 
 
@@ -102,17 +102,15 @@ def dumps(record: dict[str, Any]) -> bytes:
 
 
 def _line(explainer: Explainer, exchange: Exchange) -> bytes:
-    """The exchange's line, its bodies serialized once (`_serialized`); where orjson
-    refuses the rest of the record, the whole record again as plain values for `dumps`
-    (json cannot write a Fragment)."""
+    """The exchange's line, its bodies (and etcd's stored value) serialized once
+    (`_serialized`); where orjson refuses the rest of the record, the record made again
+    of plain values, for `dumps` (json cannot write a Fragment)."""
     analysis = explainer.analysis
     record = exchange_record(analysis, exchange, explainer, _serialized)
     try:
         return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
     except TypeError:  # orjson.JSONEncodeError
-        record["request_body"] = _body(analysis.request_body(exchange))
-        record["response_body"] = _body(analysis.response_body(exchange))
-        return dumps(record)
+        return dumps(exchange_record(analysis, exchange, explainer))
 
 
 def write_json(records: Iterable[dict[str, Any]], out: BinaryIO) -> Assembler:
