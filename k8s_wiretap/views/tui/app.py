@@ -52,6 +52,8 @@ from k8s_wiretap.views.tui.messages import (
     Indexed,
     IndexFailed,
     RowsSelected,
+    SaveDone,
+    Saving,
     Searched,
     Searching,
 )
@@ -403,6 +405,14 @@ class ReplayApp(App[int]):
         if not self._widgets_gone():
             self.commands.searched(message)
 
+    def on_saving(self, message: Saving) -> None:
+        if not self._widgets_gone():
+            self.commands.saving_at(message)
+
+    def on_save_done(self, message: SaveDone) -> None:
+        if not self._widgets_gone():
+            self.commands.saved(message)
+
     def _show_selection(self) -> None:
         self.exchange_list.show(self.selection.view())
         self._status()
@@ -416,7 +426,7 @@ class ReplayApp(App[int]):
             self.hide_noise,
             self.filter_error,
             self.filtered if self.filtering else None,
-            self.commands.finder.status(),
+            self.commands.status(),
         )
 
     def _title(self, done: bool = False) -> None:

@@ -16,8 +16,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.worker import get_current_worker
 
 from k8s_wiretap.views.tui.chain_view import ChainScreen
 from k8s_wiretap.views.tui.command_line import Command, CommandError, CommandLine, parse
@@ -26,7 +28,7 @@ from k8s_wiretap.views.tui.event_screen import EventScreen
 from k8s_wiretap.views.tui.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.filter_bar import FilterBar
 from k8s_wiretap.views.tui.index import RecordingIndex
-from k8s_wiretap.views.tui.messages import Searched, Searching
+from k8s_wiretap.views.tui.messages import SaveDone, Saving, Searched, Searching
 from k8s_wiretap.views.tui.panes import body_text
 from k8s_wiretap.views.tui.save import SaveError, save
 from k8s_wiretap.views.tui.search import Finder
@@ -71,6 +73,7 @@ class Commands:
         self._status = status
         self.finder = Finder(app, listing, stamp)
         self.said = ""
+        self.saving: Saving | None = None  # a save going on: how far it has got
         self.keys: dict[str, Callable[[], None]] = {
             "line": lambda: line.open("command"),
             "search": lambda: line.open("search", self.finder.search.text),
@@ -145,19 +148,56 @@ class Commands:
 
     # -- save -------------------------------------------------------------------------------
     def save(self, command: Command) -> None:
+        """In a worker, one at a time, saying how far it has got (`saving`, `saved`)."""
+        if self.saving is not None:
+            self._say(f"cannot save: still saving {self.saving.path}", error=True)
+            return
         path = Path(command.argument).expanduser()
         view = self.listing.view
         positions = None if command.name == "save" or view is None else list(view)
+        self.saving = Saving(str(path), "writing", 0.0)
+        self._status()
         work = partial(self._save, positions, path, command.force)
-        self.app.run_worker(work, thread=True, group="save", exclusive=True)
+        self.app.run_worker(work, thread=True, group="save")
 
     def _save(self, positions: list[int] | None, path: Path, force: bool) -> None:
+        worker = get_current_worker()
+
+        def progress(stage: str, done: float) -> None:
+            self.app.post_message(Saving(str(path), stage, done))
+
         try:
-            saved = save(self.index, positions, path, force=force)
+            saved = save(
+                self.index,
+                positions,
+                path,
+                force=force,
+                progress=progress,
+                stopped=lambda: worker.is_cancelled,
+            )
         except SaveError as error:
-            self.app.call_from_thread(self._say, str(error), error=True)
+            self.app.post_message(SaveDone(str(error), error=True))
         else:
-            self.app.call_from_thread(self._say, str(saved))
+            self.app.post_message(SaveDone(str(saved)))
+
+    def saving_at(self, message: Saving) -> None:
+        if self.saving is not None:
+            self.saving = message
+            self._status()
+
+    def saved(self, message: SaveDone) -> None:
+        self.saving = None
+        self._say(message.said, error=message.error)
+        self._status()
+
+    def status(self) -> str:
+        """What the status line says of the search and of a save going on (rich markup)."""
+        parts = [self.finder.status()]
+        if self.saving is not None:
+            saving = self.saving  # the figure first: a narrow line cuts the name
+            doing = f"{saving.done:.0%}" if saving.stage == "writing" else f"({saving.stage})"
+            parts.append(f"[yellow]saving {doing}: {escape(Path(saving.path).name)}[/]")
+        return "  ·  ".join(part for part in parts if part)
 
     # -- copy -------------------------------------------------------------------------------
     def copy(self, which: str) -> None:

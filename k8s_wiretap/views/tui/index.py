@@ -255,6 +255,12 @@ class RecordingIndex:
         record: dict[str, Any] = json.loads(os.pread(self._fd, length, offset))
         return record
 
+    def raw(self, offset: int, length: int) -> bytes:
+        """The record at `offset` as it is in the file, its line ending a newline."""
+        assert self._fd is not None
+        line = os.pread(self._fd, length, offset)
+        return line if line.endswith(b"\n") else line + b"\n"
+
     def records(self, positions: list[int], since: float, until: float) -> list[dict[str, Any]]:
         """The records of the rows at `positions`, and etcd's between `since` and `until`,
         in file order (the order they were recorded)."""

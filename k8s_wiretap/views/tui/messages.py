@@ -17,6 +17,8 @@ __all__ = [
     "IndexFailed",
     "Indexed",
     "RowsSelected",
+    "SaveDone",
+    "Saving",
     "Searched",
     "Searching",
 ]
@@ -102,3 +104,23 @@ class Searched(Message):
     found: bytes
     stamp: object
     generation: int
+
+
+@dataclass
+class Saving(Message):
+    """A save to `path` is `stage` ("writing"...), `done` (0 to 1) of it."""
+
+    path: str
+    stage: str
+    done: float
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, Saving)
+
+
+@dataclass
+class SaveDone(Message):
+    """A save has ended: what it wrote, or why not (`error`), in one line."""
+
+    said: str
+    error: bool = False

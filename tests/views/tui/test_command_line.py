@@ -12,8 +12,10 @@ from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui.chain_view import ChainScreen
 from k8s_wiretap.views.tui.command_line import Command, CommandError, parse
 from k8s_wiretap.views.tui.help_screen import HelpScreen
+from k8s_wiretap.views.tui.messages import Saving
 from tests.views.tui.pilot import drive, settle
 from tests.views.tui.test_app import APPLY, status, type_filter
+from tests.views.tui.test_save import unwritable
 from tests.views.tui.test_search import press_text
 
 
@@ -97,6 +99,30 @@ def test_filter_search_theme_help_and_chain_commands() -> None:
     drive(script)
 
 
+def test_a_save_says_how_far_it_has_got_and_is_one_at_a_time(tmp_path: Path) -> None:
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        commands = app.commands
+        commands.run(f"save {first}")
+        assert "saving 0%: first.jsonl" in status(app)  # the worker has not begun yet
+        commands.run(f"save {second}")
+        assert commands.said == f"cannot save: still saving {first}"
+        commands.saving_at(Saving(str(first), "writing", 0.42))
+        assert "saving 42%: first.jsonl" in status(app)
+        commands.saving_at(Saving(str(first), "finding their etcd records", 0))
+        assert "saving (finding their etcd records): first.jsonl" in status(app)
+        commands.said = ""
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if commands.said:
+                break
+        assert commands.said.startswith("saved 882 exchanges") and "saving" not in status(app)
+        assert not second.exists() and first.stat().st_mode & 0o777 == 0o600
+
+    drive(script)
+
+
 def test_esc_gives_up_a_command() -> None:
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
         await pilot.press("colon", *press_text("quit"), "escape")
@@ -124,6 +150,10 @@ def test_save_and_save_filtered_read_back_and_never_overwrite(tmp_path: Path) ->
         assert whole.read_bytes() == before
         assert "saved 882" in await saved(app, pilot, f"save! {whole}")
         assert "does not exist" in await saved(app, pilot, f"save {tmp_path / 'no' / 'such.jsonl'}")
+        denied = unwritable(tmp_path) / "out.jsonl"
+        assert await saved(app, pilot, f"save {denied}") == (
+            f"cannot save to {denied}: Permission denied"
+        )
 
     app = drive(script)
     rows = {row.id for row in app.index.rows}

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import gzip
+import os
 import stat
 from pathlib import Path
 
 import pytest
 
 from k8s_wiretap.capture.reader import load
+from k8s_wiretap.views.tui import save as save_module
 from k8s_wiretap.views.tui.save import SaveError, save
-from tests.views.tui.recorded import indexed
+from tests.views.tui.recorded import STORY, indexed
+
+
+def unwritable(tmp_path: Path) -> Path:
+    """A folder this process cannot create a file in: a read-only one, or (root writes
+    anywhere) sysfs's /sys/fs, where not even root can."""
+    if os.geteuid() == 0:
+        return Path("/sys/fs")
+    folder = tmp_path / "read-only"
+    folder.mkdir(mode=0o500)
+    return folder
 
 
 def test_the_whole_recording_reads_back_the_same(tmp_path: Path) -> None:
@@ -56,3 +68,54 @@ def test_an_existing_file_is_kept_unless_asked(tmp_path: Path) -> None:
 def test_no_folder_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(SaveError, match=r"^cannot save: folder .* does not exist$"):
         save(indexed(), None, tmp_path / "no" / "file.jsonl")
+
+
+def test_the_records_are_copied_as_the_original_has_them(tmp_path: Path) -> None:
+    index = indexed()
+    path = tmp_path / "copy.jsonl"
+    save(index, None, path)
+    with gzip.open(STORY, "rb") as original:
+        lines = original.read().splitlines(keepends=True)
+    again = path.read_bytes().splitlines(keepends=True)
+    assert sorted(again[1:]) == sorted(lines[1:])  # every record, byte for byte
+
+
+def test_a_save_says_how_far_it_has_got(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(save_module, "BATCH", 100)
+    index = indexed()
+    said: list[tuple[str, float]] = []
+    path = tmp_path / "all.jsonl"
+    save(index, None, path, progress=lambda *what: said.append(what))
+    records = len(path.read_bytes().splitlines()) - 1  # 3,884, and the header
+    assert {stage for stage, _ in said} == {"writing"}
+    fractions = [done for _, done in said]
+    assert fractions == sorted(fractions) and fractions[0] == 0 and fractions[-1] == 1.0
+    assert len(said) == -(-records // 100) + 1  # 100 at a time, and done
+    said.clear()
+    save(index, [0, 1, 2], tmp_path / "some.jsonl", progress=lambda *what: said.append(what))
+    assert said[0] == ("finding their etcd records", 0.0) and said[-1] == ("writing", 1.0)
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_save_stopped_leaves_no_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, force: bool
+) -> None:
+    monkeypatch.setattr(save_module, "BATCH", 100)
+    asked: list[int] = []
+
+    def stopped() -> bool:
+        asked.append(1)
+        return len(asked) > 3
+
+    path = tmp_path / "stopped.jsonl.gz"
+    with pytest.raises(SaveError, match=r"^save to .*stopped.jsonl.gz stopped$"):
+        save(indexed(), None, path, force=force, stopped=stopped)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unwritable_folder_is_one_line(tmp_path: Path) -> None:
+    folder = unwritable(tmp_path)
+    for force in (False, True):
+        with pytest.raises(SaveError) as raised:
+            save(indexed(), None, folder / "out.jsonl", force=force)
+        assert str(raised.value) == f"cannot save to {folder / 'out.jsonl'}: Permission denied"
