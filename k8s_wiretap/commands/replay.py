@@ -19,7 +19,7 @@ from typing import Any
 from k8s_wiretap.capture.reader import RecordingError, iter_records
 from k8s_wiretap.errors import UsageError
 
-__all__ = ["register"]
+__all__ = ["add_theme_option", "register"]
 
 
 def register(subparsers: Any) -> None:
@@ -51,7 +51,21 @@ def register(subparsers: Any) -> None:
         help="play it back on its own clock at X times recording time (1, 2, 0.5...; "
         "p pauses, . steps, ] and [ change the speed)",
     )
+    add_theme_option(replay)
     replay.set_defaults(handler=_replay)
+
+
+def add_theme_option(parser: argparse.ArgumentParser) -> None:
+    """`--theme`, as `replay`, `walkthrough` and `serve` take it."""
+    from k8s_wiretap.views.tui.themes import DARK, THEMES, theme_option
+
+    parser.add_argument(
+        "--theme",
+        type=theme_option,
+        default=DARK,
+        metavar="|".join(THEMES),
+        help=f"the colours to start with (default {DARK}; t changes them)",
+    )
 
 
 def _speed(value: str) -> float:
@@ -74,15 +88,15 @@ def _replay(args: argparse.Namespace) -> int:
 
     _check(args.recording)
     if args.speed is not None:
-        return _play(args.recording, args.speed)
-    app = ReplayApp(args.recording, follow=args.follow)
+        return _play(args.recording, args.speed, args.theme)
+    app = ReplayApp(args.recording, follow=args.follow, theme=args.theme)
     app.run()
     if app.error is not None:
         raise RecordingError(app.error)
     return app.return_code or 0
 
 
-def _play(path: Path, speed: float) -> int:
+def _play(path: Path, speed: float, theme: str) -> int:
     from rich.markup import escape
 
     from k8s_wiretap.views.tui import ReplayApp
@@ -94,7 +108,9 @@ def _play(path: Path, speed: float) -> int:
         raise UsageError(f"cannot play {path}: {error}") from error
     try:
         label = f"[bold]k8s-wiretap replay[/] {escape(path.name)}"
-        app = ReplayApp(player.path, writer=lambda: player.playing, playback=player, label=label)
+        app = ReplayApp(
+            player.path, writer=lambda: player.playing, playback=player, label=label, theme=theme
+        )
         player.run()
         app.run()
     finally:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.commands.replay import add_theme_option
 from k8s_wiretap.errors import UsageError
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ def _options() -> argparse.ArgumentParser:
         action="store_true",
         help="allow a --host that other machines can reach (no login: they see the recording)",
     )
+    add_theme_option(options)
     return options
 
 
@@ -116,6 +118,7 @@ def _serve_replay(args: argparse.Namespace) -> int:
     path: Path = args.recording
     next(iter(iter_records(path, [])), None)  # RecordingError, in one line, if not one
     command = [sys.executable, "-m", "k8s_wiretap", "replay", str(path.resolve())]
+    command += ["--theme", args.theme]
     return _serve(args, command, f"k8s-wiretap replay {path.name}")
 
 
@@ -125,6 +128,7 @@ def _serve_walkthrough(args: argparse.Namespace) -> int:
     _check_options(args)
     walkthrough = load(args.name or DEFAULT)  # UsageError, in one line, if there is none
     command = [sys.executable, "-m", "k8s_wiretap", "walkthrough", walkthrough.name]
+    command += ["--theme", args.theme]
     return _serve(args, command, f"k8s-wiretap walkthrough {walkthrough.name}")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import RecordingError
+from k8s_wiretap.commands.replay import add_theme_option
 from k8s_wiretap.views.tui.walkthrough import DEFAULT, RECORDINGS, Walkthrough, load
 
 __all__ = ["interactive", "register", "run_walkthrough"]
@@ -43,12 +44,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--text", action="store_true", help="print the narration, do not open the TUI"
     )
+    add_theme_option(parser)
     parser.set_defaults(handler=_walkthrough)
 
 
 def _walkthrough(args: argparse.Namespace) -> int:
     walkthrough = load(args.name, args.dir)
-    return run_walkthrough(walkthrough, text=args.text or not interactive())
+    return run_walkthrough(walkthrough, text=args.text or not interactive(), theme=args.theme)
 
 
 def interactive() -> bool:
@@ -56,12 +58,15 @@ def interactive() -> bool:
     return sys.stdout.isatty() or bool(os.environ.get("TEXTUAL_DRIVER"))
 
 
-def run_walkthrough(walkthrough: Walkthrough, *, text: bool = False) -> int:
+def run_walkthrough(
+    walkthrough: Walkthrough, *, text: bool = False, theme: str | None = None
+) -> int:
     if text:
         return _print(walkthrough)
     from k8s_wiretap.views.tui import ReplayApp  # Textual loads only for the TUI
+    from k8s_wiretap.views.tui.themes import DARK
 
-    app = ReplayApp(walkthrough.recording, walkthrough=walkthrough)
+    app = ReplayApp(walkthrough.recording, walkthrough=walkthrough, theme=theme or DARK)
     app.run()
     if app.error is not None:
         raise RecordingError(app.error)

@@ -61,6 +61,7 @@ from k8s_wiretap.views.tui.narration_panel import WALK_ACTIONS, WALK_BINDINGS, N
 from k8s_wiretap.views.tui.panes import TABS
 from k8s_wiretap.views.tui.playback import PLAYBACK_ACTIONS, PLAYBACK_BINDINGS, Player
 from k8s_wiretap.views.tui.selection import Check, Selection
+from k8s_wiretap.views.tui.themes import DARK
 from k8s_wiretap.views.tui.themes import install as install_themes
 from k8s_wiretap.views.tui.walkthrough import Walkthrough, for_recording
 from k8s_wiretap.views.tui.window import Windows
@@ -105,13 +106,14 @@ class ReplayApp(App[int]):
         writer: KeepGoing | None = None,
         playback: Player | None = None,
         label: str | None = None,
+        theme: str = DARK,
     ) -> None:
         """`walkthrough`: opened at once (else `w` opens the one beside the recording);
         `follow`: read on past the end (None: if it looks written to, `follow.py`);
         `writer`: what writes the file (a proxy, `playback`): followed while it says so;
-        `label`: the title's, instead of "replay FILE"."""
+        `label`: the title's, instead of "replay FILE"; `theme`: the one to start with."""
         super().__init__()
-        install_themes(self)
+        install_themes(self, theme)
         self._user_keys = load_keymap(self.all_bindings())  # KeymapError: one line, no app
         self.path = Path(path)
         self.walkthrough = walkthrough or for_recording(self.path)

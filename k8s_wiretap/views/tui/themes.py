@@ -11,6 +11,7 @@ that the component colours can be read on.
 
 from __future__ import annotations
 
+from argparse import ArgumentTypeError
 from typing import Any
 
 from rich.color import Color
@@ -18,7 +19,16 @@ from rich.terminal_theme import TerminalTheme
 from textual.app import App
 from textual.theme import Theme
 
-__all__ = ["DARK", "LIGHT", "THEMES", "contrast", "install", "palette", "toggled"]
+__all__ = [
+    "DARK",
+    "LIGHT",
+    "THEMES",
+    "contrast",
+    "install",
+    "palette",
+    "theme_option",
+    "toggled",
+]
 
 DARK, LIGHT = "wiretap-dark", "wiretap-light"
 NAMES = {"dark": DARK, "light": LIGHT}
@@ -95,6 +105,15 @@ def install(app: App[Any], name: str = DARK) -> None:
 def theme_name(word: str) -> str | None:
     """`light` or `dark` (or a theme's full name) → the theme; None if it is neither."""
     return NAMES.get(word.strip().lower()) or (word if word in THEMES else None)
+
+
+def theme_option(value: str) -> str:
+    """`--theme`'s value (`wiretap-dark`, `wiretap-light`, or `dark`, `light`) → the
+    theme; ArgumentTypeError, said in one line by argparse, for any other."""
+    name = theme_name(value)
+    if name is None:
+        raise ArgumentTypeError(f"no theme {value!r}: {' or '.join(THEMES)}")
+    return name
 
 
 def toggled(current: str) -> str:
