@@ -385,10 +385,10 @@ class Analysis:
         return self._openapi.schema(before, group_version, self.release)
 
     # -- forgetting -------------------------------------------------------------------------
-    def forget(self, before: float, keeping: Container[str] = ()) -> None:
+    def forget(self, before: float, keeping: Container[str] = (), *, deep: bool = True) -> None:
         """Drop the ended exchanges older than `before` (but those `keeping` names) and what
-        was decoded of them, etcd's records older than it, and the history but what later
-        patches can start from."""
+        was decoded of them; and, `deep`, etcd's records older than it and the history but
+        what later patches can start from (sweeps that cost what is held, not what goes)."""
         self._catch_up()
         cut = bisect.bisect_left(self.exchanges, before, key=lambda e: e.time)
         old = self.exchanges[:cut]
@@ -401,6 +401,8 @@ class Analysis:
             self._events.pop(exchange.id, None)
             self._who.pop(exchange.id, None)
         self._replays.clear()
+        if not deep:
+            return
         self._etcd = {k: c for k, c in self._etcd.items() if c.time >= before}
         self._openapi.forget(before)
         self._history.forget(before)

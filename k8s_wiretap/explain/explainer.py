@@ -70,11 +70,14 @@ class Explainer:
             record["apply_fields"] = [f.to_json() for f in fields]
         return record
 
-    def forget(self, before: float, keeping: Container[str] = ()) -> None:
+    def forget(self, before: float, keeping: Container[str] = (), *, deep: bool = True) -> None:
         """Let go of what no exchange from `before` on needs (a stream's explainer), but
-        the exchanges `keeping` names (still to be explained)."""
-        self.chains.forget(before)
-        self.analysis.forget(before, keeping)
+        the exchanges `keeping` names (still to be explained). `deep=False` lets go of the
+        exchanges only, not of the chains' and the history's per-object state, whose
+        sweep costs the size of the cluster each time (`Analysis.forget`)."""
+        if deep:
+            self.chains.forget(before)
+        self.analysis.forget(before, keeping, deep=deep)
 
     def explain(self, exchange: Exchange) -> Explained:
         return Explained(

@@ -7,7 +7,9 @@ complete: ended, and `LOOKAHEAD` seconds of the recording past it (what comes sh
 an exchange can still say something about it: the kubectl a dispatcher's `/version` was
 for, a watch event that makes a patch's starting point stale, etcd's record of a write).
 Then everything older than it that no later exchange can need is forgotten
-(`Explainer.forget`: the analysis, the history, the chains).
+(`Explainer.forget`): the exchanges every `FORGET_EVERY` seconds of the recording; the
+history's and the chains' per-object state, whose sweep costs the size of the cluster
+whatever goes, every `SWEEP_EVERY`.
 
 What stays in memory: the exchanges of the last `LOOKAHEAD` seconds and those still open
 (a watch is explained when it ends, so the lines after it wait for it, as text: an
@@ -42,7 +44,8 @@ __all__ = ["LOOKAHEAD", "PRELUDE", "explained"]
 
 LOOKAHEAD = 12.0  # seconds: more than who.DISPATCH_WINDOW (a dispatcher's kubectl)
 PRELUDE = 5000  # records held back at most while waiting for the first /version answer
-FORGET_EVERY = 1.0  # seconds of recording between two rounds of forgetting
+FORGET_EVERY = 1.0  # seconds of recording between two rounds of forgetting exchanges
+SWEEP_EVERY = 10.0  # and between two sweeps of the per-object state (`Explainer.forget`)
 
 T = TypeVar("T")  # what a line is: text, or bytes (`explain --format json` writes bytes)
 Line = Callable[[Explainer, Exchange], T]
@@ -102,7 +105,7 @@ class _Stream(Generic[T]):
         self.waiting: list[Exchange] = []  # in time order, not explained yet
         self.aside: dict[str, tuple[Exchange, list[T | None]]] = {}  # open, not writes
         self.orphans: set[str] = set()  # exchanges whose request was not recorded
-        self.forgotten = self.looked = -math.inf
+        self.forgotten = self.looked = self.swept = -math.inf
 
     def add(self, exchange: Exchange) -> None:
         insort_by_time(self.waiting, exchange)
@@ -142,8 +145,10 @@ class _Stream(Generic[T]):
         elif frontier is not None:
             self.output.flush()
         if frontier is not None and frontier - self.forgotten >= FORGET_EVERY:
-            self.explainer.forget(frontier, keeping=self.aside.keys())
+            deep = frontier - self.swept >= SWEEP_EVERY
+            self.explainer.forget(frontier, keeping=self.aside.keys(), deep=deep)
             self.forgotten = frontier
+            self.swept = frontier if deep else self.swept
 
 
 def _complete(exchange: Exchange, now: float) -> bool:
