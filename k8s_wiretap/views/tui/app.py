@@ -239,6 +239,9 @@ class ReplayApp(App[int]):
                 self.windows.forget()
             try:
                 detail = self.windows.detail(position)
+            except RecordingError as error:  # its records are gone (a truncated file)
+                self.post_message(DetailFailed(position, f"cannot explain it: {error}"))
+                return
             except Exception as error:  # shown in the pane: one exchange, not the app
                 self.post_message(DetailFailed(position, f"cannot explain it: {error!r}"))
                 return
@@ -266,6 +269,8 @@ class ReplayApp(App[int]):
         if message.done:
             for warning in self.index.warnings:
                 self.notify(warning, severity="warning")
+            if self.index.changed_file:
+                self.notify(self.index.changed_file, severity="warning")
         self._status()
 
     def _refresh_detail(self) -> None:
@@ -429,7 +434,14 @@ class ReplayApp(App[int]):
             self.filter_error,
             self.filtered if self.filtering else None,
             self.commands.status(),
+            self._changed_file(),
         )
+
+    def _changed_file(self) -> str:
+        """A followed file truncated or replaced: said in the status line, once read."""
+        if not self.index.done or self.index.changed_file is None:
+            return ""
+        return f"{self.index.changed_file}: following stopped, {len(self.index):,} exchanges kept"
 
     def _title(self, done: bool = False) -> None:
         index = self.index

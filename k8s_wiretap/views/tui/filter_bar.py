@@ -101,11 +101,12 @@ class FilterBar(Vertical):
         error: str = "",
         busy: float | None = None,
         search: str = "",
+        notice: str = "",
     ) -> None:
         """Say what is filtered: the expression (or its error), matches of all, noise,
-        how far a filter being checked has got (`busy`, 0 to 1); and `search`, what a
-        search says (rich markup)."""
-        parts = []
+        how far a filter being checked has got (`busy`, 0 to 1); `search`, what a
+        search says (rich markup); first, `notice` (a followed file that changed)."""
+        parts = [f"[yellow]{escape(notice)}[/]"] if notice else []
         if error:
             parts.append(f"[red]filter error: {escape(error)}[/]")
         if text:

@@ -17,10 +17,19 @@ is still open (no end record: a proxy that stops cleanly ends every exchange it 
 open exchanges mean it still runs, or it crashed) and the file was written to in the last
 `RECENT` seconds (a crashed proxy's old recording is not waited on). A live proxy's TUI
 and a playback always follow: their writer says when it is done.
+
+A followed file can change under the reader: emptied or cut shorter (`> file`, a
+`--overwrite` run, a log rotation's copy-and-truncate) or replaced by another file at its
+name (`mv`). Each time it has caught up, `chunks` looks (`Changed`: the open file now
+shorter than what was read of it, or the name another file's) and raises `FileChanged`,
+saying which in one line: what was read stays, and following stops. A file only removed
+is still followed: what its writer adds still comes (a live proxy's temporary recording
+goes when the proxy stops).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import zlib
@@ -34,6 +43,8 @@ __all__ = [
     "POLL",
     "RECENT",
     "AutoFollow",
+    "Changed",
+    "FileChanged",
     "KeepGoing",
     "chunks",
     "clock_record",
@@ -47,10 +58,41 @@ RECENT = 60.0  # seconds: a file written to since then may still be written to
 KeepGoing = Callable[[], bool]
 
 
+class FileChanged(Exception):
+    """The followed file was truncated or replaced: what was read of it is all there is."""
+
+
+class Changed:
+    """Whether the file open as `handle` has been truncated, or `path` names another file
+    now (None: neither)."""
+
+    def __init__(self, path: Path, handle: BinaryIO) -> None:
+        self.path, self.handle = path, handle
+        opened = os.fstat(handle.fileno())
+        self.file = (opened.st_dev, opened.st_ino)
+
+    def __call__(self) -> str | None:
+        read, size = self.handle.tell(), os.fstat(self.handle.fileno()).st_size
+        if size < read:
+            return f"{self.path.name} was truncated to {size:,} bytes"
+        try:
+            now = os.stat(self.path)
+        except OSError:
+            return None  # removed: its writer may still write to it
+        if (now.st_dev, now.st_ino) != self.file:
+            return f"{self.path.name} was replaced by another file"
+        return None
+
+
 def chunks(
-    handle: BinaryIO, keep_going: KeepGoing | None, size: int = CHUNK, poll: float = POLL
+    handle: BinaryIO,
+    keep_going: KeepGoing | None,
+    size: int = CHUNK,
+    poll: float = POLL,
+    changed: Callable[[], str | None] | None = None,
 ) -> Iterator[bytes]:
-    """The data of `handle`; at its end, b"" and, while `keep_going()`, what comes next."""
+    """The data of `handle`; at its end, b"" and, while `keep_going()`, what comes next.
+    FileChanged when, at its end, `changed()` says why the file is no longer the one read."""
     while True:
         data = handle.read(size)
         if data:
@@ -58,6 +100,9 @@ def chunks(
             continue
         if keep_going is None or not keep_going():
             return
+        why = changed() if changed is not None else None
+        if why is not None:
+            raise FileChanged(why)
         yield b""
         time.sleep(poll)
 
@@ -104,12 +149,13 @@ def followed_records(
 ) -> Iterator[dict[str, Any]]:
     """The records of a recording being written (header first), following it while
     `keep_going()`; `idle()` each time the end is reached. Lines that are not records are
-    skipped and said in `warnings`, as `capture.reader.iter_records` does."""
+    skipped and said in `warnings`, as `capture.reader.iter_records` does. A file that
+    changes under it (`FileChanged`) ends the records: the index says so."""
     last: tuple[float, float] | None = None  # the latest record's time, when it was read
-    with path.open("rb") as handle:
+    with path.open("rb") as handle, contextlib.suppress(FileChanged):
         gzip = handle.read(2) == GZIP_MAGIC
         handle.seek(0)
-        data = chunks(handle, keep_going)
+        data = chunks(handle, keep_going, changed=Changed(path, handle))
         for offset, line in lines(gunzipped(data, path, warnings) if gzip else data):
             if not line:
                 idle()

@@ -34,7 +34,14 @@ from k8s_wiretap.capture import reader
 from k8s_wiretap.capture.exchange import Exchange, Request
 from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.explain.who import who_of
-from k8s_wiretap.views.tui.follow import KeepGoing, chunks, gunzipped, lines
+from k8s_wiretap.views.tui.follow import (
+    Changed,
+    FileChanged,
+    KeepGoing,
+    chunks,
+    gunzipped,
+    lines,
+)
 from k8s_wiretap.views.tui.table import RowTable
 
 __all__ = ["RecordingIndex", "check_header"]
@@ -69,6 +76,7 @@ class RecordingIndex:
         self.open = 0  # exchanges with no end record yet
         self.caught_up = False  # the end of the file was reached (once)
         self.done = False  # and nothing more is read
+        self.changed_file: str | None = None  # why a followed file stopped being read
         self.taken = 0  # records taken: what changed since a notice
         self.lock = threading.Lock()  # rows are made here and explained elsewhere
         self._explained: dict[str, tuple[str, str, bool]] = {}  # came before their row
@@ -97,26 +105,29 @@ class RecordingIndex:
         def keep_going() -> bool:
             return not stopped() and follow is not None and follow()
 
-        for offset, line in self._lines(keep_going if follow is not None else None):
-            if stopped():
-                return
-            if not line:
+        try:
+            for offset, line in self._lines(keep_going if follow is not None else None):
+                if stopped():
+                    return
+                if not line:
+                    if not self.header:
+                        continue  # an empty file: its header is being written
+                    first, self.caught_up = not self.caught_up, True
+                    if notify is not None and (first or self.taken != told):
+                        seen, told = len(self.rows), self.taken
+                        notify(seen)
+                    continue
                 if not self.header:
-                    continue  # an empty file: its header is being written
-                first, self.caught_up = not self.caught_up, True
-                if notify is not None and (first or self.taken != told):
+                    self.header = check_header(self.path, line)
+                    continue
+                if not line.strip():
+                    continue
+                self._take(offset, line)
+                if notify is not None and len(self.rows) - seen >= every:
                     seen, told = len(self.rows), self.taken
                     notify(seen)
-                continue
-            if not self.header:
-                self.header = check_header(self.path, line)
-                continue
-            if not line.strip():
-                continue
-            self._take(offset, line)
-            if notify is not None and len(self.rows) - seen >= every:
-                seen, told = len(self.rows), self.taken
-                notify(seen)
+        except FileChanged as change:  # what was read stays; nothing more is
+            self.changed_file = str(change)
         self.caught_up = self.done = True
         if not self.header:
             raise RecordingError(f"{self.path}: not a k8s-wiretap recording (no header line)")
@@ -138,10 +149,11 @@ class RecordingIndex:
             else:
                 handle.seek(0)
                 self._fd = os.open(self.path, os.O_RDONLY)
-                yield from lines(chunks(handle, keep_going))
+                yield from lines(chunks(handle, keep_going, changed=Changed(self.path, handle)))
 
     def _gunzip(self, handle: BinaryIO, keep_going: KeepGoing | None) -> Iterator[bytes]:
-        for data in gunzipped(chunks(handle, keep_going), self.path, self.warnings):
+        packed = chunks(handle, keep_going, changed=Changed(self.path, handle))
+        for data in gunzipped(packed, self.path, self.warnings):
             os.write(self._fd or 0, data)
             yield data
 
@@ -251,15 +263,20 @@ class RecordingIndex:
 
     # -- reading records back ---------------------------------------------------------------
     def read(self, offset: int, length: int) -> dict[str, Any]:
-        assert self._fd is not None
-        record: dict[str, Any] = json.loads(os.pread(self._fd, length, offset))
+        record: dict[str, Any] = json.loads(self._pread(offset, length))
         return record
 
     def raw(self, offset: int, length: int) -> bytes:
         """The record at `offset` as it is in the file, its line ending a newline."""
-        assert self._fd is not None
-        line = os.pread(self._fd, length, offset)
+        line = self._pread(offset, length)
         return line if line.endswith(b"\n") else line + b"\n"
+
+    def _pread(self, offset: int, length: int) -> bytes:
+        assert self._fd is not None
+        data = os.pread(self._fd, length, offset)
+        if len(data) < length:  # RecordingError: said in one line
+            raise RecordingError(f"{self.path.name} no longer has the record at byte {offset:,}")
+        return data
 
     def records(self, positions: list[int], since: float, until: float) -> list[dict[str, Any]]:
         """The records of the rows at `positions`, and etcd's between `since` and `until`,

@@ -12,13 +12,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from k8s_wiretap.explain import stream
 from k8s_wiretap.views.tui import ReplayApp
-from k8s_wiretap.views.tui.follow import AutoFollow, chunks, lines
+from k8s_wiretap.views.tui.follow import AutoFollow, Changed, FileChanged, chunks, lines
 from k8s_wiretap.views.tui.index import RecordingIndex
 from tests.recorded import STORY, story_records
+from tests.views.tui.test_app import status
 
 LINES = gzip.decompress(STORY.read_bytes()).splitlines(keepends=True)
 
@@ -179,5 +181,78 @@ def test_a_quiet_recording_still_gets_its_last_summaries(tmp_path: Path, monkeyp
         await until(pilot, lambda: explained_all_ended(app), "every ended row's summary")
         last = max((row for row in app.index.rows if row.ended is not None), key=lambda r: r.time)
         assert last.summary  # within a second of the recording's last record: no record after
+
+    run(path, script, follow=True)
+
+
+def test_a_truncated_or_replaced_file_is_noticed_a_removed_one_followed(tmp_path: Path) -> None:
+    path = tmp_path / "changing.jsonl"
+    path.write_bytes(b"one\ntwo\n")
+    with path.open("rb") as handle:
+        read = chunks(handle, lambda: True, poll=0, changed=Changed(path, handle))
+        assert next(read) == b"one\ntwo\n" and next(read) == b""  # caught up, unchanged
+        path.unlink()  # removed: what its writer adds still comes
+        assert next(read) == b""
+    path.write_bytes(b"one\ntwo\n")
+    with path.open("rb") as handle:
+        read = chunks(handle, lambda: True, poll=0, changed=Changed(path, handle))
+        assert next(read) == b"one\ntwo\n"
+        os.truncate(path, 3)
+        with pytest.raises(FileChanged, match=r"^changing.jsonl was truncated to 3 bytes$"):
+            next(read)
+    with path.open("rb") as handle:
+        read = chunks(handle, lambda: True, poll=0, changed=Changed(path, handle))
+        assert next(read) == b"one"
+        other = tmp_path / "other.jsonl"
+        other.write_bytes(b"one\ntwo\n")
+        os.replace(other, path)
+        with pytest.raises(FileChanged, match=r"^changing.jsonl was replaced by another file$"):
+            next(read)
+
+
+def shown_detail(app: ReplayApp) -> bool:
+    detail = app.detail_pane.detail
+    return detail is not None and detail.position == app.exchange_list.selected
+
+
+def failed(app: ReplayApp) -> str:
+    said = str(app.detail_pane.body("explain").content)
+    return said[: said.index(" at") + 3] if "no longer has" in said else ""
+
+
+@pytest.mark.parametrize("how", ["truncated", "replaced"])
+def test_a_followed_file_truncated_or_replaced_says_so_and_keeps_its_rows(
+    tmp_path: Path, how: str
+) -> None:
+    path = tmp_path / "growing.jsonl"
+    written = b"".join(LINES[:300])
+    path.write_bytes(written)
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        shown = requests_in(LINES[1:300])
+        await until(pilot, lambda: app.follow_mode.active and len(app.index) == shown, "rows")
+        if how == "truncated":
+            os.truncate(path, 0)  # `> growing.jsonl`
+        else:
+            again = tmp_path / "again.jsonl"
+            again.write_bytes(b"".join(LINES[:10]))
+            os.replace(again, path)  # `mv again.jsonl growing.jsonl`
+        await until(pilot, lambda: app.index.done, "the change noticed")
+        await pilot.pause()
+        said = status(app)
+        cause = {
+            "truncated": "growing.jsonl was truncated to 0 bytes",
+            "replaced": "growing.jsonl was replaced by another file",
+        }[how]
+        assert said.startswith(f"{cause}: following stopped, {shown} exchanges kept  ·  ")
+        assert len(app.index) == app.exchange_list.count == shown and app.is_running
+        assert not app.follow_mode.active and "following" not in str(app._title_bar.render())
+        assert not app.index.warnings  # the half line at the end is not called a bad record
+        await pilot.press("k")
+        await until(pilot, lambda: shown_detail(app) or bool(failed(app)), "the detail")
+        if how == "truncated":  # its records are gone: said so, in the pane
+            assert failed(app) == "cannot explain it: growing.jsonl no longer has the record at"
+        else:  # the file read is still open: its records are still there
+            assert shown_detail(app)
 
     run(path, script, follow=True)
