@@ -25,15 +25,24 @@ reset fields, the merged lists' order):
 6. for manager "kubectl", a `kubectl.kubernetes.io/last-applied-configuration` annotation
    present on the object is rewritten from the configuration.
 
-From 1.22 the strategy's reset fields (kube/resetfields.py: `status` for the resource
-itself, `spec` for `/status`, ...) are neither owned by the apply nor conflicts.
+From 1.21 (SMD v4.0.3) the prune of step 3 makes each struct field on a path a member of
+the sets (typed.ensure_named_fields): a struct emptied of what the manager owned goes whole,
+with what defaulting put there (`strategy.rollingUpdate` when the manager that set `maxSurge`
+switches to `type: Recreate`). From 1.22 the strategy's reset fields (kube/resetfields.py:
+`status` for the resource itself, `spec` for `/status`, ...) are neither owned by the apply
+nor conflicts.
 
-Not covered: defaulting of the result (the server defaults it; `compare` allows for that),
-conversion of field sets owned at another apiVersion (they are used as they are), unions,
-the cap of ten update managers, the upgrade path that lets `kubectl` take over fields a
-client-side apply owned without a conflict (lastappliedmanager.go), and the exact field set
-of "before-first-apply", which the server computes from the Go type's zero value (here: from
-an object with only apiVersion, kind and metadata).
+A changed object then goes, as structuredmerge.go sends it, through the kind's Go type
+(roundtrip.py: omitempty zero values such as `paused: false` are left out, though owned) and
+its defaulting (defaulting.py, kube/data/defaults-1.37.yaml: a field the prune removed and
+the server defaults comes back, `progressDeadlineSeconds: 600`); custom resources, and kinds
+the defaulting table does not have, are not defaulted.
+
+Not covered: conversion of field sets owned at another apiVersion (they are used as they
+are), unions, the cap of ten update managers, the upgrade path that lets `kubectl` take over
+fields a client-side apply owned without a conflict (lastappliedmanager.go), and the exact
+field set of "before-first-apply", which the server computes from the Go type's zero value
+(here: from an object with only apiVersion, kind and metadata).
 """
 
 from __future__ import annotations
@@ -44,14 +53,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from k8s_wiretap.kube.fields import APPLY_UNTRACKED_METADATA, LAST_APPLIED
+from k8s_wiretap.patch.defaulting import apply_defaults
 from k8s_wiretap.patch.errors import ConflictError, PatchError
 from k8s_wiretap.patch.fieldpath import FieldSet, path_text
 from k8s_wiretap.patch.gosemantics import copy_json, go_json
-from k8s_wiretap.patch.meta import Node
+from k8s_wiretap.patch.meta import Node, release_minor
+from k8s_wiretap.patch.roundtrip import through_go_types
 from k8s_wiretap.patch.smd_schema import ABSENT, DEDUCED, TypeRef, errors_text, validate
 from k8s_wiretap.patch.typed import (
     FieldChanges,
     compare_fields,
+    ensure_named_fields,
     merge,
     remove_items,
     to_field_set,
@@ -183,10 +195,13 @@ def apply_config(
     subresource: str = "",
     reset: FieldSet | None = None,
     ordered: bool = False,
+    release: str | None = None,
 ) -> dict[str, Any]:
     """`live` after the server-side apply of `config` by `manager` through `subresource`
     ("" or "status"), whose strategy resets the fields `reset`; `ordered`: merged lists in
-    the configuration's order (1.23+, see typed.merge; the module docstring says the rest)."""
+    the configuration's order (1.23+, see typed.merge); `release`: the API server's ("v1.37.2",
+    "1.20"), whose Go types and defaulting the result goes through (None: neither; the module
+    docstring says the rest)."""
     reset = reset or FieldSet()
     metadata = live.get("metadata")
     managed = metadata.get("managedFields") if isinstance(metadata, dict) else None
@@ -205,8 +220,13 @@ def apply_config(
         managers = _before_first_apply(live_obj, t, stamp, reset)
     me: ManagerId = (manager or "unknown", "Apply", "", subresource)
     former = {k: v.fields for k, v in managers.items()}
-    merged, same = _apply(live_obj, copy_json(config), t, managers, me, force, reset, ordered)
+    named = (release_minor(release) or 20) >= 21  # SMD v4.0.3+
+    applied = copy_json(config)
+    merged, same = _apply(live_obj, applied, t, managers, me, force, reset, ordered, named)
     result = live_obj if same or not isinstance(merged, dict) else merged
+    if result is merged and release is not None:
+        through_go_types(result, release)
+        apply_defaults(result, release)
     _strip(managers, me)
     changed = {k: v.fields for k, v in managers.items()} != former
     if me in managers and (not same or changed):
@@ -226,6 +246,7 @@ def _apply(
     force: bool,
     reset: FieldSet,
     ordered: bool,
+    named: bool,
 ) -> tuple[Any, bool]:
     """merge.Updater.Apply: (the new object, whether it is the same as the live one). The
     reset fields are filtered out of the applied set and of the comparison (IgnoreFilter)."""
@@ -235,7 +256,7 @@ def _apply(
     fields = to_field_set(config, t).recursive_difference(reset)
     managers[me] = ManagerEntry(fields, version, True, last.time if last else None)
     if last is not None and not last.fields.empty():
-        merged = _prune(merged, t, managers, me, last.fields)
+        merged = _prune(merged, t, managers, me, last.fields, named)
     comparison = _update(live, merged, t, managers, me, force, reset)
     return (ABSENT if merged is ABSENT else merged), comparison.is_same()
 
@@ -246,15 +267,23 @@ def _prune(
     managers: dict[ManagerId, ManagerEntry],
     me: ManagerId,
     last: FieldSet,
+    named: bool,
 ) -> Any:
-    """Remove what `me` applied last time and no longer applies, unless someone owns it."""
-    pruned = remove_items(merged, last, t)
+    """Remove what `me` applied last time and no longer applies, unless someone owns it
+    (Updater.prune, addBackOwnedItems, addBackDanglingItems); `named`: every set with its
+    struct fields as members (SMD v4.0.3+, 1.21+: a struct emptied of what `me` owned goes)."""
+
+    def sets(value: FieldSet) -> FieldSet:
+        return ensure_named_fields(value, t) if named else value
+
+    pruned = remove_items(merged, sets(last), t)
     managed = FieldSet()
     for entry in managers.values():
         managed = managed.union(entry.fields)
-    merged_set = to_field_set(merged, t)
-    pruned = remove_items(merged, merged_set.difference(to_field_set(pruned, t).union(managed)), t)
-    dangling = merged_set.difference(to_field_set(pruned, t)).intersection(last)
+    merged_set = sets(to_field_set(merged, t))
+    kept = sets(to_field_set(pruned, t)).union(sets(managed))
+    pruned = remove_items(merged, merged_set.difference(kept), t)
+    dangling = merged_set.difference(sets(to_field_set(pruned, t))).intersection(sets(last))
     return remove_items(merged, dangling, t)
 
 

@@ -83,5 +83,6 @@ def replay(
             subresource=through,
             reset=reset,
             ordered=(release_minor(release) or 20) >= 23,
+            release=release or "1.20",
         )
     return convert(drop_unknown_fields(result, node, in_place=True))  # engines return copies

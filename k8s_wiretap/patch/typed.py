@@ -8,7 +8,9 @@ With the schema of smd_schema.py:
   values replaced);
 - `compare`: `TypedValue.Compare`, the added, modified and removed fields;
 - `to_field_set`: `TypedValue.ToFieldSet`, the fields a value sets;
-- `remove_items`: `TypedValue.RemoveItems` (a map or list left empty becomes null, as in SMD).
+- `remove_items`: `TypedValue.RemoveItems` (a map or list left empty becomes null, as in SMD);
+- `ensure_named_fields`: `Set.EnsureNamedFieldsAreMembers` (v4.0.3+, Kubernetes 1.21+), which
+  the apply's prune runs its sets through.
 
 A missing value is `ABSENT`; `None` is a JSON null, which these walks treat as SMD does.
 """
@@ -44,6 +46,7 @@ __all__ = [
     "FieldChanges",
     "TypeRef",
     "compare_fields",
+    "ensure_named_fields",
     "merge",
     "remove_items",
     "to_field_set",
@@ -338,3 +341,25 @@ def remove_items(value: Any, items: FieldSet, t: TypeRef) -> Any:
             child = remove_items(child, below, atom.lst.item)
         kept.append(child)
     return kept or None
+
+
+def ensure_named_fields(fields: FieldSet, t: TypeRef) -> FieldSet:
+    """Set.EnsureNamedFieldsAreMembers: every struct field a path goes through becomes a
+    member itself (not a map's keys, not list items), so that removing the set removes a
+    struct left behind whole: `spec.strategy.rollingUpdate` goes with its `maxSurge` when
+    the applier owned nothing else in it."""
+    atom = resolve(t)
+    out = FieldSet()
+    out.members = set(fields.members)
+    for element, child in fields.children.items():
+        child_type: TypeRef | None = None
+        if element[0] == "f" and atom.mp is not None:
+            if atom.mp.node is not None and atom.mp.node.has_field(element[1]):
+                out.members.add(element)
+            child_type = atom.mp.field_type(element[1])
+        elif element[0] == "k" and atom.lst is not None:
+            child_type = atom.lst.item
+        out.children[element] = (
+            ensure_named_fields(child, child_type) if child_type is not None else child.copy()
+        )
+    return out

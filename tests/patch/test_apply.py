@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from k8s_wiretap.kube.fields import LAST_APPLIED
-from k8s_wiretap.patch import ConflictError, Node, PatchError, PatchSchema, apply_config, replay
+from k8s_wiretap.patch import (
+    ConflictError,
+    Node,
+    PatchError,
+    PatchSchema,
+    apply_config,
+    compare,
+    replay,
+)
 from k8s_wiretap.patch.apply import decode_managed_fields
 from k8s_wiretap.patch.fieldpath import FieldSet, path_text
 
@@ -285,3 +294,68 @@ def test_conflicts_list_a_levels_fields_before_those_below() -> None:
         ".spec.template.image",
         ".spec.template.env.value",
     ]
+
+
+APPLY_CASES = json.loads((Path(__file__).parent / "fixtures" / "apply-1.37.json").read_text())
+
+
+def owned(obj: dict[str, Any], manager: str) -> str:
+    entries = obj["metadata"]["managedFields"]
+    return json.dumps([e["fieldsV1"] for e in entries if e["manager"] == manager])
+
+
+@pytest.mark.parametrize("case", APPLY_CASES["cases"], ids=lambda case: case["case"])
+def test_applies_of_the_1_37_lab(case: dict[str, Any]) -> None:
+    """Recorded on a 1.37 lab (scripts/record_apply_cases.py): the object before, the
+    configuration and the server's answer. The replay predicts the whole spec: Go zero values
+    of omitempty fields left out (but owned), dropped fields and nulls defaulted again."""
+    release = APPLY_CASES["release"]
+    before, config, server = case["before"], case["config"], case["server"]
+    local = replay("apply", config, before, manager=case["manager"], release=release)
+    assert local["spec"] == server["spec"]
+    for everything in (False, True):
+        result = compare(
+            "apply",
+            config,
+            before,
+            local,
+            server,
+            schema=PatchSchema.bundled(release),
+            manager=case["manager"],
+            everything=everything,
+        )
+        assert result.mismatches == []
+    assert owned(local, "m1") == owned(server, "m1")
+
+
+def test_zero_values_are_left_out_but_owned() -> None:
+    """`paused: false` in an apply: the Go struct's omitempty bool leaves it out of the stored
+    object, and the apply owns it all the same."""
+    (case,) = [c for c in APPLY_CASES["cases"] if c["case"] == "zero values, created"]
+    local = replay("apply", case["config"], {}, manager="m1", release="v1.37.2")
+    spec, pod = local["spec"], local["spec"]["template"]["spec"]
+    assert "paused" not in spec and "minReadySeconds" not in spec and "hostname" not in pod
+    assert pod["containers"][0]["env"] == [{"name": "A"}]  # value "" left out
+    assert '"f:paused": {}' in owned(local, "m1")
+    # 1.20's rules alike; and without a release, the merge as SMD leaves it
+    assert "paused" not in replay("apply", case["config"], {}, manager="m1")["spec"]
+    merged = apply_config({}, case["config"], "m1", node(), now=NOW)
+    assert merged["spec"]["paused"] is False
+
+
+def test_dropped_fields_are_defaulted_again() -> None:
+    """An apply that no longer sets `progressDeadlineSeconds` (100) prunes it, and the API
+    server's defaulting (SetDefaults_Deployment) puts 600 back."""
+    (case,) = [c for c in APPLY_CASES["cases"] if c["case"] == "dropped fields, defaulted again"]
+    assert case["before"]["spec"]["progressDeadlineSeconds"] == 100
+    local = replay("apply", case["config"], case["before"], manager="m1", release="v1.37.2")
+    spec = local["spec"]
+    assert (spec["progressDeadlineSeconds"], spec["replicas"], spec["revisionHistoryLimit"]) == (
+        600,
+        1,
+        10,
+    )
+    assert spec["strategy"]["rollingUpdate"] == {"maxUnavailable": "25%", "maxSurge": "25%"}
+    container = spec["template"]["spec"]["containers"][0]
+    assert container["imagePullPolicy"] == "IfNotPresent"  # busybox:1 has a tag
+    assert "f:progressDeadlineSeconds" not in owned(local, "m1")

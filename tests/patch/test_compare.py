@@ -125,8 +125,9 @@ def test_nothing_to_compare_against() -> None:
 
 def test_server_side_apply_checks_what_the_manager_gave_up() -> None:
     item = {'k:{"name":"web"}': {".": {}, "f:name": {}, "f:image": {}}}
-    owned = {"f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": item}}}}
+    owned = {"f:spec": {"f:minReadySeconds": {}, "f:template": {"f:spec": {"f:containers": item}}}}
     before = copy.deepcopy(BEFORE)
+    before["spec"]["minReadySeconds"] = 5  # no default: pruned, it is gone
     before["metadata"]["managedFields"] = [
         {"manager": "m", "operation": "Apply", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
          "fieldsV1": owned}
@@ -135,13 +136,13 @@ def test_server_side_apply_checks_what_the_manager_gave_up() -> None:
     config = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}
     config["spec"] = spec
     local = replay("apply", config, before, manager="m")
-    assert "replicas" not in local["spec"]
+    assert "minReadySeconds" not in local["spec"]
     server = copy.deepcopy(local)
     assert compare("apply", config, before, local, server, manager="m").matches is True
-    server["spec"]["replicas"] = 5
+    server["spec"]["minReadySeconds"] = 7
     result = compare("apply", config, before, local, server, manager="m")
-    assert result.mismatches == [".spec.replicas: the server kept it, the replay removed it"]
-    server["spec"]["replicas"] = 1  # defaulted back to the value it had: allowed
+    assert result.mismatches == [".spec.minReadySeconds: the server kept it, the replay removed it"]
+    server["spec"]["minReadySeconds"] = 5  # put back with the value it had: allowed
     assert compare("apply", config, before, local, server, manager="m").matches is True
 
 

@@ -1,0 +1,79 @@
+"""What the API server's defaulting sets in a decoded object: `data/defaults-1.37.yaml`.
+
+`type_rules(release, message)` gives the rules of one Go type (a message name of
+kube/schema, "k8s.io.api.core.v1.PodSpec"), in the order the server's functions apply them;
+`covered(api_version, kind)` says whether the rules cover the kind's whole defaulting (apart
+from the rules marked `unmodelled`). The data file's header says what a rule means; it is
+1.37.2's defaulting, read for other releases too, except rules marked `since` a later one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from k8s_wiretap.wire import yamltext
+
+__all__ = ["DEFAULTS_FILE", "Rule", "covered", "type_rules"]
+
+DEFAULTS_FILE = Path(__file__).parent / "data" / "defaults-1.37.yaml"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Set `path` (JSON names below the type) when it is missing: to `value`, to what the
+    function `computed` names, or, `unmodelled`, to something the replay does not know;
+    only when the member at `when_path` equals `when_value` (if `when_path`)."""
+
+    path: tuple[str, ...]
+    value: Any = None
+    computed: str = ""
+    unmodelled: str = ""
+    when_path: tuple[str, ...] = ()
+    when_value: Any = None
+    since: int = 0
+
+
+@cache
+def _document() -> dict[str, Any]:
+    loaded = yamltext.load(DEFAULTS_FILE.read_text())
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _rule(row: dict[str, Any]) -> Rule:
+    when = row.get("when") or {}
+    return Rule(
+        path=tuple(row["path"]),
+        value=row.get("value"),
+        computed=str(row.get("computed", "")),
+        unmodelled=str(row.get("unmodelled", "")),
+        when_path=tuple(when.get("path", ())),
+        when_value=when.get("equals"),
+        since=int(row.get("since", 0)),
+    )
+
+
+@cache
+def _rules(message: str) -> tuple[Rule, ...]:
+    entry = _document().get("types", {}).get(message) or {}
+    return tuple(_rule(row) for row in entry.get("rules", ()))
+
+
+def _minor(release: str | None) -> int:
+    match = re.match(r"v?1\.(\d+)", release or "")
+    return int(match.group(1)) if match else 20
+
+
+def type_rules(release: str | None, message: str) -> tuple[Rule, ...]:
+    """The defaulting rules of Go type `message` on `release`'s API server ("v1.37.2")."""
+    minor = _minor(release)
+    return tuple(rule for rule in _rules(message) if rule.since <= minor)
+
+
+@cache
+def covered(api_version: str, kind: str) -> bool:
+    """Whether the rules cover all of the kind's defaulting (its SetObjectDefaults_*)."""
+    return [api_version, kind] in _document().get("covered", [])

@@ -1,0 +1,131 @@
+"""The API server's defaulting of a decoded object, as far as kube/defaults.py knows it.
+
+`apply_defaults(obj, release)` walks `obj` along its kind's Go types (roundtrip.py) and, at
+each struct whose type has rules, sets what is missing (the enclosing type's rules first,
+as SetObjectDefaults_* calls them). It returns the places where a rule the replay does not
+model (`unmodelled`) would set something that is missing: there the server may hold a
+value the replay cannot predict.
+
+Computed rules, by the name the data file gives them:
+
+- `image-pull-policy`: `Always` for an image whose tag is `latest`, or that has neither tag
+  nor digest; `IfNotPresent` otherwise (SetDefaults_Container, parsers.ParseImageName);
+- `service-account-name`, `deprecated-service-account`: the two names of a pod's service
+  account kept equal, `serviceAccountName` winning (SetDefaults_PodSpec).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from k8s_wiretap.kube.defaults import Rule, type_rules
+from k8s_wiretap.patch.gosemantics import copy_json
+from k8s_wiretap.patch.roundtrip import go_fields, kind_message
+
+__all__ = ["Place", "apply_defaults", "image_pull_policy"]
+
+Place = tuple[str | int, ...]
+_MISSING: Any = object()
+
+
+def image_pull_policy(image: Any) -> str:
+    """SetDefaults_Container's pull policy for `image` (an unparsable one has no tag)."""
+    text = image if isinstance(image, str) else ""
+    name, _, digest = text.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    tag = last.rpartition(":")[2] if ":" in last else ""
+    if not text:
+        return "IfNotPresent"  # ParseNormalizedNamed fails: no tag
+    return "Always" if tag == "latest" or (not tag and not digest) else "IfNotPresent"
+
+
+def _pull_policy(struct: dict[str, Any], rule: Rule) -> None:
+    if struct.get("imagePullPolicy") in (None, ""):
+        struct["imagePullPolicy"] = image_pull_policy(struct.get("image"))
+
+
+def _service_account_name(struct: dict[str, Any], rule: Rule) -> None:
+    if not struct.get("serviceAccountName") and struct.get("serviceAccount"):
+        struct["serviceAccountName"] = struct["serviceAccount"]
+
+
+def _deprecated_service_account(struct: dict[str, Any], rule: Rule) -> None:
+    if struct.get("serviceAccountName"):
+        struct["serviceAccount"] = struct["serviceAccountName"]
+    else:
+        struct.pop("serviceAccount", None)  # "" is omitted
+
+
+COMPUTED: dict[str, Callable[[dict[str, Any], Rule], None]] = {
+    "image-pull-policy": _pull_policy,
+    "service-account-name": _service_account_name,
+    "deprecated-service-account": _deprecated_service_account,
+}
+
+
+def apply_defaults(obj: Any, release: str | None) -> list[Place]:
+    """Default `obj` in place as `release`'s API server does (see the module docstring);
+    the places an unmodelled default may have filled."""
+    unknown: list[Place] = []
+    found = kind_message(obj, release)
+    if found is not None:
+        _struct(obj, found[0], found[1], release, (), unknown)
+    return unknown
+
+
+def _get(value: Any, path: tuple[str, ...]) -> Any:
+    for name in path:
+        if not isinstance(value, dict):
+            return _MISSING
+        value = value.get(name, _MISSING)
+    return value
+
+
+def _apply(struct: dict[str, Any], rule: Rule, place: Place, unknown: list[Place]) -> None:
+    if rule.computed:
+        COMPUTED[rule.computed](struct, rule)
+        return
+    if rule.when_path:
+        current = _get(struct, rule.when_path)
+        if (None if current is _MISSING else current) != rule.when_value:
+            return
+    parent = _get(struct, rule.path[:-1])
+    name = rule.path[-1]
+    if not isinstance(parent, dict) or parent.get(name) is not None:
+        return
+    if rule.unmodelled:
+        unknown.append((*place, *rule.path))
+    else:
+        parent[name] = copy_json(rule.value)
+
+
+def _struct(
+    value: dict[str, Any],
+    message: str,
+    minor: str,
+    release: str | None,
+    place: Place,
+    unknown: list[Place],
+) -> None:
+    for rule in type_rules(release, message):
+        _apply(value, rule, place, unknown)
+    fields = go_fields(message, minor) or {}
+    for name, member in value.items():
+        field = fields.get(name)
+        if field is None:
+            continue
+        target = field.get("value") if field["go"] == "map" else field.get("message")
+        nested = target.get("message") if isinstance(target, dict) else target
+        if not isinstance(nested, str) or go_fields(nested, minor) is None:
+            continue
+        if isinstance(member, dict) and field["go"] != "map":
+            _struct(member, nested, minor, release, (*place, name), unknown)
+        elif isinstance(member, dict):
+            for key, item in member.items():
+                if isinstance(item, dict):
+                    _struct(item, nested, minor, release, (*place, name, key), unknown)
+        elif isinstance(member, list):
+            for index, item in enumerate(member):
+                if isinstance(item, dict):
+                    _struct(item, nested, minor, release, (*place, name, index), unknown)

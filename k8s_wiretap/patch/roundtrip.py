@@ -1,0 +1,152 @@
+"""An object through the API server's Go types: decoded into its struct, encoded again.
+
+A server-side apply merges the configuration into the live object as untyped values
+(structured-merge-diff), then turns the result into the kind's Go struct
+(`runtime.DefaultUnstructuredConverter.FromUnstructured`, structuredmerge.go's
+`toVersioned`), which is what the server stores and answers with. The Go struct changes the
+JSON (apimachinery runtime/converter.go, Go's encoding/json):
+
+- an `omitempty` field holding its Go zero value is left out: `paused: false`,
+  `minReadySeconds: 0`, `hostname: ""`, `args: []`, `labels: {}`, a null pointer — yet the
+  apply's managed fields keep them (the field set is computed before the conversion);
+- a null where the field is a Go value becomes its zero value (`workingDir: null` → "",
+  then left out as above; a struct → `{}`);
+- a value field that is missing is encoded all the same when it is a struct (`omitempty`
+  or not: a container's `resources`, a Deployment's `strategy` come back as `{}`), or a
+  scalar without `omitempty` (a StatefulSet's `serviceName: ""`).
+
+The fields' Go facts (JSON name, `omitempty`, value/pointer/slice/map, nested type) are
+those of the release's Go types, kube/schema (scripts/generate_schema.py reads them from
+k8s.io/api). Types with their own JSON form (Time, Quantity, IntOrString, RawExtension...)
+are left as they are, and so are kinds without Go types (custom resources) and members the
+type does not declare (prune.py drops those); missing pointers, slices and maps without
+`omitempty` (encoded as null) are not added.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from k8s_wiretap.kube import schema
+
+__all__ = ["go_fields", "kind_message", "through_go_types"]
+
+Field = dict[str, Any]
+_DROP: Any = object()
+_ZERO = {"bool": False, "string": "", "bytes": "", "int32": 0, "int64": 0, "double": 0}
+
+
+def through_go_types(obj: Any, release: str | None) -> Any:
+    """`obj` (a whole object, changed in place and returned) as `release`'s API server
+    encodes it after decoding it into its Go type (see the module docstring)."""
+    found = kind_message(obj, release)
+    if found is not None:
+        _struct(obj, *found)
+    return obj
+
+
+def kind_message(obj: Any, release: str | None) -> tuple[str, str] | None:
+    """(the Go type's message name, the schema's release) of an object's kind; None for a
+    kind without Go types."""
+    if not isinstance(obj, dict):
+        return None
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return None
+    minor = schema.release_for(release)
+    message = schema.kinds(minor).get(api_version, {}).get(kind)
+    return None if message is None else (message, minor)
+
+
+@cache
+def go_fields(message: str, minor: str) -> dict[str, Field] | None:
+    """JSON name → field of a message, inline members included; None for a type with its
+    own JSON form, or one the schema does not have."""
+    found = schema.messages(minor).get(message)
+    if found is None or "special" in found:
+        return None
+    out: dict[str, Field] = {}
+    for field in found["fields"]:
+        if field.get("inline"):
+            out.update(go_fields(field["message"], minor) or {})
+        elif field["json"]:
+            out[field["json"]] = field
+    return out
+
+
+def _struct(value: dict[str, Any], message: str, minor: str) -> None:
+    fields = go_fields(message, minor)
+    if fields is None:
+        return
+    for name in list(value):
+        field = fields.get(name)
+        if field is None:
+            continue
+        member = _member(value[name], field, minor)
+        if member is _DROP:
+            del value[name]
+        else:
+            value[name] = member
+    for name, field in fields.items():
+        if name in value or field["go"] != "value":
+            continue
+        nested = field.get("message")
+        if nested is None and not field["omitempty"] and field["type"] in _ZERO:
+            value[name] = _ZERO[field["type"]]
+        elif nested is not None and go_fields(nested, minor) is not None:
+            value[name] = {}
+            _struct(value[name], nested, minor)
+
+
+def _member(value: Any, field: Field, minor: str) -> Any:
+    """A struct member as it comes out of its Go field, _DROP when it is left out."""
+    go, omitempty = field["go"], field["omitempty"]
+    nested = field.get("message")
+    if nested is not None and go_fields(nested, minor) is None:
+        return _DROP if value is None and go != "value" and omitempty else value
+    if value is None:
+        if go != "value":
+            return _DROP if omitempty else None
+        value = {} if nested is not None else _ZERO.get(field["type"])
+        if value is None:
+            return None
+    if go == "value" and nested is None:
+        zero = _ZERO.get(field["type"], _DROP)
+        if omitempty and _same_scalar(value, zero):
+            return _DROP
+        return value
+    if go in ("slice", "map") and omitempty and value in ([], {}, ""):
+        return _DROP  # "": []byte, base64
+    _nested(value, field, minor)
+    return value
+
+
+def _same_scalar(value: Any, zero: Any) -> bool:
+    """`value` is Go's zero value of its field (and of the right JSON type)."""
+    if isinstance(zero, bool) or isinstance(value, bool):
+        return value is zero
+    if isinstance(zero, str):
+        return isinstance(value, str) and not value
+    return isinstance(value, (int, float)) and value == 0 and zero == 0
+
+
+def _nested(value: Any, field: Field, minor: str) -> None:
+    """Into a member's structs: itself, a slice's items, a map's values."""
+    if field["go"] == "map":
+        target = field.get("value")
+        message = target.get("message") if isinstance(target, dict) else None
+        if message is not None and isinstance(value, dict):
+            for item in value.values():
+                if isinstance(item, dict):
+                    _struct(item, message, minor)
+        return
+    message = field.get("message")
+    if message is None:
+        return
+    if isinstance(value, dict):
+        _struct(value, message, minor)
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict):
+                _struct(item, message, minor)
