@@ -86,6 +86,10 @@ def body_bytes(record: dict[str, Any] | None) -> bytes:
     # else, which it refuses in its own words (a skipped record's warning quotes them)
     if type(data) is not str:
         return base64.b64decode(data)
+    pad = data.find("=")
+    if pad != -1 and data[pad:].strip("= \t\r\n"):
+        # something after the padding: binascii stops at it, pybase64 reads on ("000=0")
+        return binascii.a2b_base64(data)
     try:
         return pybase64.b64decode(data)
     except ValueError:  # binascii.Error too
