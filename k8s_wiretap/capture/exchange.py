@@ -12,12 +12,12 @@ millions of them (6% of `explain`'s time). Nothing changes them once made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from k8s_wiretap.capture.format import body_bytes
 from k8s_wiretap.kube.agents import component_of
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
+from k8s_wiretap.once import once
 
 __all__ = [
     "Body",
@@ -247,7 +247,7 @@ class Exchange:
     def path(self) -> str:
         return self.request.path
 
-    @cached_property
+    @once
     def info(self) -> RequestInfo:
         return parse_request(self.method, self.path)
 
@@ -265,11 +265,11 @@ class Exchange:
     def response_header(self, name: str) -> str:
         return self.response.header(name) if self.response else ""
 
-    @cached_property  # the request never changes; asked four times an exchange
+    @once  # the request never changes; asked four times an exchange
     def user_agent(self) -> str:
         return self.request_header("user-agent")
 
-    @cached_property
+    @once
     def component(self) -> str:
         return component_of(self.user_agent, self.request.listener)
 

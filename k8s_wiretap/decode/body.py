@@ -12,13 +12,13 @@ import gzip
 import json
 import zlib
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Protocol
 
 import orjson
 
 from k8s_wiretap.decode.gnostic_v3 import OpenApiV3Decoder
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI, media_type
+from k8s_wiretap.once import once
 from k8s_wiretap.wire import yamltext
 from k8s_wiretap.wire.cborseq import self_described
 from k8s_wiretap.wire.envelope import MAGIC
@@ -44,7 +44,7 @@ class Decoded:
     def ok(self) -> bool:
         return self.error is None
 
-    @cached_property
+    @once
     def json_bytes(self) -> bytes | None:
         """The value as compact JSON (orjson), made once: a body that repeats is one
         Decoded, shared through the decode cache, so it is serialized once however many

@@ -11,8 +11,10 @@ request whose verb is the lower-cased method.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from k8s_wiretap.once import once
 
 __all__ = ["RequestInfo", "parse_request"]
 
@@ -85,7 +87,7 @@ class RequestInfo:
         create; WebSocket for a GET, whose verb is get)."""
         return self.resource == "pods" and self.subresource in STREAMING_SUBRESOURCES
 
-    @cached_property
+    @once
     def _options(self) -> dict[str, str]:
         query = self.query
         if not query:  # half the requests: no query at all
