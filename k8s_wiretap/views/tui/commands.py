@@ -46,6 +46,8 @@ COMMAND_BINDINGS: list[BindingType] = [
         "less_than_sign", "command('previous')", "previous match", id="app.prev_match", show=False
     ),
     Binding("c", "command('chain')", "chain", id="app.chain"),
+    Binding("u", "command('cause')", "up the chain", id="app.cause", show=False),
+    Binding("U", "command('root')", "the chain's root", id="app.chain_root", show=False),
     Binding("y", "command('copy')", "copy body", id="app.copy", show=False),
     Binding("t", "command('theme')", "light/dark", id="app.theme", show=False),
 ]
@@ -80,6 +82,8 @@ class Commands:
             "next": lambda: self.find(1),
             "previous": lambda: self.find(-1),
             "chain": self.chain,
+            "cause": lambda: self.cause(root=False),
+            "root": lambda: self.cause(root=True),
             "copy": lambda: self.copy(""),
             "theme": lambda: self.theme(""),
         }
@@ -239,6 +243,21 @@ class Commands:
             self._say(f"event {number!r}: 0 to {len(detail.events) - 1}, please", error=True)
             return
         self.app.push_screen(EventScreen(detail.events, int(number)))
+
+    def cause(self, *, root: bool) -> None:
+        """The Explain tab's causal chain from the keys, as a click on its hops: select the
+        exchange that caused the selected one (the hop above it), or the chain's root."""
+        detail = self.detail.detail
+        if detail is None or detail.position != self.listing.selected:
+            self._say("no chain yet: the exchange is still being explained", error=True)
+            return
+        ids = [hop.id for hop in detail.chain]
+        here = ids.index(detail.exchange.id) if detail.exchange.id in ids else 0
+        above = [hop.position for hop in detail.chain[:here] if hop.position is not None]
+        if not above:
+            self._say("nothing in the recording caused it: its chain begins here", error=True)
+            return
+        self._chain[2](above[0] if root else above[-1])
 
     def chain(self) -> None:
         position = self.listing.selected

@@ -151,7 +151,10 @@ def _chain(detail: Detail) -> list[RenderableType]:
     """The chain from the user's action down to this exchange, as the story tells it."""
     if len(detail.chain) <= 1:
         return []
-    lines: list[RenderableType] = [_heading("causal chain (from the user's action)")]
+    heading = _heading("causal chain (from the user's action)")
+    hint = "  (click a hop to select it; u: up one, U: the root)"
+    heading.append(hint, style="dim not bold not underline")
+    lines: list[RenderableType] = [heading]
     before: float | None = None
     for depth, hop in enumerate(detail.chain):
         here = hop.id == detail.exchange.id

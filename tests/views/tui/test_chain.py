@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -12,9 +13,9 @@ from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui.chain_tree import ChainTree, build
 from k8s_wiretap.views.tui.chain_view import ChainScreen, lanes_header, line
 from k8s_wiretap.views.tui.window import Windows
-from tests.views.tui.pilot import drive, settle
+from tests.views.tui.pilot import drive, settle, tab_text
 from tests.views.tui.recorded import indexed
-from tests.views.tui.test_app import APPLY, type_filter
+from tests.views.tui.test_app import APPLY, status, type_filter
 
 
 def apply_position() -> int:
@@ -156,3 +157,39 @@ def test_the_walkthrough_keys_do_not_reach_through_the_chain_view() -> None:
         assert screen.hops is not None
 
     drive(script)
+
+
+def test_u_and_U_walk_the_explain_tabs_chain_from_the_keys() -> None:
+    """The Explain tab's hops, as a click on them: `u` the one above, `U` the root."""
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await type_filter(pilot, "~r pods/binding")
+        await pilot.press("j", "j")
+        await settle(app, pilot)
+        detail = app.detail_pane.detail
+        assert detail is not None and len(detail.chain) > 2
+        assert "u: up one, U: the root" in tab_text(app, "explain")
+        above = detail.chain[-2]  # what set the binding off (the pod's create)
+        await pilot.press("enter", "u")  # from the detail pane too
+        assert app.exchange_list.has_focus
+        assert app.exchange_list.selected == above.position  # the filter hid it: off now
+        assert "off" in status(app)
+        await settle(app, pilot)
+        hops = [hop.id for hop in detail.chain]
+        again = app.detail_pane.detail
+        assert again is not None and [hop.id for hop in again.chain] == hops[:-1]
+        await pilot.press("U")
+        root = detail.chain[0]
+        assert root.component == "kubectl" and app.exchange_list.selected == root.position
+        await settle(app, pilot)
+        app.commands.said = ""
+        await pilot.press("u")  # the root: nothing above it
+        assert app.commands.said == "nothing in the recording caused it: its chain begins here"
+        assert app.exchange_list.selected == root.position
+
+    drive(script)
+
+
+def test_u_and_U_are_bindings_of_their_own() -> None:
+    ids = {b.id: b.key for b in ReplayApp.all_bindings() if isinstance(b, Binding)}
+    assert (ids["app.cause"], ids["app.chain_root"]) == ("u", "U")
