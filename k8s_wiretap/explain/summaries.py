@@ -81,8 +81,8 @@ def rules() -> tuple[Rule, ...]:
         Rule(
             str(e["id"]),
             dict(e.get("match") or {}),
-            str(e["summary"]),
-            str(e.get("why") or ""),
+            " ".join(str(e["summary"]).split()),  # as every filled one is (`_squeezed`)
+            " ".join(str(e.get("why") or "").split()),
             bool(e.get("noise")),
             str(e.get("source") or ""),
         )
@@ -165,8 +165,8 @@ class Summaries:
         values = _Values(self, exchange, facts)
         etcd, stored = self._etcd(exchange)
         return Explanation(
-            " ".join(rule.summary.format_map(values).split()),
-            " ".join(rule.why.format_map(values).split()),
+            _squeezed(rule.summary.format_map(values)),
+            _squeezed(rule.why.format_map(values)),
             rule.id,
             rule.noise,
             rule.source,
@@ -288,6 +288,21 @@ class Summaries:
             return {"stored": {"format": "deleted", "value": None, "time": change.time}}, None
         stored = {"format": decoded.format, "value": _plain(decoded), "time": change.time}
         return {"stored": stored}, decoded
+
+
+def _squeezed(text: str) -> str:
+    """`text` with each run of whitespace one space and none at its ends: `text` itself
+    when there is nothing to squeeze (ASCII and printable, so its only whitespace is the
+    space, never two together nor at an end), as in nearly every filled template."""
+    if (
+        text.isascii()
+        and text.isprintable()
+        and "  " not in text
+        and text[:1] != " "
+        and text[-1:] != " "
+    ):
+        return text
+    return " ".join(text.split())
 
 
 @cache

@@ -58,6 +58,9 @@ class ApiResource:
         return "scale" in self.subresources
 
 
+DISCOVERY = frozenset({"APIResourceList", "APIGroupDiscoveryList"})
+
+
 def resources_of(resource_list: Any) -> list[ApiResource]:
     """The resources of one APIResourceList (`/api/v1`, `/apis/apps/v1`) or of aggregated
     discovery's APIGroupDiscoveryList (`/api`, `/apis` asked for as apidiscovery.k8s.io/v2,
@@ -128,6 +131,11 @@ class Resources:
 
     _table: dict[tuple[str, str], ApiResource] = field(default_factory=dict)
     _kinds: dict[tuple[str, str], ApiResource] | None = None  # (group, kind) →, when asked
+    # the documents read lately, by identity: a repeated body is one decoded value (the
+    # decode cache), and kubectl reads the same discovery on every command
+    _read: dict[int, tuple[Any, list[ApiResource]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def builtin(cls, release: str | None = None) -> Resources:
@@ -137,7 +145,14 @@ class Resources:
 
     def learn(self, resource_list: Any) -> bool:
         """Add the resources of a recorded discovery document; True if it was one."""
-        found = resources_of(resource_list)
+        if not isinstance(resource_list, dict) or resource_list.get("kind") not in DISCOVERY:
+            return False
+        read = self._read.get(id(resource_list))
+        if read is None or read[0] is not resource_list:
+            read = self._read[id(resource_list)] = (resource_list, resources_of(resource_list))
+            if len(self._read) > 64:
+                del self._read[next(iter(self._read))]
+        found = read[1]
         self._kinds = None
         for item in found:
             known = self._table.get((item.group, item.resource))

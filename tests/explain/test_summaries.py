@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from functools import cache
 
+from hypothesis import example, given
+from hypothesis import strategies as st
+
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.explain.analysis import Analysis
-from k8s_wiretap.explain.summaries import Explanation, Summaries, rules
+from k8s_wiretap.explain.summaries import Explanation, Summaries, _squeezed, rules
 from k8s_wiretap.kube.reads import ETCD, WATCH_CACHE, served_from
 from tests.recorded import STORY_1_20, story
 
@@ -194,3 +197,12 @@ def test_kubectl_reads_openapi_v3_by_group_version_on_1_37_and_v2_on_1_20() -> N
     old = Summaries(Analysis.of(load(STORY_1_20)))
     rules_1_20 = {old.explain(e).rule for e in old.analysis.exchanges if "/openapi/" in e.path}
     assert rules_1_20 == {"kubectl-openapi-v3-absent", "kubectl-openapi", "kubectl-openapi-cached"}
+
+
+@given(st.text(alphabet=st.sampled_from("ab \t\n\r\x0b\x0c\x1c\x85\xa0\u2003é.")))
+@example(" a")
+@example("a  b")
+@example("a\u2003b")
+def test_a_filled_template_is_squeezed_as_split_and_join_squeeze_it(text: str) -> None:
+    """The fast path (nothing to squeeze) and the slow one say the same."""
+    assert _squeezed(text) == " ".join(text.split())
