@@ -181,6 +181,8 @@ class Commands:
             )
         except SaveError as error:
             self.app.post_message(SaveDone(str(error), error=True))
+        except Exception as error:  # one line, and the next save can start
+            self.app.post_message(SaveDone(f"cannot save to {path}: {error!r}", error=True))
         else:
             self.app.post_message(SaveDone(str(saved)))
 
