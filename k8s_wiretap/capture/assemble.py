@@ -30,7 +30,7 @@ __all__ = ["Assembler", "Update"]
 RecordKind = Literal["request", "response", "event", "end"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one a record, and a frozen __init__ costs 4x
 class Update:
     """`exchange` changed: its `record` ("request", "response", "event" or "end") arrived."""
 
