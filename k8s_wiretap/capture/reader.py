@@ -100,8 +100,11 @@ def _rounded(items: Iterable[Any]) -> bool:
         elif kind is dict:
             if _rounded(item.values()):
                 return True
-        elif kind is list and _rounded(item):
-            return True
+        elif kind is list:
+            if len(item) == 2 and type(item[0]) is str and type(item[1]) is str:
+                continue  # a header: a record holds a dozen, and a call each was 1%
+            if _rounded(item):
+                return True
     return False
 
 

@@ -105,12 +105,13 @@ class WatchEvent:
         return self.type == "ERROR" and status.get("code") == 410
 
     def summary(self) -> dict[str, Any]:
+        meta = self._meta  # once, not once a field: every event of every watch is summed up
         record: dict[str, Any] = {
             "type": self.type,
             "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-            "resource_version": self.resource_version,
+            "namespace": str(meta.get("namespace", "")),
+            "name": str(meta.get("name", "")),
+            "resource_version": str(meta.get("resourceVersion", "")),
             "time": self.time,
         }
         if self.phase:

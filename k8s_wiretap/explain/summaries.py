@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,6 +32,27 @@ __all__ = ["Explanation", "Rule", "Summaries", "rules"]
 
 RULES_FILE = Path(__file__).resolve().parent.parent / "kube" / "data" / "explanations.yaml"
 READS = frozenset({"get", "list", "watch"})
+FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules match on
+    {
+        "component",
+        "command",
+        "verb",
+        "resource",
+        "subresource",
+        "status",
+        "path",
+        "param",
+        "patch",
+        "manager",
+        "initial",
+        "expired",
+        "method",
+        "name",
+        "namespace",
+        "body",
+        "deleting",
+    }
+)
 WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
@@ -101,13 +123,22 @@ def _matched() -> tuple[tuple[str, ...], tuple[str, ...]]:
 _chosen: dict[tuple[Any, ...], Rule] = {}
 
 
+@cache
+def _key_of() -> Callable[[dict[str, Any]], Any]:
+    """What `_rule` chooses by: the facts the rules look at (every one `_facts` gives)."""
+    keys, _ = _matched()
+    plain = [k for k in keys if k != "param"]
+    unknown = sorted(set(plain) - FACTS)
+    if unknown:
+        raise ValueError(f"{RULES_FILE}: rules match on what no exchange has: {unknown}")
+    return itemgetter(*plain) if len(plain) > 1 else lambda facts: facts[plain[0]]
+
+
 def _rule(facts: dict[str, Any]) -> Rule:
     """The first rule that matches: chosen once for each combination of what the rules
     look at (a few hundred in a recording)."""
-    keys, params = _matched()
-    key = tuple(
-        tuple(facts["param"].get(n) for n in params) if k == "param" else facts.get(k) for k in keys
-    )
+    options = facts["param"]
+    key = (_key_of()(facts), *[options.get(n) for n in _matched()[1]])
     rule = _chosen.get(key)
     if rule is None:
         rule = next(r for r in rules() if _matches(r.match, facts))

@@ -90,6 +90,8 @@ def test_a_malformed_record_is_skipped_with_a_warning(tmp_path: Path) -> None:
         b'{"record": "note", "n": [{"m": -9223372036854775809}]}',
         b'\xef\xbb\xbf{"record": "note"}',  # a byte-order mark
         b'{"record": "note", "n": 18446744073709551615, "t": 1.5, "x": [1, "2", null]}',
+        b'{"record": "note", "headers": [["a", "b"], ["n", 123456789012345678901234567890]]}',
+        b'{"record": "note", "pair": ["a", 123456789012345678901234567890]}',
         b'"just a string"',
     ],
 )

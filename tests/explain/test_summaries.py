@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.explain.analysis import Analysis
-from k8s_wiretap.explain.summaries import Explanation, Summaries, _squeezed, rules
+from k8s_wiretap.explain.summaries import FACTS, Explanation, Summaries, _squeezed, rules
 from k8s_wiretap.kube.reads import ETCD, WATCH_CACHE, served_from
 from tests.recorded import STORY_1_20, story
 
@@ -206,3 +206,11 @@ def test_kubectl_reads_openapi_v3_by_group_version_on_1_37_and_v2_on_1_20() -> N
 def test_a_filled_template_is_squeezed_as_split_and_join_squeeze_it(text: str) -> None:
     """The fast path (nothing to squeeze) and the slow one say the same."""
     assert _squeezed(text) == " ".join(text.split())
+
+
+def test_the_rules_match_on_the_facts_every_exchange_has() -> None:
+    """FACTS (what a rule may match on, checked when the rules load) is what _facts gives."""
+    analysis = summaries().analysis
+    for exchange in analysis.exchanges[:50]:
+        assert set(summaries()._facts(exchange)) == FACTS
+    assert {key for rule in rules() for key in rule.match} <= FACTS
