@@ -8,7 +8,8 @@ it starts from. They are the gaps the replay of 1.37 applies had: Go zero values
 leaves out (`paused: false`), fields an apply drops that the server defaults again
 (`progressDeadlineSeconds`), on Deployments, DaemonSets and StatefulSets, and a struct
 pruned whole once the applier's fields in it are gone (`strategy.rollingUpdate`, with the
-`maxUnavailable` defaulting put there).
+`maxUnavailable` defaulting put there); a ReplicationController's labels and selector taken
+from its template, its volumes' defaults.
 tests/patch/test_apply.py replays them.
 """
 
@@ -129,7 +130,29 @@ CASES: list[tuple[str, str, list[dict[str, Any]]]] = [
     ),
 ]
 
+def controller(labels: dict[str, str] | None, selector: bool, volumes: bool) -> dict[str, Any]:
+    pod: dict[str, Any] = {"containers": [{"name": "web", "image": "busybox"}]}
+    if volumes:
+        image = {"name": "w", "image": {"reference": "x:latest"}}
+        pod["volumes"] = [{"name": "v"}, image, {"name": "s", "secret": {"secretName": "q"}}]
+    spec: dict[str, Any] = {"replicas": 0, "template": {"metadata": {"labels": {"app": "rc"}}}}
+    spec["template"]["spec"] = pod
+    if selector:
+        spec["selector"] = {"app": "rc"}
+    metadata: dict[str, Any] = {"name": "rc", **({"labels": labels} if labels else {})}
+    return {"apiVersion": "v1", "kind": "ReplicationController", "metadata": metadata, "spec": spec}
+
+
+CASES.append(
+    (
+        "a ReplicationController's labels and volumes, defaulted",
+        "ReplicationController",
+        [controller({"own": "x"}, True, False), controller(None, False, True)],
+    )
+)
+
 PATHS = {
+    "ReplicationController": "/api/v1/namespaces/default/replicationcontrollers",
     "Deployment": "/apis/apps/v1/namespaces/default/deployments",
     "DaemonSet": "/apis/apps/v1/namespaces/default/daemonsets",
     "StatefulSet": "/apis/apps/v1/namespaces/default/statefulsets",

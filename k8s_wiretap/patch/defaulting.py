@@ -11,7 +11,11 @@ Computed rules, by the name the data file gives them:
 - `image-pull-policy`: `Always` for an image whose tag is `latest`, or that has neither tag
   nor digest; `IfNotPresent` otherwise (SetDefaults_Container, parsers.ParseImageName);
 - `service-account-name`, `deprecated-service-account`: the two names of a pod's service
-  account kept equal, `serviceAccountName` winning (SetDefaults_PodSpec).
+  account kept equal, `serviceAccountName` winning (SetDefaults_PodSpec);
+- `empty-dir`: `emptyDir: {}` for a volume that names no source (SetDefaults_Volume);
+- `image-volume-pull-policy`: an image volume's `pullPolicy`, as for a container's image;
+- `template-labels`: a ReplicationController's empty selector and labels become its pod
+  template's labels (SetDefaults_ReplicationController).
 """
 
 from __future__ import annotations
@@ -57,10 +61,36 @@ def _deprecated_service_account(struct: dict[str, Any], rule: Rule) -> None:
         struct.pop("serviceAccount", None)  # "" is omitted
 
 
+def _empty_dir(struct: dict[str, Any], rule: Rule) -> None:
+    if all(key == "name" or value is None for key, value in struct.items()):
+        struct["emptyDir"] = {}
+
+
+def _image_volume_pull_policy(struct: dict[str, Any], rule: Rule) -> None:
+    if struct.get("pullPolicy") in (None, ""):
+        struct["pullPolicy"] = image_pull_policy(struct.get("reference"))
+
+
+def _template_labels(struct: dict[str, Any], rule: Rule) -> None:
+    template = _get(struct, ("spec", "template"))
+    labels = _get(template, ("metadata", "labels"))
+    if not isinstance(labels, dict):
+        return
+    spec = struct.get("spec")
+    if isinstance(spec, dict) and not spec.get("selector"):
+        spec["selector"] = copy_json(labels)
+    metadata = struct.setdefault("metadata", {})
+    if isinstance(metadata, dict) and not metadata.get("labels"):
+        metadata["labels"] = copy_json(labels)
+
+
 COMPUTED: dict[str, Callable[[dict[str, Any], Rule], None]] = {
     "image-pull-policy": _pull_policy,
     "service-account-name": _service_account_name,
     "deprecated-service-account": _deprecated_service_account,
+    "empty-dir": _empty_dir,
+    "image-volume-pull-policy": _image_volume_pull_policy,
+    "template-labels": _template_labels,
 }
 
 

@@ -313,6 +313,7 @@ def test_applies_of_the_1_37_lab(case: dict[str, Any]) -> None:
     before, config, server = case["before"], case["config"], case["server"]
     local = replay("apply", config, before, manager=case["manager"], release=release)
     assert local["spec"] == server["spec"]
+    assert local["metadata"].get("labels") == server["metadata"].get("labels")
     for everything in (False, True):
         result = compare(
             "apply",
