@@ -6,8 +6,14 @@ kind says). The API server's field manager leaves these fields out of what a ser
 apply owns and of what it conflicts on, and the strategy restores them from the stored
 object. `reset_fields(release, api_version, kind, subresource)` gives them as paths of field
 names, from `data/reset-fields-1.37.json` (scripts/generate_reset_fields.py, from 1.37's
-registry strategies; releases 1.22-1.36 are read with it too); none before 1.22, and none
-for custom resources (whose reset depends on their definition's status subresource).
+registry strategies; releases 1.22-1.36 are read with it too); none before 1.22.
+
+A custom resource (a kind without Go types, kube/schema) resets what its definition's
+status subresource makes it reset (apiextensions-apiserver pkg/registry/customresource
+strategy.go and status_strategy.go GetResetFields): `status` for the resource itself,
+`metadata` and `spec` for `/status`; without the subresource, nothing. That it has one is
+known when the write goes through `/status`, or when the `live` object's managedFields
+record a write through it; otherwise the resource itself is taken to have none.
 """
 
 from __future__ import annotations
@@ -16,6 +22,9 @@ import json
 import re
 from functools import cache
 from importlib import resources
+from typing import Any
+
+from k8s_wiretap.kube import schema
 
 __all__ = ["RESET_DATA", "reset_fields"]
 
@@ -35,10 +44,32 @@ def _table() -> dict[tuple[str, str, str], Paths]:
     return table
 
 
-def reset_fields(release: str | None, api_version: str, kind: str, subresource: str) -> Paths:
+def reset_fields(
+    release: str | None, api_version: str, kind: str, subresource: str, live: Any = None
+) -> Paths:
     """The reset paths (`(("status",),)`) of a write of `kind` through `subresource` ("" for
-    the resource itself) on `release`'s API server ("v1.37.2"; None: 1.20, none)."""
+    the resource itself) on `release`'s API server ("v1.37.2"; None: 1.20, none); `live`:
+    the object written to, which may show that a custom resource has a status
+    subresource."""
     match = re.match(r"v?1\.(\d+)", release or "")
     if match is None or int(match.group(1)) < FIRST:
         return ()
+    if schema.lookup_kind(api_version, kind, release) is None:
+        return _custom(subresource, live)
     return _table().get((api_version, kind, subresource), ())
+
+
+def _custom(subresource: str, live: Any) -> Paths:
+    if subresource == "status":
+        return (("metadata",), ("spec",))
+    if subresource == "" and _written_through_status(live):
+        return (("status",),)
+    return ()
+
+
+def _written_through_status(live: Any) -> bool:
+    metadata = live.get("metadata") if isinstance(live, dict) else None
+    entries = metadata.get("managedFields") if isinstance(metadata, dict) else None
+    if not isinstance(entries, list):
+        return False
+    return any(isinstance(e, dict) and e.get("subresource") == "status" for e in entries)

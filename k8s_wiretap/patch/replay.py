@@ -73,7 +73,8 @@ def replay(
         # the strategy's reset fields are kept out of the apply
         through = subresource if (release_minor(release) or 20) >= 22 else ""
         api_version, kind = str(typed.get("apiVersion", "")), str(typed.get("kind", ""))
-        reset = FieldSet.of(*_field_paths(reset_fields(release, api_version, kind, subresource)))
+        resets = reset_fields(release, api_version, kind, subresource, live=before)
+        reset = FieldSet.of(*_field_paths(resets))
         result = apply_config(
             before,
             patch,

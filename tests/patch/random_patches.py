@@ -146,3 +146,79 @@ class Patches:
         kind = self.rng.choice(["strategic"] * 4 + ["merge", "json"])
         patch = {"strategic": self.strategic, "merge": self.merge, "json": self.json}[kind]()
         return kind, patch
+
+
+class Applies:
+    """Random server-side applies of the Deployment `random` by a few managers, each a whole
+    configuration: fields set to Go zero values (`paused: false`, `minReadySeconds: 0`, a
+    container's `tty: false`, `workingDir: ""`), nulls, and fields one apply sets and the
+    next leaves out (pruned, then defaulted again by the server: `progressDeadlineSeconds`,
+    `revisionHistoryLimit`, `strategy`, a container's `imagePullPolicy`)."""
+
+    MANAGERS = ("m1", "m2", "m3")
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.patches = Patches(seed)
+
+    def pick(self, *choices: Any) -> Any:
+        return self.rng.choice(choices)
+
+    def optional(self, out: dict[str, Any], name: str, *values: Any) -> None:
+        """Sets `name` to one of `values` half the time (a value may be None: a null)."""
+        if self.rng.random() < 0.5:
+            out[name] = self.rng.choice(values)
+
+    def container(self, name: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": name}
+        self.optional(out, "image", "busybox:1", "busybox:2", "nginx", "nginx:latest")
+        self.optional(out, "imagePullPolicy", "Always", "Never", "IfNotPresent")
+        self.optional(out, "tty", False, True)
+        self.optional(out, "stdin", False)
+        self.optional(out, "workingDir", "", "/tmp")
+        self.optional(out, "terminationMessagePath", "/dev/termination-log", "/tmp/t")
+        self.optional(out, "args", [], ["x"])
+        if self.rng.random() < 0.4:
+            out["env"] = [
+                {"name": n, "value": self.pick("", "1", "x")} for n in self.patches.some(ENV, 0, 2)
+            ]
+        if self.rng.random() < 0.3:
+            out["ports"] = [{"containerPort": 80, "protocol": self.pick("TCP", "UDP")}]
+        return out
+
+    def strategy(self) -> Any:
+        return self.pick(
+            None,
+            {"type": "Recreate"},
+            {"type": "RollingUpdate"},
+            {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": self.pick(0, 1, "50%")}},
+        )
+
+    def spec(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {"selector": {"matchLabels": {"app": "random"}}}
+        self.optional(spec, "replicas", 0, 1, 2, None)
+        self.optional(spec, "paused", False, None)
+        self.optional(spec, "minReadySeconds", 0, 5)
+        self.optional(spec, "progressDeadlineSeconds", 100, 600, None)
+        self.optional(spec, "revisionHistoryLimit", 0, 3, None)
+        self.optional(spec, "strategy", self.strategy())
+        pod: dict[str, Any] = {}
+        if self.rng.random() < 0.8:
+            pod["containers"] = [self.container(n) for n in self.patches.some(NAMES[:2], 1)]
+        self.optional(pod, "hostname", "", "h")
+        self.optional(pod, "restartPolicy", "Always")
+        self.optional(pod, "terminationGracePeriodSeconds", 30, 5, None)
+        self.optional(pod, "dnsPolicy", "ClusterFirst", "Default")
+        self.optional(pod, "hostNetwork", False)
+        spec["template"] = {"metadata": {"labels": {"app": "random"}}, "spec": pod}
+        return spec
+
+    def next(self) -> tuple[str, bool, dict[str, Any]]:
+        """(manager, force, configuration)"""
+        config: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment"}
+        config["metadata"] = {"name": "random"}
+        if self.rng.random() < 0.4:
+            labels = {k: self.pick("v1", "v2", "") for k in self.patches.some(["x", "y"], 1)}
+            config["metadata"]["labels"] = labels
+        config["spec"] = self.spec()
+        return self.pick(*self.MANAGERS), self.rng.random() < 0.8, config
