@@ -210,6 +210,7 @@ class Summaries:
         info = exchange.info
         body = self.analysis.request_body(exchange)
         written = self.analysis.response_body(exchange).value if info.verb in WRITES else None
+        events = self.analysis.events(exchange)
         meta: dict[str, Any] = {}
         if isinstance(written, dict) and written.get("kind") != "Status":
             found = written.get("metadata")
@@ -226,7 +227,7 @@ class Summaries:
             "patch": patch_type(exchange.request_header("content-type")) or "",
             "manager": info.param("fieldManager") or "",
             "initial": self.saw(exchange),
-            "expired": any(e.expired for e in self.analysis.events(exchange)),
+            "expired": bool(events) and any(e.expired for e in events),
             "method": exchange.method,
             "name": str(meta.get("name") or info.name),
             "namespace": str(meta.get("namespace") or info.namespace),

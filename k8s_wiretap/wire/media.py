@@ -7,9 +7,12 @@ keep their case (quotes removed).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 __all__ = ["is_cbor", "is_json", "media_parameters", "media_type"]
 
 
+@lru_cache(maxsize=1024)  # a recording says the same few content types a million times
 def media_type(content_type: str) -> str:
     """`application/json` of `application/json;as=Table;v=v1;g=meta.k8s.io`."""
     return content_type.split(";", 1)[0].strip().lower()
