@@ -2,9 +2,9 @@
 
 `type_rules(release, message)` gives the rules of one Go type (a message name of
 kube/schema, "k8s.io.api.core.v1.PodSpec"), in the order the server's functions apply them;
-`covered(api_version, kind)` says whether the rules cover the kind's whole defaulting (apart
-from the rules marked `unmodelled`). The data file's header says what a rule means; it is
-1.37.2's defaulting, read for other releases too, except rules marked `since` a later one.
+`covered(api_version, kind)` says whether the rules cover the kind's whole defaulting. The
+data file's header says what a rule means; it is 1.37.2's defaulting, read for other
+releases too, except rules marked `since` a later one.
 """
 
 from __future__ import annotations
@@ -24,14 +24,13 @@ DEFAULTS_FILE = Path(__file__).parent / "data" / "defaults-1.37.yaml"
 
 @dataclass(frozen=True)
 class Rule:
-    """Set `path` (JSON names below the type) when it is missing: to `value`, to what the
-    function `computed` names, or, `unmodelled`, to something the replay does not know;
-    only when the member at `when_path` equals `when_value` (if `when_path`)."""
+    """Set `path` (JSON names below the type) when it is missing: to `value`, or to what
+    the function `computed` names; only when the member at `when_path` equals `when_value`
+    (if `when_path`), and on releases from minor `since` on."""
 
     path: tuple[str, ...]
     value: Any = None
     computed: str = ""
-    unmodelled: str = ""
     when_path: tuple[str, ...] = ()
     when_value: Any = None
     since: int = 0
@@ -49,7 +48,6 @@ def _rule(row: dict[str, Any]) -> Rule:
         path=tuple(row["path"]),
         value=row.get("value"),
         computed=str(row.get("computed", "")),
-        unmodelled=str(row.get("unmodelled", "")),
         when_path=tuple(when.get("path", ())),
         when_value=when.get("equals"),
         since=int(row.get("since", 0)),

@@ -2,9 +2,8 @@
 
 `apply_defaults(obj, release)` walks `obj` along its kind's Go types (roundtrip.py) and, at
 each struct whose type has rules, sets what is missing (the enclosing type's rules first,
-as SetObjectDefaults_* calls them). It returns the places where a rule the replay does not
-model (`unmodelled`) would set something that is missing: there the server may hold a
-value the replay cannot predict.
+as SetObjectDefaults_* calls them). Kinds the data does not cover are defaulted only as
+far as their types have rules (a Pod's PodSpec and containers), custom resources not at all.
 
 Computed rules, by the name the data file gives them:
 
@@ -20,16 +19,15 @@ Computed rules, by the name the data file gives them:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from k8s_wiretap.kube.defaults import Rule, type_rules
 from k8s_wiretap.patch.gosemantics import copy_json
 from k8s_wiretap.patch.roundtrip import go_fields, kind_message
 
-__all__ = ["Place", "apply_defaults", "image_pull_policy"]
+__all__ = ["apply_defaults", "image_pull_policy"]
 
-Place = tuple[str | int, ...]
 _MISSING: Any = object()
 
 
@@ -94,14 +92,14 @@ COMPUTED: dict[str, Callable[[dict[str, Any], Rule], None]] = {
 }
 
 
-def apply_defaults(obj: Any, release: str | None) -> list[Place]:
-    """Default `obj` in place as `release`'s API server does (see the module docstring);
-    the places an unmodelled default may have filled."""
-    unknown: list[Place] = []
+def apply_defaults(obj: Any, release: str | None, members: Collection[str] = ()) -> Any:
+    """`obj` defaulted in place (and returned) as `release`'s API server defaults it, as
+    far as the data knows (see the module docstring); `members`: only in these top-level
+    members (all if empty), when the rest is known to be defaulted."""
     found = kind_message(obj, release)
     if found is not None:
-        _struct(obj, found[0], found[1], release, (), unknown)
-    return unknown
+        _struct(obj, found[0], found[1], release, members)
+    return obj
 
 
 def _get(value: Any, path: tuple[str, ...]) -> Any:
@@ -112,7 +110,7 @@ def _get(value: Any, path: tuple[str, ...]) -> Any:
     return value
 
 
-def _apply(struct: dict[str, Any], rule: Rule, place: Place, unknown: list[Place]) -> None:
+def _apply(struct: dict[str, Any], rule: Rule) -> None:
     if rule.computed:
         COMPUTED[rule.computed](struct, rule)
         return
@@ -122,11 +120,7 @@ def _apply(struct: dict[str, Any], rule: Rule, place: Place, unknown: list[Place
             return
     parent = _get(struct, rule.path[:-1])
     name = rule.path[-1]
-    if not isinstance(parent, dict) or parent.get(name) is not None:
-        return
-    if rule.unmodelled:
-        unknown.append((*place, *rule.path))
-    else:
+    if isinstance(parent, dict) and parent.get(name) is None:
         parent[name] = copy_json(rule.value)
 
 
@@ -135,27 +129,24 @@ def _struct(
     message: str,
     minor: str,
     release: str | None,
-    place: Place,
-    unknown: list[Place],
+    only: Collection[str] = (),
 ) -> None:
     for rule in type_rules(release, message):
-        _apply(value, rule, place, unknown)
+        if not only or rule.path[0] in only:
+            _apply(value, rule)
     fields = go_fields(message, minor) or {}
     for name, member in value.items():
         field = fields.get(name)
-        if field is None:
+        if field is None or (only and name not in only):
             continue
         target = field.get("value") if field["go"] == "map" else field.get("message")
         nested = target.get("message") if isinstance(target, dict) else target
         if not isinstance(nested, str) or go_fields(nested, minor) is None:
             continue
         if isinstance(member, dict) and field["go"] != "map":
-            _struct(member, nested, minor, release, (*place, name), unknown)
-        elif isinstance(member, dict):
-            for key, item in member.items():
-                if isinstance(item, dict):
-                    _struct(item, nested, minor, release, (*place, name, key), unknown)
-        elif isinstance(member, list):
-            for index, item in enumerate(member):
-                if isinstance(item, dict):
-                    _struct(item, nested, minor, release, (*place, name, index), unknown)
+            _struct(member, nested, minor, release)
+            continue
+        items = member.values() if isinstance(member, dict) else member
+        for item in items if isinstance(member, (dict, list)) else ():
+            if isinstance(item, dict):
+                _struct(item, nested, minor, release)

@@ -6,7 +6,11 @@ had it, `release` the API server's ("v1.37.2"; None: 1.20), whose strategic merg
 apply (strategic.py). The patch metadata comes from `schema` (default: the shipped table
 nearest to `release`, `PatchSchema.bundled`) for `before`'s apiVersion and kind (the
 configuration's when an apply creates the object and `before` is `{}`). The result is what
-the server's decoder would keep (`drop_unknown_fields`), not yet defaulted; errors are the
+the server's decoder would keep (`drop_unknown_fields`); a patch that sets Go zero values or
+nulls, or removes something, goes through the kind's Go type and defaulting too (roundtrip.py,
+defaulting.py: `paused: false` left out, a removed `progressDeadlineSeconds` back at 600), as
+a server-side apply does in apply.py; new parts are not defaulted (compare.py allows for
+that). Errors are the
 `PatchError`s the server answers with, including 415 for a strategic merge patch of a kind
 with no schema (a custom resource). `subresource` is the one the PATCH went to ("status"):
 a server-side apply there is recorded as that subresource's manager (1.22+).
@@ -20,12 +24,14 @@ from k8s_wiretap.kube.resetfields import reset_fields
 from k8s_wiretap.patch.apply import apply_config
 from k8s_wiretap.patch.bodies import decode_patch_body, patch_kind
 from k8s_wiretap.patch.convert import convert
+from k8s_wiretap.patch.defaulting import apply_defaults
 from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.patch.fieldpath import FieldSet, Path, field
 from k8s_wiretap.patch.json_patch import apply_json_patch
 from k8s_wiretap.patch.merge import apply_merge
 from k8s_wiretap.patch.meta import PatchSchema, release_minor
 from k8s_wiretap.patch.prune import drop_unknown_fields
+from k8s_wiretap.patch.roundtrip import may_change_when_decoded, through_go_types
 from k8s_wiretap.patch.strategic import apply_strategic
 
 __all__ = ["replay"]
@@ -86,4 +92,8 @@ def replay(
             ordered=(release_minor(release) or 20) >= 23,
             release=release or "1.20",
         )
+    members = may_change_when_decoded(short, patch) if short != "apply" else frozenset()
+    if members:  # through the Go type and defaulting, where the patch may have changed them
+        go = release or "1.20"
+        result = apply_defaults(through_go_types(result, go, members), go, members)
     return convert(drop_unknown_fields(result, node, in_place=True))  # engines return copies

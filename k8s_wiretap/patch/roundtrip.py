@@ -25,25 +25,65 @@ type does not declare (prune.py drops those); missing pointers, slices and maps 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import cache
 from typing import Any
 
 from k8s_wiretap.kube import schema
 
-__all__ = ["go_fields", "kind_message", "through_go_types"]
+__all__ = ["go_fields", "kind_message", "may_change_when_decoded", "through_go_types"]
 
 Field = dict[str, Any]
 _DROP: Any = object()
 _ZERO = {"bool": False, "string": "", "bytes": "", "int32": 0, "int64": 0, "double": 0}
 
 
-def through_go_types(obj: Any, release: str | None) -> Any:
+def through_go_types(obj: Any, release: str | None, members: Collection[str] = ()) -> Any:
     """`obj` (a whole object, changed in place and returned) as `release`'s API server
-    encodes it after decoding it into its Go type (see the module docstring)."""
+    encodes it after decoding it into its Go type (see the module docstring); `members`:
+    only these top-level members (all if empty), when the rest is known to be as encoded."""
     found = kind_message(obj, release)
     if found is not None:
-        _struct(obj, *found)
+        _struct(obj, *found, members)
     return obj
+
+
+_DIRECTIVES = ("$patch", "$retainKeys", "$deleteFromPrimitiveList")
+
+
+def may_change_when_decoded(kind: str, patch: Any) -> frozenset[str]:
+    """The top-level members where an object a patch of `kind` ("strategic", "merge",
+    "json") made can differ from what the server stores after decoding it into its Go type
+    and defaulting it: none (empty) unless the patch sets a Go zero value or a null, or
+    removes something (a directive, a JSON patch's remove, move or replace), since the object
+    before is already as the server stores it and new parts the server defaults are allowed
+    for (compare.py); then the members the patch reaches."""
+    if kind == "json":
+        operations = [op for op in patch if isinstance(op, dict)] if isinstance(patch, list) else []
+        ops = {op.get("op") for op in operations}
+        if not ops & {"remove", "move", "replace"} and not _zero_inside(
+            [op.get("value") for op in operations]
+        ):
+            return frozenset()
+        paths = [op.get(key) for op in operations for key in ("path", "from")]
+        members = {p.split("/")[1] for p in paths if isinstance(p, str) and p.count("/")}
+        for op in operations:  # the whole document, replaced: its members
+            if op.get("path") == "" and isinstance(op.get("value"), dict):
+                members.update(op["value"])
+        return frozenset(members)
+    if not isinstance(patch, dict) or not _zero_inside(patch):
+        return frozenset()
+    return frozenset(patch)
+
+
+def _zero_inside(value: Any) -> bool:
+    if isinstance(value, dict):
+        if not value or any(key.startswith(_DIRECTIVES) for key in value):
+            return True
+        return any(_zero_inside(child) for child in value.values())
+    if isinstance(value, list):
+        return not value or any(_zero_inside(child) for child in value)
+    return value is None or value is False or value == "" or (value == 0 and value is not True)
 
 
 def kind_message(obj: Any, release: str | None) -> tuple[str, str] | None:
@@ -75,10 +115,12 @@ def go_fields(message: str, minor: str) -> dict[str, Field] | None:
     return out
 
 
-def _struct(value: dict[str, Any], message: str, minor: str) -> None:
+def _struct(value: dict[str, Any], message: str, minor: str, only: Collection[str] = ()) -> None:
     fields = go_fields(message, minor)
     if fields is None:
         return
+    if only:
+        fields = {name: field for name, field in fields.items() if name in only}
     for name in list(value):
         field = fields.get(name)
         if field is None:

@@ -1,6 +1,7 @@
 """Random but plausible patches of a Deployment, for the differential test against the server.
 
-Every kind of patch with the directives and quirks that matter: containers, env and ports
+Every kind of patch with the directives and quirks that matter: Go zero values and nulls of
+defaulted fields (`paused: false`, `progressDeadlineSeconds: null`), containers, env and ports
 merged by key, `$patch: delete|replace` items and maps, `$setElementOrder` lists that may name
 items that do not exist (the server then rejects some), `$deleteFromPrimitiveList` and
 `$retainKeys`, nulls, empty lists; merge patches with nulls in lists; JSON patches with `-`,
@@ -102,9 +103,22 @@ class Patches:
             out["rollingUpdate"] = {"maxSurge": self.rng.choice([1, "50%"])}
         return out
 
+    def zeros(self, patch: dict[str, Any]) -> None:
+        """Go zero values the server leaves out, and defaulted fields set or removed (a
+        null), which its defaulting puts back."""
+        if self.chance(0.3):
+            spec = patch.setdefault("spec", {})
+            spec["paused"] = self.rng.choice([False, None])
+            spec["minReadySeconds"] = self.rng.choice([0, 5])
+        if self.chance(0.3):
+            spec = patch.setdefault("spec", {})
+            name = self.rng.choice(["progressDeadlineSeconds", "revisionHistoryLimit"])
+            spec[name] = self.rng.choice([None, 100])
+
     def strategic(self) -> dict[str, Any]:
         patch: dict[str, Any] = {}
         self.metadata(patch)
+        self.zeros(patch)
         if self.chance(0.3):
             patch.setdefault("spec", {})["replicas"] = self.rng.randint(0, 3)
         if self.chance(0.3):
@@ -125,6 +139,7 @@ class Patches:
             }
         if self.chance(0.5):
             patch["spec"] = {"replicas": self.rng.randint(0, 2)}
+        self.zeros(patch)
         if self.chance(0.5):
             web = {"name": "web", "image": "busybox:3", "args": [self.rng.choice(["x", None]), "y"]}
             patch.setdefault("spec", {})["template"] = {"spec": {"containers": [web]}}

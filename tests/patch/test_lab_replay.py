@@ -327,13 +327,15 @@ def test_delete_from_missing_primitive_list(
 
 def test_nulls_in_new_maps(kubectl: Kubectl, api: ApiClient, configmap: str) -> None:
     """A map the object lacked: 1.20 stores it as the patch has it, and Go decodes its nulls
-    to ""; 1.24 and later drop its nulls first."""
+    to ""; 1.24 and later drop its nulls first, and the empty map is left out (omitempty)."""
     kubectl("create", "configmap", configmap, "--from-literal=k=v")
     path = f"{CONFIGMAPS}/{configmap}"
     patch = {"metadata": {"labels": {"l": None}}}
     args = ("patch", "configmap", configmap, "--type", "strategic", "-p", json.dumps(patch))
-    _, local = patched(kubectl, api, path, *args)
-    assert local["metadata"].get("labels") == ({"l": ""} if minor(api) < 24 else {})
+    exchange, local = patched(kubectl, api, path, *args)
+    labels = local["metadata"].get("labels")
+    assert labels == ({"l": ""} if minor(api) < 24 else None)
+    assert json.loads(exchange.response)["metadata"].get("labels") == labels
 
 
 @pytest.mark.parametrize(
