@@ -47,8 +47,12 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 INITIAL, INITIAL_END, CHANGE = "initial", "initial-end", "change"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class WatchEvent:
+    """One decoded event. Slotted, not frozen (a frozen `__init__` costs four times as much,
+    and a recording makes two a watch event), but never changed once made: decoded frames
+    are shared through the decode cache; `dataclasses.replace` makes another."""
+
     type: str
     object: Any
     time: float | None = None
