@@ -1,7 +1,12 @@
-"""`python -m bench [NAME...]`: run the benchmarks (all by default) and print their tables."""
+"""`python -m bench [NAME...]`: run the benchmarks (all by default) and print their tables.
+
+`python -m bench NAME --option ...` runs one benchmark with its own options (`python -m
+bench explain_recording --sizes 10000 100000`), as `python -m bench.NAME --option ...` does.
+"""
 
 from __future__ import annotations
 
+import inspect
 import sys
 
 from bench import (
@@ -26,12 +31,24 @@ BENCHMARKS = {
 
 
 def main(argv: list[str]) -> int:
-    names = argv or list(BENCHMARKS)
+    split = next((i for i, arg in enumerate(argv) if arg.startswith("-")), len(argv))
+    names, options = argv[:split] or list(BENCHMARKS), argv[split:]
     for name in names:
         if name not in BENCHMARKS:
             print(f"unknown benchmark {name} (known: {', '.join(BENCHMARKS)})", file=sys.stderr)
             return 2
-        BENCHMARKS[name]()
+    if options and len(names) != 1:
+        print("options go to one benchmark: python -m bench NAME --option ...", file=sys.stderr)
+        return 2
+    for name in names:
+        run = BENCHMARKS[name]
+        if not options:
+            run()
+        elif inspect.signature(run).parameters:
+            run(options)  # type: ignore[call-arg]
+        else:
+            print(f"{name} takes no options", file=sys.stderr)
+            return 2
     return 0
 
 

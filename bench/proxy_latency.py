@@ -39,12 +39,12 @@ def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{process.args} exited")
+            raise RuntimeError(f"{process.args!r} exited")
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.1)
-    raise RuntimeError(f"{process.args} did not listen")
+    raise RuntimeError(f"{process.args!r} did not listen")
 
 
 @contextmanager
