@@ -9,7 +9,7 @@ leaves out (`paused: false`), fields an apply drops that the server defaults aga
 (`progressDeadlineSeconds`), on Deployments, DaemonSets and StatefulSets, and a struct
 pruned whole once the applier's fields in it are gone (`strategy.rollingUpdate`, with the
 `maxUnavailable` defaulting put there); a ReplicationController's labels and selector taken
-from its template, its volumes' defaults.
+from its template, volumes' and claim templates' defaults.
 tests/patch/test_apply.py replays them.
 """
 
@@ -130,6 +130,7 @@ CASES: list[tuple[str, str, list[dict[str, Any]]]] = [
     ),
 ]
 
+
 def controller(labels: dict[str, str] | None, selector: bool, volumes: bool) -> dict[str, Any]:
     pod: dict[str, Any] = {"containers": [{"name": "web", "image": "busybox"}]}
     if volumes:
@@ -143,6 +144,28 @@ def controller(labels: dict[str, str] | None, selector: bool, volumes: bool) -> 
     return {"apiVersion": "v1", "kind": "ReplicationController", "metadata": metadata, "spec": spec}
 
 
+CLAIM = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+VOLUMES = [
+    {"name": "e", "ephemeral": {"volumeClaimTemplate": {"spec": CLAIM}}},
+    {"name": "r", "rbd": {"monitors": ["m"], "image": "i"}},
+]
+CASES.append(
+    (
+        "a StatefulSet's claim templates and volumes, defaulted",
+        "StatefulSet",
+        [
+            workload(
+                "StatefulSet",
+                "claims",
+                {
+                    "replicas": 0,
+                    "volumeClaimTemplates": [{"metadata": {"name": "d"}, "spec": CLAIM}],
+                },
+                {"volumes": VOLUMES},
+            )
+        ],
+    )
+)
 CASES.append(
     (
         "a ReplicationController's labels and volumes, defaulted",

@@ -11,6 +11,8 @@ JSON (apimachinery runtime/converter.go, Go's encoding/json):
   apply's managed fields keep them (the field set is computed before the conversion);
 - a null where the field is a Go value becomes its zero value (`workingDir: null` → "",
   then left out as above; a struct → `{}`);
+- the items of a few lists get the kind and apiVersion the conversion sets on them
+  (`typeMeta` in kube/schema: a StatefulSet's `volumeClaimTemplates`);
 - a value field that is missing is encoded all the same when it is a struct (`omitempty`
   or not: a container's `resources`, a Deployment's `strategy` come back as `{}`), or a
   scalar without `omitempty` (a StatefulSet's `serviceName: ""`).
@@ -191,4 +193,5 @@ def _nested(value: Any, field: Field, minor: str) -> None:
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, dict):
+                item.update(field.get("typeMeta") or {})
                 _struct(item, message, minor)
