@@ -129,10 +129,11 @@ class _Headed:
     names: tuple[str, ...]  # each subclass's __post_init__ sets them: `_names(headers)`
 
     def header(self, name: str) -> str:
-        try:
-            return self.headers[self.names.index(name.lower())][1]
-        except ValueError:
-            return ""
+        lowered = name.lower()
+        names = self.names
+        # `in` first: most asks are for a header the message lacks (kubectl's, a GET's
+        # content type), and a ValueError raised and caught costs three lookups
+        return self.headers[names.index(lowered)][1] if lowered in names else ""
 
 
 @dataclass(slots=True)
