@@ -120,6 +120,12 @@ class _Stream(Generic[T]):
 
     def drain(self, now: float) -> None:
         """Explain every exchange that is complete by `now` (math.inf: all of them)."""
+        waiting = self.waiting
+        if waiting and now - self.looked < FORGET_EVERY:  # what most records come to:
+            head = waiting[0]  # the first in time has ended but is not complete, so
+            end = head.end  # nothing after it is explained yet, and no round is due
+            if end is not None and now - max(head.time, end.time) < LOOKAHEAD:
+                return
         frontier = None
         while self.waiting:
             exchange = self.waiting[0]
