@@ -9,7 +9,8 @@ leaves out (`paused: false`), fields an apply drops that the server defaults aga
 (`progressDeadlineSeconds`), on Deployments, DaemonSets and StatefulSets, and a struct
 pruned whole once the applier's fields in it are gone (`strategy.rollingUpdate`, with the
 `maxUnavailable` defaulting put there); a ReplicationController's labels and selector taken
-from its template, volumes' and claim templates' defaults.
+from its template, volumes' and claim templates' defaults; the fields "before-first-apply"
+owns of an object nobody managed (from the kind's Go zero value).
 tests/patch/test_apply.py replays them.
 """
 
@@ -99,6 +100,11 @@ CASES: list[tuple[str, str, list[dict[str, Any]]]] = [
         [workload("Deployment", "nulls", {"replicas": None, "revisionHistoryLimit": None}, {})],
     ),
     (
+        "a null struct, owned and defaulted",
+        "Deployment",
+        [workload("Deployment", "null-struct", {"strategy": None}, {"securityContext": {}})],
+    ),
+    (
         "a DaemonSet's dropped strategy, defaulted again",
         "DaemonSet",
         [
@@ -182,12 +188,32 @@ PATHS = {
 }
 
 
+UNMANAGED = "created without managedFields"  # as an object from before 1.18 is
+CASES.append(
+    (
+        "an object nobody manages, first owned by before-first-apply",
+        "StatefulSet",
+        [
+            {UNMANAGED: workload("StatefulSet", "unmanaged", {"replicas": 0}, {})},
+            workload("StatefulSet", "unmanaged", {"replicas": 0, "minReadySeconds": 3}, {}),
+        ],
+    )
+)
+
+
 def record(layout: Layout, title: str, kind: str, applies: list[dict[str, Any]]) -> Any:
-    path = f"{PATHS[kind]}/{applies[0]['metadata']['name']}"
+    name = applies[-1]["metadata"]["name"]
+    path = f"{PATHS[kind]}/{name}"
     request(layout, "DELETE", path)
     time.sleep(1)
     case: dict[str, Any] = {}
     for config in applies:
+        if UNMANAGED in config:
+            status, _ = request(layout, "POST", PATHS[kind], config[UNMANAGED], "application/json")
+            assert status == 201
+            no_fields = {"metadata": {"managedFields": [{}]}}
+            assert request(layout, "PATCH", path, no_fields, "merge")[0] == 200
+            continue
         time.sleep(1)  # the controllers' writes of the object before: done
         status, before = request(layout, "GET", path)
         with_version = copy.deepcopy(config)

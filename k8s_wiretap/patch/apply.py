@@ -28,7 +28,8 @@ reset fields, the merged lists' order):
 From 1.21 (SMD v4.0.3) the prune of step 3 makes each struct field on a path a member of
 the sets (typed.ensure_named_fields): a struct emptied of what the manager owned goes whole,
 with what defaulting put there (`strategy.rollingUpdate` when the manager that set `maxSurge`
-switches to `type: Recreate`). From 1.22 the strategy's reset fields (kube/resetfields.py:
+switches to `type: Recreate`), and a null or empty member is a field of its own (an apply of
+`strategy: null` owns `strategy`). From 1.22 the strategy's reset fields (kube/resetfields.py:
 `status` for the resource itself, `spec` for `/status`, ...) are neither owned by the apply
 nor conflicts.
 
@@ -39,10 +40,8 @@ the server defaults comes back, `progressDeadlineSeconds: 600`); custom resource
 the defaulting table does not have, are not defaulted.
 
 Not covered: conversion of field sets owned at another apiVersion (they are used as they
-are), unions, the cap of ten update managers, the upgrade path that lets `kubectl` take over
-fields a client-side apply owned without a conflict (lastappliedmanager.go), and the exact
-field set of "before-first-apply", which the server computes from the Go type's zero value
-(here: from an object with only apiVersion, kind and metadata).
+are), unions, the cap of ten update managers, and the upgrade path that lets `kubectl` take
+over fields a client-side apply owned without a conflict (lastappliedmanager.go).
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ from k8s_wiretap.patch.errors import ConflictError, PatchError
 from k8s_wiretap.patch.fieldpath import FieldSet, path_text
 from k8s_wiretap.patch.gosemantics import copy_json, go_json
 from k8s_wiretap.patch.meta import Node, release_minor
-from k8s_wiretap.patch.roundtrip import through_go_types
+from k8s_wiretap.patch.roundtrip import through_go_types, zero_object
 from k8s_wiretap.patch.smd_schema import ABSENT, DEDUCED, TypeRef, errors_text, validate
 from k8s_wiretap.patch.typed import (
     FieldChanges,
@@ -217,12 +216,12 @@ def apply_config(
     _typed(live_obj, t, "live")
     stamp = now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if not managers:
-        managers = _before_first_apply(live_obj, t, stamp, reset)
+        managers = _before_first_apply(live_obj, t, stamp, reset, release)
     me: ManagerId = (manager or "unknown", "Apply", "", subresource)
     former = {k: v.fields for k, v in managers.items()}
-    named = (release_minor(release) or 20) >= 21  # SMD v4.0.3+
+    smd_403 = (release_minor(release) or 20) >= 21  # SMD v4.0.3+
     applied = copy_json(config)
-    merged, same = _apply(live_obj, applied, t, managers, me, force, reset, ordered, named)
+    merged, same = _apply(live_obj, applied, t, managers, me, force, reset, ordered, smd_403)
     result = live_obj if same or not isinstance(merged, dict) else merged
     if result is merged and release is not None:
         through_go_types(result, release)
@@ -246,17 +245,17 @@ def _apply(
     force: bool,
     reset: FieldSet,
     ordered: bool,
-    named: bool,
+    smd_403: bool,
 ) -> tuple[Any, bool]:
     """merge.Updater.Apply: (the new object, whether it is the same as the live one). The
     reset fields are filtered out of the applied set and of the comparison (IgnoreFilter)."""
     merged = merge(live, config, t, ordered)
     last = managers.get(me)
     version = str(config.get("apiVersion", ""))
-    fields = to_field_set(config, t).recursive_difference(reset)
+    fields = to_field_set(config, t, smd_403).recursive_difference(reset)
     managers[me] = ManagerEntry(fields, version, True, last.time if last else None)
     if last is not None and not last.fields.empty():
-        merged = _prune(merged, t, managers, me, last.fields, named)
+        merged = _prune(merged, t, managers, me, last.fields, smd_403)
     comparison = _update(live, merged, t, managers, me, force, reset)
     return (ABSENT if merged is ABSENT else merged), comparison.is_same()
 
@@ -267,23 +266,25 @@ def _prune(
     managers: dict[ManagerId, ManagerEntry],
     me: ManagerId,
     last: FieldSet,
-    named: bool,
+    smd_403: bool,
 ) -> Any:
     """Remove what `me` applied last time and no longer applies, unless someone owns it
-    (Updater.prune, addBackOwnedItems, addBackDanglingItems); `named`: every set with its
-    struct fields as members (SMD v4.0.3+, 1.21+: a struct emptied of what `me` owned goes)."""
+    (Updater.prune, addBackOwnedItems, addBackDanglingItems); `smd_403` (SMD v4.0.3+,
+    1.21+): every set with its struct fields as members (a struct emptied of what `me` owned
+    goes), and null or empty members as leaves."""
 
     def sets(value: FieldSet) -> FieldSet:
-        return ensure_named_fields(value, t) if named else value
+        return ensure_named_fields(value, t) if smd_403 else value
 
     pruned = remove_items(merged, sets(last), t)
     managed = FieldSet()
     for entry in managers.values():
         managed = managed.union(entry.fields)
-    merged_set = sets(to_field_set(merged, t))
-    kept = sets(to_field_set(pruned, t)).union(sets(managed))
+    merged_set = sets(to_field_set(merged, t, smd_403))
+    kept = sets(to_field_set(pruned, t, smd_403)).union(sets(managed))
     pruned = remove_items(merged, merged_set.difference(kept), t)
-    dangling = merged_set.difference(sets(to_field_set(pruned, t))).intersection(sets(last))
+    pruned_set = sets(to_field_set(pruned, t, smd_403))
+    dangling = merged_set.difference(pruned_set).intersection(sets(last))
     return remove_items(merged, dangling, t)
 
 
@@ -351,12 +352,16 @@ def _strip(managers: dict[ManagerId, ManagerEntry], me: ManagerId) -> None:
 
 
 def _before_first_apply(
-    live: dict[str, Any], t: TypeRef, stamp: str, reset: FieldSet
+    live: dict[str, Any], t: TypeRef, stamp: str, reset: FieldSet, release: str | None
 ) -> dict[ManagerId, ManagerEntry]:
-    """skipNonAppliedManager: an object nobody manages is first owned by an update (of
-    everything but the reset fields)."""
-    empty: dict[str, Any] = {k: live[k] for k in ("apiVersion", "kind") if k in live}
-    empty["metadata"] = {"creationTimestamp": None}
+    """skipNonAppliedManager: an object nobody manages is first owned by an update from the
+    kind's Go zero value (roundtrip.zero_object; without a release: an object with only
+    apiVersion, kind and metadata) to it, of everything but the reset fields."""
+    if release is not None:
+        empty = zero_object(str(live.get("apiVersion")), str(live.get("kind")), release)
+    else:
+        empty = {k: live[k] for k in ("apiVersion", "kind") if k in live}
+        empty["metadata"] = {"creationTimestamp": None}
     comparison = compare_fields(empty, live, t)
     fields = comparison.modified.union(comparison.added).difference(comparison.removed)
     fields = fields.difference(STRIPPED).recursive_difference(reset)

@@ -33,7 +33,13 @@ from typing import Any
 
 from k8s_wiretap.kube import schema
 
-__all__ = ["go_fields", "kind_message", "may_change_when_decoded", "through_go_types"]
+__all__ = [
+    "go_fields",
+    "kind_message",
+    "may_change_when_decoded",
+    "through_go_types",
+    "zero_object",
+]
 
 Field = dict[str, Any]
 _DROP: Any = object()
@@ -51,6 +57,39 @@ def through_go_types(obj: Any, release: str | None, members: Collection[str] = (
 
 
 _DIRECTIVES = ("$patch", "$retainKeys", "$deleteFromPrimitiveList")
+# the JSON of a zero value of the types with their own (MarshalJSON, ToUnstructured)
+_SPECIAL_ZERO = {"Time": None, "MicroTime": None, "Quantity": "0", "IntOrString": 0}
+
+
+def zero_object(api_version: str, kind: str, release: str | None) -> dict[str, Any]:
+    """The kind's Go zero value as the API server's ToUnstructured gives it (what the field
+    manager compares the first owner's fields with, skipnonapplied.go): every field but the
+    omitempty ones that are empty, nil pointers, slices and maps as null, structs in full;
+    just apiVersion and kind for a kind without Go types."""
+    obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind}
+    found = kind_message(obj, release)
+    if found is not None:
+        obj.update({k: v for k, v in _zero(*found).items() if k not in ("apiVersion", "kind")})
+    return obj
+
+
+def _zero(message: str, minor: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, field in (go_fields(message, minor) or {}).items():
+        nested = field.get("message")
+        if field["go"] != "value":
+            if not field["omitempty"]:
+                out[name] = None
+        elif nested is None:
+            if not field["omitempty"] and field["type"] in _ZERO:
+                out[name] = _ZERO[field["type"]]
+        elif go_fields(nested, minor) is not None:
+            out[name] = _zero(nested, minor)
+        elif not field.get("omitzero"):
+            special = schema.messages(minor).get(nested, {}).get("special")
+            if special in _SPECIAL_ZERO:
+                out[name] = _SPECIAL_ZERO[special]
+    return out
 
 
 def may_change_when_decoded(kind: str, patch: Any) -> frozenset[str]:

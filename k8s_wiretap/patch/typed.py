@@ -271,14 +271,16 @@ def compare_fields(old: Any, new: Any, t: TypeRef) -> FieldChanges:
     return result
 
 
-def to_field_set(value: Any, t: TypeRef) -> FieldSet:
-    """TypedValue.ToFieldSet: every leaf, list item and undeclared map member of `value`."""
+def to_field_set(value: Any, t: TypeRef, empty_leaves: bool = False) -> FieldSet:
+    """TypedValue.ToFieldSet: every leaf, list item and undeclared map member of `value`;
+    `empty_leaves`: and every member that is null or an empty object (SMD v4.0.3+,
+    Kubernetes 1.21+: an apply's `strategy: null` owns `strategy`)."""
     out = FieldSet()
-    _field_set(value, t, (), out)
+    _field_set(value, t, (), out, empty_leaves)
     return out
 
 
-def _field_set(value: Any, t: TypeRef, path: Path, out: FieldSet) -> None:
+def _field_set(value: Any, t: TypeRef, path: Path, out: FieldSet, empty: bool) -> None:
     atom = deduce(resolve(t), value)
     if atom.mp is not None:
         if atom.mp.atomic:
@@ -287,8 +289,8 @@ def _field_set(value: Any, t: TypeRef, path: Path, out: FieldSet) -> None:
             for key, child in value.items():
                 declared = atom.mp.node is not None and atom.mp.node.has_field(key)
                 child_type = atom.mp.field_type(key) or UNTYPED
-                _field_set(child, child_type, (*path, ("f", key)), out)
-                if not declared:
+                _field_set(child, child_type, (*path, ("f", key)), out, empty)
+                if not declared or (empty and (child is None or child == {})):
                     out.insert((*path, ("f", key)))
     elif atom.scalar is not None:
         out.insert(path)
@@ -298,7 +300,7 @@ def _field_set(value: Any, t: TypeRef, path: Path, out: FieldSet) -> None:
         elif isinstance(value, list):
             for index, child in enumerate(value):
                 element = _element_or_empty(atom.lst, index, child)
-                _field_set(child, atom.lst.item, (*path, element), out)
+                _field_set(child, atom.lst.item, (*path, element), out, empty)
                 out.insert((*path, element))
 
 

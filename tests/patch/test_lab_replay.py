@@ -22,6 +22,7 @@ from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.patch import ConflictError, PatchError, PatchSchema, compare, replay
+from k8s_wiretap.patch.fieldpath import FieldSet
 from tests.conftest import Kubectl
 from tests.patch.random_patches import DEPLOYMENT, Applies, Patches
 from tests.patch.traffic import (
@@ -748,8 +749,9 @@ def test_random_applies_against_the_server(lab: LabState) -> None:
     managers, forced or not, with Go zero values and nulls, and fields one apply sets and the
     next drops. Each apply names the resourceVersion it was replayed on, so no write comes in
     between (a 409 "has been modified" is sent again); the engine must predict every stored
-    object, managed fields included, and every refusal. Among the stored ones, some must have
-    had a zero value the server left out and a dropped field it defaulted again."""
+    object, managed fields included (each manager's fields exactly), and every refusal.
+    Among the stored ones, some must have had a zero value the server left out and a dropped
+    field it defaulted again."""
     layout = Layout(Path(lab.kubeconfig).parent, lab.ports)
     path = f"{DEPLOYMENTS}/random-apply"
     applies = Applies(20261202)
@@ -798,7 +800,16 @@ def _apply_judged(
             schema=schema, manager=manager, everything=everything,
         )  # fmt: skip
         assert result.mismatches == [], (manager, force, json.dumps(config), result.mismatches)
+    assert _owners(local) == _owners(after), json.dumps(config)  # no more, no less
     return ["stored", *_covered(config, before, after)]
+
+
+def _owners(obj: dict[str, Any]) -> dict[tuple[str, str], FieldSet]:
+    entries = obj["metadata"]["managedFields"]
+    return {
+        (e["manager"], e.get("subresource", "")): FieldSet.from_fields_v1(e["fieldsV1"])
+        for e in entries
+    }
 
 
 def _covered(config: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> list[str]:
