@@ -315,12 +315,16 @@ class Chains:
         known = client(exchange.component)
         if known is None:
             return None
-        target = self._target(exchange)
+        obj = self._object(exchange)
+        target = self.analysis.ref(exchange, obj)
+        watched = [
+            ref
+            for ref in self._related(target, obj)
+            if known.watches_resource(ref.group, ref.resource)
+        ]
         candidates: list[Hop] = []
         for watcher in _informers(known):
-            for ref in self._related(target, self._object(exchange)):
-                if not known.watches_resource(ref.group, ref.resource):
-                    continue
+            for ref in watched:
                 hop = self._latest(watcher, ref, exchange.time)
                 if hop is not None:
                     candidates.append(hop)
