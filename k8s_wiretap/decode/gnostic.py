@@ -204,10 +204,17 @@ _SCHEMA = _message(
         31: _EXTENSION,
     }
 )
+# Contact and License are the same messages in gnostic's OpenAPIv2.proto and OpenAPIv3.proto
+# (extensions: vendor_extension in v2, specification_extension in v3): gnostic_v3 uses these
 _CONTACT = _message(
-    {1: ("name", _string, False), 2: ("url", _string, False), 3: ("email", _string, False)}
+    {
+        1: ("name", _string, False),
+        2: ("url", _string, False),
+        3: ("email", _string, False),
+        4: _EXTENSION,
+    }
 )
-_LICENSE = _message({1: ("name", _string, False), 2: ("url", _string, False)})
+_LICENSE = _message({1: ("name", _string, False), 2: ("url", _string, False), 3: _EXTENSION})
 _INFO = _message(
     {
         1: ("title", _string, False),

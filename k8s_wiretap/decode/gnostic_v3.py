@@ -22,8 +22,10 @@ from typing import Any
 import yaml
 
 from k8s_wiretap.decode.gnostic import (
+    _CONTACT,
     _EXTENSION,
     _EXTERNAL_DOCS,
+    _LICENSE,
     _XML,
     OMIT,
     _any,
@@ -132,10 +134,6 @@ _SCHEMA = _message(
         36: _EXTENSION,
     }
 )
-_CONTACT = _message(
-    {1: ("name", _string, False), 2: ("url", _string, False), 3: ("email", _string, False)}
-)
-_LICENSE = _message({1: ("name", _string, False), 2: ("url", _string, False)})
 _INFO = _message(
     {
         1: ("title", _string, False),

@@ -97,3 +97,16 @@ def test_the_lab_api_server_protobuf_matches_its_json(lab: LabState) -> None:
     assert containers is not None and containers.merge_key == "name"
     ports = containers.item().field("ports")  # type: ignore[union-attr]
     assert ports is not None and ports.map_keys == ("containerPort", "protocol")
+
+
+def test_contact_and_license_keep_their_extensions() -> None:
+    """Field 4 of Contact and 3 of License: vendor (v2) or specification (v3) extensions."""
+    contact = message((1, "SIG"), (3, "a@b.c"), (4, named("x-team", message((2, "api\n")))))
+    license_ = message((1, "Apache 2.0"), (3, named("x-spdx", message((2, "Apache-2.0\n")))))
+    info = message((1, "T"), (2, "v9"), (5, contact), (6, license_))
+    assert openapi_from_gnostic(message((1, "2.0"), (2, info)))["info"] == {
+        "title": "T",
+        "version": "v9",
+        "contact": {"name": "SIG", "email": "a@b.c", "x-team": "api"},
+        "license": {"name": "Apache 2.0", "x-spdx": "Apache-2.0"},
+    }
