@@ -51,6 +51,7 @@ from k8s_wiretap.kube.fields import SERVER_METADATA
 from k8s_wiretap.kube.quantity import same_value
 from k8s_wiretap.patch.bodies import decode_patch_body, patch_kind
 from k8s_wiretap.patch.errors import PatchError
+from k8s_wiretap.patch.fieldpath import FieldSet, path_text
 from k8s_wiretap.patch.gosemantics import go_json
 from k8s_wiretap.patch.meta import Node, PatchSchema
 from k8s_wiretap.patch.touched import (
@@ -292,6 +293,9 @@ class _Checker:
         """Compare values; members only the server has are defaults and are allowed."""
         if path == ".metadata.managedFields":
             local, server = _without_times(local), _without_times(server)
+            if isinstance(local, list) and isinstance(server, list):
+                self._owners(path, local, server)
+                local, server = _without_fields(local), _without_fields(server)
         if isinstance(local, dict) and isinstance(server, dict):
             self._whole_map(path, local, server, node, before)
         elif isinstance(local, list) and isinstance(server, list):
@@ -300,6 +304,24 @@ class _Checker:
             self.mismatches.append(
                 f"{path or '.'}: {_text(local)} here, {_text(server)} on the server"
             )
+
+    def _owners(self, path: str, local: list[Any], server: list[Any]) -> None:
+        """Each manager's fields, as sets: no more and no fewer than the server's (as values,
+        FieldsV1 leaves are empty objects, which the comparison of values lets go)."""
+        theirs = {_entry_key(e): _fields(e) for e in server}
+        for entry in local:
+            mine, other = _fields(entry), theirs.get(_entry_key(entry))
+            if mine is None or other is None or mine == other:
+                continue
+            name = entry.get("manager") if isinstance(entry, dict) else None
+            for where, extra in (
+                ("here", mine.difference(other)),
+                ("on the server", other.difference(mine)),
+            ):
+                paths = [path_text(p) for p in extra.paths()]
+                if paths:
+                    listed = ", ".join(paths[:4]) + (", ..." if len(paths) > 4 else "")
+                    self.mismatches.append(f"{path}: {name} owns {listed} only {where}")
 
     def _whole_map(
         self,
@@ -352,6 +374,21 @@ def _struct(node: Node | None) -> bool:
 def _text(value: Any) -> str:
     text = go_json(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _fields(entry: Any) -> FieldSet | None:
+    fields = entry.get("fieldsV1") if isinstance(entry, dict) else None
+    try:
+        return FieldSet.from_fields_v1(fields) if isinstance(fields, dict) else None
+    except ValueError:
+        return None
+
+
+def _without_fields(entries: list[Any]) -> list[Any]:
+    return [
+        {k: v for k, v in e.items() if k != "fieldsV1"} if isinstance(e, dict) else e
+        for e in entries
+    ]
 
 
 def _without_times(entries: Any) -> Any:

@@ -198,3 +198,18 @@ def test_managed_fields_in_another_order_match_but_other_owners_do_not() -> None
     assert check().matches is True
     server["metadata"]["managedFields"][0] = {**mine, "manager": "someone-else"}
     assert check().matches is False and check().mismatches
+
+
+def test_managed_fields_own_no_more_and_no_fewer_than_on_the_server() -> None:
+    """FieldsV1 leaves are empty objects: as values, one only the replay has would pass."""
+    before = copy.deepcopy(BEFORE)
+    config = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}
+    config["spec"] = {"minReadySeconds": 2}
+    local = replay("apply", config, before, manager="m")
+    server = copy.deepcopy(local)
+    assert compare("apply", config, before, local, server, everything=True).matches is True
+    fields = {"f:spec": {"f:minReadySeconds": {}, "f:paused": {}}}
+    mine = [e for e in server["metadata"]["managedFields"] if e["manager"] == "m"]
+    mine[0]["fieldsV1"] = fields
+    result = compare("apply", config, before, local, server, everything=True)
+    assert result.mismatches == [".metadata.managedFields: m owns .spec.paused only on the server"]

@@ -96,10 +96,15 @@ def settle(api: ApiClient, path: str) -> None:
 
 
 def patched(
-    kubectl: Kubectl, api: ApiClient, path: str, *args: str, stdin: str | None = None
+    kubectl: Kubectl,
+    api: ApiClient,
+    path: str,
+    *args: str,
+    stdin: str | None = None,
+    schema: PatchSchema | None = None,
 ) -> tuple[LoggedCall, dict[str, Any]]:
     """Run kubectl, then replay each of its PATCHes on the object as it was just before
-    (nothing, for an apply that creates it)."""
+    (nothing, for an apply that creates it), with `schema` (default: the shipped table)."""
     response = api.get(path)
     before = response.json() if response.status == 200 else {}
     log = traced(kubectl, *args, stdin=stdin)
@@ -110,7 +115,8 @@ def patched(
         if exchange.method == "PATCH" and lost_a_race(exchange):
             continue  # the object is unchanged; kubectl GETs it again and retries
         if exchange.method == "PATCH":
-            replayed = exchange, check_replay(exchange, before, release=server_release(api))
+            release = server_release(api)
+            replayed = exchange, check_replay(exchange, before, release=release, schema=schema)
         before = json.loads(exchange.response)
     assert replayed is not None, "kubectl sent no PATCH"
     return replayed
@@ -671,7 +677,9 @@ def test_custom_resource_applies_leave_what_the_status_subresource_resets(
     """A custom resource with a status subresource resets like a built-in kind (1.22+):
     an apply to `/status` owns neither `spec` nor `metadata` and does not conflict on them
     (without the reset the engine refused it with a 409); once something wrote through
-    `/status`, an apply to the resource itself owns no `status` and does not conflict on it."""
+    `/status`, an apply to the resource itself owns no `status` and does not conflict on it.
+    Replayed with the definition's schema, from the server's OpenAPI v3 (as a recording
+    holds it): without it every member of the custom resource is a field of its own."""
     if minor(api) < 22:
         return  # the 1.20 lab's API server crashes on custom resources (see below)
     kubectl("apply", "-f", "-", stdin=WIDGET_CRD)
@@ -679,21 +687,36 @@ def test_custom_resource_applies_leave_what_the_status_subresource_resets(
     args = ("apply", "--server-side", "-f", "-")
     try:
         kubectl("wait", "--for=condition=Established", f"crd/{WIDGETS}")
+        schema = _openapi_v3(api, "/openapi/v3/apis/patch.example.com/v1")
         # (created without a status: whether the definition has a status subresource, which
         # drops it and owns none of it, the apply does not show)
-        patched(kubectl, api, path, *args, stdin=widget(1, None))
+        patched(kubectl, api, path, *args, stdin=widget(1, None), schema=schema)
         status = (*args, "--subresource=status", "--field-manager=st")
         before = get(api, path)
         exchange = last_patch(traced(kubectl, *status, stdin=widget(2, False, "{a: b}")))
         assert exchange.path() == f"{path}/status"
-        local = check_replay(exchange, before, release=server_release(api))
+        local = check_replay(exchange, before, release=server_release(api), schema=schema)
         owned = [e for e in local["metadata"]["managedFields"] if e["manager"] == "st"]
         assert list(owned[0]["fieldsV1"]) == ["f:status"]
-        _, local = patched(kubectl, api, path, *args, stdin=widget(3, True))
+        _, local = patched(kubectl, api, path, *args, stdin=widget(3, True), schema=schema)
         owned = [e for e in local["metadata"]["managedFields"] if e["manager"] == "kubectl"]
         assert "f:status" not in owned[0]["fieldsV1"]
     finally:
         kubectl.run("delete", "crd", WIDGETS, check=False)
+
+
+def _openapi_v3(api: ApiClient, path: str) -> PatchSchema:
+    """The patch schema of one group version's OpenAPI v3 document (served once the
+    aggregator has the definition: it may take a moment)."""
+    deadline = time.monotonic() + 30
+    while True:
+        response = api.get(path)
+        if response.status == 200:
+            schema = PatchSchema.from_openapi(response.json())
+            if schema.for_kind("patch.example.com/v1", "Widget") is not None:
+                return schema
+        assert time.monotonic() < deadline, f"{path}: no Widget schema"
+        time.sleep(0.5)
 
 
 def test_random_patches_against_the_server(lab: LabState) -> None:

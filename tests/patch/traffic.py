@@ -103,9 +103,11 @@ def check_replay(
     before: dict[str, Any],
     everything: bool = True,
     release: str | None = None,
+    schema: PatchSchema | None = None,
 ) -> dict[str, Any]:
-    """Replay `exchange` on `before` as `release`'s server; assert the server's answer
-    agrees. Returns the replay."""
+    """Replay `exchange` on `before` as `release`'s server, with `schema` (default: the
+    release's shipped table); assert the server's answer agrees. Returns the replay."""
+    schema = schema or PatchSchema.bundled(release)
     after = json.loads(exchange.response)
     assert after.get("kind") != "Status", after
     manager = exchange.query().get("fieldManager")
@@ -116,6 +118,7 @@ def check_replay(
         content_type,
         body,
         before,
+        schema=schema,
         manager=manager,
         force=force,
         release=release,
@@ -128,7 +131,7 @@ def check_replay(
             before,
             local,
             after,
-            schema=PatchSchema.bundled(release),
+            schema=schema,
             manager=manager,
             subresource=subresource,
             everything=scope,
