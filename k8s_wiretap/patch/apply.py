@@ -36,8 +36,8 @@ nor conflicts.
 A changed object then goes, as structuredmerge.go sends it, through the kind's Go type
 (roundtrip.py: omitempty zero values such as `paused: false` are left out, though owned) and
 its defaulting (defaulting.py, kube/data/defaults-1.37.yaml: a field the prune removed and
-the server defaults comes back, `progressDeadlineSeconds: 600`); custom resources, and kinds
-the defaulting table does not have, are not defaulted.
+the server defaults comes back, `progressDeadlineSeconds: 600`; a custom resource from its
+schema's defaults); kinds the defaulting table does not have are not defaulted.
 
 Not covered: conversion of field sets owned at another apiVersion (they are used as they
 are), unions, the cap of ten update managers, and the upgrade path that lets `kubectl` take
@@ -225,7 +225,7 @@ def apply_config(
     result = live_obj if same or not isinstance(merged, dict) else merged
     if result is merged and release is not None:
         through_go_types(result, release)
-        apply_defaults(result, release)
+        apply_defaults(result, release, node=node)
     _strip(managers, me)
     changed = {k: v.fields for k, v in managers.items()} != former
     if me in managers and (not same or changed):

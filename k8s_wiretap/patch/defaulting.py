@@ -3,7 +3,12 @@
 `apply_defaults(obj, release)` walks `obj` along its kind's Go types (roundtrip.py) and, at
 each struct whose type has rules, sets what is missing (the enclosing type's rules first,
 as SetObjectDefaults_* calls them). Kinds the data does not cover are defaulted only as
-far as their types have rules (a Pod's PodSpec and containers), custom resources not at all.
+far as their types have rules (a Pod's PodSpec and containers). A custom resource, which
+has no Go types, is defaulted from its schema's `default`s when the replay has its schema
+(the OpenAPI document a recording holds), as apiextensions-apiserver's structural defaulting
+does (pkg/apiserver/schema/defaulting/algorithm.go: a missing property gets its default,
+top-down, in objects, list items and map values; a null one only when it is not nullable,
+which the published schema does not say, so a null is left).
 
 Computed rules, by the name the data file gives them:
 
@@ -24,6 +29,7 @@ from typing import Any
 
 from k8s_wiretap.kube.defaults import Rule, type_rules
 from k8s_wiretap.patch.gosemantics import copy_json
+from k8s_wiretap.patch.meta import Node
 from k8s_wiretap.patch.roundtrip import go_fields, kind_message
 
 __all__ = ["apply_defaults", "image_pull_policy"]
@@ -92,14 +98,40 @@ COMPUTED: dict[str, Callable[[dict[str, Any], Rule], None]] = {
 }
 
 
-def apply_defaults(obj: Any, release: str | None, members: Collection[str] = ()) -> Any:
+def apply_defaults(
+    obj: Any, release: str | None, members: Collection[str] = (), node: Node | None = None
+) -> Any:
     """`obj` defaulted in place (and returned) as `release`'s API server defaults it, as
     far as the data knows (see the module docstring); `members`: only in these top-level
-    members (all if empty), when the rest is known to be defaulted."""
+    members (all if empty), when the rest is known to be defaulted; `node`: the kind's
+    schema, whose defaults a custom resource gets."""
     found = kind_message(obj, release)
     if found is not None:
         _struct(obj, found[0], found[1], release, members)
+    elif node is not None and isinstance(obj, dict):
+        _schema_defaults(obj, node, members)
     return obj
+
+
+def _schema_defaults(value: Any, node: Node | None, only: Collection[str] = ()) -> None:
+    """Structural defaulting's Default(x, s)."""
+    if node is None:
+        return
+    if isinstance(value, dict) and node.kind == "struct":
+        names = [name for name in node.field_names() if not only or name in only]
+        for name in names:
+            child = node.field(name)
+            if child is not None and child.default is not None and name not in value:
+                value[name] = copy_json(child.default)
+        for name in names:
+            if name in value:
+                _schema_defaults(value[name], node.field(name))
+    elif isinstance(value, dict) and node.kind == "map":
+        for member in value.values():
+            _schema_defaults(member, node.item())
+    elif isinstance(value, list) and node.kind == "list":
+        for item in value:
+            _schema_defaults(item, node.item())
 
 
 def _get(value: Any, path: tuple[str, ...]) -> Any:

@@ -95,5 +95,5 @@ def replay(
     members = may_change_when_decoded(short, patch) if short != "apply" else frozenset()
     if members:  # through the Go type and defaulting, where the patch may have changed them
         go = release or "1.20"
-        result = apply_defaults(through_go_types(result, go, members), go, members)
+        result = apply_defaults(through_go_types(result, go, members), go, members, node)
     return convert(drop_unknown_fields(result, node, in_place=True))  # engines return copies

@@ -8,6 +8,7 @@ import pytest
 
 from k8s_wiretap.kube import schema
 from k8s_wiretap.kube.defaults import _document, covered, type_rules
+from k8s_wiretap.patch import PatchSchema
 from k8s_wiretap.patch.defaulting import COMPUTED, apply_defaults, image_pull_policy
 from k8s_wiretap.patch.roundtrip import go_fields
 
@@ -81,3 +82,42 @@ def test_a_rule_of_a_later_release_is_left_out() -> None:
     message = "k8s.io.api.apps.v1.StatefulSet"
     assert any(rule.path == path for rule in type_rules("v1.37.2", message))
     assert not any(rule.path == path for rule in type_rules("v1.36.3", message))
+
+
+def test_a_custom_resource_is_defaulted_from_its_schema() -> None:
+    """Structural defaulting: a missing property with a default gets it, in objects, list
+    items and map values (the Widget schema as the 1.37 lab publishes it in OpenAPI v3)."""
+    document = {
+        "openapi": "3.0.0",
+        "components": {
+            "schemas": {
+                "com.example.v1.Widget": {
+                    "type": "object",
+                    "x-kubernetes-group-version-kind": [
+                        {"group": "example.com", "version": "v1", "kind": "Widget"}
+                    ],
+                    "properties": {
+                        "spec": {
+                            "type": "object",
+                            "properties": {
+                                "color": {"type": "string", "default": "red"},
+                                "parts": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {"n": {"type": "integer", "default": 1}},
+                                    },
+                                },
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
+    node = PatchSchema.from_openapi(document).for_kind("example.com/v1", "Widget")
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"parts": [{}]}}
+    apply_defaults(widget, "v1.37.2", node=node)
+    assert widget["spec"] == {"parts": [{"n": 1}], "color": "red"}
+    blue = {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"color": "blue"}}
+    assert apply_defaults(blue, "v1.37.2", node=node)["spec"] == {"color": "blue"}

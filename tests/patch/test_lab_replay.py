@@ -660,14 +660,17 @@ spec:
       openAPIV3Schema:
         type: object
         properties:
-          spec: {type: object, properties: {size: {type: integer}}}
+          spec:
+            type: object
+            properties: {size: {type: integer}, color: {type: string, default: red}}
           status: {type: object, properties: {ready: {type: boolean}}}
 """
 
 
-def widget(size: int, ready: bool | None, labels: str = "{}") -> str:
+def widget(size: int, ready: bool | None, labels: str = "{}", color: str = "") -> str:
     text = "apiVersion: patch.example.com/v1\nkind: Widget\n"
-    text += f"metadata: {{name: w, labels: {labels}}}\nspec: {{size: {size}}}\n"
+    spec = f"{{size: {size}, color: {color}}}" if color else f"{{size: {size}}}"
+    text += f"metadata: {{name: w, labels: {labels}}}\nspec: {spec}\n"
     return text if ready is None else text + f"status: {{ready: {str(ready).lower()}}}\n"
 
 
@@ -679,7 +682,8 @@ def test_custom_resource_applies_leave_what_the_status_subresource_resets(
     (without the reset the engine refused it with a 409); once something wrote through
     `/status`, an apply to the resource itself owns no `status` and does not conflict on it.
     Replayed with the definition's schema, from the server's OpenAPI v3 (as a recording
-    holds it): without it every member of the custom resource is a field of its own."""
+    holds it): without it every member of the custom resource is a field of its own; with
+    it, a `color` the last apply drops is defaulted again ("red"), as the server does."""
     if minor(api) < 22:
         return  # the 1.20 lab's API server crashes on custom resources (see below)
     kubectl("apply", "-f", "-", stdin=WIDGET_CRD)
@@ -690,7 +694,7 @@ def test_custom_resource_applies_leave_what_the_status_subresource_resets(
         schema = _openapi_v3(api, "/openapi/v3/apis/patch.example.com/v1")
         # (created without a status: whether the definition has a status subresource, which
         # drops it and owns none of it, the apply does not show)
-        patched(kubectl, api, path, *args, stdin=widget(1, None), schema=schema)
+        patched(kubectl, api, path, *args, stdin=widget(1, None, color="blue"), schema=schema)
         status = (*args, "--subresource=status", "--field-manager=st")
         before = get(api, path)
         exchange = last_patch(traced(kubectl, *status, stdin=widget(2, False, "{a: b}")))
@@ -699,6 +703,7 @@ def test_custom_resource_applies_leave_what_the_status_subresource_resets(
         owned = [e for e in local["metadata"]["managedFields"] if e["manager"] == "st"]
         assert list(owned[0]["fieldsV1"]) == ["f:status"]
         _, local = patched(kubectl, api, path, *args, stdin=widget(3, True), schema=schema)
+        assert local["spec"]["color"] == "red"
         owned = [e for e in local["metadata"]["managedFields"] if e["manager"] == "kubectl"]
         assert "f:status" not in owned[0]["fieldsV1"]
     finally:
