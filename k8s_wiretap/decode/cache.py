@@ -9,8 +9,9 @@ event frames a third are (the API server serializes an event once for all its wa
 The cache maps (bytes, content type, release, what) to what they decode to: `what` tells
 the kinds of entries apart (a body's `truncated` flag; WATCH_FRAME for one frame of a watch
 stream), so bodies and frames can share one cache and one bound. Least recently used first
-out, holding at most `limit` bytes of keys; `limit = 0` turns it off. The decoded values are
-shared: nothing that reads them changes them.
+out, holding at most `limit` bytes of keys (and what they decode to, with the JSON of each
+once a line has printed it: `Decoded.json_bytes`); `limit = 0` turns it off. The decoded
+values are shared: nothing that reads them changes them.
 """
 
 from __future__ import annotations
