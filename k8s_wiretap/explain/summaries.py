@@ -80,11 +80,11 @@ class Explanation:
     etcd: dict[str, Any] | None
     stored: Decoded | None = None  # what etcd recorded, decoded: `etcd["stored"]["value"]`
 
-    def to_json(self, body: Callable[[Decoded], Any] = _plain) -> dict[str, Any]:
-        """As JSON; `body` says how the stored value goes in (the JSON writer's: serialized
-        once, however many writes landed the same bytes)."""
+    def to_json(self, body: Callable[[Decoded], Any] | None = None) -> dict[str, Any]:
+        """As JSON; `body`, when given, says how the stored value goes in (the JSON writer's:
+        serialized once, however many writes landed the same bytes); else it is as decoded."""
         etcd = self.etcd
-        if self.stored is not None and body is not _plain and etcd is not None:
+        if self.stored is not None and body is not None and etcd is not None:
             etcd = {**etcd, "stored": {**etcd["stored"], "value": body(self.stored)}}
         return {
             "summary": self.summary,
