@@ -12,14 +12,14 @@ it must be a pure function of the instance, as every use here is.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 __all__ = ["once"]
 
 T = TypeVar("T")
 
 
-class once(Generic[T]):  # a decorator, named as property is
+class once[T]:  # a decorator, named as property is
     def __init__(self, func: Callable[[Any], T]) -> None:
         self.func = func
         self.name = func.__name__

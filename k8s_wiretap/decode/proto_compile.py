@@ -83,7 +83,7 @@ _BROKEN = (IndexError, struct.error, OverflowError)
 T = TypeVar("T")
 
 
-def guarded(function: Callable[..., T], *args: Any) -> T:
+def guarded[T](function: Callable[..., T], *args: Any) -> T:
     """`function(*args)`, raising ProtoError and nothing else."""
     try:
         return function(*args)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from k8s_wiretap.capture.assemble import Assembler, Update
 from k8s_wiretap.capture.exchange import Exchange
@@ -73,7 +73,7 @@ def _release(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], s
     return held, None
 
 
-class _Output(Generic[T]):
+class _Output[T]:
     """Lines in time order: a line waits for the exchanges before it to be explained."""
 
     def __init__(self, write: Callable[[T], object]) -> None:
@@ -96,7 +96,7 @@ class _Output(Generic[T]):
         return len(self._slots)
 
 
-class _Stream(Generic[T]):
+class _Stream[T]:
     def __init__(self, explainer: Explainer, line: Line[T], write: Callable[[T], object]):
         self.explainer = explainer
         self.analysis = explainer.analysis
@@ -164,7 +164,7 @@ def _complete(exchange: Exchange, now: float) -> bool:
     return end is not None and now - max(exchange.time, end.time) >= LOOKAHEAD
 
 
-def explained(
+def explained[T](
     records: Iterable[dict[str, Any]], line: Line[T], write: Callable[[T], object]
 ) -> Assembler:
     """`write(line(explainer, exchange))` for every exchange of `records` (a recording's,

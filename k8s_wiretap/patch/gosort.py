@@ -17,7 +17,7 @@ T = TypeVar("T")
 Less = Callable[[int, int], bool]
 
 
-def slice_stable(items: list[T], less: Callable[[T, T], bool]) -> None:
+def slice_stable[T](items: list[T], less: Callable[[T, T], bool]) -> None:
     """Sort `items` in place exactly as `sort.SliceStable(items, less)` does."""
 
     def less_at(i: int, j: int) -> bool:
