@@ -1,13 +1,15 @@
 # Two commands matter: `make demo` and `make test`. Both work from a fresh clone: they
-# create .venv and install the project; `make test` (and `make demo-live`) build (or reuse)
-# the control-plane binaries.
+# create .venv and install the project from the lock (constraints.txt); `make test` (and
+# `make demo-live`) build (or reuse) the control-plane binaries. `make unit` is the fast lane:
+# every test that needs no lab and no binaries.
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+PYTHON ?= $(shell scripts/find-python)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+LOCK   := constraints.txt
 
-.PHONY: demo demo-live test lint binaries kubectl chromium bench clean
+.PHONY: demo demo-live test unit lint binaries kubectl chromium bench lock clean
 
 # The walkthrough of the bundled recording, in the TUI: no cluster, no binaries needed.
 demo: $(STAMP)
@@ -19,6 +21,12 @@ demo-live: $(STAMP) binaries kubectl
 
 test: $(STAMP) binaries kubectl chromium lint
 	$(BIN)/pytest
+
+# Every test not marked `lab` (the lab, its binaries, kubectl, Go, Chromium): no builds, no
+# cluster. Prints how long it took.
+unit: $(STAMP)
+	@start=$$(date +%s); $(BIN)/pytest -m "not lab" -p no:cacheprovider; status=$$?; \
+	  echo "make unit: $$(( $$(date +%s) - start )) s"; exit $$status
 
 lint: $(STAMP)
 	$(BIN)/ruff check k8s_wiretap addons tests bench
@@ -52,11 +60,23 @@ chromium:
 bench: $(STAMP) binaries
 	$(BIN)/python -m bench
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+# A virtualenv made by an older Python is made again.
+$(STAMP): pyproject.toml $(LOCK)
+	$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null \
+	  || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -c $(LOCK) -e '.[dev]'
 	touch $@
+
+# Refresh the lock: the newest versions pyproject.toml allows, resolved in a scratch
+# virtualenv, written to constraints.txt (commit it with the change that needs it).
+lock:
+	rm -rf build/lock-venv && $(PYTHON) -m venv build/lock-venv
+	build/lock-venv/bin/python -m pip install -q --upgrade pip
+	build/lock-venv/bin/python -m pip install -q -e '.[dev]'
+	{ echo "# The lock: what \`make\` installs (pip -c). Refresh with \`make lock\`."; \
+	  build/lock-venv/bin/python -m pip freeze --exclude-editable --exclude pip; } > $(LOCK)
+	rm -rf build/lock-venv
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

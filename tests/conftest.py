@@ -108,6 +108,19 @@ def lab_processes(directory: Path) -> list[int]:
     return pids
 
 
+# Fixtures that start the lab, or need its binaries or the Kubernetes sources: a test that
+# uses one, directly or through another fixture, is marked `lab` (so `make unit` leaves it out).
+LAB_FIXTURES = frozenset({"lab", "kubectl", "story", "story_1_20", "k8s_source"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `lab` every test whose fixtures need the lab (modules that start labs, proxies or
+    other programs of their own say so with `pytestmark = pytest.mark.lab`)."""
+    for item in items:
+        if LAB_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.lab)
+
+
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
     """A full lab (etcd, API server, controller manager, scheduler, hollow kubelet)."""
