@@ -27,8 +27,8 @@ from k8s_wiretap.capture.exchange import Body, EtcdChange, Exchange
 from k8s_wiretap.capture.reader import Recording
 from k8s_wiretap.decode.body import Decoded, decode_body
 from k8s_wiretap.decode.cache import DecodeCache
-from k8s_wiretap.decode.history import History, Observation
 from k8s_wiretap.decode.watch import WatchEvent, exchange_events
+from k8s_wiretap.explain.history import History, Observation
 from k8s_wiretap.explain.openapi import OpenApiDocuments
 from k8s_wiretap.explain.patches import (
     REFUSALS,

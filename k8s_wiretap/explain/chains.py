@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
-from k8s_wiretap.decode.history import Observation
 from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.history import Observation
 from k8s_wiretap.kube.controllers import Client, client
 from k8s_wiretap.kube.refs import ObjectRef, resource_version
 

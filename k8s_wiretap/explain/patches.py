@@ -21,7 +21,7 @@ from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.decode.diff import diff
-from k8s_wiretap.decode.history import History, Observation
+from k8s_wiretap.explain.history import History, Observation
 from k8s_wiretap.kube.refs import ObjectRef
 from k8s_wiretap.patch import PatchError, PatchSchema, compare, replay
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from k8s_wiretap.decode.history import History, Observation
+from k8s_wiretap.explain.history import History, Observation
 from k8s_wiretap.explain.patches import predecessor
 from k8s_wiretap.kube.refs import ObjectRef
 

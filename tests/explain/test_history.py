@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from k8s_wiretap.decode.history import History, Observation
 from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.history import History, Observation
 from k8s_wiretap.kube.refs import ObjectRef
 from tests.recorded import story
 
