@@ -5,7 +5,9 @@
         [--set wiretap_max_body=16m] [--set wiretap_console=true]
 
 Records exactly what `k8s-wiretap proxy` records. Upstream credentials and TLS are then
-mitmproxy's own business (`client_certs`, `ssl_verify_upstream_trusted_ca`, ...).
+mitmproxy's own business (`client_certs`, `ssl_verify_upstream_trusted_ca`, ...). Idle
+connections are closed after mitmproxy's `tcp_timeout`, which loading this script raises
+from 600 s to one day unless it was set (`--set tcp_timeout=N`).
 """
 
 from k8s_wiretap.proxy.addon import Wiretap

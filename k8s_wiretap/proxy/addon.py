@@ -10,9 +10,11 @@ recorder's thread, never on this event loop.
 at start-up), and the file is created only in the `running` hook, once mitmproxy listens: a
 mitmdump that fails to start leaves an existing recording as it was.
 
-mitmproxy closes connections idle for 600 s (`mitmproxy.proxy.server.TCP_TIMEOUT`); a quiet
-watch lives longer than that when direct (the API server ends it after 30-60 minutes), so the
-timeout is raised to `wiretap_idle_timeout` (default one day).
+mitmproxy closes connections idle for `tcp_timeout` seconds (its option since 12.2.1; before,
+a constant of 600 s); a quiet watch lives longer than that when direct (the API server ends it
+after 30-60 minutes). So, when loaded, the addon raises mitmproxy's default to one day, unless
+`tcp_timeout` was set already (`--set tcp_timeout=N` before `-s`, or a config file): that
+choice stands. `k8s-wiretap proxy --idle-timeout` sets `tcp_timeout` itself.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import mitmproxy.proxy.server
 from mitmproxy import connection, ctx, exceptions, http, tcp
 from mitmproxy.addonmanager import Loader
 from mitmproxy.utils import human
@@ -56,6 +57,9 @@ class Wiretap:
         self._record_pending = False  # the recorder from options still needs its file
 
     def load(self, loader: Loader) -> None:
+        options = loader.master.options
+        if not options.has_changed("tcp_timeout"):  # mitmproxy's 600 s would cut quiet watches
+            options.update(tcp_timeout=DEFAULT_IDLE_TIMEOUT)
         loader.add_option("wiretap_record", str, "", "Write a k8s-wiretap recording here.")
         loader.add_option(
             "wiretap_overwrite", bool, False, "Replace an existing wiretap_record file."
@@ -70,18 +74,11 @@ class Wiretap:
             "Largest body or watch event recorded whole (e.g. 16m).",
         )
         loader.add_option("wiretap_console", bool, False, "Print a line per exchange.")
-        loader.add_option(
-            "wiretap_idle_timeout",
-            int,
-            DEFAULT_IDLE_TIMEOUT,
-            "Seconds before an idle connection is closed (mitmproxy: 600).",
-        )
 
     def configure(self, updated: set[str]) -> None:
-        if "wiretap_idle_timeout" in updated:
-            if ctx.options.wiretap_idle_timeout <= 0:
-                raise exceptions.OptionsError("wiretap_idle_timeout must be positive")
-            mitmproxy.proxy.server.TCP_TIMEOUT = ctx.options.wiretap_idle_timeout
+        if "tcp_timeout" in updated and ctx.options.tcp_timeout <= 0:
+            # mitmproxy takes it, and then closes every connection as soon as it opens
+            raise exceptions.OptionsError("tcp_timeout must be positive")
         if "wiretap_max_body" in updated:
             try:
                 human.parse_size(ctx.options.wiretap_max_body)

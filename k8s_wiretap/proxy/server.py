@@ -9,6 +9,8 @@ Options that matter and why (see the wire notes):
   the Host the API server would get directly;
 - upstream TLS verified against the kubeconfig's CA (`ssl_verify_upstream_trusted_ca`),
   skipped only when the kubeconfig says `insecure-skip-tls-verify`.
+- `tcp_timeout` (mitmproxy 12.2.1+): connections idle this long are closed; `idle_timeout`
+  (one day by default: a quiet watch lives up to an hour when direct).
 
 The recording file is touched last: everything that can fail is checked first (`_prepare`:
 the file's folder, an existing file unless `overwrite`, the ports, the credentials), and the
@@ -151,7 +153,7 @@ class ProxyServer:
             "upstream_cert": False,
             "keep_host_header": True,
             "ssl_insecure": access.insecure,
-            "wiretap_idle_timeout": self.settings.idle_timeout,
+            "tcp_timeout": self.settings.idle_timeout,
         }
         if access.ca_pem and not access.insecure:
             values["ssl_verify_upstream_trusted_ca"] = str(self._upstream_ca(access.ca_pem))
@@ -176,6 +178,8 @@ class ProxyServer:
     def _prepare(self) -> None:
         """Everything that can fail with a clear message, before any listener opens and
         before anything is written."""
+        if self.settings.idle_timeout <= 0:
+            raise UsageError(f"--idle-timeout {self.settings.idle_timeout}: must be positive")
         record = self.settings.record
         if record is not None:
             problem = recording_problem(
@@ -260,6 +264,12 @@ class ProxyServer:
             raise self._error
         if self._error is not None:
             raise WiretapError(f"the proxy failed to start: {self._error}")
+
+    @property
+    def idle_timeout(self) -> int | None:
+        """Seconds mitmproxy lets a connection idle now (its `tcp_timeout`); None if not
+        started."""
+        return None if self._master is None else int(self._master.options.tcp_timeout)
 
     def stop(self) -> None:
         if self._master is not None:

@@ -20,6 +20,8 @@ from k8s_wiretap.wire.envelope import MAGIC
 from k8s_wiretap.workshop import manifest
 from tests.conftest import Kubectl, cli, wait_until
 
+pytestmark = pytest.mark.lab  # every test here runs on a lab of the module's own
+
 
 @pytest.fixture(scope="module")
 def tapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:

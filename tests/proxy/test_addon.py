@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import mitmproxy.proxy.server
 import pytest
 from mitmproxy import exceptions, hooks, http, tcp
+from mitmproxy.options import Options
 from mitmproxy.test import taddons, tflow
 
 from k8s_wiretap.capture.events import ProxyEvent
@@ -228,23 +227,30 @@ def test_other_upgrades_are_recorded_as_tcp_chunks_of_their_exchange(
 
 
 # -- options (mitmdump -s addons/wiretap.py --set ...) ----------------------------------------
-@pytest.fixture
-def idle_timeout() -> Iterator[None]:
-    saved = mitmproxy.proxy.server.TCP_TIMEOUT
-    yield
-    mitmproxy.proxy.server.TCP_TIMEOUT = saved
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_idle_timeout_replaces_mitmproxys(idle_timeout: None) -> None:
+def test_loading_the_script_raises_mitmproxys_idle_timeout_to_a_day() -> None:
+    """mitmproxy closes connections idle for `tcp_timeout` (600 s by default); a quiet watch
+    lives up to an hour when direct."""
+    with taddons.context() as context:
+        assert context.options.tcp_timeout == 600  # mitmproxy's own
+        context.script(str(ROOT / "addons" / "wiretap.py"))
+        assert context.options.tcp_timeout == DEFAULT_IDLE_TIMEOUT >= 3600
+
+
+def test_an_idle_timeout_set_before_loading_stands() -> None:
+    """`mitmdump --set tcp_timeout=5 -s addons/wiretap.py`: mitmproxy applies `--set` before
+    it loads scripts, and the user's choice is kept."""
     addon = Wiretap()
-    mitmproxy.proxy.server.TCP_TIMEOUT = 600  # mitmproxy's own
-    with taddons.context(addon) as context:
-        loaded_as_script(context, addon)
-        assert mitmproxy.proxy.server.TCP_TIMEOUT == DEFAULT_IDLE_TIMEOUT >= 3600
-        context.configure(addon, wiretap_idle_timeout=5)
-        assert mitmproxy.proxy.server.TCP_TIMEOUT == 5
-        with pytest.raises(exceptions.OptionsError, match="positive"):
-            context.configure(addon, wiretap_idle_timeout=0)
+    with taddons.context(options=Options(tcp_timeout=5)) as context:
+        context.master.addons.add(addon)
+        assert context.options.tcp_timeout == 5
+        context.configure(addon, tcp_timeout=7)
+        assert context.options.tcp_timeout == 7
+        with pytest.raises(exceptions.OptionsError, match="tcp_timeout must be positive"):
+            context.configure(addon, tcp_timeout=0)
+        assert context.options.tcp_timeout == 7  # rolled back
         with pytest.raises(exceptions.OptionsError, match="wiretap_max_body"):
             context.configure(addon, wiretap_max_body="lots")
 

@@ -14,7 +14,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-import mitmproxy.proxy.server
+import pytest
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import Recording
@@ -316,6 +316,7 @@ def test_an_unreachable_api_server_gets_the_client_a_status(tmp_path: Path, lab:
     assert b"unreachable" in recording.exchanges[-1].response_body.data  # type: ignore[union-attr]
 
 
+@pytest.mark.lab  # a lab of its own, only an API server
 def test_an_api_server_that_dies_gets_the_next_request_a_status(tmp_path: Path) -> None:
     """Right after an answer (the API server counted as reachable), it dies: the next request
     still gets the Status 503, not mitmproxy's own HTML 502."""
@@ -338,10 +339,11 @@ def test_an_api_server_that_dies_gets_the_next_request_a_status(tmp_path: Path) 
 
 
 def test_idle_timeout_is_the_proxys_own(tmp_path: Path, lab: LabState, wiretap: Wiretap) -> None:
-    """mitmproxy's watchdog cuts idle connections after 600 s; ours follows --idle-timeout
-    (default one day, beyond the API server's longest watch). Shown with a short timeout."""
-    # the session's proxy runs in this process with the default: mitmproxy's watchdog has it
-    assert mitmproxy.proxy.server.TCP_TIMEOUT == DEFAULT_IDLE_TIMEOUT > 3600
+    """mitmproxy's watchdog cuts idle connections after `tcp_timeout` (600 s by default);
+    ours follows --idle-timeout (default one day, beyond the API server's longest watch).
+    Shown with a short timeout."""
+    # the session's proxy runs in this process with the default
+    assert wiretap.server.idle_timeout == DEFAULT_IDLE_TIMEOUT > 3600
     proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--idle-timeout", "2")
     pattern = r"/namespaces/quiet/configmaps\?.*watch=true"
     try:
