@@ -18,6 +18,7 @@ import orjson
 
 from k8s_wiretap.decode.gnostic_v3 import OpenApiV3Decoder
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI, media_type
+from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.once import once
 from k8s_wiretap.wire import yamltext
 from k8s_wiretap.wire.cborseq import self_described
@@ -67,7 +68,7 @@ class Decoder(Protocol):
 
     def priority(self, media: str, data: bytes) -> int: ...
 
-    def decode(self, data: bytes, media: str, release: str | None = None) -> Any: ...
+    def decode(self, data: bytes, media: str, release: ReleaseLike = None) -> Any: ...
 
 
 class ProtobufDecoder:
@@ -76,7 +77,7 @@ class ProtobufDecoder:
     def priority(self, media: str, data: bytes) -> int:
         return 100 if data[:4] == MAGIC else 0
 
-    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
+    def decode(self, data: bytes, media: str, release: ReleaseLike = None) -> Any:
         from k8s_wiretap.decode.protobuf import decode_object
 
         return decode_object(data, release=release)
@@ -94,7 +95,7 @@ class CborDecoder:
             return 100
         return 85 if is_cbor(media) else 0
 
-    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
+    def decode(self, data: bytes, media: str, release: ReleaseLike = None) -> Any:
         from k8s_wiretap.decode.cbor import decode_cbor
 
         return decode_cbor(data, release=release)
@@ -108,7 +109,7 @@ class OpenApiDecoder:
     def priority(self, media: str, data: bytes) -> int:
         return 90 if media == GNOSTIC_OPENAPI else 0
 
-    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
+    def decode(self, data: bytes, media: str, release: ReleaseLike = None) -> Any:
         from k8s_wiretap.decode.gnostic import openapi_from_gnostic
 
         return openapi_from_gnostic(data)
@@ -122,7 +123,7 @@ class JsonDecoder:
             return 80
         return 40 if data.lstrip()[:1] in (b"{", b"[") else 0
 
-    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
+    def decode(self, data: bytes, media: str, release: ReleaseLike = None) -> Any:
         return json.loads(data)
 
 
@@ -132,7 +133,7 @@ class YamlDecoder:
     def priority(self, media: str, data: bytes) -> int:
         return 70 if "yaml" in media else 0
 
-    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
+    def decode(self, data: bytes, media: str, release: ReleaseLike = None) -> Any:
         return yamltext.load(data)
 
 
@@ -148,7 +149,7 @@ class TextDecoder:
             return 0
         return 10 if text.isprintable() or "\n" in text else 0
 
-    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
+    def decode(self, data: bytes, media: str, release: ReleaseLike = None) -> Any:
         return data.decode("utf-8")
 
 
@@ -172,7 +173,7 @@ def _inflate(data: bytes) -> bytes:
 
 
 def decode_body(
-    data: bytes, content_type: str = "", *, truncated: bool = False, release: str | None = None
+    data: bytes, content_type: str = "", *, truncated: bool = False, release: ReleaseLike = None
 ) -> Decoded:
     """Decode `data` as well as any decoder can; never raises. `release` is the server's
     Kubernetes release (`v1.20.2`): protobuf is read with that release's schema (newest if

@@ -20,10 +20,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+from k8s_wiretap.kube.release import ReleaseLike
+
 __all__ = ["WATCH_FRAME", "DecodeCache", "Key"]
 
 WATCH_FRAME = "watch frame"
-Key = tuple[bytes, str, str | None, bool | str]
+Key = tuple[bytes, str, ReleaseLike, bool | str]
 T = TypeVar("T")
 
 

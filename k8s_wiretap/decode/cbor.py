@@ -40,6 +40,7 @@ from typing import Any
 import cbor2
 
 from k8s_wiretap.decode.cbor_order import served_order, served_order_event
+from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.wire.cborseq import CborError, item_end
 
 __all__ = [
@@ -188,13 +189,13 @@ def cbor_value(data: bytes) -> Any:
     return _json(_load(data))
 
 
-def decode_cbor(data: bytes, *, release: str | None = None) -> Any:
+def decode_cbor(data: bytes, *, release: ReleaseLike = None) -> Any:
     """An `application/cbor` body → the server's JSON of it, keys in the order that JSON
     has them (the schema of `release`, the server's gitVersion or minor; None: newest)."""
     return served_order(cbor_value(data), release)
 
 
-def decode_cbor_watch_event(frame: bytes, *, release: str | None = None) -> dict[str, Any]:
+def decode_cbor_watch_event(frame: bytes, *, release: ReleaseLike = None) -> dict[str, Any]:
     """One data item of an `application/cbor-seq` watch → {"type": ..., "object": ...}."""
     event = cbor_value(frame)
     if not isinstance(event, dict) or not isinstance(event.get("type"), str):

@@ -25,6 +25,7 @@ import json
 from functools import cmp_to_key
 from typing import Any
 
+from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.kube.schema import lookup_kind, messages
 
 __all__ = ["fields_v1_order", "served_order", "served_order_event"]
@@ -40,12 +41,12 @@ _PROPS_OR = frozenset(
 )
 
 
-def served_order(value: Any, release: str | None = None) -> Any:
+def served_order(value: Any, release: ReleaseLike = None) -> Any:
     """`value` (an object or any JSON value) with its keys in the server's JSON order."""
     return _Orderer(release).any(value)
 
 
-def served_order_event(event: dict[str, Any], release: str | None = None) -> dict[str, Any]:
+def served_order_event(event: dict[str, Any], release: ReleaseLike = None) -> dict[str, Any]:
     """A watch event {"type", "object"}: meta/v1 WatchEvent's order, the object by its kind."""
     orderer = _Orderer(release)
     ordered: dict[str, Any] = {key: event[key] for key in ("type", "object") if key in event}
@@ -56,7 +57,7 @@ def served_order_event(event: dict[str, Any], release: str | None = None) -> dic
 
 
 class _Orderer:
-    def __init__(self, release: str | None) -> None:
+    def __init__(self, release: ReleaseLike) -> None:
         self.release = release
         self.messages = messages(release)
 

@@ -38,6 +38,7 @@ from k8s_wiretap.decode.gnostic import (
     _string,
 )
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI_V3
+from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.wire.protowire import BYTES, Field, ProtoError, parse
 
 __all__ = ["OpenApiV3Decoder", "openapi_v3_from_gnostic"]
@@ -174,5 +175,5 @@ class OpenApiV3Decoder:
     def priority(self, media: str, data: bytes) -> int:
         return 90 if media == GNOSTIC_OPENAPI_V3 else 0
 
-    def decode(self, data: bytes, media: str, release: str | None = None) -> Any:
+    def decode(self, data: bytes, media: str, release: ReleaseLike = None) -> Any:
         return openapi_v3_from_gnostic(data)

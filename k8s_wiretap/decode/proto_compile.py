@@ -61,6 +61,7 @@ from k8s_wiretap.decode.proto_special import (
     SpecialPlan,
 )
 from k8s_wiretap.kube import schema
+from k8s_wiretap.kube.release import Release, ReleaseLike
 from k8s_wiretap.wire.envelope import unwrap_fields
 from k8s_wiretap.wire.protowire import BYTES, FIXED32, FIXED64, VARINT, ProtoError
 
@@ -164,13 +165,14 @@ class Compiled:
         return guarded(self.decode_envelope, raw)
 
 
-_compiled: dict[str, Compiled] = {}
+_compiled: dict[Release | str, Compiled] = {}  # by the release asked for, and the chosen
 _compiled_lock = threading.Lock()
 
 
-def compiled(release: str | None = None) -> Compiled:
-    """The decoder of the schema `release` stands for (kube.schema.release_for: a minor such
-    as "1.29", a server's gitVersion such as "v1.29.3-gke.1", None for the newest)."""
+def compiled(release: ReleaseLike = None) -> Compiled:
+    """The decoder of the schema `release` stands for (kube.schema.release_for: a Release, a
+    minor such as "1.29", a server's gitVersion such as "v1.29.3-gke.1", None for the
+    newest)."""
     found = _compiled.get(release or "")
     if found is None:
         chosen = schema.release_for(release)

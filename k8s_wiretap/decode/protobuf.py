@@ -41,6 +41,7 @@ from typing import Any
 
 from k8s_wiretap.decode.proto_compile import SCHEMALESS, compiled, guarded
 from k8s_wiretap.decode.proto_schemaless import decode_schemaless as _schemaless
+from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.wire.protowire import ProtoError
 
 __all__ = [
@@ -58,7 +59,7 @@ WATCH_EVENT = "k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent"
 
 
 def decode_object(
-    data: bytes, *, api_version: str = "", kind: str = "", release: str | None = None
+    data: bytes, *, api_version: str = "", kind: str = "", release: ReleaseLike = None
 ) -> dict[str, Any]:
     """An enveloped body (or etcd value) → the JSON-equivalent object, kind and apiVersion first.
 
@@ -72,14 +73,14 @@ def decode_object(
     return result
 
 
-def render_message(full_name: str, raw: bytes, *, release: str | None = None) -> Any:
+def render_message(full_name: str, raw: bytes, *, release: ReleaseLike = None) -> Any:
     """The JSON value of one message of type `full_name` (no envelope)."""
     raw = bytes(raw)
     plan_for = compiled(release).plan_for
     return guarded(lambda: plan_for(full_name).decode(raw, 0, len(raw)))
 
 
-def decode_watch_event(frame: bytes, *, release: str | None = None) -> dict[str, Any]:
+def decode_watch_event(frame: bytes, *, release: ReleaseLike = None) -> dict[str, Any]:
     """One frame of a protobuf watch stream (a WatchEvent, no magic) → {"type", "object"}."""
     event = render_message(WATCH_EVENT, frame, release=release)
     if not isinstance(event, dict):
@@ -87,7 +88,7 @@ def decode_watch_event(frame: bytes, *, release: str | None = None) -> dict[str,
     return event
 
 
-def decode_schemaless(raw: bytes, *, release: str | None = None) -> dict[str, Any]:
+def decode_schemaless(raw: bytes, *, release: ReleaseLike = None) -> dict[str, Any]:
     """Any message without a schema: {"<field number>": value or [values]} (a nested `k8s\\0`
     object in it is decoded with `release`'s schema)."""
     return guarded(_schemaless, bytes(raw), compiled(release).nested_object)

@@ -28,6 +28,7 @@ from k8s_wiretap.capture.exchange import Exchange, StreamEvent
 from k8s_wiretap.decode.body import undecodable
 from k8s_wiretap.decode.cache import WATCH_FRAME, DecodeCache
 from k8s_wiretap.kube.media import is_cbor, media_type
+from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.wire.cborseq import self_described
 from k8s_wiretap.wire.framing import framer_for
@@ -128,7 +129,7 @@ class WatchEvent:
 
 
 def decode_frame(
-    frame: bytes, content_type: str, when: float | None = None, release: str | None = None
+    frame: bytes, content_type: str, when: float | None = None, release: ReleaseLike = None
 ) -> WatchEvent:
     """One event frame of a stream of `content_type`; never raises."""
     try:
@@ -152,7 +153,7 @@ def exchange_events(
     exchange: Exchange,
     resource_kind: str | None = None,
     start: int = 0,
-    release: str | None = None,
+    release: ReleaseLike = None,
     cache: DecodeCache | None = None,
 ) -> list[WatchEvent]:
     """The decoded watch events of a recorded exchange (HTTP stream or WebSocket), from
@@ -176,7 +177,7 @@ def exchange_events(
 
 
 def _decoded(
-    event: StreamEvent, content_type: str, release: str | None, cache: DecodeCache | None
+    event: StreamEvent, content_type: str, release: ReleaseLike, cache: DecodeCache | None
 ) -> WatchEvent:
     """The event of one recorded frame, without its time: from the cache if seen before."""
     data = event.data.data
@@ -191,7 +192,7 @@ def _decoded(
 
 
 def decode_stream(
-    data: bytes, content_type: str, release: str | None = None, watch_list: bool | None = None
+    data: bytes, content_type: str, release: ReleaseLike = None, watch_list: bool | None = None
 ) -> Iterator[WatchEvent]:
     """Every event of a whole watch stream (what `k8s-wiretap decode` gets for one).
     `watch_list`: whether the request was a watch list; None: if the stream has the bookmark

@@ -41,6 +41,7 @@ from k8s_wiretap.explain.patches import (
 from k8s_wiretap.explain.who import Who, who_in
 from k8s_wiretap.kube.media import patch_type, response_media
 from k8s_wiretap.kube.refs import ObjectRef, resource_version, uid_of
+from k8s_wiretap.kube.release import Release, ReleaseError, ReleaseLike
 from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.kube.scale import scale_of
 from k8s_wiretap.patch import PatchSchema
@@ -66,7 +67,7 @@ DECODED = DecodeCache()  # bodies and watch frames; `DECODED.limit = 0` turns it
 Listener = Callable[[Exchange, ObjectRef, Observation], None]
 
 
-def _decode(body: Body | None, content_type: str, release: str | None) -> Decoded:
+def _decode(body: Body | None, content_type: str, release: Release | None) -> Decoded:
     if body is None:
         return Decoded("empty")
     key = (body.data, content_type, release, body.truncated)
@@ -76,16 +77,28 @@ def _decode(body: Body | None, content_type: str, release: str | None) -> Decode
     )
 
 
-def recorded_release(exchanges: list[Exchange]) -> str | None:
-    """The gitVersion of the first recorded `/version` answer (JSON), if any."""
+def recorded_release(exchanges: list[Exchange]) -> Release | None:
+    """The release of the first recorded `/version` answer (JSON) that names one, if any."""
     for exchange in exchanges:
         body = exchange.response_body
         if exchange.path.split("?")[0] != "/version" or exchange.status != 200 or not body:
             continue
         answer = decode_body(body.data, exchange.response_header("content-type")).value
-        if isinstance(answer, dict) and answer.get("gitVersion"):
-            return str(answer["gitVersion"])
+        release = answered_release(answer)
+        if release is not None:
+            return release
     return None
+
+
+def answered_release(answer: Any) -> Release | None:
+    """The release a decoded `/version` answer names (its gitVersion, else its major and
+    minor); None if it is not such an answer."""
+    if not isinstance(answer, dict):
+        return None
+    try:
+        return Release.from_version_info(answer)
+    except ReleaseError:
+        return None
 
 
 def _typed_item(listing: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
@@ -116,12 +129,12 @@ class _Progress:
 class Analysis:
     """Decoding, object history and patch replay of one recording, live or from a file."""
 
-    def __init__(self, resources: Resources | None = None, release: str | None = None) -> None:
+    def __init__(self, resources: Resources | None = None, release: ReleaseLike = None) -> None:
         self.exchanges: list[Exchange] = []  # in time order
         # The server's release, whose protobuf schema decodes the bodies: given, or the
         # first /version answer's (the proxy asks at start; bodies decoded before it came
         # were read with the newest release's schema).
-        self.release = release
+        self.release = Release.of(release)
         self.resources = resources or Resources.builtin()
         self._history = History()
         self._pending: dict[str, Exchange] = {}
@@ -131,7 +144,7 @@ class Analysis:
         self._events: dict[str, list[WatchEvent]] = {}
         self._openapi = OpenApiDocuments(self.response_body)
         self._replays: dict[str, PatchReplay | None] = {}  # until the next update
-        self._versions: dict[str, str] = {}  # upstream server → its gitVersion
+        self._versions: dict[str, Release] = {}  # upstream server → its release
         self._etcd: dict[tuple[str, int], EtcdChange] = {}  # (key, revision) → what landed
         self._who: dict[str, Who] = {}
         self._listeners: list[Listener] = []
@@ -223,6 +236,12 @@ class Analysis:
     def server_version(self) -> str | None:
         """The API server's release (`v1.20.2`), from the latest `/version` answer recorded
         (the proxy asks once at start); None if the recording holds none."""
+        release = self.server_release
+        return None if release is None else release.git_version
+
+    @property
+    def server_release(self) -> Release | None:
+        """The release of `server_version`, to compare (None if the recording holds none)."""
         self._catch_up()
         return next(reversed(self._versions.values()), None)
 
@@ -306,10 +325,10 @@ class Analysis:
         if path in ("/api", "/apis") or path.startswith(("/api/", "/apis/")):
             self.resources.learn(self.response_body(exchange).value)
         elif exchange.path.split("?")[0] == "/version":
-            answer = self.response_body(exchange).value
-            if isinstance(answer, dict) and answer.get("gitVersion"):
-                self._versions[exchange.request.server] = str(answer["gitVersion"])
-                self.release = self.release or str(answer["gitVersion"])
+            release = answered_release(self.response_body(exchange).value)
+            if release is not None:
+                self._versions[exchange.request.server] = release
+                self.release = self.release or release
 
     # -- patches ----------------------------------------------------------------------------
     def replay(self, exchange: Exchange) -> PatchReplay | None:

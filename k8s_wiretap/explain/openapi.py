@@ -23,6 +23,7 @@ from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.decode.body import Decoded
+from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.patch import PatchSchema
 
 __all__ = ["OpenApiDocuments", "v3_group_version"]
@@ -77,7 +78,7 @@ class OpenApiDocuments:
         bisect.insort(timeline, (exchange.time, exchange), key=lambda d: d[0])
         return True
 
-    def schema(self, before: float, group_version: str, release: str | None) -> PatchSchema:
+    def schema(self, before: float, group_version: str, release: ReleaseLike) -> PatchSchema:
         """The patch schema for an object of `group_version` ("apps/v1", "v1") at `before`."""
         for timeline, is_document in (
             (self._v3.get(group_version, []), _v3_document),

@@ -23,6 +23,7 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.decode.diff import diff
 from k8s_wiretap.explain.history import History, Observation
 from k8s_wiretap.kube.refs import ObjectRef
+from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.patch import PatchError, PatchSchema, compare, replay
 
 __all__ = [
@@ -106,7 +107,7 @@ def _replay(
     body: Any,
     before: Observation,
     schema: PatchSchema,
-    release: str | None,
+    release: ReleaseLike,
 ) -> Any:
     """The engines' result for the exchange's patch on `before`; PatchError if they refuse."""
     info = exchange.info
@@ -129,7 +130,7 @@ def replay_exchange(
     before: Observation,
     after: dict[str, Any],
     schema: PatchSchema,
-    release: str | None = None,
+    release: ReleaseLike = None,
 ) -> PatchReplay:
     """Apply `body` to `before` as the server of `release` would and compare with the
     server's `after`."""
@@ -160,7 +161,7 @@ def replay_refused(
     before: Observation,
     status: dict[str, Any],
     schema: PatchSchema,
-    release: str | None = None,
+    release: ReleaseLike = None,
 ) -> PatchReplay:
     """A patch the server refused with `status` (its Status): the replay matches when the
     engines refuse it too, with the same HTTP code and the same message."""

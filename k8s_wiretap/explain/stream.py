@@ -39,6 +39,7 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.analysis import Analysis, insort_by_time, recorded_release
 from k8s_wiretap.explain.chains import WRITES
 from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.kube.release import Release
 
 __all__ = ["LOOKAHEAD", "PRELUDE", "explained"]
 
@@ -51,7 +52,7 @@ T = TypeVar("T")  # what a line is: text, or bytes (`explain --format json` writ
 Line = Callable[[Explainer, Exchange], T]
 
 
-def _release(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+def _release(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], Release | None]:
     """The first records, up to the first /version answer (or PRELUDE), and its release."""
     held: list[dict[str, Any]] = []
     probe = Assembler()

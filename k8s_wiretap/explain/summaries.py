@@ -23,8 +23,9 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.kube.etcd import etcd_key
 from k8s_wiretap.kube.media import patch_type
-from k8s_wiretap.kube.reads import release_of, served_from
+from k8s_wiretap.kube.reads import served_from
 from k8s_wiretap.kube.refs import resource_version
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.wire import yamltext
 
@@ -178,8 +179,8 @@ class Summaries:
             self.saw(exchange)
 
     @property
-    def release(self) -> tuple[int, int] | None:
-        return release_of(self.analysis.server_version)
+    def release(self) -> Release | None:
+        return self.analysis.server_release
 
     def saw(self, exchange: Exchange) -> bool:
         """Note `exchange` (in time order); True if it is its client's first LIST or WATCH

@@ -9,31 +9,33 @@ releases too, except rules marked `since` a later one.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from k8s_wiretap.kube.release import Release, ReleaseLike
 from k8s_wiretap.wire import yamltext
 
 __all__ = ["DEFAULTS_FILE", "Rule", "covered", "type_rules"]
 
 DEFAULTS_FILE = Path(__file__).parent / "data" / "defaults-1.37.yaml"
+OLDEST = Release(1, 20)  # what a release of None means: the oldest the lab runs
+ALWAYS = Release(1, 0)  # a rule without `since`
 
 
 @dataclass(frozen=True)
 class Rule:
     """Set `path` (JSON names below the type) when it is missing: to `value`, or to what
     the function `computed` names; only when the member at `when_path` equals `when_value`
-    (if `when_path`), and on releases from minor `since` on."""
+    (if `when_path`), and on releases from `since` on (the data says its minor: 34)."""
 
     path: tuple[str, ...]
     value: Any = None
     computed: str = ""
     when_path: tuple[str, ...] = ()
     when_value: Any = None
-    since: int = 0
+    since: Release = ALWAYS
 
 
 @cache
@@ -50,7 +52,7 @@ def _rule(row: dict[str, Any]) -> Rule:
         computed=str(row.get("computed", "")),
         when_path=tuple(when.get("path", ())),
         when_value=when.get("equals"),
-        since=int(row.get("since", 0)),
+        since=Release(1, int(row.get("since", 0))),
     )
 
 
@@ -60,15 +62,11 @@ def _rules(message: str) -> tuple[Rule, ...]:
     return tuple(_rule(row) for row in entry.get("rules", ()))
 
 
-def _minor(release: str | None) -> int:
-    match = re.match(r"v?1\.(\d+)", release or "")
-    return int(match.group(1)) if match else 20
-
-
-def type_rules(release: str | None, message: str) -> tuple[Rule, ...]:
-    """The defaulting rules of Go type `message` on `release`'s API server ("v1.37.2")."""
-    minor = _minor(release)
-    return tuple(rule for rule in _rules(message) if rule.since <= minor)
+def type_rules(release: ReleaseLike, message: str) -> tuple[Rule, ...]:
+    """The defaulting rules of Go type `message` on `release`'s API server ("v1.37.2"; None:
+    1.20's)."""
+    server = Release.of(release, OLDEST)
+    return tuple(rule for rule in _rules(message) if rule.since <= server)
 
 
 @cache

@@ -13,26 +13,18 @@ from the watch cache too, after the cache has caught up with etcd's current revi
 
 from __future__ import annotations
 
-__all__ = ["ETCD", "WATCH_CACHE", "release_of", "served_from"]
+from k8s_wiretap.kube.release import Release
+
+__all__ = ["ETCD", "WATCH_CACHE", "served_from"]
 
 ETCD = "etcd (a consistent read)"
 WATCH_CACHE = "the watch cache"
-CONSISTENT_LIST_FROM_CACHE = (1, 31)
+CONSISTENT_LIST_FROM_CACHE = Release(1, 31)
 
 
-def release_of(version: str | None) -> tuple[int, int] | None:
-    """(1, 20) of `v1.20.2`; None when unknown."""
-    if not version:
-        return None
-    parts = version.lstrip("v").split(".")
-    try:
-        return int(parts[0]), int(parts[1])
-    except (IndexError, ValueError):
-        return None
-
-
-def served_from(verb: str, params: dict[str, str], release: tuple[int, int] | None) -> str:
-    """Where a `get` or `list` with these query parameters is read from, on `release`."""
+def served_from(verb: str, params: dict[str, str], release: Release | None) -> str:
+    """Where a `get` or `list` with these query parameters is read from, on `release`
+    (None: unknown, read as before 1.31)."""
     version = params.get("resourceVersion", "")
     if verb == "get":
         return ETCD if version == "" else WATCH_CACHE

@@ -120,7 +120,7 @@ def _parse(text: str) -> Release:
     match = _TEXT.fullmatch(text)
     if match is None:
         raise ReleaseError(
-            f"not a Kubernetes release: {text!r} (expected MAJOR.MINOR[.PATCH], as 1.37, "
+            f"not a Kubernetes version: {text!r} (expected MAJOR.MINOR[.PATCH], as 1.37, "
             "1.37.2 or v1.37.2-gke.1)"
         )
     major, minor, patch, suffix = match.groups()

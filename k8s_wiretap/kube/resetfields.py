@@ -19,17 +19,17 @@ record a write through it; otherwise the resource itself is taken to have none.
 from __future__ import annotations
 
 import json
-import re
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from k8s_wiretap.kube import schema
+from k8s_wiretap.kube.release import Release, ReleaseLike
 
 __all__ = ["RESET_DATA", "reset_fields"]
 
 RESET_DATA = "reset-fields-1.37.json"
-FIRST = 22  # the release that introduced reset fields
+FIRST = Release(1, 22)  # the release that introduced reset fields
 
 Paths = tuple[tuple[str, ...], ...]
 
@@ -45,14 +45,14 @@ def _table() -> dict[tuple[str, str, str], Paths]:
 
 
 def reset_fields(
-    release: str | None, api_version: str, kind: str, subresource: str, live: Any = None
+    release: ReleaseLike, api_version: str, kind: str, subresource: str, live: Any = None
 ) -> Paths:
     """The reset paths (`(("status",),)`) of a write of `kind` through `subresource` ("" for
     the resource itself) on `release`'s API server ("v1.37.2"; None: 1.20, none); `live`:
     the object written to, which may show that a custom resource has a status
     subresource."""
-    match = re.match(r"v?1\.(\d+)", release or "")
-    if match is None or int(match.group(1)) < FIRST:
+    server = Release.of(release)
+    if server is None or server < FIRST:
         return ()
     if schema.lookup_kind(api_version, kind, release) is None:
         return _custom(subresource, live)

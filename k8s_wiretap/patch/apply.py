@@ -52,11 +52,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from k8s_wiretap.kube.fields import APPLY_UNTRACKED_METADATA, LAST_APPLIED
+from k8s_wiretap.kube.release import Release, ReleaseLike
 from k8s_wiretap.patch.defaulting import apply_defaults
 from k8s_wiretap.patch.errors import ConflictError, PatchError
 from k8s_wiretap.patch.fieldpath import FieldSet, path_text
 from k8s_wiretap.patch.gosemantics import copy_json, go_json
-from k8s_wiretap.patch.meta import Node, release_minor
+from k8s_wiretap.patch.meta import DEFAULT_RELEASE, Node
 from k8s_wiretap.patch.roundtrip import through_go_types, zero_object
 from k8s_wiretap.patch.smd_schema import ABSENT, DEDUCED, TypeRef, errors_text, validate
 from k8s_wiretap.patch.typed import (
@@ -194,7 +195,7 @@ def apply_config(
     subresource: str = "",
     reset: FieldSet | None = None,
     ordered: bool = False,
-    release: str | None = None,
+    release: ReleaseLike = None,
 ) -> dict[str, Any]:
     """`live` after the server-side apply of `config` by `manager` through `subresource`
     ("" or "status"), whose strategy resets the fields `reset`; `ordered`: merged lists in
@@ -219,7 +220,7 @@ def apply_config(
         managers = _before_first_apply(live_obj, t, stamp, reset, release)
     me: ManagerId = (manager or "unknown", "Apply", "", subresource)
     former = {k: v.fields for k, v in managers.items()}
-    smd_403 = (release_minor(release) or 20) >= 21  # SMD v4.0.3+
+    smd_403 = Release.of(release, DEFAULT_RELEASE) >= Release(1, 21)  # SMD v4.0.3+
     applied = copy_json(config)
     merged, same = _apply(live_obj, applied, t, managers, me, force, reset, ordered, smd_403)
     result = live_obj if same or not isinstance(merged, dict) else merged
@@ -352,7 +353,7 @@ def _strip(managers: dict[ManagerId, ManagerEntry], me: ManagerId) -> None:
 
 
 def _before_first_apply(
-    live: dict[str, Any], t: TypeRef, stamp: str, reset: FieldSet, release: str | None
+    live: dict[str, Any], t: TypeRef, stamp: str, reset: FieldSet, release: ReleaseLike
 ) -> dict[ManagerId, ManagerEntry]:
     """skipNonAppliedManager: an object nobody manages is first owned by an update from the
     kind's Go zero value (roundtrip.zero_object; without a release: an object with only

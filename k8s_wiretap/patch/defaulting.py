@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from k8s_wiretap.kube.defaults import Rule, type_rules
+from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.patch.gosemantics import copy_json
 from k8s_wiretap.patch.meta import Node
 from k8s_wiretap.patch.roundtrip import go_fields, kind_message
@@ -99,7 +100,7 @@ COMPUTED: dict[str, Callable[[dict[str, Any], Rule], None]] = {
 
 
 def apply_defaults(
-    obj: Any, release: str | None, members: Collection[str] = (), node: Node | None = None
+    obj: Any, release: ReleaseLike, members: Collection[str] = (), node: Node | None = None
 ) -> Any:
     """`obj` defaulted in place (and returned) as `release`'s API server defaults it, as
     far as the data knows (see the module docstring); `members`: only in these top-level
@@ -160,7 +161,7 @@ def _struct(
     value: dict[str, Any],
     message: str,
     minor: str,
-    release: str | None,
+    release: ReleaseLike,
     only: Collection[str] = (),
 ) -> None:
     for rule in type_rules(release, message):

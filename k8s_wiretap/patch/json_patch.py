@@ -32,9 +32,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from k8s_wiretap.kube.release import Release, ReleaseLike
 from k8s_wiretap.patch.errors import REJECTED, PatchError
 from k8s_wiretap.patch.gosemantics import copy_json, go_json
-from k8s_wiretap.patch.meta import release_minor
+from k8s_wiretap.patch.meta import DEFAULT_RELEASE
 
 __all__ = ["MAX_COPY_BYTES", "MAX_OPERATIONS", "apply_json_patch"]
 
@@ -70,16 +71,16 @@ class _Run:
     copied: int = 0
 
     @classmethod
-    def of(cls, release: str | None) -> _Run:
-        minor = release_minor(release) or 20
-        return cls(minor >= 23, minor >= 35)
+    def of(cls, release: ReleaseLike) -> _Run:
+        server = Release.of(release, DEFAULT_RELEASE)
+        return cls(server >= Release(1, 23), server >= Release(1, 35))
 
 
 def _wrap(cause: str, context: str) -> _Failed:
     return _Failed(f"{context}: {cause}")
 
 
-def apply_json_patch(document: dict[str, Any], patch: Any, release: str | None = None) -> Any:
+def apply_json_patch(document: dict[str, Any], patch: Any, release: ReleaseLike = None) -> Any:
     """`document` with the JSON `patch` applied as `release`'s server does (None: 1.20;
     inputs are not modified)."""
     if not isinstance(patch, list):

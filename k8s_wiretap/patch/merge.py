@@ -18,17 +18,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from k8s_wiretap.kube.release import Release, ReleaseLike
 from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.patch.gosemantics import copy_json, go_json
-from k8s_wiretap.patch.meta import release_minor
+from k8s_wiretap.patch.meta import DEFAULT_RELEASE
 
 __all__ = ["apply_merge", "prune_nulls"]
 
 
-def apply_merge(document: dict[str, Any], patch: Any, release: str | None = None) -> dict[str, Any]:
+def apply_merge(
+    document: dict[str, Any], patch: Any, release: ReleaseLike = None
+) -> dict[str, Any]:
     """`document` with the merge `patch` applied as `release`'s server does (None: 1.20;
     inputs are not modified)."""
-    keep = (release_minor(release) or 20) >= 22  # json-patch v4.11.0 keeps array nulls
+    keep = Release.of(release, DEFAULT_RELEASE) >= Release(1, 22)  # json-patch v4.11.0 keeps nulls
     if isinstance(patch, list):
         pruned = prune_nulls(copy_json(patch), keep)
         message = f'"" is invalid: patch: Invalid value: "{go_json(pruned)}": '

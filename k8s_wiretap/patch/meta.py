@@ -36,25 +36,28 @@ scripts/generate_openapi_v3.py), used when a recording holds no OpenAPI document
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from k8s_wiretap.kube.release import Release, ReleaseError, ReleaseLike
+
 __all__ = [
     "BUILTIN_DATA",
     "BUNDLED_DATA",
+    "DEFAULT_RELEASE",
     "Node",
     "PatchSchema",
     "ref_name",
-    "release_minor",
     "split_api_version",
 ]
 
 BUILTIN_DATA = "openapi-v2-1.20.json"
+# What a release of None means to the patch engines: the oldest release the lab runs.
+DEFAULT_RELEASE = Release(1, 20)
 # Shipped tables by minor release; a release uses the nearest one.
-BUNDLED_DATA = {20: BUILTIN_DATA, 37: "openapi-v3-1.37.json"}
+BUNDLED_DATA = {DEFAULT_RELEASE: BUILTIN_DATA, Release(1, 37): "openapi-v3-1.37.json"}
 REF_PREFIXES = ("#/definitions/", "#/components/schemas/")
 SCALARS = frozenset({"string", "integer", "number", "boolean"})
 
@@ -283,12 +286,16 @@ class PatchSchema:
         return _bundled(BUILTIN_DATA)
 
     @classmethod
-    def bundled(cls, release: str | None) -> PatchSchema:
-        """The shipped table nearest to `release` ("v1.37.2", "1.33"); 1.20's when None."""
-        minor = release_minor(release)
-        if minor is None:
+    def bundled(cls, release: ReleaseLike) -> PatchSchema:
+        """The shipped table nearest to `release` ("v1.37.2", "1.33"); 1.20's when None or
+        not a release."""
+        try:
+            wanted = Release.of(release)
+        except ReleaseError:
+            wanted = None
+        if wanted is None:
             return cls.builtin()
-        nearest = min(BUNDLED_DATA, key=lambda shipped: (abs(shipped - minor), shipped))
+        nearest = min(BUNDLED_DATA, key=lambda shipped: (_distance(shipped, wanted), shipped))
         return _bundled(BUNDLED_DATA[nearest])
 
     def definition(self, name: str) -> Node | None:
@@ -376,10 +383,11 @@ class PatchSchema:
         return merged, definition
 
 
-def release_minor(release: str | None) -> int | None:
-    """20 for "v1.20.2" or "1.20"; None when `release` is not a 1.x release."""
-    match = re.match(r"v?1\.(\d+)", release or "")
-    return int(match.group(1)) if match else None
+def _distance(shipped: Release, wanted: Release) -> int:
+    """How many minors apart two 1.x releases are (another major: farther than any)."""
+    if shipped.major != wanted.major:
+        return 1 << 16
+    return abs(shipped.minor - wanted.minor)
 
 
 @cache

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from k8s_wiretap.kube.release import Release, ReleaseLike
 from k8s_wiretap.kube.resetfields import reset_fields
 from k8s_wiretap.patch.apply import apply_config
 from k8s_wiretap.patch.bodies import decode_patch_body, patch_kind
@@ -29,7 +30,7 @@ from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.patch.fieldpath import FieldSet, Path, field
 from k8s_wiretap.patch.json_patch import apply_json_patch
 from k8s_wiretap.patch.merge import apply_merge
-from k8s_wiretap.patch.meta import PatchSchema, release_minor
+from k8s_wiretap.patch.meta import DEFAULT_RELEASE, PatchSchema
 from k8s_wiretap.patch.prune import drop_unknown_fields
 from k8s_wiretap.patch.roundtrip import may_change_when_decoded, through_go_types
 from k8s_wiretap.patch.strategic import apply_strategic
@@ -55,7 +56,7 @@ def replay(
     schema: PatchSchema | None = None,
     manager: str | None = None,
     force: bool = False,
-    release: str | None = None,
+    release: ReleaseLike = None,
     subresource: str = "",
 ) -> Any:
     """The object the server stores for this patch (before defaulting); PatchError if none."""
@@ -63,23 +64,24 @@ def replay(
     if short is None:
         raise PatchError(f"unsupported patch type {kind!r}", 415)
     patch = decode_patch_body(short, body)
-    schema = schema or PatchSchema.bundled(release)
+    server = Release.of(release, DEFAULT_RELEASE)
+    schema = schema or PatchSchema.bundled(server)
     typed = before if before.get("apiVersion") or not isinstance(patch, dict) else patch
     node = schema.for_kind(str(typed.get("apiVersion", "")), str(typed.get("kind", "")))
     if short == "strategic":
         if node is None:
             raise PatchError(UNSUPPORTED, 415)
-        result: Any = apply_strategic(before, patch, node, release)
+        result: Any = apply_strategic(before, patch, node, server)
     elif short == "merge":
-        result = apply_merge(before, patch, release)
+        result = apply_merge(before, patch, server)
     elif short == "json":
-        result = apply_json_patch(before, patch, release)
+        result = apply_json_patch(before, patch, server)
     else:
         # managers are told apart by the subresource they wrote through from 1.22 on, and
         # the strategy's reset fields are kept out of the apply
-        through = subresource if (release_minor(release) or 20) >= 22 else ""
+        through = subresource if server >= Release(1, 22) else ""
         api_version, kind = str(typed.get("apiVersion", "")), str(typed.get("kind", ""))
-        resets = reset_fields(release, api_version, kind, subresource, live=before)
+        resets = reset_fields(server, api_version, kind, subresource, live=before)
         reset = FieldSet.of(*_field_paths(resets))
         result = apply_config(
             before,
@@ -89,11 +91,10 @@ def replay(
             force=force,
             subresource=through,
             reset=reset,
-            ordered=(release_minor(release) or 20) >= 23,
-            release=release or "1.20",
+            ordered=server >= Release(1, 23),
+            release=server,
         )
     members = may_change_when_decoded(short, patch) if short != "apply" else frozenset()
     if members:  # through the Go type and defaulting, where the patch may have changed them
-        go = release or "1.20"
-        result = apply_defaults(through_go_types(result, go, members), go, members, node)
+        result = apply_defaults(through_go_types(result, server, members), server, members, node)
     return convert(drop_unknown_fields(result, node, in_place=True))  # engines return copies

@@ -32,6 +32,7 @@ from functools import cache
 from typing import Any
 
 from k8s_wiretap.kube import schema
+from k8s_wiretap.kube.release import ReleaseLike
 
 __all__ = [
     "go_fields",
@@ -46,7 +47,7 @@ _DROP: Any = object()
 _ZERO = {"bool": False, "string": "", "bytes": "", "int32": 0, "int64": 0, "double": 0}
 
 
-def through_go_types(obj: Any, release: str | None, members: Collection[str] = ()) -> Any:
+def through_go_types(obj: Any, release: ReleaseLike, members: Collection[str] = ()) -> Any:
     """`obj` (a whole object, changed in place and returned) as `release`'s API server
     encodes it after decoding it into its Go type (see the module docstring); `members`:
     only these top-level members (all if empty), when the rest is known to be as encoded."""
@@ -61,7 +62,7 @@ _DIRECTIVES = ("$patch", "$retainKeys", "$deleteFromPrimitiveList")
 _SPECIAL_ZERO = {"Time": None, "MicroTime": None, "Quantity": "0", "IntOrString": 0}
 
 
-def zero_object(api_version: str, kind: str, release: str | None) -> dict[str, Any]:
+def zero_object(api_version: str, kind: str, release: ReleaseLike) -> dict[str, Any]:
     """The kind's Go zero value as the API server's ToUnstructured gives it (what the field
     manager compares the first owner's fields with, skipnonapplied.go): every field but the
     omitempty ones that are empty, nil pointers, slices and maps as null, structs in full;
@@ -127,7 +128,7 @@ def _zero_inside(value: Any) -> bool:
     return value is None or value is False or value == "" or (value == 0 and value is not True)
 
 
-def kind_message(obj: Any, release: str | None) -> tuple[str, str] | None:
+def kind_message(obj: Any, release: ReleaseLike) -> tuple[str, str] | None:
     """(the Go type's message name, the schema's release) of an object's kind; None for a
     kind without Go types."""
     if not isinstance(obj, dict):

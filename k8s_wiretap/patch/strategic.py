@@ -38,9 +38,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from k8s_wiretap.kube.release import Release, ReleaseLike
 from k8s_wiretap.patch.errors import PatchError
 from k8s_wiretap.patch.gosemantics import SLICE, bad_arg_type, copy_json, go_eq, go_v, hash_key
-from k8s_wiretap.patch.meta import Node, release_minor
+from k8s_wiretap.patch.meta import DEFAULT_RELEASE, Node
 from k8s_wiretap.patch.smp_lists import (
     DIRECTIVE,
     bad_patch_type,
@@ -79,14 +80,14 @@ class SmpRules:
     remove_directives: bool = False  # 1.28, with deletion lists deleting from any list
 
     @classmethod
-    def of(cls, release: str | None) -> SmpRules:
+    def of(cls, release: ReleaseLike) -> SmpRules:
         """The rules of `release` ("v1.37.2", "1.28"); 1.20's for None or an unknown one."""
-        minor = release_minor(release) or 20
-        return cls(minor >= 22, minor >= 24, minor >= 28)
+        server = Release.of(release, DEFAULT_RELEASE)
+        return cls(server >= Release(1, 22), server >= Release(1, 24), server >= Release(1, 28))
 
 
 def apply_strategic(
-    original: dict[str, Any], patch: Any, node: Node | None, release: str | None = None
+    original: dict[str, Any], patch: Any, node: Node | None, release: ReleaseLike = None
 ) -> dict[str, Any]:
     """`original` with the strategic merge `patch` applied as `release`'s API server does
     (inputs are not modified)."""

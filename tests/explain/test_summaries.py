@@ -12,6 +12,7 @@ from k8s_wiretap.capture.reader import load
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.summaries import FACTS, Explanation, Summaries, _squeezed, rules
 from k8s_wiretap.kube.reads import ETCD, WATCH_CACHE, served_from
+from k8s_wiretap.kube.release import Release
 from tests.recorded import STORY_1_20, story
 
 
@@ -136,12 +137,14 @@ def test_every_exchange_is_explained_by_a_rule_with_a_source() -> None:
 
 
 def test_where_reads_are_served_from_depends_on_the_release() -> None:
-    assert served_from("list", {}, (1, 20)) == ETCD
-    assert served_from("list", {}, (1, 31)) == f"{WATCH_CACHE} (consistent, since 1.31)"
-    assert served_from("list", {"resourceVersion": "0", "limit": "500"}, (1, 20)) == WATCH_CACHE
-    assert served_from("list", {"resourceVersion": "42", "limit": "500"}, (1, 20)) == "etcd"
-    assert served_from("get", {"resourceVersion": "0"}, (1, 20)) == WATCH_CACHE
-    assert served_from("get", {}, (1, 33)) == ETCD
+    assert served_from("list", {}, Release(1, 20)) == ETCD
+    assert served_from("list", {}, Release(1, 31)) == f"{WATCH_CACHE} (consistent, since 1.31)"
+    assert (
+        served_from("list", {"resourceVersion": "0", "limit": "500"}, Release(1, 20)) == WATCH_CACHE
+    )
+    assert served_from("list", {"resourceVersion": "42", "limit": "500"}, Release(1, 20)) == "etcd"
+    assert served_from("get", {"resourceVersion": "0"}, Release(1, 20)) == WATCH_CACHE
+    assert served_from("get", {}, Release(1, 33)) == ETCD
 
 
 def test_an_api_server_restart_relists_and_an_old_watch_expires() -> None:

@@ -31,7 +31,7 @@ def test_every_form_is_read(text: str, expected: Release, suffix: str) -> None:
     "junk", ["", "latest", "1", "v1", "1.x", "1.37.", "1.37.2.1", "one.two", "1.37-gke.1", "v"]
 )
 def test_junk_is_refused_saying_what_was_given(junk: str) -> None:
-    with pytest.raises(ReleaseError, match="not a Kubernetes release"):
+    with pytest.raises(ReleaseError, match="not a Kubernetes version"):
         Release.parse(junk)
     assert issubclass(ReleaseError, ValueError)
 

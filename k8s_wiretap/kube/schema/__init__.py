@@ -51,10 +51,11 @@ and when the version is unknown.
 from __future__ import annotations
 
 import json
-import re
 from functools import cache
 from importlib import resources
 from typing import Any
+
+from k8s_wiretap.kube.release import Release, ReleaseError, ReleaseLike
 
 __all__ = [
     "META_API_VERSION",
@@ -71,12 +72,6 @@ __all__ = [
 
 SCHEMA_FILE = "kubernetes.json"
 META_API_VERSION = "meta.k8s.io/v1"
-_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:[.+\-].*)?")
-
-
-def _minor_key(minor: str) -> tuple[int, int]:
-    major, number = minor.split(".")
-    return int(major), int(number)
 
 
 @cache
@@ -86,33 +81,31 @@ def _pack() -> dict[str, Any]:
     return document
 
 
-RELEASES: tuple[str, ...] = tuple(sorted(_pack()["releases"], key=_minor_key))
+RELEASES: tuple[str, ...] = tuple(sorted(_pack()["releases"], key=Release.parse))
 OLDEST, NEWEST = RELEASES[0], RELEASES[-1]
 
 
 @cache
-def release_for(version: str | None = None) -> str:
-    """The release whose schema decodes a server of `version`: its gitVersion ("v1.29.3",
-    "v1.30.2-gke.1587003", "v1.28.9+k3s1") or minor ("1.29"). None or "": the newest.
-    Older than the oldest release: the oldest; newer than the newest: the newest.
-    ValueError if `version` names no Kubernetes 1.x release."""
-    if not version:
+def release_for(version: ReleaseLike = None) -> str:
+    """The release whose schema decodes a server of `version`: a Release, or its gitVersion
+    ("v1.29.3", "v1.30.2-gke.1587003", "v1.28.9+k3s1") or minor ("1.29"). None or "": the
+    newest. Older than the oldest release: the oldest; newer than the newest: the newest.
+    ValueError (a ReleaseError) if `version` names no Kubernetes 1.x release."""
+    wanted = Release.of(version)
+    if wanted is None:
         return NEWEST
-    match = _VERSION.fullmatch(version.strip())
-    if match is None or match.group(1) != "1":
-        raise ValueError(f"not a Kubernetes version: {version!r}")
-    wanted = (1, int(match.group(2)))
-    if wanted <= _minor_key(OLDEST):
+    if wanted.major != 1:
+        raise ReleaseError(f"not a Kubernetes version: {version!r} (1.x only)")
+    if wanted.minor_release <= Release.parse(OLDEST):
         return OLDEST
-    if wanted >= _minor_key(NEWEST):
+    if wanted.minor_release >= Release.parse(NEWEST):
         return NEWEST
-    minor = f"1.{wanted[1]}"
-    if minor not in RELEASES:
-        raise ValueError(f"no schema for Kubernetes {minor}")
-    return minor
+    if wanted.minor_version not in RELEASES:
+        raise ReleaseError(f"no schema for Kubernetes {wanted.minor_version}")
+    return wanted.minor_version
 
 
-def schema(release: str | None = None) -> dict[str, Any]:
+def schema(release: ReleaseLike = None) -> dict[str, Any]:
     """One release's whole schema document {"source", "kinds", "messages"} (unpacked once)."""
     return _unpacked(release_for(release))
 
@@ -143,19 +136,19 @@ def _unpacked(minor: str) -> dict[str, Any]:
     return {"source": pack["releases"][minor], "kinds": pick("kinds"), "messages": pick("messages")}
 
 
-def messages(release: str | None = None) -> dict[str, Any]:
+def messages(release: ReleaseLike = None) -> dict[str, Any]:
     """Message full name → {"fields": [...], "special"?: ...}."""
     result: dict[str, Any] = schema(release)["messages"]
     return result
 
 
-def kinds(release: str | None = None) -> dict[str, dict[str, str]]:
+def kinds(release: ReleaseLike = None) -> dict[str, dict[str, str]]:
     """apiVersion → kind → message full name, as registered in the Go schemes."""
     result: dict[str, dict[str, str]] = schema(release)["kinds"]
     return result
 
 
-def lookup_kind(api_version: str, kind: str, release: str | None = None) -> str | None:
+def lookup_kind(api_version: str, kind: str, release: ReleaseLike = None) -> str | None:
     """The message of `kind` in `api_version`, falling back to meta.k8s.io/v1; None if unknown."""
     table = kinds(release)
     found = table.get(api_version, {}).get(kind)
