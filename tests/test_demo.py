@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import cli, lab_processes
 
 
+@pytest.mark.lab  # starts a lab
 def test_demo_tells_the_apply_story(tmp_path: Path) -> None:
     result = cli("demo", "--live", "--dir", str(tmp_path / "demo"), timeout=300)
     assert result.returncode == 0, result.stderr

@@ -42,6 +42,8 @@ from k8s_wiretap.wire.framing import CborSeqFramer, JsonFramer
 from tests.conftest import Kubectl, wait_until
 from tests.decode.same import assert_same, difference
 
+pytestmark = pytest.mark.lab  # starts a lab of its own
+
 FIXTURES = Path(__file__).parent / "fixtures"
 JSON = "application/json"
 CBOR = "application/cbor"

@@ -53,6 +53,8 @@ from tests.decode.protolab import (
     watch,
 )
 
+pytestmark = pytest.mark.lab  # starts a lab of its own
+
 FIXTURES = Path(__file__).parent / "fixtures"
 OBJECTS = {"1.37": FIXTURES / "lab-objects-1.37.yaml", "1.20": FIXTURES / "lab-objects.yaml"}
 SCALED = FIXTURES / "lab-widget-scaled.yaml"  # a custom resource with a scale

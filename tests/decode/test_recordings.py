@@ -25,7 +25,10 @@ COMMITTED = {"committed": STORY, "committed-1.20": STORY_1_20}
 LIVE = {"live": "story", "live-1.20": "story_1_20"}
 
 
-@pytest.fixture(params=[*COMMITTED, *LIVE], scope="module")
+@pytest.fixture(
+    params=[*COMMITTED, *(pytest.param(name, marks=pytest.mark.lab) for name in LIVE)],
+    scope="module",
+)
 def analysis(request: pytest.FixtureRequest) -> Analysis:
     name = request.param
     path = COMMITTED[name] if name in COMMITTED else request.getfixturevalue(LIVE[name])

@@ -346,6 +346,7 @@ def test_the_committed_1_20_schema_is_what_the_generator_makes(
     assert document["messages"] == schema.messages("1.20")
 
 
+@pytest.mark.lab  # Go and the release's modules
 def test_the_committed_newest_schema_is_what_the_generator_makes_from_its_modules(
     tmp_path: Path,
 ) -> None:

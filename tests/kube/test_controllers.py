@@ -13,7 +13,10 @@ from tests.recorded import STORY, STORY_1_20
 WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
-@pytest.fixture(params=["committed", "committed-1.20", "live"], scope="module")
+@pytest.fixture(
+    params=["committed", "committed-1.20", pytest.param("live", marks=pytest.mark.lab)],
+    scope="module",
+)
 def recording_path(request: pytest.FixtureRequest) -> Path:
     if request.param == "live":
         return Path(request.getfixturevalue("story"))

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from importlib.resources import files
 
+import pytest
+
 from k8s_wiretap.kube.resetfields import RESET_DATA, reset_fields
 from tests.conftest import load_script
 
 
+@pytest.mark.lab  # Go and the release's modules
 def test_the_table_is_what_the_strategies_say() -> None:
     generate = load_script("generate_reset_fields")
     rows, _ = generate.table("1.37")

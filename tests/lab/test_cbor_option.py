@@ -15,6 +15,7 @@ from k8s_wiretap.lab.versions import resolve_release
 from tests.conftest import cli
 
 
+@pytest.mark.lab  # the binaries' --help
 def test_the_gates_go_to_the_components_that_take_them() -> None:
     release = resolve_release(CURRENT, lookup=False)
     server = cbor_args("apiserver", release)

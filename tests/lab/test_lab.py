@@ -127,6 +127,7 @@ def test_missing_binary_is_a_clear_error(tmp_path: Path) -> None:
     assert lab_processes(tmp_path) == []
 
 
+@pytest.mark.lab  # starts a lab
 def test_failing_component_shows_its_log_and_stops_the_rest(tmp_path: Path) -> None:
     directory = tmp_path / "lab"
     result = cli(
@@ -177,6 +178,7 @@ def test_two_labs_side_by_side(
     assert ready[0]["status"] == "True"
 
 
+@pytest.mark.lab  # starts a lab
 def test_the_hollow_kubelet_survives_many_pods_starting_at_once(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -35,6 +35,8 @@ from k8s_wiretap.workshop.scenarios import run_story
 from tests.conftest import load_script
 from tests.decode.test_gnostic_v3 import without_object_defaults
 
+pytestmark = pytest.mark.lab  # starts a lab of its own
+
 RELEASE = "1.37.2"
 
 
