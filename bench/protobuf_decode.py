@@ -25,7 +25,7 @@ from k8s_wiretap.decode.protobuf import decode_object, decode_watch_event
 from k8s_wiretap.kube import schema
 from k8s_wiretap.kube.client import ApiClient
 from k8s_wiretap.lab import Lab, UpOptions
-from k8s_wiretap.lab.apimodules import release
+from k8s_wiretap.lab.apimodules import api_testdata, release
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.wire.framing import LengthPrefixFramer
@@ -112,7 +112,7 @@ def main() -> None:
         frames, listed, version = pod_traffic(Path(scratch))
     items = len(decode_object(listed, release=version)["items"])
     worst = fixture_frame(FIXTURE_POD.read_bytes())
-    newest_pod = release(schema.NEWEST).testdata() / "HEAD" / "core.v1.Pod.pb"
+    newest_pod = api_testdata(release(schema.NEWEST)) / "HEAD" / "core.v1.Pod.pb"
     worst_newest = fixture_frame(newest_pod.read_bytes())
 
     def events() -> int:

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from k8s_wiretap.kube.client import ApiClient  # noqa: E402
+from k8s_wiretap.kube.release import Release  # noqa: E402
 from k8s_wiretap.kube.resources import discovery_file, resources_of  # noqa: E402
 
 
@@ -96,8 +97,8 @@ def main() -> int:
         document = discovery(ApiClient(args.server, args.ca, args.cert, args.key))
     else:
         document = from_lab(args.kube_version)
-    major, minor = document["source"].split(" v")[1].split(".")[:2]
-    output = args.output or discovery_file(f"{major}.{minor}")
+    served_by = Release.parse(document["source"].split()[1])  # "kube-apiserver v1.37.2 ..."
+    output = args.output or discovery_file(served_by.minor_version)
     write(document, output)
     print(f"{output}: {len(document['resources'])} resources", file=sys.stderr)
     return 0

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from reduce_openapi import KEPT, NESTED  # noqa: E402
 
 from k8s_wiretap.kube.client import ApiClient  # noqa: E402
+from k8s_wiretap.kube.release import Release  # noqa: E402
 
 DATA = ROOT / "k8s_wiretap/patch/data"
 
@@ -115,8 +116,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("output", nargs="?", type=Path)
     args = parser.parse_args(argv)
     git_version, found, served = from_lab(args.kube_version)
-    minor = git_version.lstrip("v").split(".")[1]
-    output = args.output or DATA / f"openapi-v3-1.{minor}.json"
+    minor = Release.parse(git_version).minor_version
+    output = args.output or DATA / f"openapi-v3-{minor}.json"
     output.write_text(dump(git_version, served, found))
     print(f"{output}: {len(found)} schemas from {len(served)} group versions", file=sys.stderr)
     return 0

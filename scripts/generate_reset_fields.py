@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from k8s_wiretap.lab.apimodules import release  # noqa: E402
+from k8s_wiretap.lab.apimodules import module, release  # noqa: E402
 
 FUNCTION = re.compile(r"^func \((?:\w+ )?\*?(\w+)\) GetResetFields\(\) map\[.*?^}", re.M | re.S)
 ENTRY = re.compile(r'"([^"]+)": fieldpath\.NewSet\((.*?)\n\t+\)', re.S)
@@ -70,8 +70,8 @@ def table(minor: str) -> tuple[list[dict[str, Any]], list[str]]:
     known = kinds(minor)
     rows: list[dict[str, Any]] = []
     unknown = []
-    for module, under in SOURCES.items():
-        folder = release(minor).module(module) / under
+    for path_of_module, under in SOURCES.items():
+        folder = module(release(minor), path_of_module) / under
         for path, type_name, entries in strategies(folder):
             named = SUBRESOURCE.search(type_name)
             subresource = named.group(1).lower() if named else ""
@@ -96,9 +96,7 @@ def main(argv: list[str]) -> int:
     for line in unknown:
         print(f"no kind in discovery-{minor}.json (not served by default): {line}", file=sys.stderr)
     output = ROOT / f"k8s_wiretap/kube/data/reset-fields-{minor}.json"
-    head = {
-        "source": f"Kubernetes {release(minor).version} GetResetFields, by {Path(__file__).name}"
-    }
+    head = {"source": f"Kubernetes {release(minor)} GetResetFields, by {Path(__file__).name}"}
     lines = [json.dumps(r, separators=(",", ":")) for r in rows]
     text = json.dumps(head, separators=(",", ":"))[:-1] + ',"resets":[\n'
     output.write_text(text + ",\n".join(lines) + "\n]}\n")

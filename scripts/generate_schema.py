@@ -72,6 +72,10 @@ from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # the project's modules, installed or not
+
+from k8s_wiretap.kube.release import Release  # noqa: E402  (standard library only)
+
 SCHEMA_DIR = REPO / "k8s_wiretap" / "kube" / "schema"
 PACK = SCHEMA_DIR / "kubernetes.json"
 
@@ -449,20 +453,23 @@ class Layout:
     label: str
     roots: list[tuple[str, Path]]
     internal: Path | None = None
+    release: Release | None = None
 
 
 def tree_layout(root: Path) -> Layout:
     """A Kubernetes source tree: staging/src, vendor and pkg/apis."""
     match = re.search(r"kubernetes-(\d+\.\d+\.\d+)", str(root.resolve()))
-    version = f"Kubernetes {match.group(1)}" if match else "Kubernetes"
+    release = Release.parse(match.group(1)) if match else None
+    version = f"Kubernetes {release}" if release else "Kubernetes"
     label = f"{version} sources ({root.resolve().name}), by scripts/generate_schema.py"
     roots = [("", root / "staging" / "src"), ("", root / "vendor")]
-    return Layout(label, roots, root / "pkg" / "apis")
+    return Layout(label, roots, root / "pkg" / "apis", release)
 
 
 def apimodules() -> ModuleType:
-    """k8s_wiretap/lab/apimodules.py (standard library only), loaded by its path: the
-    generator needs neither the project installed nor the rest of the lab package."""
+    """k8s_wiretap/lab/apimodules.py (the standard library and kube.release only), loaded by
+    its path: the generator needs neither the project installed nor the rest of the lab
+    package."""
     path = REPO / "k8s_wiretap" / "lab" / "apimodules.py"
     spec = importlib.util.spec_from_file_location("apimodules", path)
     assert spec and spec.loader
@@ -479,16 +486,16 @@ def module_layout(minor: str) -> Layout:
         raise SchemaError(f"no pinned release {minor} in k8s_wiretap/lab/apimodules.py")
     chosen = modules.release(minor)
     try:
-        roots = sorted(chosen.api_modules().items())
-        internal = chosen.module(modules.KUBERNETES) / "pkg" / "apis"
+        roots = sorted(modules.api_modules(chosen).items())
+        internal = modules.module(chosen, modules.KUBERNETES) / "pkg" / "apis"
     except modules.GoModuleError as error:
         raise SchemaError(str(error)) from None
-    names = ", ".join(f"{path}@{chosen.module_version}" for path, _ in roots)
+    names = ", ".join(f"{path}@{chosen.staging_version}" for path, _ in roots)
     label = (
-        f"Kubernetes {chosen.version} Go modules ({names}; {modules.KUBERNETES}@v{chosen.version}),"
+        f"Kubernetes {chosen} Go modules ({names}; {modules.KUBERNETES}@{chosen.git_version}),"
         " by scripts/generate_schema.py"
     )
-    return Layout(label, roots, internal)
+    return Layout(label, roots, internal, chosen)
 
 
 @dataclass
@@ -887,11 +894,6 @@ def generate(layout: Layout) -> dict[str, Any]:
 # --- the pack of every release -----------------------------------------------------------------
 
 
-def minor_key(minor: str) -> tuple[int, int]:
-    major, number = minor.split(".")
-    return int(major), int(number)
-
-
 def release_ranges(minors: list[str], order: list[str]) -> str:
     """ "1.20-1.29 1.31": `minors` as runs of consecutive releases of `order`."""
     runs: list[list[str]] = []
@@ -921,7 +923,7 @@ def variants(values: dict[str, Any], order: list[str]) -> list[list[Any]]:
 def pack(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """One document for every release's schema: a message (or an apiVersion's kind table)
     that several releases share is written once, with the releases it is in."""
-    order = sorted(schemas, key=minor_key)
+    order = sorted(schemas, key=Release.parse)
 
     def table(section: str) -> dict[str, list[list[Any]]]:
         names = sorted({name for document in schemas.values() for name in document[section]})
@@ -942,7 +944,7 @@ def pack(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def unpack(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every release's schema from a pack (what k8s_wiretap.kube.schema reads)."""
-    order = sorted(document["releases"], key=minor_key)
+    order = sorted(document["releases"], key=Release.parse)
 
     def members(ranges: str) -> set[str]:
         found: set[str] = set()
@@ -988,8 +990,7 @@ def _debian_source() -> Path:
 
 
 def tree_minor(layout: Layout) -> str | None:
-    match = re.search(r"Kubernetes (\d+\.\d+)\.", layout.label)
-    return match.group(1) if match else None
+    return layout.release.minor_version if layout.release else None
 
 
 def summary(schema: dict[str, Any]) -> str:
@@ -1029,7 +1030,7 @@ def main(argv: list[str] | None = None) -> int:
     current = unpack(json.loads(PACK.read_text())) if PACK.exists() else {}
     current.update(schemas)
     PACK.write_text(pack_text(pack(current)))
-    for minor, schema in sorted(schemas.items(), key=lambda item: minor_key(item[0])):
+    for minor, schema in sorted(schemas.items(), key=lambda item: Release.parse(item[0])):
         print(f"{PACK}: Kubernetes {minor}, {summary(schema)}")
     return 0
 
@@ -1044,7 +1045,7 @@ def read_schemas(args: argparse.Namespace, parser: argparse.ArgumentParser) -> d
         if len(minors) != 1 or minors[0] in (None, "all"):
             parser.error("a source tree is one release: name it with --release MINOR")
         return {minors[0]: generate(layout)}
-    pinned = sorted(apimodules().RELEASES, key=minor_key)
+    pinned = sorted(apimodules().RELEASES, key=Release.parse)
     wanted = args.release or ["all"]
     minors = pinned if "all" in wanted else wanted
     return {minor: generate(module_layout(minor)) for minor in minors}

@@ -35,8 +35,7 @@ def target(name: str, minor: str) -> Path:
 
 
 def resolve_minor(spec: str) -> str:
-    major, minor, _ = resolve_release(spec, lookup=False).number
-    return f"{major}.{minor}"
+    return resolve_release(spec, lookup=False).minor_version
 
 
 def record(name: str, version: str) -> Path:
@@ -44,9 +43,7 @@ def record(name: str, version: str) -> Path:
     with tempfile.TemporaryDirectory(prefix="record-") as scratch:
         work = Path(scratch)
         lab = Lab(work / "lab")
-        options = UpOptions(
-            build=False, record=work / f"{name}.jsonl", kube_version=release.version
-        )
+        options = UpOptions(build=False, record=work / f"{name}.jsonl", kube_version=str(release))
         state = lab.up(options)
         try:
             run_story(name, state.kubeconfig, work / "cache", settle=lambda: time.sleep(3))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from k8s_wiretap.lab.apimodules import release
+from k8s_wiretap.lab.apimodules import api_testdata, release
 from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +31,7 @@ def test_conformance_fixtures_are_kubernetes_testdata(k8s_source: Path) -> None:
 
 def test_debian_and_the_go_module_of_1_20_hold_the_same_testdata(k8s_source: Path) -> None:
     debian = k8s_source / "staging" / "src" / "k8s.io" / "api" / "testdata"
-    module = release("1.20").testdata()
+    module = api_testdata(release("1.20"))
     files = sorted(p.relative_to(module) for p in module.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(debian) for p in debian.rglob("*") if p.is_file())
     assert len(files) > 700

@@ -18,6 +18,7 @@ from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.kube.media import is_watch_stream
+from k8s_wiretap.kube.release import Release, ReleaseError
 from k8s_wiretap.views.json import write_json
 from k8s_wiretap.views.lines import exchange_line
 from k8s_wiretap.views.story import write_story
@@ -46,6 +47,7 @@ def register(subparsers: Any) -> None:
     decode.add_argument(
         "--kube-version",
         default=None,
+        type=_release,
         metavar="V",
         help="the Kubernetes release the body came from (1.20, v1.29.3): its protobuf "
         "schema is used (default: the newest)",
@@ -80,6 +82,14 @@ def _read(name: str) -> bytes:
         return Path(name).read_bytes()
     except OSError as error:
         raise UsageError(f"cannot read {name}: {error.strerror}") from error
+
+
+def _release(text: str) -> Release:
+    """--kube-version as a Release (argparse says what is wrong with junk)."""
+    try:
+        return Release.parse(text)
+    except ReleaseError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
 
 
 def _print(value: Any, output: str) -> None:

@@ -246,7 +246,7 @@ def _build(args: argparse.Namespace) -> int:
             release = resolve_release(spec)
         except KubeVersionError as error:
             raise LabError(str(error)) from error
-        if spec not in (release.version, f"v{release.version}"):
+        if spec not in (str(release), release.git_version):
             print(f"--kube-version {spec}: Kubernetes {release}", file=sys.stderr)
         folder = build.ensure_binaries(release)
         print(f"Kubernetes {release} binaries ready in {folder}", file=sys.stderr)

@@ -22,9 +22,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from k8s_wiretap.kube.release import Release
 
 __all__ = [
     "API_MODULES",
@@ -32,8 +33,10 @@ __all__ = [
     "NEWEST",
     "RELEASES",
     "GoModuleError",
-    "Release",
+    "api_modules",
+    "api_testdata",
     "go_binary",
+    "module",
     "module_dir",
     "release",
 ]
@@ -62,7 +65,7 @@ RELEASES: dict[str, str] = {
     "1.36": "1.36.3",
     "1.37": "1.37.2",
 }
-NEWEST = max(RELEASES, key=lambda minor: tuple(map(int, minor.split("."))))
+NEWEST = max(RELEASES, key=Release.parse)
 
 # The modules whose packages the schema covers, by import path.
 API_MODULES = (
@@ -116,32 +119,22 @@ def module_dir(path: str, version: str) -> Path:
     return Path(directory)
 
 
-@dataclass(frozen=True)
-class Release:
-    """One Kubernetes release's modules."""
-
-    minor: str  # "1.37"
-    version: str  # "1.37.2"
-
-    @property
-    def module_version(self) -> str:
-        """The staging modules' tag: v0.N.P for Kubernetes v1.N.P."""
-        return "v0." + self.version.split(".", 1)[1]
-
-    def module(self, path: str) -> Path:
-        """One module of this release (KUBERNETES: v1.N.P, the others v0.N.P)."""
-        version = f"v{self.version}" if path == KUBERNETES else self.module_version
-        return module_dir(path, version)
-
-    def api_modules(self) -> dict[str, Path]:
-        """Import path → directory of each of API_MODULES."""
-        return {path: self.module(path) for path in API_MODULES}
-
-    def testdata(self) -> Path:
-        """k8s.io/api's testdata: HEAD/ and the v1.M.0/ compatibility sets."""
-        return self.module("k8s.io/api") / "testdata"
-
-
 def release(minor: str) -> Release:
     """The pinned release of Kubernetes `minor` ("1.37"); KeyError if not in RELEASES."""
-    return Release(minor, RELEASES[minor])
+    return Release.parse(RELEASES[minor])
+
+
+def module(release: Release, path: str) -> Path:
+    """One module of `release` (KUBERNETES: v1.N.P, the staging modules v0.N.P)."""
+    version = release.git_version if path == KUBERNETES else release.staging_version
+    return module_dir(path, version)
+
+
+def api_modules(release: Release) -> dict[str, Path]:
+    """Import path → directory of each of API_MODULES."""
+    return {path: module(release, path) for path in API_MODULES}
+
+
+def api_testdata(release: Release) -> Path:
+    """k8s.io/api's testdata: HEAD/ and the v1.M.0/ compatibility sets."""
+    return module(release, "k8s.io/api") / "testdata"

@@ -12,13 +12,13 @@ etcd and kube-apiserver only); the explicit folders are trusted to hold the rele
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
 from k8s_wiretap.errors import WiretapError
-from k8s_wiretap.lab.releases import DEBIAN_RELEASE, MODULE_TAG, Release
+from k8s_wiretap.kube.release import Release, ReleaseError
+from k8s_wiretap.lab.releases import DEBIAN_RELEASE, MODULE_TAG, built, cache_name, from_debian
 from k8s_wiretap.paths import cache_dir
 
 __all__ = [
@@ -43,8 +43,8 @@ def built_cache_root() -> Path:
 def cached_bin_dir(release: Release) -> Path | None:
     """The release's complete cached build (one of another tag, made without today's source
     changes, is not trusted), or None."""
-    folder = built_cache_root() / release.cache_name / "bin"
-    return folder if _has_all(folder, release.built) else None
+    folder = built_cache_root() / cache_name(release) / "bin"
+    return folder if _has_all(folder, built(release)) else None
 
 
 def cached_releases() -> list[Release]:
@@ -53,12 +53,15 @@ def cached_releases() -> list[Release]:
     found = []
     for folder in root.iterdir() if root.is_dir() else ():
         version, _, tag = folder.name.partition("-")
-        if tag != MODULE_TAG or not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        try:
+            release = Release.parse(version)
+        except ReleaseError:
             continue
-        release = Release(version)
-        if not release.from_debian and cached_bin_dir(release):
+        if tag != MODULE_TAG or release.patch is None or str(release) != version:
+            continue
+        if not from_debian(release) and cached_bin_dir(release):
             found.append(release)
-    return sorted(found, key=lambda r: r.number, reverse=True)
+    return sorted(found, reverse=True)
 
 
 def _has_all(folder: Path, names: Iterable[str]) -> bool:
@@ -95,7 +98,7 @@ def find_binary(
     cached = cached_bin_dir(release)
     if cached and _executable(cached / name):
         return cached / name
-    if name not in release.built:
+    if name not in built(release):
         on_path = shutil.which(name)
         if on_path:
             return Path(on_path)
@@ -115,12 +118,12 @@ def locate(
 
 def _missing_message(missing: list[str], bin_dir: Path | None, release: Release) -> str:
     looked = [f"{label} {folder}" for label, folder in _search_dirs(bin_dir)]
-    looked.append(f"cache {built_cache_root() / release.cache_name / 'bin'}")
-    if any(name not in release.built for name in missing):
+    looked.append(f"cache {built_cache_root() / cache_name(release) / 'bin'}")
+    if any(name not in built(release) for name in missing):
         looked.append("PATH")
     source = (
         "Debian's kubernetes source package"
-        if release.from_debian
+        if from_debian(release)
         else "the k8s.io/kubernetes Go module"
     )
     return (

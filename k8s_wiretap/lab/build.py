@@ -16,11 +16,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab.binaries import built_cache_root, cached_bin_dir, find_binary
 from k8s_wiretap.lab.buildsteps import BuildError, lock
 from k8s_wiretap.lab.debian import apt_install, build_debian_release
 from k8s_wiretap.lab.gomodules import build_module_release
-from k8s_wiretap.lab.releases import DEBIAN_RELEASE, Release
+from k8s_wiretap.lab.releases import DEBIAN_RELEASE, cache_name, from_debian
 
 __all__ = ["BuildError", "build", "ensure_binaries"]
 
@@ -28,7 +29,7 @@ __all__ = ["BuildError", "build", "ensure_binaries"]
 def ensure_binaries(release: Release = DEBIAN_RELEASE, out: TextIO = sys.stderr) -> Path:
     """Make sure every binary of `release` exists; build what is missing. Returns the
     release's cached bin folder."""
-    if release.from_debian and find_binary("etcd", release=release) is None:
+    if from_debian(release) and find_binary("etcd", release=release) is None:
         apt_install(("etcd-server",), out)
     return build(release, out)
 
@@ -50,12 +51,12 @@ def build(release: Release = DEBIAN_RELEASE, out: TextIO = sys.stderr) -> Path:
 
 
 def _build_locked(release: Release, root: Path, out: TextIO) -> Path:
-    work = root / f"work-{release.version}-{os.getpid()}"
+    work = root / f"work-{release}-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
-    target = root / release.cache_name
+    target = root / cache_name(release)
     try:
-        if release.from_debian:
+        if from_debian(release):
             return build_debian_release(release, target, work, out)
         return build_module_release(release, target, work, out)
     finally:

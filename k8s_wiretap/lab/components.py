@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from k8s_wiretap.lab.releases import Minor, Release
+from k8s_wiretap.kube.release import Release
 
 __all__ = [
     "CBOR_ENV",
@@ -38,17 +38,20 @@ SERVICE_CIDR = "10.0.0.0/24"
 SERVICE_IP = "10.0.0.1"  # the `kubernetes` Service: first address of SERVICE_CIDR
 
 
+ALWAYS = Release(1, 0)  # an Only without `since`
+
+
 @dataclass(frozen=True)
 class Only:
     """An argument only releases from `since` on, and before `until`, take."""
 
     arg: str
     why: str
-    since: Minor = (1, 0)
-    until: Minor | None = None
+    since: Release = ALWAYS
+    until: Release | None = None
 
     def applies(self, release: Release) -> bool:
-        return self.since <= release.minor and (self.until is None or release.minor < self.until)
+        return self.since <= release and (self.until is None or release < self.until)
 
 
 @dataclass(frozen=True)
@@ -89,8 +92,8 @@ _NO_INSECURE_PORT = "1.20 serves plain HTTP on a fixed port without it; 1.24 and
 _SLOW_RESTART = "a current API server restarts slower than the default 10 s renew deadline"
 _LEADER_ELECTION = (
     "--leader-elect=true",
-    Only("--leader-elect-lease-duration=60s", _SLOW_RESTART, since=(1, 30)),
-    Only("--leader-elect-renew-deadline=40s", _SLOW_RESTART, since=(1, 30)),
+    Only("--leader-elect-lease-duration=60s", _SLOW_RESTART, since=Release(1, 30)),
+    Only("--leader-elect-renew-deadline=40s", _SLOW_RESTART, since=Release(1, 30)),
 )
 
 
@@ -143,7 +146,7 @@ COMPONENTS: dict[str, Component] = {
                     "current API servers refuse to start advertising a loopback address with "
                     "an endpoint reconciler (1.20 only logged it); the lab's `kubernetes` "
                     "Service gets no endpoints either way",
-                    since=(1, 30),
+                    since=Release(1, 30),
                 ),
                 "--authorization-mode=Node,RBAC",
                 "--enable-admission-plugins=NodeRestriction",
@@ -182,7 +185,7 @@ COMPONENTS: dict[str, Component] = {
                 *_CLIENT_KUBECONFIG,
                 "--bind-address=127.0.0.1",
                 "--secure-port={port_controller_manager}",
-                Only("--port=0", _NO_INSECURE_PORT, until=(1, 24)),
+                Only("--port=0", _NO_INSECURE_PORT, until=Release(1, 24)),
                 *_LEADER_ELECTION,
                 "--use-service-account-credentials=true",
                 "--service-account-private-key-file={pki}/sa.key",
@@ -204,7 +207,7 @@ COMPONENTS: dict[str, Component] = {
                 *_CLIENT_KUBECONFIG,
                 "--bind-address=127.0.0.1",
                 "--secure-port={port_scheduler}",
-                Only("--port=0", _NO_INSECURE_PORT, until=(1, 24)),
+                Only("--port=0", _NO_INSECURE_PORT, until=Release(1, 24)),
                 *_LEADER_ELECTION,
                 "--profiling=false",
             ),
@@ -227,7 +230,7 @@ COMPONENTS: dict[str, Component] = {
                     "current kubemark pulls images through the host's containerd socket "
                     "unless told to use its fake image service; 1.20's has only the fake one "
                     "and no such flag",
-                    since=(1, 30),
+                    since=Release(1, 30),
                 ),
             ),
         ),
@@ -261,7 +264,7 @@ PORTS = (
 # the controller manager down: it is left out. kubemark (the hollow kubelet) has neither
 # --feature-gates nor another way to turn on ClientsAllowCBOR, and without it client-go turns
 # `application/cbor` back into JSON: it keeps protobuf.
-CBOR_SINCE: Minor = (1, 32)
+CBOR_SINCE = Release(1, 32)
 _CLIENT_GATES = "ClientsAllowCBOR=true,ClientsPreferCBOR=true"
 _CBOR_ARGS: dict[str, tuple[str, ...]] = {
     "apiserver": (f"--feature-gates=CBORServingAndStorage=true,{_CLIENT_GATES}",),
@@ -277,9 +280,9 @@ CBOR_ENV = {"KUBE_FEATURE_ClientsAllowCBOR": "true", "KUBE_FEATURE_ClientsPrefer
 
 def cbor_args(name: str, release: Release) -> tuple[str, ...]:
     """The arguments that turn CBOR on for component `name`; ValueError before 1.32."""
-    if release.minor < CBOR_SINCE:
+    if release < CBOR_SINCE:
         raise ValueError(
-            f"Kubernetes {release.version} has no CBOR (its gates came in 1.32): "
+            f"Kubernetes {release} has no CBOR (its gates came in 1.32): "
             "--cbor needs --kube-version 1.32 or later"
         )
     return _CBOR_ARGS.get(name, ())

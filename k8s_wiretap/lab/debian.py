@@ -25,9 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab.buildsteps import BuildError, SourceEdit, apply_edits, install, run, stream
 from k8s_wiretap.lab.golang import DEBIAN_GO, debian_go_env
-from k8s_wiretap.lab.releases import KUBE_BINARIES, Release
+from k8s_wiretap.lab.releases import KUBE_BINARIES
 
 __all__ = [
     "SOURCE_EDITS",
@@ -84,7 +85,7 @@ def build_debian_release(release: Release, target: Path, work: Path, out: TextIO
     """Build `release` (1.20.2) in `work` and install it at `target`; returns its bin folder."""
     ensure_toolchain(out)
     tree, version = unpack_source(download_source(work, out), work, out)
-    if version != release.version:
+    if version != str(release):
         raise BuildError(f"Debian's kubernetes source package is {version}, not {release}")
     apply_edits(tree, SOURCE_EDITS)
     _vendor_reflect2(tree)

@@ -31,9 +31,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab.buildsteps import BuildError, SourceEdit, apply_edits, install, run, stream
 from k8s_wiretap.lab.golang import go_version, module_go, module_go_env, parse_go_version
-from k8s_wiretap.lab.releases import Release
+from k8s_wiretap.lab.releases import built
 
 __all__ = [
     "COMMANDS",
@@ -128,10 +129,10 @@ def build_module_release(release: Release, target: Path, work: Path, out: TextIO
     _compile(go, kube, env, binaries, [f"{KUBERNETES}/cmd/{n}" for n in COMMANDS], release, out)
     etcd = etcd_version(source)
     _build_etcd(go, etcd, work, env, binaries, out)
-    folder = install(binaries, release.built, target, out)
+    folder = install(binaries, built(release), target, out)
     seconds = time.monotonic() - started
     (target / "release.json").write_text(
-        json.dumps({"kubernetes": release.version, "etcd": etcd, "seconds": round(seconds)}) + "\n"
+        json.dumps({"kubernetes": str(release), "etcd": etcd, "seconds": round(seconds)}) + "\n"
     )
     print(f"[build] Kubernetes {release} and etcd {etcd} built in {seconds:.0f} s", file=out)
     return folder
@@ -145,9 +146,9 @@ def _download(release: Release, work: Path, out: TextIO) -> Path:
     """The release's module source in the module cache (fetched if missing)."""
     go = module_go()
     env = module_go_env(go, dict(os.environ))
-    print(f"[build] fetching {KUBERNETES}@{release.module_version}", file=out, flush=True)
+    print(f"[build] fetching {KUBERNETES}@{release.git_version}", file=out, flush=True)
     text = run(
-        [str(go), "mod", "download", "-json", f"{KUBERNETES}@{release.module_version}"],
+        [str(go), "mod", "download", "-json", f"{KUBERNETES}@{release.git_version}"],
         out,
         "download",
         cwd=work,
@@ -155,7 +156,7 @@ def _download(release: Release, work: Path, out: TextIO) -> Path:
     )
     folder = json.loads(text).get("Dir")
     if not folder:
-        raise BuildError(f"go mod download {KUBERNETES}@{release.module_version} gave no source")
+        raise BuildError(f"go mod download {KUBERNETES}@{release.git_version} gave no source")
     return Path(folder)
 
 
@@ -182,7 +183,7 @@ def kube_go_mod(release: Release, kubernetes_go_mod: str) -> str:
         f"go {go.group(1) if go else '1.22'}",
         *godebug,
         "",
-        f"require {KUBERNETES} {release.module_version}",
+        f"require {KUBERNETES} {release.git_version}",
         "",
         "replace (",
         *(
@@ -216,9 +217,9 @@ def _tidy(go: Path, module: Path, env: dict[str, str], out: TextIO) -> None:
 
 def _ldflags(release: Release) -> str:
     values = {
-        "gitVersion": release.module_version,
-        "gitMajor": str(release.minor[0]),
-        "gitMinor": str(release.minor[1]),
+        "gitVersion": release.git_version,
+        "gitMajor": str(release.major),
+        "gitMinor": str(release.minor),
         # No commit: the module has no git history. client-go then says
         # "kubernetes/unknown" in its User-Agent, as any build from the module does.
         "gitTreeState": "clean",

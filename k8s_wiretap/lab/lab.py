@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab import build
 from k8s_wiretap.lab.binaries import MissingBinaryError, find_binary, locate
 from k8s_wiretap.lab.components import COMPONENTS, DEFAULT, ORDER, cbor_args, requires, resolve
@@ -29,7 +30,7 @@ from k8s_wiretap.lab.layout import Layout, free_ports, runtime_dir
 from k8s_wiretap.lab.pki import write_pki
 from k8s_wiretap.lab.processes import Process, excerpt, spawn
 from k8s_wiretap.lab.readiness import default_service_account_ready, probe
-from k8s_wiretap.lab.releases import KubeVersionError, Release
+from k8s_wiretap.lab.releases import KubeVersionError, built, token_secrets
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.lab.versions import resolve_release
 from k8s_wiretap.paths import state_dir
@@ -101,7 +102,7 @@ class Lab:
                 layout.server,
                 str(layout.kubeconfig),
                 recording=str(record) if record else None,
-                kube_version=release.version,
+                kube_version=str(release),
                 cbor=options.cbor,
             )
             try:
@@ -211,7 +212,7 @@ class Lab:
             _wait_ready(layout, started, options.timeout, out)
         if "controller-manager" in state.components:
             _wait_for(
-                lambda: default_service_account_ready(layout, release.token_secrets),
+                lambda: default_service_account_ready(layout, token_secrets(release)),
                 options.timeout,
                 "the default ServiceAccount's token",
                 state.processes,
@@ -234,7 +235,7 @@ def _binaries(
 
 def _link_kubectl(layout: Layout, release: Release, bin_dir: Path | None) -> None:
     """DIR/bin/kubectl: the release's own kubectl, which `lab env` puts first on PATH."""
-    if "kubectl" not in release.built:
+    if "kubectl" not in built(release):
         return
     kubectl = find_binary("kubectl", bin_dir, release)
     if kubectl is not None:

@@ -20,8 +20,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab.components import PORTS, Component
-from k8s_wiretap.lab.releases import Release
 
 __all__ = ["Layout", "free_ports", "runtime_dir"]
 

@@ -9,12 +9,16 @@ Two kinds of release:
   is tested with; kubectl of the same release beside them.
 
 Releases in between (1.21 to 1.29) are not offered: nothing here builds or checks them.
+
+A release is a `k8s_wiretap.kube.release.Release` (the one reader of a release's text); this
+module says what the lab does with one: where it is built from (`from_debian`), what its
+build is cached as (`cache_name`) and holds (`built`), and which `--kube-version` spellings
+name one (`parse_spec`).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from k8s_wiretap.kube.release import Release, ReleaseError
 
 __all__ = [
     "CURRENT",
@@ -22,17 +26,20 @@ __all__ = [
     "DEFAULT",
     "MODULE_MINIMUM",
     "KubeVersionError",
-    "Minor",
-    "Release",
+    "build_tag",
+    "built",
+    "cache_name",
+    "from_debian",
     "parse_spec",
+    "token_secrets",
 ]
-
-Minor = tuple[int, int]
 
 CURRENT = "1.37"  # the newest minor the lab is tested on (`make binaries` builds it)
 DEFAULT = CURRENT  # what `lab up` runs without --kube-version
-DEBIAN_VERSION = "1.20.2"
-MODULE_MINIMUM: Minor = (1, 30)
+DEBIAN_RELEASE = Release(1, 20, 2)
+MODULE_MINIMUM = Release(1, 30)
+# LegacyServiceAccountTokenNoAutoGeneration, on since 1.24: no more token Secrets
+NO_TOKEN_SECRETS = Release(1, 24)
 
 # Name the changes each build makes to the source (see debian.py, gomodules.py); a cached
 # build carries its kind's tag (`<version>-<tag>`), so one made before a change is rebuilt.
@@ -46,88 +53,58 @@ class KubeVersionError(ValueError):
     """A --kube-version that names no release the lab can run."""
 
 
-@dataclass(frozen=True)
-class Release:
-    """One Kubernetes release as the lab builds and runs it."""
-
-    version: str  # "1.37.2"
-
-    @property
-    def number(self) -> tuple[int, int, int]:
-        major, minor, patch = self.version.split(".")
-        return int(major), int(minor), int(patch)
-
-    @property
-    def minor(self) -> Minor:
-        return self.number[0], self.number[1]
-
-    @property
-    def from_debian(self) -> bool:
-        return self.minor < MODULE_MINIMUM
-
-    @property
-    def tag(self) -> str:
-        return DEBIAN_TAG if self.from_debian else MODULE_TAG
-
-    @property
-    def cache_name(self) -> str:
-        return f"{self.version}-{self.tag}"
-
-    @property
-    def built(self) -> tuple[str, ...]:
-        """What its build writes into the cache (the rest comes from PATH)."""
-        return KUBE_BINARIES if self.from_debian else (*KUBE_BINARIES, "kubectl", "etcd")
-
-    @property
-    def module_version(self) -> str:
-        return f"v{self.version}"
-
-    @property
-    def staging_version(self) -> str:
-        """The published staging modules' version (k8s.io/api v0.37.2 for 1.37.2)."""
-        _, minor, patch = self.number
-        return f"v0.{minor}.{patch}"
-
-    @property
-    def token_secrets(self) -> bool:
-        """Whether the controller manager still gives each ServiceAccount a token Secret
-        (LegacyServiceAccountTokenNoAutoGeneration, on since 1.24)."""
-        return self.minor < (1, 24)
-
-    def __str__(self) -> str:
-        return self.version
+def from_debian(release: Release) -> bool:
+    """Whether the lab builds `release` from Debian's source package (1.20), not modules."""
+    return release < MODULE_MINIMUM
 
 
-DEBIAN_RELEASE = Release(DEBIAN_VERSION)
+def build_tag(release: Release) -> str:
+    """The tag of the source changes its kind of build makes."""
+    return DEBIAN_TAG if from_debian(release) else MODULE_TAG
 
-_SPEC = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+
+def cache_name(release: Release) -> str:
+    """Its build's folder in the cache: `1.37.2-wiretap1`."""
+    return f"{release}-{build_tag(release)}"
 
 
-def parse_spec(spec: str) -> tuple[Minor, int | None] | None:
-    """`1.37` → ((1, 37), None), `1.37.2`/`v1.37.2` → ((1, 37), 2), `latest` → None.
+def built(release: Release) -> tuple[str, ...]:
+    """What its build writes into the cache (the rest comes from PATH)."""
+    return KUBE_BINARIES if from_debian(release) else (*KUBE_BINARIES, "kubectl", "etcd")
+
+
+def token_secrets(release: Release) -> bool:
+    """Whether the controller manager still gives each ServiceAccount a token Secret."""
+    return release < NO_TOKEN_SECRETS
+
+
+def parse_spec(spec: str) -> Release | None:
+    """`1.37` → Release(1, 37) (a minor), `1.37.2`/`v1.37.2` → Release(1, 37, 2), `1.20` →
+    Debian's 1.20.2, `latest` → None.
 
     KubeVersionError for anything else, and for releases the lab does not offer.
     """
     if spec.strip() == "latest":
         return None
-    match = _SPEC.match(spec.strip())
-    if not match:
+    try:
+        release = Release.parse(spec)
+    except ReleaseError:
+        release = None
+    if release is None or release.suffix:
         raise KubeVersionError(
             f"--kube-version {spec!r}: expected MAJOR.MINOR[.PATCH] (e.g. {DEFAULT} or "
             f"{CURRENT}) or latest"
         )
-    minor = (int(match.group(1)), int(match.group(2)))
-    patch = int(match.group(3)) if match.group(3) else None
-    if minor == DEBIAN_RELEASE.minor:
-        if patch not in (None, int(DEBIAN_VERSION.split(".")[2])):
+    if release.minor_release == DEBIAN_RELEASE.minor_release:
+        if release.patch not in (None, DEBIAN_RELEASE.patch):
             raise KubeVersionError(
                 f"--kube-version {spec}: 1.20 is built from Debian's source package, "
-                f"which is {DEBIAN_VERSION}"
+                f"which is {DEBIAN_RELEASE}"
             )
-        return minor, int(DEBIAN_VERSION.split(".")[2])
-    if minor < MODULE_MINIMUM:
+        return DEBIAN_RELEASE
+    if release < MODULE_MINIMUM:
         raise KubeVersionError(
             f"--kube-version {spec}: the lab runs 1.20 (Debian's source package) or "
-            f"{'.'.join(map(str, MODULE_MINIMUM))} and later (Go modules)"
+            f"{MODULE_MINIMUM} and later (Go modules)"
         )
-    return minor, patch
+    return release

@@ -29,7 +29,7 @@ class LabState:
     kubeconfig: str
     processes: list[Process] = field(default_factory=list)
     recording: str | None = None  # with --via-proxy: where the wiretap records
-    kube_version: str = DEBIAN_RELEASE.version  # state files before versions were 1.20's
+    kube_version: str = str(DEBIAN_RELEASE)  # state files before versions were 1.20's
     cbor: bool = False  # `lab up --cbor`: the CBOR gates on (components.cbor_args)
 
     def running(self) -> list[Process]:
@@ -72,6 +72,6 @@ class LabState:
             kubeconfig=data["kubeconfig"],
             processes=[Process.from_json(p) for p in data["processes"]],
             recording=data.get("recording"),
-            kube_version=data.get("kube_version", DEBIAN_RELEASE.version),
+            kube_version=data.get("kube_version", str(DEBIAN_RELEASE)),
             cbor=bool(data.get("cbor", False)),
         )

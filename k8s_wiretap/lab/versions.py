@@ -15,16 +15,11 @@ import os
 import subprocess
 import tempfile
 
+from k8s_wiretap.kube.release import Release, ReleaseError
 from k8s_wiretap.lab.binaries import cached_releases
 from k8s_wiretap.lab.golang import ToolchainError, go_version, module_go, module_go_env
 from k8s_wiretap.lab.golang import parse_go_version as _go
-from k8s_wiretap.lab.releases import (
-    DEFAULT,
-    MODULE_MINIMUM,
-    KubeVersionError,
-    Release,
-    parse_spec,
-)
+from k8s_wiretap.lab.releases import DEFAULT, MODULE_MINIMUM, KubeVersionError, parse_spec
 
 __all__ = ["published_releases", "resolve_release"]
 
@@ -37,22 +32,21 @@ def resolve_release(spec: str | None = None, lookup: bool = True) -> Release:
 
     `lookup=False` never asks the module proxy: only cached builds can answer for a minor.
     """
-    parsed = parse_spec(spec or DEFAULT)
-    if parsed is None:
+    wanted = parse_spec(spec or DEFAULT)
+    if wanted is None:
         return _latest(lookup)
-    minor, patch = parsed
-    if patch is not None:
-        return Release(f"{minor[0]}.{minor[1]}.{patch}")
-    cached = [release for release in cached_releases() if release.minor == minor]
+    if wanted.patch is not None:
+        return wanted
+    cached = [release for release in cached_releases() if release.minor_release == wanted]
     if cached:
         return cached[0]
-    name = ".".join(map(str, minor))
+    name = wanted.minor_version
     if not lookup:
         raise KubeVersionError(
             f"no build of Kubernetes {name} here; `k8s-wiretap lab build --kube-version {name}` "
             "makes one"
         )
-    published = [release for release in published_releases() if release.minor == minor]
+    published = [r for r in published_releases() if r.minor_release == wanted]
     if not published:
         raise KubeVersionError(f"the Go module proxy serves no release of Kubernetes {name}")
     return published[0]
@@ -81,18 +75,19 @@ def published_releases() -> list[Release]:
     releases = []
     versions = data.get("Versions")
     for version in versions if isinstance(versions, list) else []:
-        parts = version.removeprefix("v").split(".")
-        if len(parts) == 3 and all(part.isdigit() for part in parts):
-            release = Release(".".join(parts))
-            if release.minor >= MODULE_MINIMUM:
-                releases.append(release)
-    return sorted(releases, key=lambda r: r.number, reverse=True)
+        try:
+            release = Release.parse(str(version))
+        except ReleaseError:
+            continue
+        if release.patch is not None and not release.suffix and release >= MODULE_MINIMUM:
+            releases.append(release)
+    return sorted(releases, reverse=True)
 
 
 def _newest_buildable() -> Release:
     local = _local_go()
     for release in published_releases()[:LATEST_TRIES]:
-        info = _go_list(f"{KUBERNETES_MODULE}@{release.module_version}")
+        info = _go_list(f"{KUBERNETES_MODULE}@{release.git_version}")
         if _go(str(info.get("GoVersion") or "1.0")) <= local:
             return release
     raise KubeVersionError(

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from k8s_wiretap.decode.protobuf import decode_object, decode_watch_event
 from k8s_wiretap.kube.client import ApiClient, Response
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.wire.framing import JsonFramer, LengthPrefixFramer
 from k8s_wiretap.wire.inflate import Inflater
 from tests.conftest import Kubectl
@@ -78,12 +79,12 @@ class ProtoLab:
 
     @property
     def minor(self) -> tuple[int, int]:
-        major, minor = self.release.lstrip("v").split(".")[:2]
-        return int(major), int(minor)
+        release = Release.parse(self.release)
+        return release.major, release.minor
 
     @property
     def minor_name(self) -> str:
-        return ".".join(map(str, self.minor))
+        return Release.parse(self.release).minor_version
 
     def resource(self, api_version: str, kind: str) -> Resource:
         for resource in self.resources:

@@ -30,7 +30,8 @@ import pytest
 
 from k8s_wiretap.decode.protobuf import DecodeError, decode_object
 from k8s_wiretap.kube import schema
-from k8s_wiretap.lab.apimodules import GoModuleError, release
+from k8s_wiretap.kube.release import Release
+from k8s_wiretap.lab.apimodules import GoModuleError, api_testdata, release
 from tests.decode.same import as_served, difference
 
 UNKNOWN = "$unknownFields"
@@ -58,7 +59,7 @@ def type_of(stem: str) -> tuple[str, str]:
 
 def fetched_testdata(minor: str) -> Path:
     try:
-        return release(minor).testdata()
+        return api_testdata(release(minor))
     except GoModuleError as error:
         pytest.fail(f"k8s.io/api of Kubernetes {minor} could not be fetched: {error}")
 
@@ -138,9 +139,10 @@ def check_set(results: Results, folder: Path, minor: str) -> None:
 
 def _in_schema(name: str) -> bool:
     """A `v1.N.0` set of a release the schema covers."""
-    return schema.release_for(name) == name.removeprefix("v").rsplit(".", 1)[0]
+    return schema.release_for(name) == Release.parse(name).minor_version
 
 
+@pytest.mark.lab  # each release's Go modules
 @pytest.mark.parametrize("minor", schema.RELEASES)
 def test_the_release_decodes_its_testdata_as_it_writes_it(minor: str) -> None:
     root = fetched_testdata(minor)

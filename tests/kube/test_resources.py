@@ -12,6 +12,7 @@ from k8s_wiretap.capture.reader import load
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.kube.client import ApiClient
 from k8s_wiretap.kube.refs import ObjectRef
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.kube.resources import Resources, discovery_file
 from k8s_wiretap.lab.state import LabState
 from tests.conftest import load_script
@@ -32,7 +33,7 @@ def test_the_built_in_table_is_what_the_lab_api_server_serves(lab: LabState) -> 
     served = load_script("generate_discovery").discovery(client)
     served["preferred"] = {g: v for g, v in served["preferred"].items() if g not in custom}
     served["resources"] = [r for r in served["resources"] if r["group"] not in custom]
-    minor = ".".join(lab.kube_version.split(".")[:2])
+    minor = Release.parse(lab.kube_version).minor_version
     assert served == json.loads(discovery_file(minor).read_text())
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab.binaries import MissingBinaryError, find_binary, locate
-from k8s_wiretap.lab.releases import DEBIAN_RELEASE, Release
+from k8s_wiretap.lab.releases import DEBIAN_RELEASE, built, cache_name
 
 
 def executable(folder: Path, name: str) -> Path:
@@ -30,8 +31,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def cache(isolated: Path, release: Release) -> Path:
-    folder = isolated / f"cache/k8s-wiretap/kube/{release.cache_name}/bin"
-    for name in release.built:
+    folder = isolated / f"cache/k8s-wiretap/kube/{cache_name(release)}/bin"
+    for name in built(release):
         executable(folder, name)
     return folder
 
@@ -56,7 +57,7 @@ def test_search_order(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_current_release_never_takes_etcd_from_path(isolated: Path) -> None:
     """PATH has Debian's etcd 3.4 on these machines; 1.37 is tested with its own 3.7."""
     executable(isolated / "path", "etcd")
-    release = Release("1.37.2")
+    release = Release.parse("1.37.2")
     assert find_binary("etcd", release=release) is None
     cached = cache(isolated, release)
     assert find_binary("etcd", release=release) == cached / "etcd"

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab import build, debian, gomodules
 from k8s_wiretap.lab.buildsteps import BuildError, SourceEdit, apply_edits, run, stream
 from k8s_wiretap.lab.golang import DEBIAN_GO, module_go_env
-from k8s_wiretap.lab.releases import DEBIAN_RELEASE, Release
+from k8s_wiretap.lab.releases import DEBIAN_RELEASE, built, cache_name
 
 
 def test_deb_src_detection_reads_both_source_formats() -> None:
@@ -35,14 +36,14 @@ def test_source_edits_refuse_a_tree_they_do_not_fit(
         apply_edits(tmp_path, edits)
 
 
-@pytest.mark.parametrize("release", [DEBIAN_RELEASE, Release("1.37.2")])
+@pytest.mark.parametrize("release", [DEBIAN_RELEASE, Release.parse("1.37.2")])
 def test_a_complete_cache_is_reused_without_building(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, release: Release
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    folder = tmp_path / f"k8s-wiretap/kube/{release.cache_name}/bin"
+    folder = tmp_path / f"k8s-wiretap/kube/{cache_name(release)}/bin"
     folder.mkdir(parents=True)
-    for name in release.built:
+    for name in built(release):
         (folder / name).write_text("")
         (folder / name).chmod(0o755)
     out = io.StringIO()
@@ -103,7 +104,7 @@ replace (
 
 
 def test_the_build_module_pins_every_staging_module_to_its_published_release() -> None:
-    text = gomodules.kube_go_mod(Release("1.37.2"), KUBERNETES_GO_MOD)
+    text = gomodules.kube_go_mod(Release.parse("1.37.2"), KUBERNETES_GO_MOD)
     assert "\ngo 1.26.0\ngodebug default=go1.26\n" in text
     assert "\nrequire k8s.io/kubernetes v1.37.2\n" in text
     assert "\tk8s.io/api => k8s.io/api v0.37.2\n" in text

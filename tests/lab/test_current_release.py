@@ -21,15 +21,18 @@ from typing import Any
 import pytest
 
 from k8s_wiretap.capture.reader import load
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.layout import Layout, runtime_dir
 from k8s_wiretap.lab.readiness import admin_client
-from k8s_wiretap.lab.releases import CURRENT, Release
+from k8s_wiretap.lab.releases import CURRENT, cache_name
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.lab.versions import resolve_release
 from k8s_wiretap.wire.envelope import MAGIC
 from k8s_wiretap.workshop import manifest
 from tests.conftest import Kubectl, cli, lab_processes, wait_until
+
+pytestmark = pytest.mark.lab  # starts labs of its own
 
 
 class LabKubectl(Kubectl):
@@ -48,7 +51,7 @@ def release() -> Release:
 @pytest.fixture(scope="module")
 def current(tmp_path_factory: pytest.TempPathFactory, release: Release) -> Iterator[LabState]:
     lab = Lab(tmp_path_factory.mktemp("current") / "lab")
-    state = lab.up(UpOptions(build=False, kube_version=release.version))
+    state = lab.up(UpOptions(build=False, kube_version=str(release)))
     yield state
     lab.down()
 
@@ -72,15 +75,15 @@ def audit_events(state: LabState) -> list[dict[str, Any]]:
 
 
 def test_it_runs_the_release_it_says(current: LabState, release: Release) -> None:
-    assert current.kube_version == release.version
+    assert current.kube_version == str(release)
     version = admin_client(Layout(directory(current), current.ports)).get("/version").json()
-    assert version["gitVersion"] == f"v{release.version}"
+    assert version["gitVersion"] == f"v{release}"
     status = cli("lab", "status", "--dir", str(directory(current)))
     assert status.returncode == 0, status.stdout
-    assert f"Kubernetes {release.version}" in status.stdout
-    assert f"/version: v{release.version}" in status.stdout
+    assert f"Kubernetes {release}" in status.stdout
+    assert f"/version: v{release}" in status.stdout
     etcd = next(p for p in current.processes if p.name == "etcd")
-    assert Path(etcd.argv[0]).parent.parent.name == release.cache_name  # not PATH's 3.4
+    assert Path(etcd.argv[0]).parent.parent.name == cache_name(release)  # not PATH's 3.4
     reported = subprocess.run([etcd.argv[0], "--version"], capture_output=True, text=True)
     assert "etcd Version: 3.7." in reported.stdout
 
@@ -90,7 +93,7 @@ def test_a_deployment_runs_with_the_machines_kubectl_and_the_labs(
 ) -> None:
     machine = Kubectl(current.kubeconfig, tmp_path_factory.mktemp("machine"))
     own = LabKubectl(current, tmp_path_factory.mktemp("own"))
-    assert f"v{release.version}" in own("version", "--client")
+    assert f"v{release}" in own("version", "--client")
     for client, namespace in ((machine, "machine-kubectl"), (own, "lab-kubectl")):
         client("create", "namespace", namespace)
         client("apply", "-n", namespace, "-f", "-", stdin=manifest("web"))
@@ -117,8 +120,8 @@ def test_lab_env_puts_the_releases_kubectl_first_on_path(
     where, _, versions = shell.stdout.partition("\n")
     assert where == str(directory(current) / "bin" / "kubectl")
     reported = json.loads(versions)
-    assert reported["clientVersion"]["gitVersion"] == f"v{release.version}"
-    assert reported["serverVersion"]["gitVersion"] == f"v{release.version}"
+    assert reported["clientVersion"]["gitVersion"] == f"v{release}"
+    assert reported["serverVersion"]["gitVersion"] == f"v{release}"
 
 
 def test_every_component_has_its_own_identity_in_the_audit_log(current: LabState) -> None:
@@ -216,7 +219,7 @@ def test_two_labs_side_by_side(
     current: LabState, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, release: Release
 ) -> None:
     second = Lab(tmp_path / "second")
-    state = second.up(UpOptions(build=False, kube_version=release.version))
+    state = second.up(UpOptions(build=False, kube_version=str(release)))
     try:
         assert set(state.ports.values()).isdisjoint(current.ports.values())
         other = Kubectl(state.kubeconfig, tmp_path_factory.mktemp("cache"))
@@ -236,7 +239,7 @@ def test_two_labs_side_by_side(
 def tapped(tmp_path_factory: pytest.TempPathFactory, release: Release) -> Iterator[LabState]:
     folder = tmp_path_factory.mktemp("tapped-current")
     lab = Lab(folder / "lab")
-    options = UpOptions(build=False, kube_version=release.version, record=folder / "cp.jsonl")
+    options = UpOptions(build=False, kube_version=str(release), record=folder / "cp.jsonl")
     state = lab.up(options)
     try:
         client = Kubectl(state.kubeconfig, folder / "cache")

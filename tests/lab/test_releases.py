@@ -6,22 +6,26 @@ from pathlib import Path
 
 import pytest
 
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab.releases import (
     CURRENT,
     DEBIAN_RELEASE,
     DEFAULT,
     KubeVersionError,
-    Release,
+    built,
+    cache_name,
+    from_debian,
     parse_spec,
+    token_secrets,
 )
 from k8s_wiretap.lab.versions import resolve_release
 from tests.conftest import cli
 
 
 def cached(root: Path, release: Release) -> None:
-    folder = root / "k8s-wiretap/kube" / release.cache_name / "bin"
+    folder = root / "k8s-wiretap/kube" / cache_name(release) / "bin"
     folder.mkdir(parents=True)
-    for name in release.built:
+    for name in built(release):
         (folder / name).write_text("")
         (folder / name).chmod(0o755)
 
@@ -33,10 +37,10 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_spellings() -> None:
-    assert parse_spec("1.20") == ((1, 20), 2)
-    assert parse_spec("1.20.2") == ((1, 20), 2)
-    assert parse_spec("1.37") == ((1, 37), None)
-    assert parse_spec("v1.37.2") == ((1, 37), 2)
+    assert parse_spec("1.20") == Release(1, 20, 2)
+    assert parse_spec("1.20.2") == Release(1, 20, 2)
+    assert parse_spec("1.37") == Release(1, 37)
+    assert parse_spec("v1.37.2") == Release(1, 37, 2)
     assert parse_spec("latest") is None
     for wrong in ("1.20.5", "1.25", "1.37.x", "37"):
         with pytest.raises(KubeVersionError):
@@ -45,25 +49,25 @@ def test_spellings() -> None:
 
 def test_the_default_is_the_current_release(cache: Path) -> None:
     assert DEFAULT == CURRENT
-    cached(cache, Release("1.37.2"))
+    cached(cache, Release.parse("1.37.2"))
     release = resolve_release(None, lookup=False)
-    assert release == Release("1.37.2") and not release.from_debian
+    assert release == Release.parse("1.37.2") and not from_debian(release)
 
 
 def test_1_20_comes_from_debian(cache: Path) -> None:
     release = resolve_release("1.20", lookup=False)
-    assert release == DEBIAN_RELEASE and release.from_debian
-    assert release.cache_name == "1.20.2-wiretap3"  # caches made before versions still count
-    assert "etcd" not in release.built and "kubectl" not in release.built
+    assert release == DEBIAN_RELEASE and from_debian(release)
+    assert cache_name(release) == "1.20.2-wiretap3"  # caches made before versions still count
+    assert "etcd" not in built(release) and "kubectl" not in built(release)
 
 
 def test_a_minor_means_its_newest_cached_patch(cache: Path) -> None:
     for version in ("1.37.1", "1.37.2", "1.36.3"):
-        cached(cache, Release(version))
-    assert resolve_release("1.37", lookup=False) == Release("1.37.2")
-    assert resolve_release("1.36", lookup=False) == Release("1.36.3")
-    assert resolve_release("1.37.1", lookup=False) == Release("1.37.1")
-    assert resolve_release("latest", lookup=False) == Release("1.37.2")
+        cached(cache, Release.parse(version))
+    assert resolve_release("1.37", lookup=False) == Release.parse("1.37.2")
+    assert resolve_release("1.36", lookup=False) == Release.parse("1.36.3")
+    assert resolve_release("1.37.1", lookup=False) == Release.parse("1.37.1")
+    assert resolve_release("latest", lookup=False) == Release.parse("1.37.2")
 
 
 def test_a_minor_without_a_cached_build_needs_a_lookup(cache: Path) -> None:
@@ -72,10 +76,10 @@ def test_a_minor_without_a_cached_build_needs_a_lookup(cache: Path) -> None:
 
 
 def test_module_releases_build_their_own_etcd_and_kubectl() -> None:
-    release = Release("1.37.2")
-    assert not release.from_debian and not release.token_secrets
-    assert release.staging_version == "v0.37.2" and release.module_version == "v1.37.2"
-    assert {"etcd", "kubectl", "kubemark"} <= set(release.built)
+    release = Release.parse("1.37.2")
+    assert not from_debian(release) and not token_secrets(release)
+    assert release.staging_version == "v0.37.2" and release.git_version == "v1.37.2"
+    assert {"etcd", "kubectl", "kubemark"} <= set(built(release))
 
 
 def test_make_binaries_builds_the_default_and_the_current_release() -> None:

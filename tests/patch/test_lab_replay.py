@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from k8s_wiretap.kube.client import ApiClient
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.state import LabState
@@ -124,7 +125,7 @@ def patched(
 
 def minor(api: ApiClient) -> int:
     """The lab's Kubernetes minor release (20, 37): where the server's answers differ."""
-    return int(server_release(api).split(".")[1])
+    return Release.parse(server_release(api)).minor
 
 
 def lost_a_race(exchange: LoggedCall) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from k8s_wiretap.lab.apimodules import release
+from k8s_wiretap.lab.apimodules import module, release
 from k8s_wiretap.patch import Node, PatchError, PatchSchema, apply_strategic, drop_unknown_fields
 from tests.conftest import load_script
 from tests.patch.upstream import (
@@ -41,10 +41,11 @@ def test_upstream_case(case: Case) -> None:
     assert canonical(result) == canonical(case.expected)
 
 
+@pytest.mark.lab  # the release's Go modules
 def test_the_1_37_tables_are_what_the_extractor_makes(tmp_path: Path) -> None:
     """fixtures/smp-1.37 is extracted from apimachinery v0.37.2 (the Go module cache)."""
     extract = load_script("extract_smp_cases")
-    folder = release("1.37").module("k8s.io/apimachinery") / "pkg/util/strategicpatch"
+    folder = module(release("1.37"), "k8s.io/apimachinery") / "pkg/util/strategicpatch"
     assert extract.main([str(folder), str(tmp_path)]) == 0
     made = sorted(p.name for p in tmp_path.iterdir())
     assert made == sorted(p.name for p in TABLES["1.37"].iterdir() if p.name != "README.md")
