@@ -122,6 +122,7 @@ def test_usage_errors_are_one_line_with_exit_status_2(lab: LabState, tmp_path: P
                 f"cannot listen on 127.0.0.1:{port}",
             ),
             (["proxy", "--kubeconfig", lab.kubeconfig, "--listen", "8001"], "expected HOST:PORT"),
+            ([*proxy, "--idle-timeout", "0"], "--idle-timeout 0: must be positive"),
             (
                 [*proxy, "--record", str(existing)],
                 f"--record: {existing} exists (--overwrite replaces it)",
