@@ -1,9 +1,18 @@
-"""Decoding captured Kubernetes traffic into what it means.
+"""Decoding captured Kubernetes bodies: bytes in, the JSON the API server would send out.
 
-The protobuf decoder (protobuf.py, with its proto_* modules and the generated schema in
-schema/) renders Kubernetes protobuf bodies and watch frames exactly as the API server would
-render the same objects in JSON. It reads bytes with k8s_wiretap.wire.protowire, and its
-DecodeError is that reader's ProtoError (protobuf.py says why).
+- `body.py`: one body, whatever it is (JSON, YAML, protobuf, CBOR, text), by a registry of
+  decoders in mitmproxy's manner, never raising; `cache.py` decodes what repeats once;
+- `watch.py`: the events of a watch stream, JSON, protobuf or CBOR;
+- `protobuf.py` with its `proto_*` modules: Kubernetes protobuf rendered exactly as the API
+  server renders the same objects in JSON, by the release's schema (k8s_wiretap.kube.schema).
+  It reads bytes with k8s_wiretap.wire.protowire, and its DecodeError is that reader's
+  ProtoError (protobuf.py says why). This package exports its functions;
+- `cbor.py`, `cbor_order.py`: CBOR bodies, their keys put back in the server's JSON order;
+- `gnostic.py`, `gnostic_v3.py`: OpenAPI v2 and v3 documents sent as gnostic protobuf;
+- `diff.py`: what changed between two JSON documents.
+
+What the decoded objects mean (histories, patches replayed, who did what) is
+k8s_wiretap.explain's.
 """
 
 from __future__ import annotations

@@ -1,1 +1,9 @@
-"""Ways to show exchanges: text lines now; the TUI and JSON later."""
+"""Ways to show a recording: each consumes exchanges and explanations, none parses HTTP.
+
+- `lines.py`: one line per exchange (`explain --format lines`, and what `console.py` prints
+  as traffic passes: `proxy --no-tui`);
+- `json.py`: one JSON object per exchange (`explain --format json`);
+- `story.py`: what each user action set off, in words or markdown (`explain`, `demo`), and
+  what the TUI shares with it (a colour per component, a replay's verdict);
+- `tui/`: the Textual app (`replay`, `walkthrough`, `serve`, and `proxy` on a terminal).
+"""

@@ -1,1 +1,7 @@
-"""Byte-level formats of Kubernetes traffic: watch stream framing and protobuf wire format."""
+"""Byte-level formats of Kubernetes traffic; nothing here imports the rest of the project.
+
+The one protobuf reader and writer (`protowire.py`) and the `k8s\\0` envelope
+(`envelope.py`); watch stream framing (`framing.py`, with `cborseq.py` for where a CBOR
+item ends); content-encoded streams inflated as they arrive (`inflate.py`); HTTP media types
+(`media.py`); the one YAML reader and writer (`yamltext.py`).
+"""
