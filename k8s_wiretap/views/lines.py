@@ -1,4 +1,7 @@
-"""One line per exchange: time, component, verb, path, status (what `--no-tui` prints)."""
+"""One line per exchange: time, component, verb, path, status.
+
+What `explain --format lines` prints, and `proxy --no-tui` as traffic passes (console.py).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +9,11 @@ import datetime as dt
 
 from k8s_wiretap.capture.exchange import Exchange
 
-__all__ = ["exchange_line"]
+__all__ = ["clock", "exchange_line"]
 
 
 def clock(timestamp: float) -> str:
+    """A Unix time as the local wall clock, to the millisecond: "14:03:07.125"."""
     return dt.datetime.fromtimestamp(timestamp).strftime("%H:%M:%S.%f")[:-3]
 
 

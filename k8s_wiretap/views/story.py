@@ -7,11 +7,13 @@ key and revision. What no user action explains (controllers starting, the kubele
 registering) follows as the control plane's own story. Noise (leases, health checks,
 discovery, Events) is folded into a count unless asked for. `markdown=True` writes the same
 for a workshop handout.
+
+The TUI tells the same things and takes two of them from here, so both say them alike: the
+colour of each component (`COLOURS`, `colour_of`) and a replay's verdict (`verdict`).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Iterator
 from typing import TextIO
@@ -23,10 +25,11 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.explainer import Action, Explained, Explainer
 from k8s_wiretap.explain.patches import PatchReplay
 from k8s_wiretap.kube.fields import LAST_APPLIED
+from k8s_wiretap.views.lines import clock
 
 __all__ = ["COLOURS", "colour_of", "verdict", "write_story"]
 
-# One colour per component, the same everywhere (the TUI will use this table too).
+# One colour per component, the same in the story and in the TUI.
 COLOURS = {
     "kubectl": "bold cyan",
     "controller-manager": "green",
@@ -38,10 +41,6 @@ COLOURS = {
 
 def colour_of(component: str) -> str:
     return COLOURS.get(component.split("/")[0], "white")
-
-
-def _clock(timestamp: float) -> str:
-    return dt.datetime.fromtimestamp(timestamp).strftime("%H:%M:%S.%f")[:-3]
 
 
 def _lines(explainer: Explainer, exchange: Exchange, depth: int, noise: bool) -> Iterator[str]:
@@ -126,7 +125,7 @@ def _line(said: Explained, depth: int) -> str:
     shown = "" if status in text.summary else f" [dim]({status})[/dim]"
     component = escape(said.who.component)
     return (
-        f"{'  ' * depth}[dim]{_clock(exchange.time)}[/dim] {delay}"
+        f"{'  ' * depth}[dim]{clock(exchange.time)}[/dim] {delay}"
         f"[{colour_of(said.who.component)}]{component}[/]: {escape(text.summary)}"
         f"{shown}{etcd}"
     )
