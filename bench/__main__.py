@@ -2,6 +2,9 @@
 
 `python -m bench NAME --option ...` runs one benchmark with its own options (`python -m
 bench explain_recording --sizes 10000 100000`), as `python -m bench.NAME --option ...` does.
+
+`python -m bench compare --peer CHECKOUT [NAME...] [-- OPTIONS]` runs them alternately here
+and in another checkout, and prints each figure's ratio (`bench/compare.py`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ BENCHMARKS = {
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["compare"]:
+        from bench import compare
+
+        return compare.main(argv[1:])
     split = next((i for i, arg in enumerate(argv) if arg.startswith("-")), len(argv))
     names, options = argv[:split] or list(BENCHMARKS), argv[split:]
     for name in names:
