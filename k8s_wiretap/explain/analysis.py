@@ -44,6 +44,7 @@ from k8s_wiretap.kube.refs import ObjectRef, resource_version, uid_of
 from k8s_wiretap.kube.release import Release, ReleaseError, ReleaseLike
 from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.kube.scale import scale_of
+from k8s_wiretap.kube.verbs import STORES, WATCH
 from k8s_wiretap.patch import PatchSchema
 
 __all__ = ["Analysis", "PatchReplay", "insort_by_time"]
@@ -60,7 +61,6 @@ NOT_OBJECTS = frozenset(
         "APIVersions",
     }
 )
-WRITES = frozenset({"create", "update", "patch"})
 CHANGES = frozenset({"ADDED", "MODIFIED", "DELETED"})
 DECODED = DecodeCache()  # bodies and watch frames; `DECODED.limit = 0` turns it off
 
@@ -179,7 +179,7 @@ class Analysis:
     def _take_in(self, exchange: Exchange) -> None:
         self._replays.clear()  # what a replay started from may have changed
         progress = self._progress[exchange.id]
-        if exchange.info.verb == "watch" or exchange.watch_events():
+        if exchange.info.verb == WATCH or exchange.watch_events():
             self._observe_events(exchange, progress)
         if exchange.end is not None and not progress.ended:
             progress.ended = True
@@ -280,7 +280,7 @@ class Analysis:
             event = events[index]
             if event.type in CHANGES and _is_object(event.object):
                 when = event.time or exchange.time
-                self._observe(exchange, event.object, "watch", when, index)
+                self._observe(exchange, event.object, WATCH, when, index)
         progress.events = len(events)
 
     def _observe_response(self, exchange: Exchange) -> None:
@@ -290,7 +290,7 @@ class Analysis:
         if not info.is_resource_request:
             self._learn(exchange)
             return
-        if exchange.status is None or exchange.status >= 300 or info.verb == "watch":
+        if exchange.status is None or exchange.status >= 300 or info.verb == WATCH:
             return
         if info.subresource not in ("", "status"):
             return
@@ -300,7 +300,7 @@ class Analysis:
             for item in decoded.get("items") or []:
                 if isinstance(item, dict) and isinstance(item.get("metadata"), dict):
                     self._observe(exchange, _typed_item(decoded, item), "list", when)
-        elif (info.verb == "get" or info.verb in WRITES) and _is_object(decoded):
+        elif (info.verb == "get" or info.verb in STORES) and _is_object(decoded):
             self._observe(exchange, decoded, info.verb, when)
 
     def _observe(

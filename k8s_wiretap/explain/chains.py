@@ -36,10 +36,10 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.history import Observation
 from k8s_wiretap.kube.controllers import Client, client
 from k8s_wiretap.kube.refs import ObjectRef, resource_version
+from k8s_wiretap.kube.verbs import WATCH, WRITES
 
 __all__ = ["Cause", "Chains", "Hop", "Write"]
 
-WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 WINDOW = 5.0  # seconds: a reaction comes within milliseconds; older events are not a cause
 TIE = 0.005  # seconds: events this close to the chosen one explain the write as well
 INFORMERS = {
@@ -275,7 +275,7 @@ class Chains:
         for owner in _owner_uids(observation.object):
             self._owners[ref].add(owner)
             self._owned[owner].add(ref)
-        if observation.source == "watch" and observation.event is not None:
+        if observation.source == WATCH and observation.event is not None:
             event = self.analysis.events(exchange)[observation.event]
             hop = Hop(
                 observation.exchange,

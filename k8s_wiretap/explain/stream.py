@@ -37,9 +37,9 @@ from typing import Any, TypeVar
 from k8s_wiretap.capture.assemble import Assembler, Update
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.analysis import Analysis, insort_by_time, recorded_release
-from k8s_wiretap.explain.chains import WRITES
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.kube.release import Release
+from k8s_wiretap.kube.verbs import WRITES
 
 __all__ = ["LOOKAHEAD", "PRELUDE", "explained"]
 

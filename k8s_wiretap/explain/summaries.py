@@ -27,12 +27,12 @@ from k8s_wiretap.kube.reads import served_from
 from k8s_wiretap.kube.refs import resource_version
 from k8s_wiretap.kube.release import Release
 from k8s_wiretap.kube.resources import Resources
+from k8s_wiretap.kube.verbs import READS, WATCH, WRITES
 from k8s_wiretap.wire import yamltext
 
 __all__ = ["Explanation", "Rule", "Summaries", "rules"]
 
 RULES_FILE = Path(__file__).resolve().parent.parent / "kube" / "data" / "explanations.yaml"
-READS = frozenset({"get", "list", "watch"})
 FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules match on
     {
         "component",
@@ -54,7 +54,6 @@ FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules
         "deleting",
     }
 )
-WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +185,7 @@ class Summaries:
         """Note `exchange` (in time order); True if it is its client's first LIST or WATCH
         of its resource (an informer starting)."""
         info = exchange.info
-        if info.verb not in ("list", "watch") or not info.is_resource_request:
+        if info.verb not in ("list", WATCH) or not info.is_resource_request:
             return False
         key = (exchange.component, info.verb, info.group, info.resource)
         return self._first.setdefault(key, exchange.id) == exchange.id

@@ -8,9 +8,8 @@ import pytest
 
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.kube.controllers import Operation, client, clients
+from k8s_wiretap.kube.verbs import WRITES
 from tests.recorded import STORY, STORY_1_20
-
-WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
 @pytest.fixture(
