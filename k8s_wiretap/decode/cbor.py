@@ -52,7 +52,6 @@ __all__ = [
 
 INT64 = (-(2**63), 2**63 - 1)
 MAX_DEPTH = 10_000  # apimachinery's MaxNestedLevels
-SELF_DESCRIBED_TAG = 55799
 _LATER_ENCODINGS = {21: "base64url", 22: "base64", 23: "base16"}
 
 

@@ -43,7 +43,6 @@ __all__ = [
     "go_float",
     "read_string",
     "scalar_reader",
-    "text",
 ]
 
 SIGN64 = 1 << 63
@@ -69,10 +68,6 @@ def as_int64(value: int) -> int:
 def as_int32(value: int) -> int:
     value &= 0xFFFFFFFF
     return value - (1 << 32) if value & 0x80000000 else value
-
-
-def text(data: bytes) -> str:
-    return data.decode("utf-8", GO_UTF8)
 
 
 def b64(data: bytes) -> str:

@@ -29,7 +29,7 @@ from k8s_wiretap.decode.body import undecodable
 from k8s_wiretap.decode.cache import WATCH_FRAME, DecodeCache
 from k8s_wiretap.kube.media import is_cbor, media_type
 from k8s_wiretap.kube.release import ReleaseLike
-from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
+from k8s_wiretap.kube.requestinfo import RequestInfo
 from k8s_wiretap.wire.cborseq import self_described
 from k8s_wiretap.wire.framing import framer_for
 
@@ -166,7 +166,7 @@ def exchange_events(
     events = exchange.watch_events()
     fresh = events[start:]
     decoded = [_decoded(event, content_type, release, cache) for event in fresh]
-    if _is_watch_list(exchange.info):
+    if is_watch_list(exchange.info):
         phases = _phases(decoded, _initial_end_before(exchange.id, events, start))
     else:
         phases = [None] * len(decoded)
@@ -205,12 +205,8 @@ def decode_stream(
     yield from _phased(events, False) if watch_list else events
 
 
-def is_watch_list(method: str, path: str) -> bool:
+def is_watch_list(info: RequestInfo) -> bool:
     """A watch that starts with the current state: `sendInitialEvents=true` on a watch."""
-    return _is_watch_list(parse_request(method, path))
-
-
-def _is_watch_list(info: RequestInfo) -> bool:
     return info.verb == "watch" and (info.param("sendInitialEvents") or "").lower() == "true"
 
 

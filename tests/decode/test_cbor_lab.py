@@ -374,7 +374,7 @@ def test_informers_start_with_watch_lists(recording: Recording) -> None:
         if exchange.info.verb != "watch":
             continue
         who = agent(exchange)
-        assert is_watch_list(exchange.method, exchange.path), (who, exchange.path)
+        assert is_watch_list(exchange.info), (who, exchange.path)
         phases = [event.phase for event in exchange_events(exchange, release="1.37")]
         one_by_one = [  # as a live analysis decodes them, each when it arrives
             event.phase

@@ -27,6 +27,7 @@ import yaml
 
 from k8s_wiretap.decode.protobuf import decode_object
 from k8s_wiretap.decode.watch import decode_stream, is_watch_list
+from k8s_wiretap.kube.requestinfo import parse_request
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.components import NODE_NAME
 from k8s_wiretap.lab.layout import Layout
@@ -465,7 +466,7 @@ def test_watch_list(setup: ProtoLab, path: str, as_partial: bool) -> None:
     accepts = partial("PartialObjectMetadata", "v1") if as_partial else (JSON, PROTOBUF)
     query = f"{path}?{WATCH_LIST}&timeoutSeconds=2"
     same_watch_lists(setup, query, accepts)
-    assert is_watch_list("GET", query)
+    assert is_watch_list(parse_request("GET", query))
     response = fetch(setup.client, query, accepts[1])
     content_type = response.headers["Content-Type"]
     decoded = list(decode_stream(response.body, content_type, setup.release, watch_list=True))
