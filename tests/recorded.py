@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.capture.reader import Recording, load, read_records
+from k8s_wiretap.capture.reader import Recording, iter_records, load
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
 STORY = RECORDINGS / "apply-story.jsonl.gz"
@@ -18,7 +18,8 @@ STORY_1_20 = RECORDINGS / "apply-story-1.20.jsonl.gz"
 
 @cache
 def story_records() -> tuple[dict[str, Any], ...]:
-    records, warnings = read_records(STORY)
+    warnings: list[str] = []
+    records = list(iter_records(STORY, warnings))
     assert not warnings
     return tuple(records)
 

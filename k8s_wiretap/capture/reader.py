@@ -20,7 +20,7 @@ from k8s_wiretap.capture.exchange import EtcdChange, Exchange
 from k8s_wiretap.capture.format import FORMAT, VERSION
 from k8s_wiretap.errors import WiretapError
 
-__all__ = ["Recording", "RecordingError", "iter_records", "load", "loads", "read_records"]
+__all__ = ["Recording", "RecordingError", "iter_records", "load", "loads"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -166,12 +166,6 @@ def check_header(path: Path, record: dict[str, Any]) -> bool:
             f"{FORMAT} version {VERSION}"
         )
     return True
-
-
-def read_records(path: Path | str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every record of a recording file, header first, and warnings about skipped lines."""
-    warnings: list[str] = []
-    return list(iter_records(path, warnings)), warnings
 
 
 def load(path: Path | str) -> Recording:

@@ -31,6 +31,7 @@ from k8s_wiretap.capture.events import (
 from k8s_wiretap.capture.format import body_record
 from k8s_wiretap.capture.identity import client_identity
 from k8s_wiretap.capture.redact import Redactor
+from k8s_wiretap.kube.media import PROTOBUF
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.wire.framing import Framer, framer_for
 from k8s_wiretap.wire.inflate import Inflater
@@ -72,9 +73,6 @@ def _headers(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
 
 def _header(headers: list[tuple[str, str]], name: str) -> str:
     return next((v for k, v in headers if k.lower() == name), "")
-
-
-PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 
 def _secret_info(key: str) -> RequestInfo:

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from k8s_wiretap.capture.exchange import Body
-from k8s_wiretap.capture.reader import load, read_records
+from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.proxy.server import free_port
 from tests.conftest import Kubectl, cli, wait_until
@@ -297,7 +297,7 @@ def test_plain_mitmdump_with_the_addon_script_records_the_same(
     mitmdump = exchanges[("GET", f"{configmaps}/{name}", "")]
 
     def fields(path: Path, exchange_id: str) -> list[tuple[str, set[str]]]:
-        records = read_records(path)[0]
+        records = iter_records(path, [])
         return [(r["record"], set(r) - {"id"}) for r in records if r.get("id") == exchange_id]
 
     assert fields(record, mitmdump.id) == fields(wiretap.record, proxied.id)
