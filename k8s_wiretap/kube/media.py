@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 __all__ = [
+    "CBOR_SEQ",
     "GNOSTIC_OPENAPI",
     "GNOSTIC_OPENAPI_V3",
-    "JSON",
     "PATCH_TYPES",
     "PROTOBUF",
     "is_cbor",
@@ -18,18 +18,13 @@ __all__ = [
 
 from k8s_wiretap.wire.media import is_cbor, media_parameters, media_type
 
-JSON = "application/json"
-YAML = "application/yaml"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
-# apimachinery runtime/types.go: CBOR bodies (behind the CBORServingAndStorage gate) and the
-# media type of a CBOR watch, which the API server sends whether the client accepted
+# apimachinery runtime/types.go: the media type of a CBOR watch (behind the
+# CBORServingAndStorage gate), which the API server sends whether the client accepted
 # application/cbor or application/cbor-seq (apiserver endpoints/handlers/watch.go).
-CBOR = "application/cbor"
 CBOR_SEQ = "application/cbor-seq"
 
 # Content-Type of a PATCH → the name explanations use for it.
-# (client-go with ClientsPreferCBOR sends applies as application/apply-patch+cbor: not listed
-# until patch replay reads CBOR bodies.)
 PATCH_TYPES = {
     "application/json-patch+json": "json",
     "application/merge-patch+json": "merge",

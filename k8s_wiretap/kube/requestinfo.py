@@ -62,7 +62,6 @@ class RequestInfo:
     path: str
     verb: str
     is_resource_request: bool = False
-    api_prefix: str = ""
     group: str = ""
     version: str = ""
     namespace: str = ""
@@ -75,11 +74,6 @@ class RequestInfo:
     def param(self, key: str) -> str | None:
         values = self.query.get(key)
         return values[0] if values else None
-
-    @property
-    def group_resource(self) -> str:
-        """`deployments.apps`, or just `pods` for the core group."""
-        return f"{self.resource}.{self.group}" if self.group else self.resource
 
     @property
     def streaming(self) -> bool:
@@ -181,7 +175,6 @@ def parse_request(method: str, target: str) -> RequestInfo:
         path=path,
         verb=verb,
         is_resource_request=True,
-        api_prefix=prefix,
         group=group,
         version=version,
         namespace=namespace,

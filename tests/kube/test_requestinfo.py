@@ -398,7 +398,6 @@ def test_streaming_subresources_and_query_parameters() -> None:
     )
     assert patch.param("fieldManager") == "kubectl-client-side-apply"
     assert patch.param("dryRun") == "All"
-    assert patch.group_resource == "deployments.apps"
 
 
 def test_options_and_streaming_subresources() -> None:
