@@ -126,9 +126,6 @@ class History:
     def __iter__(self) -> Iterator[ObjectRef]:
         return iter(self._objects)
 
-    def objects(self) -> list[ObjectRef]:
-        return sorted(self._objects)
-
     def timeline(self, ref: ObjectRef) -> list[Observation]:
         timeline = self._objects.get(ref)
         return timeline.observations if timeline else []

@@ -124,13 +124,13 @@ def test_replaying_leaves_what_was_observed_untouched(analysis: Analysis) -> Non
 
     patches = [e for e in analysis.exchanges if e.info.verb == "patch"]
     observed = json.dumps(
-        [[o.object for o in analysis.history.timeline(k)] for k in analysis.history.objects()]
+        [[o.object for o in analysis.history.timeline(k)] for k in sorted(analysis.history)]
     )
     for exchange in patches:
         analysis.replay(exchange)
     assert (
         json.dumps(
-            [[o.object for o in analysis.history.timeline(k)] for k in analysis.history.objects()]
+            [[o.object for o in analysis.history.timeline(k)] for k in sorted(analysis.history)]
         )
         == observed
     )
