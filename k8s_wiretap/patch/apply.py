@@ -47,7 +47,7 @@ over fields a client-side apply owned without a conflict (lastappliedmanager.go)
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -88,9 +88,7 @@ class ManagerEntry:
 
     fields: FieldSet
     api_version: str
-    applied: bool
     time: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _identifier(manager: ManagerId) -> str:
@@ -122,7 +120,7 @@ def decode_managed_fields(entries: Any) -> dict[ManagerId, ManagerEntry]:
             fields = FieldSet.from_fields_v1(entry.get("fieldsV1") or {})
         except (ValueError, TypeError) as error:
             raise PatchError(f"failed to decode managed fields: {error}") from error
-        managers[key] = ManagerEntry(fields, version, operation == "Apply", entry.get("time"))
+        managers[key] = ManagerEntry(fields, version, entry.get("time"))
     return managers
 
 
@@ -254,9 +252,9 @@ def _apply(
     last = managers.get(me)
     version = str(config.get("apiVersion", ""))
     fields = to_field_set(config, t, smd_403).recursive_difference(reset)
-    managers[me] = ManagerEntry(fields, version, True, last.time if last else None)
+    managers[me] = ManagerEntry(fields, version, last.time if last else None)
     if last is not None and not last.fields.empty():
-        merged = _prune(merged, t, managers, me, last.fields, smd_403)
+        merged = _prune(merged, t, managers, last.fields, smd_403)
     comparison = _update(live, merged, t, managers, me, force, reset)
     return (ABSENT if merged is ABSENT else merged), comparison.is_same()
 
@@ -265,14 +263,13 @@ def _prune(
     merged: Any,
     t: TypeRef,
     managers: dict[ManagerId, ManagerEntry],
-    me: ManagerId,
     last: FieldSet,
     smd_403: bool,
 ) -> Any:
-    """Remove what `me` applied last time and no longer applies, unless someone owns it
-    (Updater.prune, addBackOwnedItems, addBackDanglingItems); `smd_403` (SMD v4.0.3+,
-    1.21+): every set with its struct fields as members (a struct emptied of what `me` owned
-    goes), and null or empty members as leaves."""
+    """Remove what the manager applied last time (`last`) and no longer applies, unless
+    someone owns it (Updater.prune, addBackOwnedItems, addBackDanglingItems); `smd_403` (SMD
+    v4.0.3+, 1.21+): every set with its struct fields as members (a struct emptied of what
+    the manager owned goes), and null or empty members as leaves."""
 
     def sets(value: FieldSet) -> FieldSet:
         return ensure_named_fields(value, t) if smd_403 else value
@@ -370,7 +367,7 @@ def _before_first_apply(
         return {}
     version = str(live.get("apiVersion", ""))
     first = ("before-first-apply", "Update", version, "")
-    return {first: ManagerEntry(fields, version, False, stamp)}
+    return {first: ManagerEntry(fields, version, stamp)}
 
 
 def _last_applied(config: dict[str, Any]) -> str:
