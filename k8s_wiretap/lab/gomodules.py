@@ -113,7 +113,7 @@ def build_module_release(release: Release, target: Path, work: Path, out: TextIO
     """Build `release` in `work` and install it at `target`; returns its bin folder."""
     started = time.monotonic()
     source = _download(release, work, out)
-    go = _go_for(release, source)
+    go = _go_for(source)
     env = module_go_env(go, dict(os.environ))
     print(f"[build] Kubernetes {release} with {go} (go{_dotted(go_version(str(go)))})", file=out)
     kube = work / "kube"
@@ -160,7 +160,7 @@ def _download(release: Release, work: Path, out: TextIO) -> Path:
     return Path(folder)
 
 
-def _go_for(release: Release, source: Path) -> Path:
+def _go_for(source: Path) -> Path:
     """A Go new enough for the release's go.mod (ToolchainError says which is missing)."""
     match = re.search(r"^go (\S+)$", (source / "go.mod").read_text(), re.M)
     return module_go(parse_go_version(match.group(1)) if match else (1, 0))

@@ -16,11 +16,7 @@ from k8s_wiretap.kube.kubeconfig import write_kubeconfig
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.tls import Authority, Identity
 
-__all__ = ["proxy_ca_file", "write_wiretap_routes"]
-
-
-def proxy_ca_file(layout: Layout) -> str:
-    return str(layout.wiretap / "mitmproxy-ca-cert.pem")
+__all__ = ["write_wiretap_routes"]
 
 
 def write_wiretap_routes(layout: Layout, ca: Authority, identities: dict[str, Identity]) -> None:
