@@ -29,7 +29,6 @@ __all__ = [
     "agents",
     "component_of",
     "components",
-    "parse_agent",
     "read_agent",
     "recognize",
     "user_component",
@@ -202,12 +201,6 @@ def recognize(agent: str) -> Recognized:
     known = _by_product().get(parsed.product)
     # a library's version is not its program's
     return Recognized(parsed, known, "" if known is not None and known.weak else parsed.version)
-
-
-def parse_agent(agent: str) -> tuple[str, str]:
-    """(binary, role) of a client-go User-Agent; role is "" when none was appended."""
-    parsed = read_agent(agent)
-    return parsed.product, parsed.role
 
 
 @lru_cache(maxsize=4096)  # a cluster has few identities; every exchange asks

@@ -74,9 +74,6 @@ class Client:
     def writes_to(self, verb: str, group: str, resource: str, subresource: str = "") -> bool:
         return any(w.covers(verb, group, resource, subresource) for w in self.writes)
 
-    def reads_from(self, verb: str, group: str, resource: str, subresource: str = "") -> bool:
-        return any(r.covers(verb, group, resource, subresource) for r in self.reads)
-
 
 def _client(entry: dict[str, Any]) -> Client:
     def operations(key: str) -> tuple[Operation, ...]:

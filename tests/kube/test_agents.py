@@ -13,7 +13,6 @@ from k8s_wiretap.kube.agents import (
     agents,
     component_of,
     components,
-    parse_agent,
     read_agent,
     recognize,
     user_component,
@@ -169,7 +168,8 @@ def test_read_agent() -> None:
         "faecb19",
     )
     assert parsed.role == "x" and parsed.service_account and parsed.client_go
-    assert parse_agent(f"kube-scheduler/v1.20.2 {UA}/scheduler") == ("kube-scheduler", "scheduler")
+    scheduler = read_agent(f"kube-scheduler/v1.20.2 {UA}/scheduler")
+    assert (scheduler.product, scheduler.role) == ("kube-scheduler", "scheduler")
     assert read_agent("k8s-wiretap/0.1.0 (version check)").comment == "version check"
     assert read_agent("").product == ""
 
