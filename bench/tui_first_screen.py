@@ -42,7 +42,7 @@ from textual.widgets import Static
 
 from bench.explain_recording import build, default_recording
 from k8s_wiretap.views.tui import ReplayApp
-from k8s_wiretap.views.tui.exchange_list import ExchangeList
+from k8s_wiretap.views.tui.listing.exchange_list import ExchangeList
 
 SIZES = (100_000,)
 SIZE = (120, 40)
@@ -100,7 +100,7 @@ async def _drive(path: Path, marks: dict[str, float], skip_explained: bool) -> N
 async def _filter(app: ReplayApp, text: str) -> tuple[float, float]:
     """Seconds from entering filter `text` to the list showing its matches; how many
     different progress figures the bottom line showed meanwhile."""
-    from k8s_wiretap.views.tui.filter_bar import FilterBar
+    from k8s_wiretap.views.tui.filtering.filter_bar import FilterBar
 
     status = app.query_one("#filter-status", Static)
     seen: set[str] = set()

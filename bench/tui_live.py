@@ -34,7 +34,7 @@ from textual.pilot import Pilot
 from bench.explain_recording import default_recording
 from bench.tui_first_screen import SIZE, _watch_screen
 from k8s_wiretap.capture.reader import iter_records
-from k8s_wiretap.views.tui.exchange_list import ExchangeList
+from k8s_wiretap.views.tui.listing.exchange_list import ExchangeList
 
 RATE, SECONDS, BURST = 1000, 20.0, 0.02
 

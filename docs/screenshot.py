@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from k8s_wiretap.views.tui import ReplayApp  # noqa: E402
-from k8s_wiretap.views.tui.walkthrough import load  # noqa: E402
+from k8s_wiretap.views.tui.walkthrough.chapters import load  # noqa: E402
+from tests.views.tui.detail.test_chain import opened  # noqa: E402
 from tests.views.tui.pilot import settle  # noqa: E402
 from tests.views.tui.test_app import type_filter  # noqa: E402
-from tests.views.tui.test_chain import opened  # noqa: E402
-from tests.views.tui.test_walkthrough import at_step  # noqa: E402
+from tests.views.tui.walkthrough.test_walkthrough import at_step  # noqa: E402
 
 SIZE = (120, 40)
 

@@ -31,7 +31,7 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.paths import state_dir
 from k8s_wiretap.views.story import write_story
-from k8s_wiretap.views.tui.walkthrough import load as load_walkthrough
+from k8s_wiretap.views.tui.walkthrough.chapters import load as load_walkthrough
 from k8s_wiretap.workshop import manifest
 
 __all__ = ["register", "run_demo"]

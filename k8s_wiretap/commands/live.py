@@ -4,7 +4,7 @@ The TUI must never slow the proxy. Both are Python: in one process they would sh
 interpreter lock, and every frame the TUI paints would be time the proxy's event loop
 waits. So the proxy runs exactly as `proxy --quiet --record FILE` runs (its own process,
 event loop and recorder thread, writing its recording file as always), and this process
-follows that file with the replay TUI (`views/tui/follow.py`): live is follow. Records
+follows that file with the replay TUI (`views/tui/listing/follow.py`): live is follow. Records
 reach the file within ~20 ms (the recorder writes in bursts), the follower looks at its
 end every 50 ms, and the file is what links the two, so nothing the TUI does can hold the
 proxy up: a slow screen only reads later.

@@ -6,8 +6,8 @@ data) closes the TUI with the same one line.
 
 A recording still being written is followed like `tail -f` (`--follow`; by default when,
 read to its end, it has exchanges still open and was written to in the last minute:
-`views/tui/follow.py`). `--speed X` plays it back on its own clock instead
-(`views/tui/playback.py`).
+`views/tui/listing/follow.py`). `--speed X` plays it back on its own clock instead
+(`views/tui/live/playback.py`).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def _play(path: Path, speed: float, theme: str) -> int:
     from rich.markup import escape
 
     from k8s_wiretap.views.tui import ReplayApp
-    from k8s_wiretap.views.tui.playback import Player
+    from k8s_wiretap.views.tui.live.playback import Player
 
     try:
         player = Player(path, speed)

@@ -123,7 +123,7 @@ def _serve_replay(args: argparse.Namespace) -> int:
 
 
 def _serve_walkthrough(args: argparse.Namespace) -> int:
-    from k8s_wiretap.views.tui.walkthrough import DEFAULT, load
+    from k8s_wiretap.views.tui.walkthrough.chapters import DEFAULT, load
 
     _check_options(args)
     walkthrough = load(args.name or DEFAULT)  # UsageError, in one line, if there is none

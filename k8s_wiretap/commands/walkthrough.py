@@ -2,7 +2,7 @@
 
 NAME is a walkthrough beside the recordings (`recordings/NAME.walkthrough.yaml`, default
 `apply-story`: kubectl apply on the 1.37 recording). The TUI opens with its narration
-(`views/tui/narration_panel.py`): → or space the next step, ← the one before, esc leaves
+(`views/tui/walkthrough/narration_panel.py`): → or space the next step, ← the one before, esc leaves
 it for the plain replay. When stdout is not a terminal (a pipe, a log, CI) the TUI is not
 started: every step's narration is printed as text instead, as `--text` asks, so that
 nothing waits for a key no one can press. A Textual driver named in the environment
@@ -19,7 +19,7 @@ from typing import Any
 
 from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.commands.replay import add_theme_option
-from k8s_wiretap.views.tui.walkthrough import DEFAULT, RECORDINGS, Walkthrough, load
+from k8s_wiretap.views.tui.walkthrough.chapters import DEFAULT, RECORDINGS, Walkthrough, load
 
 __all__ = ["interactive", "register", "run_walkthrough"]
 
@@ -74,11 +74,11 @@ def run_walkthrough(
 
 
 def _print(walkthrough: Walkthrough) -> int:
-    from k8s_wiretap.views.tui.explaining import explain_rows
-    from k8s_wiretap.views.tui.index import RecordingIndex
-    from k8s_wiretap.views.tui.narration import write_text
-    from k8s_wiretap.views.tui.steps import find_steps
-    from k8s_wiretap.views.tui.window import Windows
+    from k8s_wiretap.views.tui.listing.explaining import explain_rows
+    from k8s_wiretap.views.tui.listing.index import RecordingIndex
+    from k8s_wiretap.views.tui.listing.window import Windows
+    from k8s_wiretap.views.tui.walkthrough.narration import write_text
+    from k8s_wiretap.views.tui.walkthrough.steps import find_steps
 
     index = RecordingIndex(walkthrough.recording)
     try:

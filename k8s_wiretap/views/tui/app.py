@@ -1,17 +1,16 @@
 """`k8s-wiretap replay FILE`: the Textual app over one recording.
 
 Three workers do the reading, in threads, and post small messages: the index
-(`index.py`, the rows by byte offset, so the first screen shows before the file is read),
-the selected exchange's detail (`window.py`, on demand, after the cursor has rested for
-`SETTLE` seconds), and the explanation of every row (`explaining.py`, started once the
-first detail is shown: until then the first screen has the CPU). The app
-only wires them to the widgets: the list (`exchange_list.py`), the tabs
-(`detail_pane.py`), the filter bar (`filter_bar.py`), and a walkthrough's narration
-(`narration_panel.py`: `w`, or `k8s-wiretap walkthrough`), the `:` command line and the
-search (`command_line.py`, `commands.py`), the chain view (`chain_view.py`: `c`) and the
-themes (`themes.py`). A recording still being
-written — a live proxy's, a playback's (`playback.py`), `replay --follow` — is followed
-(`follow.py`), the list keeping its end in view (`follow_mode.py`).
+(`listing/index.py`, the rows by byte offset, so the first screen shows before the file is
+read), the selected exchange's detail (`listing/window.py`, on demand, after the cursor
+has rested for `SETTLE` seconds), and the explanation of every row
+(`listing/explaining.py`, started once the first detail is shown: until then the first
+screen has the CPU). The app only wires them to the widgets: the list (`listing/`), the
+tabs and the chain view (`detail/`: `c`), the filter bar, the search and the `:` command
+line (`filtering/`), a walkthrough's narration (`walkthrough/`: `w`, or `k8s-wiretap
+walkthrough`) and the themes (`themes.py`). A recording still being written — a live
+proxy's, a playback's (`live/playback.py`), `replay --follow` — is followed
+(`listing/follow.py`), the list keeping its end in view (`live/follow_mode.py`).
 """
 
 from __future__ import annotations
@@ -30,20 +29,23 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from k8s_wiretap.capture.reader import RecordingError
-from k8s_wiretap.views.tui.chain_view import CHAIN_BINDINGS
-from k8s_wiretap.views.tui.command_line import CommandLine
-from k8s_wiretap.views.tui.commands import COMMAND_BINDINGS, Commands
-from k8s_wiretap.views.tui.detail_pane import DetailPane
-from k8s_wiretap.views.tui.event_screen import EVENT_BINDINGS
-from k8s_wiretap.views.tui.exchange_list import ExchangeList
-from k8s_wiretap.views.tui.explaining import explain_rows
-from k8s_wiretap.views.tui.filter_bar import FilterBar
-from k8s_wiretap.views.tui.filters import Filter, FilterError, parse, shown
-from k8s_wiretap.views.tui.follow import KeepGoing
-from k8s_wiretap.views.tui.follow_mode import FOLLOW_BINDINGS, REFRESH, FollowMode, policy
+from k8s_wiretap.views.tui.detail.chain_view import CHAIN_BINDINGS
+from k8s_wiretap.views.tui.detail.detail_pane import DetailPane
+from k8s_wiretap.views.tui.detail.event_screen import EVENT_BINDINGS
+from k8s_wiretap.views.tui.detail.panes import TABS
+from k8s_wiretap.views.tui.filtering.command_line import CommandLine
+from k8s_wiretap.views.tui.filtering.commands import COMMAND_BINDINGS, Commands
+from k8s_wiretap.views.tui.filtering.filter_bar import FilterBar
+from k8s_wiretap.views.tui.filtering.filters import Filter, FilterError, parse, shown
 from k8s_wiretap.views.tui.help_screen import HelpScreen
-from k8s_wiretap.views.tui.index import RecordingIndex
 from k8s_wiretap.views.tui.keymap import load_keymap
+from k8s_wiretap.views.tui.listing.exchange_list import ExchangeList
+from k8s_wiretap.views.tui.listing.explaining import explain_rows
+from k8s_wiretap.views.tui.listing.follow import KeepGoing
+from k8s_wiretap.views.tui.listing.index import RecordingIndex
+from k8s_wiretap.views.tui.listing.window import Windows
+from k8s_wiretap.views.tui.live.follow_mode import FOLLOW_BINDINGS, REFRESH, FollowMode, policy
+from k8s_wiretap.views.tui.live.playback import PLAYBACK_ACTIONS, PLAYBACK_BINDINGS, Player
 from k8s_wiretap.views.tui.messages import (
     DetailFailed,
     DetailReady,
@@ -57,14 +59,15 @@ from k8s_wiretap.views.tui.messages import (
     Searched,
     Searching,
 )
-from k8s_wiretap.views.tui.narration_panel import WALK_ACTIONS, WALK_BINDINGS, NarrationPanel
-from k8s_wiretap.views.tui.panes import TABS
-from k8s_wiretap.views.tui.playback import PLAYBACK_ACTIONS, PLAYBACK_BINDINGS, Player
 from k8s_wiretap.views.tui.selection import Check, Selection
 from k8s_wiretap.views.tui.themes import DARK
 from k8s_wiretap.views.tui.themes import install as install_themes
-from k8s_wiretap.views.tui.walkthrough import Walkthrough, for_recording
-from k8s_wiretap.views.tui.window import Windows
+from k8s_wiretap.views.tui.walkthrough.chapters import Walkthrough, for_recording
+from k8s_wiretap.views.tui.walkthrough.narration_panel import (
+    WALK_ACTIONS,
+    WALK_BINDINGS,
+    NarrationPanel,
+)
 
 __all__ = ["ReplayApp"]
 
@@ -109,7 +112,7 @@ class ReplayApp(App[int]):
         theme: str = DARK,
     ) -> None:
         """`walkthrough`: opened at once (else `w` opens the one beside the recording);
-        `follow`: read on past the end (None: if it looks written to, `follow.py`);
+        `follow`: read on past the end (None: if it looks written to, `listing/follow.py`);
         `writer`: what writes the file (a proxy, `playback`): followed while it says so;
         `label`: the title's, instead of "replay FILE"; `theme`: the one to start with."""
         super().__init__()
@@ -561,7 +564,7 @@ class ReplayApp(App[int]):
         self.commands.event(str(number))
 
     def action_command(self, key: str) -> None:
-        """A key of `commands.py` (`:`, `s`, `<` `>`, `c`, `y`, `t`)."""
+        """A key of `filtering/commands.py` (`:`, `s`, `<` `>`, `c`, `y`, `t`)."""
         self.commands.keys[key]()
 
     def action_show_tab(self, key: str) -> None:

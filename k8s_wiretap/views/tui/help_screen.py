@@ -12,8 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from k8s_wiretap.views.tui.command_line import COMMAND_HELP
-from k8s_wiretap.views.tui.filters import FILTER_HELP
+from k8s_wiretap.views.tui.filtering.command_line import COMMAND_HELP
+from k8s_wiretap.views.tui.filtering.filters import FILTER_HELP
 
 __all__ = ["HelpScreen"]
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from k8s_wiretap.views.tui.listing.window import Detail
 from k8s_wiretap.views.tui.selection import Selection
-from k8s_wiretap.views.tui.window import Detail
 
 __all__ = [
     "DetailFailed",

@@ -32,7 +32,7 @@ from k8s_wiretap.capture.reader import Recording
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.kube.verbs import WRITES
-from k8s_wiretap.views.tui.index import RecordingIndex
+from k8s_wiretap.views.tui.listing.index import RecordingIndex
 
 __all__ = ["BATCH", "Progress", "SaveError", "Saved", "save"]
 

@@ -4,8 +4,9 @@ The mask is computed once when the filter changes, then kept up to date as rows 
 (`extend`: only the new ones are checked) and as the explanation layer changes rows
 (`update`: only those); the list's view is the index array of the rows it lets
 through, made from the mask at C speed (`itertools.compress`). Over the index's columns
-(`table.py`) a filter is checked `CHUNK` rows at a time at C speed (`Filter.mask`),
-saying how far it has got (`progress`); any other rows, one by one.
+(`listing/table.py`) a check that has a `mask` (a filter, `filtering/filters.py`) is
+checked `CHUNK` rows at a time at C speed, saying how far it has got (`progress`); any
+other check, or rows, one by one.
 """
 
 from __future__ import annotations
@@ -13,17 +14,26 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress
+from typing import Protocol, runtime_checkable
 
-from k8s_wiretap.views.tui.filters import Filter
-from k8s_wiretap.views.tui.masks import from_mask
-from k8s_wiretap.views.tui.rows import RowLike
-from k8s_wiretap.views.tui.table import RowTable
+from k8s_wiretap.views.tui.listing.masks import from_mask
+from k8s_wiretap.views.tui.listing.rows import RowLike
+from k8s_wiretap.views.tui.listing.table import RowTable
 
-__all__ = ["CHUNK", "Check", "Progress", "Selection"]
+__all__ = ["CHUNK", "Check", "ColumnCheck", "Progress", "Selection"]
 
 Check = Callable[[RowLike], bool]
 Progress = Callable[[float], None]
 CHUNK = 65_536  # rows checked at once over columns
+
+
+@runtime_checkable
+class ColumnCheck(Protocol):
+    """A check that also reads the index's columns: a byte a row, as a mask (`listing/masks.py`)."""
+
+    def __call__(self, row: RowLike) -> bool: ...
+
+    def mask(self, rows: RowTable, start: int, stop: int) -> int: ...
 
 
 class Selection:
@@ -82,8 +92,8 @@ class Selection:
         return array("q", compress(range(len(self.mask)), self.mask))
 
     def _columns(self, check: Check) -> bool:
-        return isinstance(check, Filter) and isinstance(self.rows, RowTable)
+        return isinstance(check, ColumnCheck) and isinstance(self.rows, RowTable)
 
     def _checked(self, start: int, stop: int) -> bytes:
-        assert isinstance(self.check, Filter) and isinstance(self.rows, RowTable)
+        assert isinstance(self.check, ColumnCheck) and isinstance(self.rows, RowTable)
         return from_mask(self.check.mask(self.rows, start, stop), stop - start)

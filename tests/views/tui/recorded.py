@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from k8s_wiretap.views.tui.explaining import explain_rows
-from k8s_wiretap.views.tui.index import RecordingIndex
+from k8s_wiretap.views.tui.listing.explaining import explain_rows
+from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from tests.recorded import STORY, STORY_1_20
 
 __all__ = ["STORY", "STORY_1_20", "explained_index", "indexed"]

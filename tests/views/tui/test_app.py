@@ -13,9 +13,9 @@ from textual.widgets import Static
 
 from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui import app as app_module
-from k8s_wiretap.views.tui.detail_pane import DetailPane
-from k8s_wiretap.views.tui.exchange_list import ExchangeList
+from k8s_wiretap.views.tui.detail.detail_pane import DetailPane
 from k8s_wiretap.views.tui.help_screen import HelpScreen
+from k8s_wiretap.views.tui.listing.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.messages import DetailReady, Explained
 from tests.recorded import STORY, STORY_1_20
 from tests.views.tui.pilot import drive, line_text, settle, tab_text

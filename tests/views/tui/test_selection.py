@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from k8s_wiretap.views.tui import selection as selection_module
-from k8s_wiretap.views.tui.explaining import explain_rows
-from k8s_wiretap.views.tui.filters import parse
-from k8s_wiretap.views.tui.index import RecordingIndex
-from k8s_wiretap.views.tui.rows import Row
+from k8s_wiretap.views.tui.filtering.filters import parse
+from k8s_wiretap.views.tui.listing.explaining import explain_rows
+from k8s_wiretap.views.tui.listing.index import RecordingIndex
+from k8s_wiretap.views.tui.listing.rows import Row
 from k8s_wiretap.views.tui.selection import Selection
 from tests.views.tui.recorded import STORY, explained_index
 

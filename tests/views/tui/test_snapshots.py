@@ -12,14 +12,14 @@ import pytest
 from textual.pilot import Pilot
 
 from k8s_wiretap.views.tui import ReplayApp
-from k8s_wiretap.views.tui.walkthrough import load
+from k8s_wiretap.views.tui.walkthrough.chapters import load
 from tests.recorded import STORY
+from tests.views.tui.detail.test_chain import opened
+from tests.views.tui.filtering.test_search import press_text
 from tests.views.tui.pilot import settle
 from tests.views.tui.snapshots import Shots
 from tests.views.tui.test_app import APPLY, type_filter
-from tests.views.tui.test_chain import opened
-from tests.views.tui.test_search import press_text
-from tests.views.tui.test_walkthrough import at_step
+from tests.views.tui.walkthrough.test_walkthrough import at_step
 
 SIZES = {"120x40": (120, 40), "80x24": (80, 24)}
 

@@ -1,0 +1,95 @@
+"""The detail pane: the selected exchange in tabs (Explain, Request, Response, Patch,
+Events), each a scrollable view of what `panes.py` renders."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static, TabbedContent, TabPane
+
+from k8s_wiretap.views.tui.detail.panes import TABS
+from k8s_wiretap.views.tui.listing.window import Detail
+
+__all__ = ["DetailPane"]
+
+
+class DetailPane(Vertical):
+    """One tab per view of the exchange; `show(detail)` fills them all."""
+
+    DEFAULT_CSS = """
+    DetailPane {
+        height: 1fr;
+    }
+    DetailPane TabbedContent {
+        height: 1fr;
+    }
+    DetailPane TabPane {
+        padding: 0 1;
+        height: 1fr;
+    }
+    DetailPane VerticalScroll {
+        height: 1fr;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.detail: Detail | None = None
+        # Made here, not found by a query: a selection can come before the tabs are
+        # mounted (a large recording's first rows), and filling them must not fail then.
+        self._bodies = {
+            key: Static(Text("select an exchange", style="dim"), id=f"{key}-body") for key in TABS
+        }
+        self._scrollers = {key: VerticalScroll(id=f"{key}-scroll") for key in TABS}
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent(initial="explain"):
+            for key, (title, _render) in TABS.items():
+                with TabPane(title, id=key), self._scrollers[key]:
+                    yield self._bodies[key]
+
+    @property
+    def tabs(self) -> TabbedContent:
+        return self.query_one(TabbedContent)
+
+    @property
+    def active(self) -> str:
+        return self.tabs.active
+
+    @active.setter
+    def active(self, key: str) -> None:
+        self.tabs.active = key
+
+    def body(self, key: str) -> Static:
+        return self._bodies[key]
+
+    def scroller(self, key: str | None = None) -> VerticalScroll:
+        return self._scrollers[key or self.active]
+
+    def _fill(self, render: dict[str, RenderableType]) -> None:
+        for key, renderable in render.items():
+            self.body(key).update(renderable)
+
+    def waiting(self, text: str = "explaining…") -> None:
+        self._fill({key: Text(text, style="dim italic") for key in TABS})
+
+    def show(self, detail: Detail) -> None:
+        """Fill the tabs, each scrolled to its top; the same exchange again (it grew: a
+        followed watch's events) keeps where each tab was."""
+        again = self.detail is not None and self.detail.exchange.id == detail.exchange.id
+        self.detail = detail
+        self._fill({key: render(detail) for key, (_title, render) in TABS.items()})
+        for key in TABS if not again else ():
+            self.scroller(key).scroll_home(animate=False)
+
+    def failed(self, message: str) -> None:
+        self._fill({key: Text(message, style="red") for key in TABS})
+
+    def step(self, by: int) -> None:
+        """The next (1) or previous (-1) tab."""
+        keys = list(TABS)
+        at = keys.index(self.active) if self.active in keys else 0
+        self.active = keys[(at + by) % len(keys)]

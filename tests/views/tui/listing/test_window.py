@@ -1,0 +1,88 @@
+"""The selected exchange, explained on demand over its window of the recording."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from k8s_wiretap.views.tui.detail.panes import TABS
+from k8s_wiretap.views.tui.listing import window
+from k8s_wiretap.views.tui.listing.window import Windows
+from tests.views.tui.recorded import indexed, position
+
+
+def shown(renderable: object) -> str:
+    console = Console(width=140, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_the_three_replica_apply_replays_as_the_server_did() -> None:
+    index = indexed()
+    apply = position(index, component="kubectl", verb="patch", resource="deployments")
+    detail = Windows(index).detail(apply)
+    assert detail.explained.explanation.summary == (
+        "kubectl apply patches Deployment default/web (strategic merge patch, three-way)"
+    )
+    assert detail.replay is not None and detail.replay.matches_server is True
+    patch = shown(TABS["patch"][1](detail))
+    assert "matches the server's result" in patch
+    assert "replicas: 3" in patch
+    assert "/spec/replicas" in patch  # the diff and the apply, field by field
+    assert "changed by your file" in patch
+
+
+def test_a_controllers_write_shows_its_chain_back_to_the_users_action() -> None:
+    index = indexed()
+    windows = Windows(index)
+    found = None
+    for number, row in enumerate(index.rows):
+        if row.component == "scheduler" and row.resource == "pods/binding":
+            found = windows.detail(number)
+            if len(found.chain) > 2:
+                break
+    assert found is not None and len(found.chain) > 2
+    assert found.chain[0].component == "kubectl"
+    assert found.chain[-1].id == found.exchange.id
+    explain = shown(TABS["explain"][1](found))
+    assert "causal chain" in explain and "caused by" in explain
+    assert "binds Pod" in explain
+
+
+def test_request_response_and_events_tabs_show_the_decoded_exchange() -> None:
+    index = indexed()
+    windows = Windows(index)
+    watch = position(index, component="kubelet", verb="watch", resource="nodes")
+    detail = windows.detail(watch)
+    events = shown(TABS["events"][1](detail))
+    assert "BOOKMARK" in events and "Node" in events and "initial" in events
+    request = shown(TABS["request"][1](detail))
+    assert request.startswith("GET") and "/api/v1/nodes?allowWatchBookmarks=true" in request
+    assert "user-agent" in request.lower() and "hollow-kubelet" in request
+    response = shown(TABS["response"][1](detail))
+    assert "200 OK" in response and "events: see Events" in response
+    get = windows.detail(position(index, component="kubelet", verb="get", resource="nodes"))
+    response = shown(TABS["response"][1](get))
+    assert "body (protobuf, decoded)" in response and "kind: Node" in response
+    assert "6b 38 73 00" in response and "k8s." in response  # the bytes: the k8s\0 envelope
+    assert shown(TABS["patch"][1](get)).strip() == "not a PATCH"
+
+
+def test_a_large_recording_is_explained_over_a_window(monkeypatch: object) -> None:
+    import pytest
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(window, "WHOLE", 10)
+    patch.setattr(window, "MAX_BEFORE", 100)
+    patch.setattr(window, "MAX_AFTER", 50)
+    try:
+        index = indexed()
+        windows = Windows(index)
+        apply = position(index, component="kubectl", verb="patch", resource="deployments")
+        detail = windows.detail(apply)
+        kept = windows._window
+        assert kept is not None and 0 < kept.low < apply < kept.high < len(index)
+        assert detail.replay is not None and detail.replay.matches_server is True
+        windows.detail(apply + 1)
+        assert windows._window is kept  # a neighbour reuses the window
+    finally:
+        patch.undo()
