@@ -97,6 +97,8 @@ def proxy_latency(text: str) -> Iterator[Figure]:
                 median, p90 = numbers(cell)[:2]
                 yield Figure(f"{row['target']}, {kind} median ms", median)
                 yield Figure(f"{row['target']}, {kind} p90 ms", p90)
+    for found in re.finditer(r"^(k8s-wiretap .*?), (.+?): ([\d.]+)x", text, re.MULTILINE):
+        yield Figure(f"{found[1]}, {found[2]} (ratio)", float(found[3]))
 
 
 def tui_first_screen(text: str) -> Iterator[Figure]:
@@ -161,6 +163,8 @@ def figures(name: str, output: str) -> dict[str, Figure]:
 def cost(this: float, peer: float, higher_is_better: bool) -> float:
     """Above 1: this is slower (or bigger)."""
     this, peer = (peer, this) if higher_is_better else (this, peer)
+    if this == peer:
+        return 1.0
     return this / peer if peer else float("inf")
 
 
