@@ -56,10 +56,11 @@ def register(subparsers: Any) -> None:
 
     explain = subparsers.add_parser(
         "explain",
-        help="decode every exchange of a recording",
-        description="One line per exchange (text), or one JSON object per exchange with the "
-        "decoded request, bodies, patches (replayed on the object as it was before) and "
-        "watch events (--format json).",
+        help="the story of a recording, or every exchange decoded and explained",
+        description="The story of a recording: each kubectl command and what it set off, "
+        "component by component (the default); the same as a Markdown handout; one line "
+        "per exchange; or one JSON object per exchange with the decoded request, bodies, "
+        "patches (replayed on the object as it was before) and watch events.",
     )
     explain.add_argument("recording", type=Path)
     explain.add_argument(
