@@ -1,4 +1,4 @@
-"""Generate k8s_wiretap/patch/data/openapi-v3-MINOR.json from a real kube-apiserver's OpenAPI v3.
+"""Generate k8s_wiretap/kube/data/openapi-v3-MINOR.json from a real kube-apiserver's OpenAPI v3.
 
     python scripts/generate_openapi_v3.py [--kube-version 1.37.2] [OUTPUT]
 
@@ -33,7 +33,7 @@ from reduce_openapi import KEPT, NESTED  # noqa: E402
 from k8s_wiretap.kube.client import ApiClient  # noqa: E402
 from k8s_wiretap.kube.release import Release  # noqa: E402
 
-DATA = ROOT / "k8s_wiretap/patch/data"
+DATA = ROOT / "k8s_wiretap/kube/data"
 
 
 def reduce_v3(schema: Any) -> Any:

@@ -6,7 +6,7 @@ Usage:
 
 SWAGGER_JSON is an OpenAPI v2 document as the API server serves it at /openapi/v2 or as the
 Kubernetes source tree holds it (api/openapi-spec/swagger.json). OUTPUT defaults to
-k8s_wiretap/patch/data/openapi-v2-1.20.json, the table `PatchSchema.builtin()` loads. It was
+k8s_wiretap/kube/data/openapi-v2-1.20.json, the table `PatchSchema.builtin()` loads. It was
 made from Kubernetes 1.20.2 with
 
     S=staging/src/k8s.io
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_OUTPUT = (
-    Path(__file__).resolve().parent.parent / "k8s_wiretap/patch/data/openapi-v2-1.20.json"
+    Path(__file__).resolve().parent.parent / "k8s_wiretap/kube/data/openapi-v2-1.20.json"
 )
 KEPT = ("type", "format", "default", "$ref")
 NESTED = ("items", "additionalProperties")

@@ -34,7 +34,6 @@ from collections.abc import Callable
 from typing import Any
 
 import cbor2
-import yaml
 
 from k8s_wiretap.kube.requestinfo import RequestInfo
 from k8s_wiretap.kube.sensitive import (
@@ -46,7 +45,7 @@ from k8s_wiretap.kube.sensitive import (
     WEBSOCKET_BEARER_PREFIX,
     Sensitive,
 )
-from k8s_wiretap.wire import envelope
+from k8s_wiretap.wire import envelope, yamltext
 from k8s_wiretap.wire.cborseq import SELF_DESCRIBED, self_described
 from k8s_wiretap.wire.media import is_cbor, is_json, media_type
 from k8s_wiretap.wire.protowire import BYTES, Field, ProtoError, encode, parse
@@ -369,8 +368,8 @@ class Redactor:
 def _load(content_type: str, body: bytes) -> Any:
     if "yaml" in media_type(content_type):
         try:
-            return yaml.safe_load(body)
-        except yaml.YAMLError as error:
+            return yamltext.load(body)
+        except yamltext.YAMLError as error:
             raise ValueError(str(error)) from error
     return json.loads(body)
 

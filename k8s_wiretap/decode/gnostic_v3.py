@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from k8s_wiretap.decode.gnostic import (
     _CONTACT,
     _EXTENSION,
@@ -39,6 +37,7 @@ from k8s_wiretap.decode.gnostic import (
 )
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI_V3
 from k8s_wiretap.kube.release import ReleaseLike
+from k8s_wiretap.wire import yamltext
 from k8s_wiretap.wire.protowire import BYTES, Field, ProtoError, parse
 
 __all__ = ["OpenApiV3Decoder", "openapi_v3_from_gnostic"]
@@ -162,7 +161,7 @@ def openapi_v3_from_gnostic(data: bytes) -> dict[str, Any]:
     """The JSON form of a gnostic `openapi.v3.Document` (see the module docstring)."""
     try:
         return _DOCUMENT(Field(0, BYTES, data))
-    except (ProtoError, UnicodeDecodeError, yaml.YAMLError) as error:
+    except (ProtoError, UnicodeDecodeError, yamltext.YAMLError) as error:
         raise ProtoError(f"not a gnostic OpenAPI v3 document: {error}") from error
 
 

@@ -1,6 +1,7 @@
 """What each exchange is, and why it happens: a one-line summary and a short why.
 
-The rules are data (`kube/data/explanations.yaml`, each with its source); this module
+The rules are data (`kube/data/explanations.yaml`, each with its source, read by
+`kube/explanations.py`); this module
 matches them against what the exchange is — who sent it, the request as the API server
 resolves it, its status, whether it is an informer's first list or a relist, whether its
 watch expired — and fills their templates from the decoded bodies, the object history and
@@ -14,7 +15,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from operator import itemgetter
-from pathlib import Path
 from typing import Any, ClassVar
 
 from k8s_wiretap.capture.exchange import Exchange
@@ -22,17 +22,16 @@ from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.kube.etcd import etcd_key
+from k8s_wiretap.kube.explanations import RULES_FILE, Rule, rules
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.reads import served_from
 from k8s_wiretap.kube.refs import resource_version
 from k8s_wiretap.kube.release import Release
 from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.kube.verbs import READS, WATCH, WRITES
-from k8s_wiretap.wire import yamltext
 
 __all__ = ["Explanation", "Rule", "Summaries", "rules"]
 
-RULES_FILE = Path(__file__).resolve().parent.parent / "kube" / "data" / "explanations.yaml"
 FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules match on
     {
         "component",
@@ -54,16 +53,6 @@ FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules
         "deleting",
     }
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    id: str
-    match: dict[str, Any]
-    summary: str
-    why: str
-    noise: bool
-    source: str
 
 
 def _plain(decoded: Decoded) -> Any:
@@ -97,22 +86,6 @@ class Explanation:
 
 
 @cache
-def rules() -> tuple[Rule, ...]:
-    entries = yamltext.load(RULES_FILE.read_text())
-    return tuple(
-        Rule(
-            str(e["id"]),
-            dict(e.get("match") or {}),
-            " ".join(str(e["summary"]).split()),  # as every filled one is (`_squeezed`)
-            " ".join(str(e.get("why") or "").split()),
-            bool(e.get("noise")),
-            str(e.get("source") or ""),
-        )
-        for e in entries
-    )
-
-
-@cache
 def _matched() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The facts the rules look at, and the query parameters they name."""
     keys = sorted({k for r in rules() for k in r.match})
@@ -130,7 +103,7 @@ def _key_of() -> Callable[[dict[str, Any]], Any]:
     plain = [k for k in keys if k != "param"]
     unknown = sorted(set(plain) - FACTS)
     if unknown:
-        raise ValueError(f"{RULES_FILE}: rules match on what no exchange has: {unknown}")
+        raise ValueError(f"kube/data/{RULES_FILE}: rules match on what no exchange has: {unknown}")
     return itemgetter(*plain) if len(plain) > 1 else lambda facts: facts[plain[0]]
 
 

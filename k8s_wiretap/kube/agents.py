@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from pathlib import Path
 from typing import Any
 
+from k8s_wiretap.kube import datafiles
 from k8s_wiretap.kube.controllers import clients
-from k8s_wiretap.wire import yamltext
 
 __all__ = [
     "AGENTS_FILE",
@@ -35,7 +34,7 @@ __all__ = [
     "user_name",
 ]
 
-AGENTS_FILE = Path(__file__).parent / "data" / "agents.yaml"
+AGENTS_FILE = datafiles.path("agents.yaml")
 SERVICE_ACCOUNT = "system:serviceaccount:"
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:kube-system:"
 _AGENT = re.compile(
@@ -142,7 +141,7 @@ def _agent(entry: dict[str, Any]) -> Agent:
 
 @cache
 def _table() -> dict[str, Any]:
-    loaded = yamltext.load(AGENTS_FILE.read_text())
+    loaded = datafiles.load(AGENTS_FILE.name)
     assert isinstance(loaded, dict)
     return loaded
 

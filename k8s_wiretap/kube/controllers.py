@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from k8s_wiretap.kube import datafiles
 from k8s_wiretap.kube.resources import api_groups
-from k8s_wiretap.wire import yamltext
 
 __all__ = ["CONTROLLERS_FILE", "Client", "Operation", "client", "clients"]
 
-CONTROLLERS_FILE = Path(__file__).parent / "data" / "controllers.yaml"
+CONTROLLERS_FILE = datafiles.path("controllers.yaml")
 ANY = "*"
 
 
@@ -95,7 +94,7 @@ def _client(entry: dict[str, Any]) -> Client:
 @cache
 def clients() -> dict[str, Client]:
     """Every known client, by the wiretap's name for it."""
-    entries = yamltext.load(CONTROLLERS_FILE.read_text())
+    entries = datafiles.load(CONTROLLERS_FILE.name)
     found = [_client(entry) for entry in entries]
     return {c.wiretap_name: c for c in found}
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from k8s_wiretap.kube import datafiles
 from k8s_wiretap.kube.release import Release, ReleaseLike
-from k8s_wiretap.wire import yamltext
 
 __all__ = ["DEFAULTS_FILE", "Rule", "covered", "type_rules"]
 
-DEFAULTS_FILE = Path(__file__).parent / "data" / "defaults-1.37.yaml"
+DEFAULTS_FILE = datafiles.path("defaults-1.37.yaml")
 OLDEST = Release(1, 20)  # what a release of None means: the oldest the lab runs
 ALWAYS = Release(1, 0)  # a rule without `since`
 
@@ -40,7 +39,7 @@ class Rule:
 
 @cache
 def _document() -> dict[str, Any]:
-    loaded = yamltext.load(DEFAULTS_FILE.read_text())
+    loaded = datafiles.load(DEFAULTS_FILE.name)
     return loaded if isinstance(loaded, dict) else {}
 
 

@@ -18,12 +18,10 @@ record a write through it; otherwise the resource itself is taken to have none.
 
 from __future__ import annotations
 
-import json
 from functools import cache
-from importlib import resources
 from typing import Any
 
-from k8s_wiretap.kube import schema
+from k8s_wiretap.kube import datafiles, schema
 from k8s_wiretap.kube.release import Release, ReleaseLike
 
 __all__ = ["RESET_DATA", "reset_fields"]
@@ -36,9 +34,8 @@ Paths = tuple[tuple[str, ...], ...]
 
 @cache
 def _table() -> dict[tuple[str, str, str], Paths]:
-    text = resources.files("k8s_wiretap.kube").joinpath("data", RESET_DATA).read_text()
     table: dict[tuple[str, str, str], Paths] = {}
-    for row in json.loads(text)["resets"]:
+    for row in datafiles.load(RESET_DATA)["resets"]:
         key = (row["group_version"], row["kind"], row["subresource"])
         table[key] = table.get(key, ()) + tuple(tuple(path) for path in row["reset"])
     return table

@@ -14,13 +14,13 @@ and scope that release served it with. Nothing is guessed: a resource none knows
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from k8s_wiretap.kube import datafiles
 from k8s_wiretap.kube.refs import ObjectRef
 
 __all__ = [
@@ -32,14 +32,13 @@ __all__ = [
     "resources_of",
 ]
 
-DATA = Path(__file__).parent / "data"
 RELEASES = ("1.37", "1.20")  # newest first: its entries win
-DISCOVERY_FILES = tuple(DATA / f"discovery-{minor}.json" for minor in RELEASES)
+DISCOVERY_FILES = tuple(datafiles.path(f"discovery-{minor}.json") for minor in RELEASES)
 
 
 def discovery_file(minor: str) -> Path:
     """The built-in discovery of release `minor` ("1.37")."""
-    return DATA / f"discovery-{minor}.json"
+    return datafiles.path(f"discovery-{minor}.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +200,7 @@ def _preferred(item: ApiResource) -> bool:
 
 @cache
 def _documents() -> tuple[dict[str, Any], ...]:
-    return tuple(json.loads(path.read_text()) for path in DISCOVERY_FILES)
+    return tuple(datafiles.load(path.name) for path in DISCOVERY_FILES)
 
 
 @cache

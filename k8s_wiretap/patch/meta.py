@@ -35,12 +35,11 @@ scripts/generate_openapi_v3.py), used when a recording holds no OpenAPI document
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import cache
-from importlib import resources
 from typing import Any
 
+from k8s_wiretap.kube import datafiles
 from k8s_wiretap.kube.release import Release, ReleaseError, ReleaseLike
 
 __all__ = [
@@ -392,5 +391,4 @@ def _distance(shipped: Release, wanted: Release) -> int:
 
 @cache
 def _bundled(data: str) -> PatchSchema:
-    text = resources.files("k8s_wiretap.patch").joinpath("data", data).read_text()
-    return PatchSchema.from_openapi(json.loads(text))
+    return PatchSchema.from_openapi(datafiles.load(data))

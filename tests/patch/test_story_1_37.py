@@ -16,7 +16,6 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterator
-from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from k8s_wiretap.capture.reader import Recording, load
 from k8s_wiretap.decode.gnostic_v3 import openapi_v3_from_gnostic
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.openapi import v3_group_version
+from k8s_wiretap.kube import datafiles
 from k8s_wiretap.kube.client import ApiClient
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI_V3
 from k8s_wiretap.lab import Lab, UpOptions
@@ -144,7 +144,7 @@ def test_the_shipped_table_is_what_the_lab_serves(recorded: tuple[Recording, Api
     """The built-in group versions' documents, that is: the story's lab also serves the
     workshop's custom resource."""
     generate = load_script("generate_openapi_v3")
-    shipped = files("k8s_wiretap.patch").joinpath("data", "openapi-v3-1.37.json").read_text()
+    shipped = datafiles.path("openapi-v3-1.37.json").read_text()
     only = json.loads(shipped)["x-wiretap-group-versions"]
     assert "apis/apps/v1" in only and not any("example.com" in gv for gv in only)
     found, served = generate.schemas(recorded[1], only)
