@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.views.tui.detail.panes import TABS
 from k8s_wiretap.views.tui.filtering.filters import FilterError, parse
+from k8s_wiretap.wire import yamltext
 
 __all__ = [
     "DEFAULT",
@@ -108,10 +107,10 @@ def for_recording(recording: Path) -> Walkthrough | None:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        spec = yaml.safe_load(path.read_text())
+        spec = yamltext.load(path.read_text())
     except OSError as error:
         raise WalkthroughError(f"cannot read {path}: {error.strerror}") from None
-    except yaml.YAMLError as error:
+    except yamltext.YAMLError as error:
         raise WalkthroughError(f"{path}: not YAML ({error})") from None
     if not isinstance(spec, dict):
         raise WalkthroughError(f"{path}: not a walkthrough (a mapping with chapters)")
