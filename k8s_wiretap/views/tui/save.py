@@ -100,7 +100,7 @@ def save(
 
 def _spans(index: RecordingIndex, positions: Iterable[int]) -> Iterator[tuple[int, int]]:
     for position in positions:
-        spans = index.rows[position].spans
+        spans = index.rows.spans(position)
         yield from zip(spans[::2], spans[1::2], strict=True)
 
 
@@ -119,7 +119,8 @@ def _etcd_of(index: RecordingIndex, positions: list[int]) -> list[tuple[int, int
     explanation layer gives each."""
     if not index.etcd:
         return []
-    writes = [p for p in positions if index.rows[p].verb in WRITES or p == index.release]
+    verb = index.rows.word
+    writes = [p for p in positions if verb("verb", p) in WRITES or p == index.release]
     wanted = _keys(index, writes)
     if not wanted:
         return []

@@ -17,12 +17,12 @@ from itertools import compress
 from typing import Protocol, runtime_checkable
 
 from k8s_wiretap.views.tui.listing.masks import from_mask
-from k8s_wiretap.views.tui.listing.rows import RowLike
+from k8s_wiretap.views.tui.listing.rows import Row
 from k8s_wiretap.views.tui.listing.table import RowTable
 
 __all__ = ["CHUNK", "Check", "ColumnCheck", "Progress", "Selection"]
 
-Check = Callable[[RowLike], bool]
+Check = Callable[[Row], bool]
 Progress = Callable[[float], None]
 CHUNK = 65_536  # rows checked at once over columns
 
@@ -31,13 +31,13 @@ CHUNK = 65_536  # rows checked at once over columns
 class ColumnCheck(Protocol):
     """A check that also reads the index's columns: a byte a row, as a mask (`listing/masks.py`)."""
 
-    def __call__(self, row: RowLike) -> bool: ...
+    def __call__(self, row: Row) -> bool: ...
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int: ...
 
 
 class Selection:
-    def __init__(self, rows: Sequence[RowLike]) -> None:
+    def __init__(self, rows: Sequence[Row]) -> None:
         self.rows = rows
         self.check: Check | None = None
         self.mask = bytearray()

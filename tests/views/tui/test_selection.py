@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from k8s_wiretap.views.tui import selection as selection_module
@@ -56,7 +58,7 @@ def test_a_changed_row_is_checked_again() -> None:
     selection.set(lambda row: not row.noise)
     noisy = next(n for n, r in enumerate(rows) if r.noise)
     assert noisy not in (selection.view() or [])
-    rows[noisy].noise = False
+    rows[noisy] = replace(rows[noisy], noise=False)  # the row explained again
     assert selection.update([noisy])
     assert noisy in (selection.view() or [])
     assert not selection.update([noisy])  # nothing changed the second time

@@ -44,7 +44,7 @@ from k8s_wiretap.views.tui.filtering.terms import (
     Status,
     Term,
 )
-from k8s_wiretap.views.tui.listing.rows import RowLike
+from k8s_wiretap.views.tui.listing.rows import Row
 from k8s_wiretap.views.tui.listing.table import RowTable
 
 __all__ = ["FILTER_HELP", "Filter", "FilterError", "parse", "shown"]
@@ -82,7 +82,7 @@ class Filter:
     text: str
     term: Term
 
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         return self.term(row)
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:

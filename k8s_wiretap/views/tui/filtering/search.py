@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 
 from k8s_wiretap.views.tui.listing.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.listing.masks import Lookups, from_mask, word_mask
-from k8s_wiretap.views.tui.listing.rows import RowLike
+from k8s_wiretap.views.tui.listing.rows import Row
 from k8s_wiretap.views.tui.listing.table import RowTable
 from k8s_wiretap.views.tui.messages import Searched, Searching
 from k8s_wiretap.views.tui.selection import CHUNK
@@ -41,7 +41,7 @@ Progress = Callable[[float], None]
 Stopped = Callable[[], bool]
 
 
-def matches_row(row: RowLike, needle: str) -> bool:
+def matches_row(row: Row, needle: str) -> bool:
     """Whether `needle` (lower case) is in what the row shows."""
     return any(
         needle in text.lower()
@@ -129,7 +129,7 @@ class Search:
 
     def found(
         self,
-        rows: Sequence[RowLike],
+        rows: Sequence[Row],
         progress: Progress | None = None,
         stopped: Stopped | None = None,
     ) -> bytes | None:
@@ -150,7 +150,7 @@ class Search:
         return array("q", compress(range(len(shown)), shown))
 
     def matches(
-        self, rows: Sequence[RowLike], view: Sequence[int] | None, stamp: object = None
+        self, rows: Sequence[Row], view: Sequence[int] | None, stamp: object = None
     ) -> array[int]:
         """The view's line numbers whose rows match (`view` None: every row), found now.
         `stamp` says what the rows are (their count, how many are explained): the same
@@ -314,9 +314,7 @@ class Finder:
         work = partial(self._work, self.search, rows, stamp, self._generation)
         self.app.run_worker(work, thread=True, group="search", exclusive=True)
 
-    def _work(
-        self, search: Search, rows: Sequence[RowLike], stamp: object, generation: int
-    ) -> None:
+    def _work(self, search: Search, rows: Sequence[Row], stamp: object, generation: int) -> None:
         worker = get_current_worker()
 
         def stopped() -> bool:

@@ -1,9 +1,10 @@
 """The terms of a filter (`filters.py`), each checkable two ways.
 
 Called on one row (`term(row)`), a term reads its fields; asked for a `mask` of the
-index's rows `start` to `stop`, it reads the columns (`listing/masks.py`): `~c scheduler` looks
-at each different component once and maps the rows' component codes through the answer,
-so most terms never touch a string a row. Both ways say the same (the tests hold them to it).
+index's rows `start` to `stop`, it reads the columns (`listing/masks.py`): `~c scheduler`
+looks at each different component once and maps the rows' component codes through the
+answer, so most terms never touch a string a row. Both ways say the same (the tests hold
+them to it).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from k8s_wiretap.views.tui.listing.masks import (
     status_mask,
     word_mask,
 )
-from k8s_wiretap.views.tui.listing.rows import RowLike
-from k8s_wiretap.views.tui.listing.table import NOISE, WATCH, RowTable
+from k8s_wiretap.views.tui.listing.rows import NOISE, WATCH, Row
+from k8s_wiretap.views.tui.listing.table import RowTable
 
 __all__ = [
     "NOISY",
@@ -44,7 +45,7 @@ ANYWHERE = ("component", "verb", "resource", "namespace", "name", "path", "summa
 class Term:
     """What a filter is made of."""
 
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         raise NotImplementedError
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:
@@ -53,7 +54,7 @@ class Term:
 
 
 class Everything(Term):
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         return True
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:
@@ -67,7 +68,7 @@ class Field(Term):
         self.name, self.regex = name, regex
         self.lookups = Lookups(lambda text: regex.search(text) is not None)
 
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         return self.regex.search(getattr(row, self.name)) is not None
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:
@@ -81,7 +82,7 @@ class Anywhere(Term):
         self.needle = needle = text.lower()
         self.lookups = Lookups(lambda text: needle in text.lower())
 
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         return any(self.needle in getattr(row, name).lower() for name in ANYWHERE)
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:
@@ -98,7 +99,7 @@ class Status(Term):
         self.regex = regex
         self.test = StatusTest(lambda text: regex.search(text) is not None)
 
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         return self.regex.search(row.status_text) is not None
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:
@@ -108,7 +109,7 @@ class Status(Term):
 class Errors(Term):
     """An error, or a status of 400 and above."""
 
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         return bool(row.error) or (row.status or 0) >= 400
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:
@@ -118,10 +119,10 @@ class Errors(Term):
 class Flag(Term):
     """A watch, or noise: a bit of the rows' flags."""
 
-    def __init__(self, bit: int, read: Callable[[RowLike], bool | None]) -> None:
+    def __init__(self, bit: int, read: Callable[[Row], bool | None]) -> None:
         self.bit, self.read = bit, read
 
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         return bool(self.read(row))
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:
@@ -136,7 +137,7 @@ class AllOf(Term):
     def __init__(self, terms: list[Term]) -> None:
         self.terms = terms
 
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         return all(term(row) for term in self.terms)
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:
@@ -152,7 +153,7 @@ class AnyOf(Term):
     def __init__(self, terms: list[Term]) -> None:
         self.terms = terms
 
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         return any(term(row) for term in self.terms)
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:
@@ -166,7 +167,7 @@ class Not(Term):
     def __init__(self, inner: Term) -> None:
         self.inner = inner
 
-    def __call__(self, row: RowLike) -> bool:
+    def __call__(self, row: Row) -> bool:
         return not self.inner(row)
 
     def mask(self, rows: RowTable, start: int, stop: int) -> int:

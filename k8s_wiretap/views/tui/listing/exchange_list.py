@@ -141,15 +141,15 @@ class ExchangeList(ScrollView, can_focus=True):
         if number >= self.count:
             return Strip.blank(width, self.rich_style)
         position = self.position_at(number)
-        row = self.index.rows[position]
+        rows = self.index.rows
         selected = number == self.cursor
-        key = (position, row.version, width, selected)
+        key = (position, rows.version[position], width, selected)
         strip = self._cache.get(key)
         if strip is None:
             style = self.rich_style
             if selected:
                 style = style + self.get_component_rich_style("exchange-list--cursor")
-            text = line(row, self._columns)
+            text = line(rows[position], self._columns)
             strip = self._strip(text.render(self.app.console), width, style)
             self._cache[key] = strip
         return strip

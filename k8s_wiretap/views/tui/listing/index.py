@@ -1,7 +1,7 @@
 """The index of a recording: rows by byte offset, built while the file is read.
 
 `RecordingIndex.scan()` reads the file once, as a stream, and makes one row per exchange
-(columns of arrays, `table.py`: `index.rows[n]` reads as a `Row`, `rows.py`) with where
+(columns of arrays, `table.py`: `index.rows[n]` is a `Row`, `rows.py`) with where
 each of its records sits (offset, length); it runs in a
 worker, so the list shows the first rows before the rest is read. A gzip recording is
 decompressed once, into an anonymous temporary file, so that its records can be read back
@@ -42,6 +42,7 @@ from k8s_wiretap.views.tui.listing.follow import (
     gunzipped,
     lines,
 )
+from k8s_wiretap.views.tui.listing.rows import Fact
 from k8s_wiretap.views.tui.listing.table import RowTable
 
 __all__ = ["RecordingIndex", "check_header"]
@@ -79,7 +80,7 @@ class RecordingIndex:
         self.changed_file: str | None = None  # why a followed file stopped being read
         self.taken = 0  # records taken: what changed since a notice
         self.lock = threading.Lock()  # rows are made here and explained elsewhere
-        self._explained: dict[str, tuple[str, str, bool]] = {}  # came before their row
+        self._explained: dict[str, dict[str, Fact]] = {}  # came before their row
         self._components: dict[tuple[object, ...], str] = {}
         self._changed = array("q")  # rows explained since `changed()` was asked
         self._fd: int | None = None
@@ -194,7 +195,7 @@ class RecordingIndex:
         exchange = Exchange(str(record["id"]), Request.from_record(record))
         info = exchange.info
         resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
-        words = {
+        facts: dict[str, Fact] = {
             "method": exchange.method,
             "path": exchange.path,
             "component": self._component(exchange),
@@ -202,12 +203,13 @@ class RecordingIndex:
             "resource": resource,
             "namespace": info.namespace,
             "name": info.name,
+            "watch": info.verb == "watch",
         }
         with self.lock:
-            position = self.rows.append(exchange.id, exchange.time, words, info.verb == "watch")
+            position = self.rows.append(exchange.id, exchange.time, facts)
             self.open += 1
             if exchange.id in self._explained:
-                self.rows.explain(position, *self._explained.pop(exchange.id))
+                self.rows.explain(position, self._explained.pop(exchange.id))
         body = exchange.request_body
         if body:
             self.rows.size[position] += body.size
@@ -242,17 +244,22 @@ class RecordingIndex:
         if isinstance(body, dict):
             rows.size[position] += int(body.get("size") or 0)
         if record.get("error"):
-            rows.set_word("error", position, str(record["error"]))
+            rows.set("error", position, str(record["error"]))
 
     # -- what the explanation says ----------------------------------------------------------
-    def explained(self, exchange_id: str, component: str, summary: str, noise: bool) -> None:
-        """The explanation layer's word on an exchange (from the explaining worker)."""
+    def explained(
+        self, exchange_id: str, component: str, summary: str, noise: bool, **more: Fact
+    ) -> None:
+        """The explanation layer's word on an exchange (from the explaining worker): its
+        component, summary and noise, and `more` facts of `Row` if it has them."""
+        facts: dict[str, Fact] = {"component": component, "summary": summary, "noise": noise}
+        facts |= more
         with self.lock:
             position = self.by_id.get(exchange_id)
             if position is None:
-                self._explained[exchange_id] = (component, summary, noise)
+                self._explained[exchange_id] = facts
             else:
-                self.rows.explain(position, component, summary, noise)
+                self.rows.explain(position, facts)
                 self._changed.append(position)
 
     def changed(self) -> array[int]:

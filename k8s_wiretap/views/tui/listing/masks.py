@@ -64,7 +64,7 @@ def flag_mask(rows: RowTable, bit: int, start: int, stop: int) -> int:
 
 
 class StatusTest:
-    """A test of the status as the list shows it (`RowLike.status_text`)."""
+    """A test of the status as the list shows it (`Row.status_text`)."""
 
     def __init__(self, test: Callable[[str], bool]) -> None:
         self.test = test

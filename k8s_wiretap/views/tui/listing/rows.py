@@ -1,68 +1,96 @@
-"""One row per exchange: what the list shows and filters on, never a body.
+"""One row per exchange: its facts as one value, what the list shows and filters on, never
+a body.
 
-A row is filled from the records as the index reads them (request, response, end, the
-count of events) and, later, from the explanation layer (the real component, the summary
-and whether the exchange is noise), which runs behind the index in a worker of its own.
-Where its records sit in the file (`spans`: offset and length, one pair per record) is
-what the detail pane reads back when the exchange is selected.
+`Row` holds them: those the index reads from the records (request, response, events, end)
+and those the explanation layer gives later (the real component, the summary, whether the
+exchange is noise; it runs behind the index in a worker of its own). The index keeps no
+`Row` objects: each field is a column over every row (`table.py`), and `table[n]` makes
+row n's `Row` when it is asked for (the list draws a row, a filter checks one). How a
+field is kept is said beside it, in its annotation: `Word()` an interned string (4 bytes
+a row), `Number(code)` an array of that type code, `Flag(bit)` a bit of the row's flags.
+A new fact is a new field here; the table keeps it from then on.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from array import array
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+import math
+from dataclasses import dataclass, fields
+from typing import Annotated, get_type_hints
 
-__all__ = ["Row", "RowLike", "clock", "duration_text", "human_size"]
+__all__ = [
+    "EXPLAINED",
+    "NOISE",
+    "WATCH",
+    "Fact",
+    "Flag",
+    "Id",
+    "Kept",
+    "Number",
+    "Row",
+    "Word",
+    "clock",
+    "duration_text",
+    "human_size",
+    "kept",
+]
+
+WATCH, EXPLAINED, NOISE = 1, 2, 4  # the bits of the table's `flags`
+Fact = str | int | float | bool | None  # the value of one field
 
 
-class RowLike:
-    """What a row reads as: a `Row`, or a view of the index's columns (`table.py`), with
-    the words made from its fields."""
+@dataclass(frozen=True)
+class Id:
+    """The exchange id: kept end to end in one byte string, found again by hash (`ids.py`)."""
 
-    __slots__ = ()
 
-    if TYPE_CHECKING:  # the fields, each a `Row` attribute or a view's property
+@dataclass(frozen=True)
+class Word:
+    """A string: a code into an interned table (`strings.py`), "" its code 0."""
 
-        @property
-        def id(self) -> str: ...
-        @property
-        def time(self) -> float: ...
-        @property
-        def method(self) -> str: ...
-        @property
-        def path(self) -> str: ...
-        @property
-        def component(self) -> str: ...
-        @property
-        def verb(self) -> str: ...
-        @property
-        def resource(self) -> str: ...
-        @property
-        def namespace(self) -> str: ...
-        @property
-        def name(self) -> str: ...
-        @property
-        def status(self) -> int | None: ...
-        @property
-        def ended(self) -> float | None: ...
-        @property
-        def size(self) -> int: ...
-        @property
-        def events(self) -> int: ...
-        @property
-        def error(self) -> str: ...
-        @property
-        def watch(self) -> bool: ...
-        @property
-        def summary(self) -> str: ...
-        @property
-        def noise(self) -> bool | None: ...
-        @property
-        def version(self) -> int: ...
-        @property
-        def spans(self) -> array[int]: ...
+
+@dataclass(frozen=True)
+class Number:
+    """A number in an `array` of type `code` ("d" float, "H" 0 to 65535, "I", "q");
+    `none`, if given, is what stands for None (NaN, 0)."""
+
+    code: str
+    none: float | None = None
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A bit of the row's flags; with `known`, None until that bit is set too."""
+
+    bit: int
+    known: int = 0
+
+
+Kept = Id | Word | Number | Flag
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One exchange's facts, as the list shows them."""
+
+    id: Annotated[str, Id()]
+    time: Annotated[float, Number("d")]  # the request's
+    method: Annotated[str, Word()] = ""
+    path: Annotated[str, Word()] = ""
+    component: Annotated[str, Word()] = ""  # the explanation's, once it has come
+    verb: Annotated[str, Word()] = ""
+    resource: Annotated[str, Word()] = ""  # with its subresource: deployments/scale
+    namespace: Annotated[str, Word()] = ""
+    name: Annotated[str, Word()] = ""
+    status: Annotated[int | None, Number("H", none=0)] = None  # None: no response (yet)
+    ended: Annotated[float | None, Number("d", none=math.nan)] = None  # the end record's
+    size: Annotated[int, Number("q")] = 0  # bytes of body, every event's included
+    events: Annotated[int, Number("I")] = 0  # a watch's
+    error: Annotated[str, Word()] = ""
+    watch: Annotated[bool, Flag(WATCH)] = False
+    summary: Annotated[str, Word()] = ""  # from the explanation, once it has come
+    noise: Annotated[bool | None, Flag(NOISE, known=EXPLAINED)] = None  # None until explained
+    version: Annotated[int, Number("I")] = 0  # bumped on every change: a drawn line is stale
 
     @property
     def target(self) -> str:
@@ -84,29 +112,10 @@ class RowLike:
         return "err" if self.error else "…"
 
 
-@dataclass(slots=True, eq=False)
-class Row(RowLike):
-    """A row as an object of its own (the index keeps columns: `table.py`)."""
-
-    id: str
-    time: float
-    method: str
-    path: str
-    component: str
-    verb: str
-    resource: str
-    namespace: str
-    name: str
-    status: int | None = None
-    ended: float | None = None
-    size: int = 0
-    events: int = 0
-    error: str = ""
-    watch: bool = False
-    summary: str = ""  # from the explanation, once it has come
-    noise: bool | None = None  # None until explained
-    version: int = 0  # bumped on every change: the list's rendered line is stale
-    spans: array[int] = field(default_factory=lambda: array("q"))
+def kept() -> dict[str, Kept]:
+    """How each field of `Row` is kept, by name, in the fields' order."""
+    hints = get_type_hints(Row, include_extras=True)
+    return {f.name: hints[f.name].__metadata__[0] for f in fields(Row)}
 
 
 def clock(timestamp: float) -> str:

@@ -1,91 +1,181 @@
 """The index's rows as columns: arrays of numbers, a few bytes a field, not an object a row.
 
-A million `Row` objects took some 900 MB; here each field is one array over all the rows
-(`array('d')` times, `array('H')` statuses, ...), the words are codes into interned
-tables (`strings.py`), the ids one byte string (`ids.py`), and where each row's records
-sit is one flat list of spans, chained row by row (a watch's events come between other
-exchanges' records): about 200 bytes a row in all. `table[n]` is a `RowView`, a live
-view of row n that reads as a `Row`; a filter reads the columns themselves
-(`filtering/filters.py`). Rows are added and changed by the index's thread only.
+A million `Row` objects took some 900 MB; here each field of `Row` (`rows.py`) is one
+column over all the rows, kept as its annotation says: words as codes into interned
+tables (`strings.py`), numbers in arrays (`array('d')` times, `array('H')` statuses, ...),
+flags as bits, the ids one byte string (`ids.py`); where each row's records sit is one
+flat list of spans, chained row by row (a watch's events come between other exchanges'
+records): about 200 bytes a row in all. `table[n]` makes row n's `Row`, a value; a filter
+reads the columns themselves (`masks.py`). Rows are added and changed by the index's
+thread only.
 """
 
 from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterator, Sequence
-from typing import overload
-from weakref import WeakValueDictionary
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast, overload
 
 from k8s_wiretap.views.tui.ids import Ids
-from k8s_wiretap.views.tui.listing.rows import RowLike
+from k8s_wiretap.views.tui.listing.rows import Fact, Flag, Id, Kept, Number, Row, Word, kept
 from k8s_wiretap.views.tui.strings import Strings
 
-__all__ = ["EXPLAINED", "NOISE", "WATCH", "RowTable", "RowView"]
+__all__ = ["RowTable"]
 
-WATCH, EXPLAINED, NOISE = 1, 2, 4  # the bits of `flags`
-WORDS = ("method", "path", "component", "verb", "resource", "namespace", "name")
 NO_SPAN = -1
 
 
-class RowTable(Sequence["RowView"]):
+class _Words:
+    """A `Word` field: a code a row into its strings."""
+
+    def __init__(self) -> None:
+        self.strings = Strings()
+        self.codes = array("I")
+
+    def grow(self, value: Fact) -> None:
+        self.codes.append(self.strings.code(str(value or "")))
+
+    def set(self, position: int, value: Fact) -> None:
+        self.codes[position] = self.strings.code(str(value or ""))
+
+    def get(self, position: int) -> str:
+        return self.strings.values[self.codes[position]]
+
+
+class _Numbers:
+    """A `Number` field: an array; `none` stands for None."""
+
+    def __init__(self, kept: Number) -> None:
+        self.values: array[Any] = array(kept.code)
+        self.none = kept.none
+        self._nan = kept.none is not None and math.isnan(kept.none)
+
+    def _stored(self, value: Fact) -> float:
+        if value is None:
+            return 0 if self.none is None else self.none
+        assert not isinstance(value, str), "a number"
+        return value
+
+    def grow(self, value: Fact) -> None:
+        self.values.append(self._stored(value))
+
+    def set(self, position: int, value: Fact) -> None:
+        self.values[position] = self._stored(value)
+
+    def get(self, position: int) -> float | None:
+        value: float = self.values[position]
+        if self._nan:
+            return None if math.isnan(value) else value
+        return None if value == self.none else value
+
+
+class _Flag:
+    """A `Flag` field: a bit of the rows' `flags` (None while its `known` bit is clear)."""
+
+    def __init__(self, flags: bytearray, kept: Flag) -> None:
+        self.flags, self.bit, self.known = flags, kept.bit, kept.known
+
+    def grow(self, value: Fact) -> None:
+        self.set(len(self.flags) - 1, value)
+
+    def set(self, position: int, value: Fact) -> None:
+        flags = self.flags[position] & ~(self.bit | self.known)
+        if value is not None or not self.known:
+            flags |= self.known | (self.bit if value else 0)
+        self.flags[position] = flags
+
+    def get(self, position: int) -> bool | None:
+        flags = self.flags[position]
+        return None if self.known and not flags & self.known else bool(flags & self.bit)
+
+
+_Store = _Words | _Numbers | _Flag
+
+
+class RowTable(Sequence[Row]):
     """Every row's fields, column by column."""
 
     def __init__(self) -> None:
         self.ids = Ids()
-        self.time, self.ended = array("d"), array("d")  # ended: NaN until the end record
-        self.status = array("H")  # 0: no response (yet)
-        self.size, self.events, self.version = array("q"), array("I"), array("I")
         self.flags = bytearray()
-        self.strings = {name: Strings() for name in (*WORDS, "summary", "error")}
-        self.codes = {name: array("I") for name in self.strings}
-        self._words = [(name, self.codes[name], self.strings[name].code) for name in WORDS]
+        self.stores: dict[str, _Store] = {
+            name: self._store(how) for name, how in kept().items() if not isinstance(how, Id)
+        }
+        words = {n: s for n, s in self.stores.items() if isinstance(s, _Words)}
+        self.strings = {name: store.strings for name, store in words.items()}
+        self.codes = {name: store.codes for name, store in words.items()}
+        numbers = {n: s.values for n, s in self.stores.items() if isinstance(s, _Numbers)}
+        # the columns the index and the filters read by name
+        self.time: array[float] = numbers["time"]
+        self.ended: array[float] = numbers["ended"]  # NaN until the end record
+        self.status: array[int] = numbers["status"]  # 0: no response (yet)
+        self.size: array[int] = numbers["size"]
+        self.events: array[int] = numbers["events"]
+        self.version: array[int] = numbers["version"]
+        self._growing = [(n, s.grow) for n, s in self.stores.items() if n != "time"]
+        self._getters = [store.get for store in self.stores.values()]  # `Row`'s order, id apart
         # spans: offset and length of each record, and the next span of its row
         self.offsets, self.lengths, self.next = array("q"), array("I"), array("i")
         self.first, self.last = array("i"), array("i")  # each row's first and last span
-        self._views: WeakValueDictionary[int, RowView] = WeakValueDictionary()
+
+    def _store(self, how: Kept) -> _Store:
+        if isinstance(how, Word):
+            return _Words()
+        if isinstance(how, Number):
+            return _Numbers(how)
+        assert isinstance(how, Flag)
+        return _Flag(self.flags, how)
 
     def __len__(self) -> int:
         return len(self.time)
 
     @overload
-    def __getitem__(self, position: int) -> RowView: ...
+    def __getitem__(self, position: int) -> Row: ...
     @overload
-    def __getitem__(self, position: slice) -> list[RowView]: ...
-    def __getitem__(self, position: int | slice) -> RowView | list[RowView]:
+    def __getitem__(self, position: slice) -> list[Row]: ...
+    def __getitem__(self, position: int | slice) -> Row | list[Row]:
         if isinstance(position, slice):
-            return [RowView(self, n) for n in range(len(self))[position]]
+            return [self._row(n) for n in range(len(self))[position]]
         if position < 0:
             position += len(self)
         if not 0 <= position < len(self):
             raise IndexError("row index out of range")
-        view = self._views.get(position)
-        if view is None:  # one view of a row at a time: `rows[n] is rows[n]`, as with objects
-            view = self._views[position] = RowView(self, position)
-        return view
+        return self._row(position)
 
-    def __iter__(self) -> Iterator[RowView]:
-        return (RowView(self, n) for n in range(len(self)))
+    def __iter__(self) -> Iterator[Row]:
+        return (self._row(n) for n in range(len(self)))
+
+    def _row(self, position: int) -> Row:
+        facts = [get(position) for get in self._getters]
+        return Row(self.ids.id_of(position), *cast(list[Any], facts))
 
     # -- adding and changing rows -----------------------------------------------------------
-    def append(self, exchange_id: str, time: float, words: dict[str, str], watch: bool) -> int:
-        """A new row (its request's fields); its position. The time comes last: its
-        column's length is the table's, so another thread sees a row once it is whole."""
-        for name, codes, code in self._words:
-            codes.append(code(words[name]))
-        for name in ("summary", "error"):
-            self.codes[name].append(0)
-        self.ended.append(math.nan)
-        self.status.append(0)
-        self.size.append(0)
-        self.events.append(0)
-        self.version.append(0)
-        self.flags.append(WATCH if watch else 0)
+    def append(self, exchange_id: str, time: float, facts: Mapping[str, Fact]) -> int:
+        """A new row (the facts its request gives; the others as `Row` has them at first);
+        its position. The time comes last: its column's length is the table's, so another
+        thread sees a row once it is whole."""
+        self.flags.append(0)
+        for name, grow in self._growing:
+            grow(facts.get(name))
         self.first.append(NO_SPAN)
         self.last.append(NO_SPAN)
         position = self.ids.add(exchange_id)
         self.time.append(time)  # the length of the table: last
         return position
+
+    def set(self, name: str, position: int, value: Fact) -> None:
+        """Field `name` of row `position` is `value` now."""
+        self.stores[name].set(position, value)
+
+    def word(self, name: str, position: int) -> str:
+        return self.strings[name].values[self.codes[name][position]]
+
+    def explain(self, position: int, facts: Mapping[str, Fact]) -> None:
+        """The explanation's word on row `position` (its component, summary, noise)."""
+        for name, value in facts.items():
+            self.stores[name].set(position, value)
+        self.version[position] += 1
 
     def span(self, position: int, offset: int, length: int) -> None:
         """Row `position` has a record at `offset`, `length` bytes long."""
@@ -109,116 +199,3 @@ class RowTable(Sequence["RowView"]):
             found.append(lengths[at])
             at = following[at]
         return found
-
-    def set_word(self, name: str, position: int, text: str) -> None:
-        self.codes[name][position] = self.strings[name].code(text)
-
-    def word(self, name: str, position: int) -> str:
-        return self.strings[name].values[self.codes[name][position]]
-
-    def explain(self, position: int, component: str, summary: str, noise: bool) -> None:
-        """The explanation's word on row `position`."""
-        self.set_word("component", position, component)
-        self.set_word("summary", position, summary)
-        flags = self.flags[position] & WATCH
-        self.flags[position] = flags | EXPLAINED | (NOISE if noise else 0)
-        self.version[position] += 1
-
-
-class RowView(RowLike):
-    """Row `position` of a table, read live: what a `Row` has, from the columns."""
-
-    __slots__ = ("__weakref__", "_table", "position")
-
-    def __init__(self, table: RowTable, position: int) -> None:
-        self._table, self.position = table, position
-
-    def __eq__(self, other: object) -> bool:
-        """The same row of the same table (as a `Row` is equal only to itself)."""
-        if not isinstance(other, RowView):
-            return NotImplemented
-        return self._table is other._table and self.position == other.position
-
-    def __hash__(self) -> int:
-        return hash((id(self._table), self.position))
-
-    def __repr__(self) -> str:
-        return f"RowView({self.position}, {self.id!r}, {self.method} {self.path})"
-
-    @property
-    def id(self) -> str:
-        return self._table.ids.id_of(self.position)
-
-    @property
-    def time(self) -> float:
-        return self._table.time[self.position]
-
-    @property
-    def method(self) -> str:
-        return self._table.word("method", self.position)
-
-    @property
-    def path(self) -> str:
-        return self._table.word("path", self.position)
-
-    @property
-    def component(self) -> str:
-        return self._table.word("component", self.position)
-
-    @property
-    def verb(self) -> str:
-        return self._table.word("verb", self.position)
-
-    @property
-    def resource(self) -> str:
-        return self._table.word("resource", self.position)
-
-    @property
-    def namespace(self) -> str:
-        return self._table.word("namespace", self.position)
-
-    @property
-    def name(self) -> str:
-        return self._table.word("name", self.position)
-
-    @property
-    def status(self) -> int | None:
-        return self._table.status[self.position] or None
-
-    @property
-    def ended(self) -> float | None:
-        ended = self._table.ended[self.position]
-        return None if math.isnan(ended) else ended
-
-    @property
-    def size(self) -> int:
-        return self._table.size[self.position]
-
-    @property
-    def events(self) -> int:
-        return self._table.events[self.position]
-
-    @property
-    def error(self) -> str:
-        return self._table.word("error", self.position)
-
-    @property
-    def watch(self) -> bool:
-        return bool(self._table.flags[self.position] & WATCH)
-
-    @property
-    def summary(self) -> str:
-        return self._table.word("summary", self.position)
-
-    @property
-    def noise(self) -> bool | None:
-        flags = self._table.flags[self.position]
-        return bool(flags & NOISE) if flags & EXPLAINED else None
-
-    @property
-    def version(self) -> int:
-        return self._table.version[self.position]
-
-    @property
-    def spans(self) -> array[int]:
-        return self._table.spans(self.position)

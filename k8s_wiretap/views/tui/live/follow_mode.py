@@ -97,10 +97,10 @@ class FollowMode:
     # -- the selected exchange, as it grows -------------------------------------------------
     def loading(self, position: int) -> None:
         """The detail of `position` is being made, from the row as it is now."""
-        self._loaded = (position, self.index.rows[position].version)
+        self._loaded = (position, self.index.rows.version[position])
 
     def stale(self, selected: int | None) -> bool:
         """Whether the shown detail is of the selected row, and the row changed since."""
         if self._loaded is None or selected is None or self._loaded[0] != selected:
             return False
-        return self.index.rows[selected].version != self._loaded[1]
+        return self.index.rows.version[selected] != self._loaded[1]

@@ -6,11 +6,11 @@ import pytest
 
 from k8s_wiretap.views.tui.filtering.filters import FilterError, parse, shown
 from k8s_wiretap.views.tui.listing.masks import from_mask
-from k8s_wiretap.views.tui.listing.rows import RowLike
+from k8s_wiretap.views.tui.listing.rows import Row
 from tests.views.tui.recorded import explained_index
 
 
-def matching(text: str) -> list[RowLike]:
+def matching(text: str) -> list[Row]:
     check = parse(text)
     return [row for row in explained_index().rows if check(row)]
 

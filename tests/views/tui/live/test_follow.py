@@ -122,7 +122,7 @@ def test_a_watch_grows_as_its_events_arrive_count_and_events_tab(tmp_path: Path)
         assert len(app.detail_pane.detail.events) == 2
         app.detail_pane.active = "events"
         append(path, b"".join(events[2:6]))
-        await until(pilot, lambda: row.events == 6, "four more events in the row")
+        await until(pilot, lambda: app.index.rows[0].events == 6, "four more events in the row")
 
         def events_shown() -> int:
             detail = app.detail_pane.detail
