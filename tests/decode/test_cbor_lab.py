@@ -85,7 +85,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CborLab]:
     release = resolve_release(CURRENT, lookup=False)
     lab = Lab(folder / "lab")
     record = folder / "cbor.jsonl"
-    state = lab.up(UpOptions(build=False, kube_version=release.version, cbor=True, record=record))
+    state = lab.up(UpOptions(build=False, kube_version=str(release), cbor=True, record=record))
     try:
         yield _prepare(state, folder, record)
     finally:
