@@ -9,7 +9,9 @@
 - who talks: user agents (`agents.py`), the control plane's clients and what each watches
   and writes (`controllers.py`); fields with a meaning of their own (`fields.py`), where
   secrets travel (`sensitive.py`), quantities (`quantity.py`); the rules of what each
-  exchange is and why (`data/explanations.yaml`, loaded by `explanations.py`, matched by k8s_wiretap.explain);
+  exchange is and why (`data/explanations.yaml`, loaded by `explanations.py`, matched by
+  k8s_wiretap.explain); releases (`release.py`), verbs (`verbs.py`), the data files
+  (`datafiles.py`);
 - talking to an API server: kubeconfig files (`kubeconfig.py`), the credentials a proxy adds
   upstream (`credentials.py`), a minimal HTTPS client (`client.py`).
 """
