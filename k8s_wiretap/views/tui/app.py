@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,6 +26,7 @@ from rich.markup import escape
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.reactive import var
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
@@ -36,7 +38,7 @@ from k8s_wiretap.views.tui.detail.panes import TABS
 from k8s_wiretap.views.tui.filtering.command_line import CommandLine
 from k8s_wiretap.views.tui.filtering.commands import COMMAND_BINDINGS, Commands
 from k8s_wiretap.views.tui.filtering.filter_bar import FilterBar
-from k8s_wiretap.views.tui.filtering.filters import Filter, FilterError, parse, shown
+from k8s_wiretap.views.tui.filtering.state import FilterState
 from k8s_wiretap.views.tui.help_screen import HelpScreen
 from k8s_wiretap.views.tui.keymap import load_keymap
 from k8s_wiretap.views.tui.listing.exchange_list import ExchangeList
@@ -80,6 +82,7 @@ class ReplayApp(App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "k8s-wiretap replay"
+    filter_state: var[FilterState] = var(FilterState, init=False)  # what the list shows
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit", id="app.quit"),
         Binding("question_mark", "help", "help", id="app.help"),
@@ -133,10 +136,6 @@ class ReplayApp(App[int]):
         self.filtered = 0.0  # how far it has got (0 to 1)
         self._generation = 0  # of the filter: a worker's late answer is dropped
         self.error: str | None = None  # why the recording could not be read
-        self.filter: Filter | None = None
-        self.filter_enabled = True
-        self.filter_error = ""
-        self.hide_noise = False
         self.explained_count = 0
         self.explained_all = False
         self._explain = explain
@@ -165,6 +164,7 @@ class ReplayApp(App[int]):
             jump=lambda position: None if position is None else self.action_jump(position),
             stamp=lambda: (self.explained_count, self.index.taken),
             status=self._status,
+            change=self.change_filter_state,
         )
         yield self._title_bar
         yield self._list
@@ -349,14 +349,7 @@ class ReplayApp(App[int]):
         self.detail_pane.scroller().focus()
 
     def on_filter_bar_applied(self, message: FilterBar.Applied) -> None:
-        try:
-            self.filter = parse(message.text) if message.text else None
-        except FilterError as error:
-            self.filter_error = str(error)
-        else:
-            self.filter_error = ""
-            self.filter_enabled = True
-        self._apply()
+        self.filter_state = self.filter_state.typed(message.text)
 
     def on_filter_bar_closed(self, message: FilterBar.Closed) -> None:
         self.exchange_list.focus()
@@ -368,12 +361,25 @@ class ReplayApp(App[int]):
         self.exchange_list.focus()
 
     # -- filtering --------------------------------------------------------------------------
+    def watch_filter_state(self, old: FilterState, new: FilterState) -> None:
+        """A key or a command changed the filter state: the rows are checked again if they
+        are checked by something else now, a new search is run, and the bottom line says
+        it."""
+        if not new.shows_as(old):
+            self._apply()
+        if new.search is not old.search:
+            self.commands.start(new.search)
+        self._status()
+
+    def change_filter_state(self, how: Callable[[FilterState], FilterState]) -> None:
+        """The filter state made from the one before by `how` (the commands' search)."""
+        self.filter_state = how(self.filter_state)
+
     def _apply(self) -> None:
-        """Show the rows the filter and the noise switch let through (an index array);
-        over `BACKGROUND` rows or more the rows are checked in a worker, saying how far
-        it has got."""
-        active = self.filter if self.filter is not None and self.filter_enabled else None
-        check = shown(active, self.hide_noise)
+        """Show the rows the filter state lets through (an index array); over
+        `BACKGROUND` rows or more the rows are checked in a worker, saying how far it
+        has got."""
+        check = self.filter_state.check
         self.index.changed()  # what changes from now on is checked again
         self._generation += 1
         if check is None or len(self.index) < BACKGROUND:
@@ -429,15 +435,12 @@ class ReplayApp(App[int]):
 
     def _status(self) -> None:
         self._filter_bar.status(
-            self.filter.text if self.filter else "",
-            self.filter_enabled,
+            self.filter_state,
             self.exchange_list.count,
             len(self.index),
-            self.hide_noise,
-            self.filter_error,
-            self.filtered if self.filtering else None,
-            self.commands.status(),
-            self._changed_file(),
+            busy=self.filtered if self.filtering else None,
+            search=self.commands.status(),
+            notice=self._changed_file(),
         )
 
     def _changed_file(self) -> str:
@@ -519,28 +522,21 @@ class ReplayApp(App[int]):
             self._title()
 
     def action_filter(self) -> None:
-        self._filter_bar.open(self.filter.text if self.filter else "")
+        self._filter_bar.open(self.filter_state.text)
 
     def action_noise(self) -> None:
-        self.hide_noise = not self.hide_noise
-        self._apply()
+        self.filter_state = self.filter_state.noise_toggled()
 
     def action_toggle_filter(self) -> None:
-        if self.filter is not None:
-            self.filter_enabled = not self.filter_enabled
-            self._apply()
+        self.filter_state = self.filter_state.toggled()
 
     def action_leave(self) -> None:
         """esc: from the detail back to the list; on the list, clear the search, then the
         filter."""
         if not self.exchange_list.has_focus:
             self.exchange_list.focus()
-        elif self.commands.finder.search:
-            self.commands.finder.clear()
-            self._status()
-        elif self.filter is not None or self.filter_error:
-            self.filter, self.filter_error = None, ""
-            self._apply()
+        else:
+            self.filter_state = self.filter_state.cleared()
 
     def action_tab(self, by: int) -> None:
         if isinstance(self.screen, HelpScreen) or self._filter_bar.is_open:
@@ -554,8 +550,7 @@ class ReplayApp(App[int]):
         hides it is turned off."""
         rows = self.exchange_list
         if rows.view is not None and position not in rows.view:
-            self.filter_enabled, self.hide_noise = False, False
-            self._apply()
+            self.filter_state = self.filter_state.revealing()
         rows.cursor = position if rows.view is None else bisect.bisect_left(rows.view, position)
         rows.focus()
 

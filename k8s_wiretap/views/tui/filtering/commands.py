@@ -27,7 +27,8 @@ from k8s_wiretap.views.tui.detail.event_screen import EventScreen
 from k8s_wiretap.views.tui.detail.panes import body_text
 from k8s_wiretap.views.tui.filtering.command_line import Command, CommandError, CommandLine, parse
 from k8s_wiretap.views.tui.filtering.filter_bar import FilterBar
-from k8s_wiretap.views.tui.filtering.search import Finder
+from k8s_wiretap.views.tui.filtering.search import Finder, Search
+from k8s_wiretap.views.tui.filtering.state import FilterState
 from k8s_wiretap.views.tui.listing.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from k8s_wiretap.views.tui.listing.window import Windows
@@ -67,12 +68,15 @@ class Commands:
         jump: Callable[[int | None], None],
         stamp: Callable[[], object],
         status: Callable[[], None],
+        change: Callable[[Callable[[FilterState], FilterState]], None],
     ) -> None:
         """The chain view explains with `windows` (holding `lock`) and is dismissed to
-        `jump`; `stamp()` changes when rows do (for the search); `status()` says it."""
+        `jump`; `stamp()` changes when rows do (for the search); `status()` says it;
+        `change(how)` makes the app's filter state `how(state)` (a search typed)."""
         self.app, self.index, self.listing, self.detail = app, index, listing, detail
         self._chain = (windows, lock, jump)
         self._status = status
+        self._change = change
         self.finder = Finder(app, listing, stamp)
         self.said = ""
         self.saving: Saving | None = None  # a save going on: how far it has got
@@ -121,9 +125,14 @@ class Commands:
 
     # -- search -----------------------------------------------------------------------------
     def search(self, text: str) -> None:
-        """Search for `text` (a worker's answer comes to `searched`)."""
-        found = self.finder.set(text)
-        if text and found is False:
+        """Search for `text`: a new search in the filter state, which the app runs
+        (`start`)."""
+        self._change(lambda state: state.searching(text))
+
+    def start(self, search: Search) -> None:
+        """Run the filter state's new search (a worker's answer comes to `searched`)."""
+        found = self.finder.set(search)
+        if search and found is False:
             self._nothing()
         self._changed()
 

@@ -1,5 +1,5 @@
-"""The filter bar: the active filter and its match count, always shown; `/` opens an
-input for a new expression (`filters.py`), enter applies it, esc closes it."""
+"""The filter bar: the filter state (`state.py`) and the match count, always shown; `/`
+opens an input for a new expression (`filters.py`), enter applies it, esc closes it."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from k8s_wiretap.views.tui.filtering.inputs import ClosingInput
+from k8s_wiretap.views.tui.filtering.state import FilterState
 
 __all__ = ["FilterBar"]
 
@@ -93,28 +94,25 @@ class FilterBar(Vertical):
 
     def status(
         self,
-        text: str,
-        enabled: bool,
+        state: FilterState,
         shown: int,
         total: int,
-        noise: bool,
-        error: str = "",
         busy: float | None = None,
         search: str = "",
         notice: str = "",
     ) -> None:
-        """Say what is filtered: the expression (or its error), matches of all, noise,
-        how far a filter being checked has got (`busy`, 0 to 1); `search`, what a
+        """Say what is filtered: the expression (or its error), on or off, matches of all,
+        noise; how far a filter being checked has got (`busy`, 0 to 1); `search`, what a
         search says (rich markup); first, `notice` (a followed file that changed)."""
         parts = [f"[yellow]{escape(notice)}[/]"] if notice else []
-        if error:
-            parts.append(f"[red]filter error: {escape(error)}[/]")
-        if text:
-            state = "" if enabled else " [dim](off: f)[/]"
-            parts.append(f"filter [bold]{escape(text)}[/]{state}")
+        if state.error:
+            parts.append(f"[red]filter error: {escape(state.error)}[/]")
+        if state.text:
+            on = "" if state.enabled else " [dim](off: f)[/]"
+            parts.append(f"filter [bold]{escape(state.text)}[/]{on}")
         else:
             parts.append("[dim]no filter (/)[/]")
-        if noise:
+        if state.hide_noise:
             parts.append("noise hidden [dim](n)[/]")
         if busy is not None:
             parts.append(f"[yellow]filtering {total:,}… {busy:.0%}[/]")

@@ -219,19 +219,16 @@ class Finder:
         self._generation = 0  # of the search: a worker's late answer is dropped
         self._answered = 0.0  # when a worker last answered (time.monotonic)
 
-    def set(self, text: str) -> bool | None:
-        """Search for `text` ("" clears it), the cursor to the first match from it on;
-        whether there is one (None: a worker is looking, the cursor moves when it has)."""
-        self.search = Search(text)
+    def set(self, search: Search) -> bool | None:
+        """Run `search` (no text: none), the cursor to the first match from it on; whether
+        there is one (None: a worker is looking, the cursor moves when it has)."""
+        self.search = search
         self._generation += 1
         self._found = self._found_at = self.progress = None
         self._moves = [0] if self.search else []
         if not self.search:
             return False
         return self._settle()
-
-    def clear(self) -> None:
-        self.set("")
 
     @property
     def searching(self) -> bool:

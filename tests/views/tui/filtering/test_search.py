@@ -97,7 +97,7 @@ def test_s_searches_and_the_angle_brackets_step_through_the_matches() -> None:
         await pilot.press("less_than_sign", "less_than_sign")
         assert "7 of 7" in status(app)  # round to the last
         await pilot.press("n")  # still the noise switch
-        assert app.hide_noise
+        assert app.filter_state.hide_noise
         await pilot.press("escape")  # clears the search first
         assert "search" not in status(app)
         await pilot.press("s", *press_text("no such text"), "enter")

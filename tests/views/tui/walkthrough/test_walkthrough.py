@@ -186,12 +186,12 @@ def test_a_filter_typed_while_walking_gets_its_keys_and_a_step_shows_through_it(
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
         await type_filter(pilot, "~c kubelet")  # space and esc are the input's, not the steps'
         await pilot.pause()
-        assert app.filter is not None and app.filter.text == "~c kubelet"
+        assert app.filter_state.text == "~c kubelet"
         assert "1/11" in narration(app) and panel(app).is_open
         await pilot.press("l")  # kubectl's exchange, hidden by the filter: the filter goes off
         await at_step(app, pilot)
         assert "2/11" in narration(app) and selected_row(app).component == "kubectl"
-        assert not app.filter_enabled
+        assert not app.filter_state.enabled
         await pilot.press("slash", "escape")  # esc gives up the input, the walkthrough stays
         await pilot.pause()
         assert panel(app).is_open
