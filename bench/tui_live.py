@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -88,8 +89,8 @@ async def _drive(path: Path, done: Path, marks: dict[str, Any]) -> None:
         finished = done.stat().st_mtime
         rows = app.index.rows
 
-        def ended() -> int:
-            return sum(r.ended is not None for r in rows)
+        def ended() -> int:  # from the column: a Row made for every row costs ~7 us each
+            return sum(not math.isnan(end) for end in rows.ended)
 
         while len(rows) < expected["rows"] or ended() < expected["ended"]:
             await asyncio.sleep(0.05)
@@ -98,7 +99,7 @@ async def _drive(path: Path, done: Path, marks: dict[str, Any]) -> None:
         marks["caught up"] = time.time() - finished
         marks["rows"] = len(rows)
         marks["ended"] = ended()
-        marks["events"] = sum(r.events for r in rows)
+        marks["events"] = sum(rows.events)
         marks["written"] = expected
         marks["explained"] = app.explained_count
 

@@ -67,15 +67,17 @@ def test_apply_and_get_w_appear_live_in_the_app(lab: LabState, tmp_path: Path) -
                 return {("create", ""), ("patch", "live")} <= verbs  # a create names none
 
             await until(pilot, applied, "both applies as rows")
-            watch_row = next(r for r in rows if r.verb == "watch" and r.resource == "configmaps")
-            await until(pilot, lambda: watch_row.events >= 2, "the watch's ADDED and MODIFIED")
-            assert watch_row.ended is None  # still open: it grows
+            watch = next(
+                n for n, r in enumerate(rows) if r.verb == "watch" and r.resource == "configmaps"
+            )
+            await until(pilot, lambda: rows[watch].events >= 2, "the watch's ADDED and MODIFIED")
+            assert rows[watch].ended is None  # still open: it grows (a row is read again)
             lines = [app.exchange_list.render_line(y).text for y in range(1, 39)]
             assert any("patch" in line and "configmaps" in line for line in lines)
             assert app.exchange_list.cursor == app.exchange_list.count - 1  # following
             proxy.stop()
             await until(pilot, lambda: app.index.done, "the end once the proxy stopped")
-            assert watch_row.ended is not None  # the proxy ended it ("recording stopped")
+            assert rows[watch].ended is not None  # the proxy ended it ("recording stopped")
 
     try:
         asyncio.run(main())
