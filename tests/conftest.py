@@ -108,9 +108,10 @@ def lab_processes(directory: Path) -> list[int]:
     return pids
 
 
-# Fixtures that start the lab, or need its binaries or the Kubernetes sources: a test that
-# uses one, directly or through another fixture, is marked `lab` (so `make unit` leaves it out).
-LAB_FIXTURES = frozenset({"lab", "kubectl", "story", "story_1_20", "k8s_source"})
+# Fixtures that start the lab, or need its binaries, the Kubernetes sources or Debian's
+# Chromium (`browser`, in tests/views/tui/test_serve.py): a test that uses one, directly or
+# through another fixture, is marked `lab` (so `make unit` leaves it out).
+LAB_FIXTURES = frozenset({"lab", "kubectl", "story", "story_1_20", "k8s_source", "browser"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
