@@ -27,6 +27,7 @@ from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.proxy.server import free_port
 from tests.conftest import Kubectl, wait_until
+from tests.views.test_contentview import mitmdump
 
 pytestmark = pytest.mark.lab
 
@@ -118,20 +119,8 @@ def assert_protobuf(response: Response) -> None:
     assert response.body[:4] == b"k8s\x00"
 
 
-def mitmdump_read(flows: Path, *args: str) -> str:
-    result = subprocess.run(
-        [MITMDUMP, "-n", "-r", str(flows), "--flow-detail", "4", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
 def test_mitmdump_shows_the_captured_protobuf_decoded(captured: Path) -> None:
-    out = mitmdump_read(captured, "-s", str(ROOT / "addons" / "contentview.py"))
+    out = mitmdump(captured, "-s", str(ROOT / "addons" / "contentview.py"))
     # the Pod, as the API server's JSON
     assert '"kind": "Pod",\n' in out and '"apiVersion": "v1",\n' in out
     assert '"name": "web",\n' in out and f'"namespace": "{NAMESPACE}"' in out
@@ -146,5 +135,5 @@ def test_mitmdump_shows_the_captured_protobuf_decoded(captured: Path) -> None:
 
 
 def test_without_the_contentview_mitmdump_cannot_read_them(captured: Path) -> None:
-    out = mitmdump_read(captured)
+    out = mitmdump(captured)
     assert '"type":"ADDED"' not in out and '"kind": "Pod"' not in out
