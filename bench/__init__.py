@@ -1,1 +1,1 @@
-"""Benchmarks: speed goals live here, with results in the README, never in tests."""
+"""Benchmarks: speed goals live here, with results in docs/benchmarks.md, never in tests."""

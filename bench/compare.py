@@ -169,13 +169,9 @@ def cost(this: float, peer: float, higher_is_better: bool) -> float:
 
 
 def shown(value: float) -> str:
-    return (
-        f"{value:,.0f}"
-        if abs(value) >= 100
-        else f"{value:.1f}"
-        if abs(value) >= 10
-        else f"{value:.2f}"
-    )
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
 
 
 def report(name: str, rounds: list[tuple[dict[str, Figure], dict[str, Figure]]]) -> list[str]:
