@@ -211,6 +211,7 @@ def _fill(plan: Plan, fields: list[dict[str, Any]], declare: Declare) -> None:
         render.append(_render(slot, field, target))
     plan.size = len(fields)
     plan.render = tuple(render)
+    plan.seal()
 
 
 def _read(plan: Plan, slot: int, field: dict[str, Any], target: Target, declare: Declare) -> None:

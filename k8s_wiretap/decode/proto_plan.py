@@ -3,7 +3,8 @@
 A `Plan` is made once per message (proto_compile.py) from the schema:
 
 - `dispatch` maps a field key (number << 3 | wire type) to `(op, slot, sub)`: how to read the
-  value and where to keep it. Reading never looks a string up; one dict lookup per field.
+  value and where to keep it; `table` holds the same entries in a tuple indexed by the key,
+  which the hot loop reads: one index per field, no string looked up.
 - `render` lists `(json key, slot, mode, arg)` in Go field order; `mode` is the encoding/json
   rule for the field's Go kind (omitempty, pointer, value struct, inline, map...).
 
@@ -65,21 +66,32 @@ Span = tuple[bytes, int, int]
 Slots = list[Any]
 Unknown = list[tuple[int, int | bytes]]
 NO_TYPE_META: tuple[str, str] = ("", "")
+Entry = tuple[int, int, Any]
 
 
 class Plan:
     """How to read and render one message; specials override `decode`."""
 
-    __slots__ = ("dispatch", "items", "merge", "name", "nested", "render", "size")
+    __slots__ = ("dispatch", "items", "merge", "name", "nested", "render", "size", "table")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.nested: Nested | None = None  # set by the compiler
         self.dispatch: dict[int, tuple[int, int, Any]] = {}
+        self.table: tuple[Entry | None, ...] = ()  # dispatch as a list indexed by key: seal()
         self.render: tuple[tuple[str, int, int, Any], ...] = ()
         self.size = 0
         self.merge = True  # duplicates of a singular field of this type merge (else: last wins)
         self.items = -1  # a list type's "items" slot
+
+    def seal(self) -> None:
+        """Build `table` from `dispatch`, once every entry is in (the compiler calls it).
+
+        Indexing a tuple by the key is faster than a dict lookup, and the keys are small
+        (Kubernetes field numbers stay below 64, so a table has at most ~512 entries).
+        """
+        size = max(self.dispatch, default=-1) + 1
+        self.table = tuple(self.dispatch.get(tag) for tag in range(size))
 
     def decode(self, buf: bytes, pos: int, end: int) -> Any:
         """The JSON value of the message in buf[pos:end]."""
@@ -112,7 +124,8 @@ class Plan:
         two-byte varints, strings, messages) inline and the rare ones in helpers.
         """
         slots: Slots = [None] * self.size
-        dispatch = self.dispatch
+        table = self.table
+        known = len(table)
         unknown: Unknown | None = None
         try:
             while pos < end:
@@ -124,7 +137,7 @@ class Plan:
                     pos += 2
                 else:
                     tag, pos = read_varint(buf, pos)
-                entry = dispatch.get(tag)
+                entry = table[tag] if tag < known else None
                 if entry is None:
                     value, pos = read_value(buf, tag, pos, end)
                     unknown = [*unknown, (tag, value)] if unknown else [(tag, value)]
@@ -207,18 +220,20 @@ class Plan:
             elif mode == M_DEFAULT:
                 out[key] = arg if value is None else value
             elif mode == M_MESSAGE:
-                out[key] = arg.decode(*value) if value else arg.decode(b"", 0, 0)
+                out[key] = (
+                    arg.decode(value[0], value[1], value[2]) if value else arg.decode(b"", 0, 0)
+                )
             elif mode == M_PRESENT:
                 if value is not None:
                     out[key] = value
             elif mode == M_MESSAGE_PTR:
                 if value:
-                    out[key] = arg.decode(*value)
+                    out[key] = arg.decode(value[0], value[1], value[2])
             elif mode == M_MESSAGE_NULL:
-                out[key] = arg.decode(*value) if value else None
+                out[key] = arg.decode(value[0], value[1], value[2]) if value else None
             elif mode == M_OMIT_NULL:
                 if value:
-                    rendered = arg.decode(*value)
+                    rendered = arg.decode(value[0], value[1], value[2])
                     if rendered is not None:
                         out[key] = rendered
             elif mode == M_MAP:
@@ -227,7 +242,7 @@ class Plan:
             elif mode == M_MAP_NULL:
                 out[key] = dict(sorted(value.items())) if value else None
             elif mode == M_MESSAGE_SLICE:
-                items = arg.decode(*value) if value else None
+                items = arg.decode(value[0], value[1], value[2]) if value else None
                 if items:
                     out[key] = items
             elif mode == M_TYPE_META:
@@ -237,8 +252,11 @@ class Plan:
                 if api_version:
                     out["apiVersion"] = api_version
             elif value or mode == M_INLINE:  # M_INLINE, M_INLINE_PTR
-                inner = arg.parse(*value) if value else arg.parse(b"", 0, 0)
-                nested = arg.render_into(out, *inner, NO_TYPE_META)
+                if value:
+                    inner_slots, inner_unknown = arg.parse(value[0], value[1], value[2])
+                else:
+                    inner_slots, inner_unknown = arg.parse(b"", 0, 0)
+                nested = arg.render_into(out, inner_slots, inner_unknown, NO_TYPE_META)
                 if nested:
                     extra = _merge_unknown(extra, nested, key)
         return extra

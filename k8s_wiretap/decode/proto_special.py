@@ -46,7 +46,7 @@ class SpecialPlan(Plan):
     def message(self, slots: Slots, number: int) -> Any:
         """The rendered message field `number`, or None when absent (a nil pointer)."""
         span = self.field(slots, number)
-        return None if span is None else self.subs[number].decode(*span)
+        return None if span is None else self.subs[number].decode(span[0], span[1], span[2])
 
     def decode(self, buf: bytes, pos: int, end: int) -> Any:
         slots, _unknown = self.parse(buf, pos, end)
