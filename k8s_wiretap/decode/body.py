@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import orjson
 
 from k8s_wiretap.decode.gnostic_v3 import OpenApiV3Decoder
+from k8s_wiretap.decode.proto_scalars import no_long_digit_run
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI, media_type
 from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.once import once
@@ -29,6 +30,7 @@ __all__ = ["DECODERS", "Decoded", "decode_body", "undecodable"]
 
 PREVIEW_BYTES = 24
 GZIP_MAGIC = b"\x1f\x8b"
+_PRINTABLE_ASCII = bytes(range(0x20, 0x7F))  # what str.isprintable() accepts of ASCII
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ def undecodable(reason: str, data: bytes) -> str:
 
 class Decoder(Protocol):
     format: str
+    top: int  # the highest priority it gives: a decoder is not asked when another ranks higher
 
     def priority(self, media: str, data: bytes) -> int: ...
 
@@ -73,6 +76,7 @@ class Decoder(Protocol):
 
 class ProtobufDecoder:
     format = "protobuf"
+    top = 100
 
     def priority(self, media: str, data: bytes) -> int:
         return 100 if data[:4] == MAGIC else 0
@@ -89,6 +93,7 @@ class CborDecoder:
     Content-Type; a body labelled CBOR without it is still read as CBOR."""
 
     format = "cbor"
+    top = 100
 
     def priority(self, media: str, data: bytes) -> int:
         if self_described(data):
@@ -105,6 +110,7 @@ class OpenApiDecoder:
     """kubectl's `/openapi/v2` in gnostic's protobuf form (not a Kubernetes type)."""
 
     format = "openapi-protobuf"
+    top = 90
 
     def priority(self, media: str, data: bytes) -> int:
         return 90 if media == GNOSTIC_OPENAPI else 0
@@ -117,6 +123,7 @@ class OpenApiDecoder:
 
 class JsonDecoder:
     format = "json"
+    top = 80
 
     def priority(self, media: str, data: bytes) -> int:
         if media.endswith("json"):
@@ -124,11 +131,24 @@ class JsonDecoder:
         return 40 if data.lstrip()[:1] in (b"{", b"[") else 0
 
     def decode(self, data: bytes, media: str, release: ReleaseLike = None) -> Any:
-        return json.loads(data)
+        return loads_json(data)
+
+
+def loads_json(data: bytes) -> Any:
+    """`json.loads(data)`: the same value, or the same error, at orjson's speed where orjson
+    surely reads alike (see `no_long_digit_run`); `json` for the rest (kubectl's OpenAPI v3
+    documents, half the JSON a recording holds, parse about three times faster)."""
+    if no_long_digit_run(data):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data)
 
 
 class YamlDecoder:
     format = "yaml"
+    top = 70
 
     def priority(self, media: str, data: bytes) -> int:
         return 70 if "yaml" in media else 0
@@ -139,10 +159,13 @@ class YamlDecoder:
 
 class TextDecoder:
     format = "text"
+    top = 60
 
     def priority(self, media: str, data: bytes) -> int:
         if media.startswith("text/"):
             return 60
+        if data.isascii():  # the same answer as below, several times faster
+            return 10 if b"\n" in data or not data.translate(None, _PRINTABLE_ASCII) else 0
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -172,6 +195,21 @@ def _inflate(data: bytes) -> bytes:
         raise ValueError(f"bad gzip data: {error}") from error
 
 
+def _best_decoder(media: str, data: bytes) -> Decoder | None:
+    """The decoder of highest priority (the first of equals), None if every one says 0.
+
+    A decoder whose `top` cannot beat the best so far is not asked: text, the last resort,
+    would decode the whole body to answer.
+    """
+    best, rank = None, 0
+    for decoder in DECODERS:
+        if decoder.top > rank:
+            priority = decoder.priority(media, data)
+            if priority > rank:
+                best, rank = decoder, priority
+    return best
+
+
 def decode_body(
     data: bytes, content_type: str = "", *, truncated: bool = False, release: ReleaseLike = None
 ) -> Decoded:
@@ -183,16 +221,15 @@ def decode_body(
     if truncated:
         return Decoded("binary", error=undecodable("truncated by the recording's size cap", data))
     media = media_type(content_type)
+    best: Decoder | None = None
     try:
         if data[:2] == GZIP_MAGIC:
             data = _inflate(data)
-        ranked = sorted(DECODERS, key=lambda d: d.priority(media, data), reverse=True)
-        best = ranked[0]
-        if best.priority(media, data) == 0:
+        best = _best_decoder(media, data)
+        if best is None:
             return Decoded("binary", error=undecodable("no decoder for this content", data))
         return Decoded(best.format, best.decode(data, media, release))
     except Exception as error:  # a decoder must never take the caller down with it
         reason = f"{type(error).__name__}: {error}"
-        return Decoded(
-            best.format if "best" in locals() else "binary", error=undecodable(reason[:200], data)
-        )
+        format_ = best.format if best else "binary"
+        return Decoded(format_, error=undecodable(reason[:200], data))

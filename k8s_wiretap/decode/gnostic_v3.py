@@ -63,6 +63,7 @@ class OpenApiV3Decoder:
     registry holds it beside the v2 one)."""
 
     format = "openapi-v3-protobuf"
+    top = 90
 
     def priority(self, media: str, data: bytes) -> int:
         return 90 if media == GNOSTIC_OPENAPI_V3 else 0

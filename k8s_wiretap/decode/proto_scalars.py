@@ -41,6 +41,7 @@ __all__ = [
     "b64",
     "embedded_json",
     "go_float",
+    "no_long_digit_run",
     "read_string",
     "scalar_reader",
 ]
@@ -88,6 +89,13 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 _LONG_RUN = b"0" * 19
 
 
+def no_long_digit_run(raw: bytes) -> bool:
+    """No run of 19 digits in `raw`: orjson, when it accepts such JSON, reads it as `json`
+    does (it refuses what it would read otherwise: invalid UTF-8, lone surrogates, NaN, an
+    overflowing float, a byte-order mark)."""
+    return _LONG_RUN not in raw.translate(_DIGITS_AS_ZERO)
+
+
 def embedded_json(raw: bytes) -> Any:
     """Raw JSON bytes a Go MarshalJSON would embed verbatim; ProtoError if not JSON.
 
@@ -96,7 +104,7 @@ def embedded_json(raw: bytes) -> Any:
     alike, `json` what orjson refuses (invalid UTF-8, lone surrogates, an overflowing float
     or constant) and anything with a long run of digits.
     """
-    if _LONG_RUN not in raw.translate(_DIGITS_AS_ZERO):
+    if no_long_digit_run(raw):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:

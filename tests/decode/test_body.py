@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -62,3 +63,33 @@ def test_random_bytes_never_raise(data: bytes, content_type: str) -> None:
 def test_random_bytes_after_the_protobuf_magic_never_raise(data: bytes) -> None:
     decoded = decode_body(b"k8s\x00" + data, "application/vnd.kubernetes.protobuf")
     assert decoded.ok or (decoded.error or "").startswith("undecodable: ")
+
+
+JSON_EDGES = [
+    b'{"a":1,"b":[true,null,-0,-0.0,1.5e3],"a":2}',  # a repeated key: the last value, first place
+    b"123456789012345678901234567890",  # past 64 bits
+    b"0.12345678901234567890123",  # digits past a float's
+    b"[NaN, Infinity, -Infinity]",
+    b"1E400",  # a float that overflows
+    b'"\\ud800 \\udc00"',  # lone surrogates, escaped
+    b'"\xed\xa0\x80"',  # a surrogate, encoded
+    b'\xef\xbb\xbf{"bom": 1}',
+    '{"utf16": 1}'.encode("utf-16-le"),
+    b"[1,]",
+    b'"\xff"',
+]
+
+
+@pytest.mark.parametrize("data", JSON_EDGES)
+def test_json_is_what_json_loads_gives(data: bytes) -> None:
+    """Bodies are parsed by orjson where it reads alike, by json otherwise: the same value,
+    or the same error, as json.loads."""
+    try:
+        expected = ("json", json.loads(data))
+    except ValueError as error:
+        expected = ("binary", f"{type(error).__name__}: {error}")
+    decoded = decode_body(data, "application/json")
+    if expected[0] == "json":
+        assert decoded.format == "json" and repr(decoded.value) == repr(expected[1])
+    else:
+        assert decoded.error is not None and expected[1][:60] in decoded.error
