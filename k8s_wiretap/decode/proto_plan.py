@@ -88,9 +88,10 @@ class Plan:
         """Build `table` from `dispatch`, once every entry is in (the compiler calls it).
 
         Indexing a tuple by the key is faster than a dict lookup, and the keys are small
-        (Kubernetes field numbers stay below 64, so a table has at most ~512 entries).
+        (Kubernetes field numbers stay below 64, so a table has at most ~512 entries). It
+        covers every one-byte key (below 0x80), so those need no bounds check.
         """
-        size = max(self.dispatch, default=-1) + 1
+        size = max(0x80, max(self.dispatch, default=0) + 1)
         self.table = tuple(self.dispatch.get(tag) for tag in range(size))
 
     def decode(self, buf: bytes, pos: int, end: int) -> Any:
@@ -130,14 +131,16 @@ class Plan:
         try:
             while pos < end:
                 tag = buf[pos]
-                if tag < 0x80:
+                if tag < 0x80:  # the table covers every one-byte key
                     pos += 1
-                elif buf[pos + 1] < 0x80:
-                    tag = (tag & 0x7F) | buf[pos + 1] << 7
-                    pos += 2
+                    entry = table[tag]
                 else:
-                    tag, pos = read_varint(buf, pos)
-                entry = table[tag] if tag < known else None
+                    if buf[pos + 1] < 0x80:
+                        tag = (tag & 0x7F) | buf[pos + 1] << 7
+                        pos += 2
+                    else:
+                        tag, pos = read_varint(buf, pos)
+                    entry = table[tag] if tag < known else None
                 if entry is None:
                     value, pos = read_value(buf, tag, pos, end)
                     unknown = [*unknown, (tag, value)] if unknown else [(tag, value)]
@@ -156,7 +159,10 @@ class Plan:
                     if stop > end:
                         raise ProtoError(f"{self.name}: field {tag >> 3} runs past the end")
                     if op == OP_STRING:
-                        slots[slot] = buf[pos:stop].decode("utf-8", GO_UTF8)
+                        try:  # the default arguments are the fast path of bytes.decode
+                            slots[slot] = buf[pos:stop].decode()
+                        except UnicodeDecodeError:  # invalid UTF-8: as Go reads it
+                            slots[slot] = buf[pos:stop].decode("utf-8", GO_UTF8)
                     elif op == OP_MESSAGE:
                         old = slots[slot]
                         slots[slot] = (
