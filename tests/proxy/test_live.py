@@ -74,7 +74,10 @@ def test_apply_and_get_w_appear_live_in_the_app(lab: LabState, tmp_path: Path) -
             assert rows[watch].ended is None  # still open: it grows (a row is read again)
             lines = [app.exchange_list.render_line(y).text for y in range(1, 39)]
             assert any("patch" in line and "configmaps" in line for line in lines)
-            assert app.exchange_list.cursor == app.exchange_list.count - 1  # following
+            # following: the index grows in its worker and the cursor moves when the app
+            # hears of it, so the cursor reaches the end a message later (never a speed)
+            listed = app.exchange_list
+            await until(pilot, lambda: listed.cursor == listed.count - 1, "the cursor at the end")
             proxy.stop()
             await until(pilot, lambda: app.index.done, "the end once the proxy stopped")
             assert rows[watch].ended is not None  # the proxy ended it ("recording stopped")
