@@ -76,6 +76,7 @@ ITEMS_STAY_NULL = {
     "k8s.io.apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList",
 }
 SCHEMALESS = "$schemaless"
+KIND_CACHE_LIMIT = 1024
 RenderEntry = tuple[str, int, int, Any]
 
 # What a damaged body can make the reading code trip over besides ProtoError, reported as
@@ -109,6 +110,8 @@ class Compiled:
         self.release = release
         self.messages = schema.messages(release)
         self._published: dict[str, Plan] = {}
+        # (apiVersion, kind) → its plan: the schema's lookup, once per kind
+        self._kinds: dict[tuple[str, str], Plan] = {}
         self._lock = threading.Lock()
 
     def plan_for(self, name: str) -> Plan:
@@ -154,11 +157,23 @@ class Compiled:
         api_version, kind = given_version or api_version, given_kind or kind
         if encoding:
             raise ProtoError(f"content encoding {encoding!r} is not supported")
-        name = schema.lookup_kind(api_version, kind, self.release)
-        if name is None:
-            fields = decode_schemaless(raw, self.nested_object)
-            return {"kind": kind, "apiVersion": api_version, SCHEMALESS: True, **fields}
-        return self.plan_for(name).decode_object(raw, 0, len(raw), (kind, api_version))
+        type_meta = (kind, api_version)
+        plan = self._kinds.get(type_meta)
+        if plan is None:
+            name = schema.lookup_kind(api_version, kind, self.release)
+            if name is None:
+                fields = decode_schemaless(raw, self.nested_object)
+                return {"kind": kind, "apiVersion": api_version, SCHEMALESS: True, **fields}
+            plan = self._remember_kind(type_meta, self.plan_for(name))
+        return plan.decode_object(raw, 0, len(raw), type_meta)
+
+    def _remember_kind(self, type_meta: tuple[str, str], plan: Plan) -> Plan:
+        """Keep the plan of a kind found (a bounded cache: any apiVersion with a meta.k8s.io
+        kind such as Status finds one)."""
+        if len(self._kinds) >= KIND_CACHE_LIMIT:
+            self._kinds.clear()
+        self._kinds[type_meta] = plan
+        return plan
 
     def nested_object(self, raw: bytes) -> Any:
         """A `k8s\\0` object inside another (guarded: ProtoError and nothing else)."""
