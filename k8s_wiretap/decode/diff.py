@@ -14,24 +14,31 @@ _MISSING = object()
 
 
 def pointer(parts: list[str | int]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return "".join(["/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts])
 
 
 def diff(before: Any, after: Any) -> list[dict[str, Any]]:
     changes: list[dict[str, Any]] = []
-    _walk(before, after, [], changes)
+    if before != after:
+        _walk(before, after, [], changes)
     return changes
 
 
 def _walk(before: Any, after: Any, path: list[str | int], out: list[dict[str, Any]]) -> None:
-    if before == after:
-        return
+    """The changes between `before` and `after`, which differ; equal members are skipped
+    before recursing (most of an object is unchanged)."""
     if isinstance(before, dict) and isinstance(after, dict):
-        for key in [*before, *(k for k in after if k not in before)]:
-            _walk(before.get(key, _MISSING), after.get(key, _MISSING), [*path, key], out)
+        for key, old in before.items():
+            new = after.get(key, _MISSING)
+            if old != new:
+                _walk(old, new, [*path, key], out)
+        for key, new in after.items():
+            if key not in before:
+                _walk(_MISSING, new, [*path, key], out)
     elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
         for index, (old, new) in enumerate(zip(before, after, strict=True)):
-            _walk(old, new, [*path, index], out)
+            if old != new:
+                _walk(old, new, [*path, index], out)
     elif before is _MISSING:
         out.append({"path": pointer(path), "op": "add", "to": after})
     elif after is _MISSING:
