@@ -18,15 +18,15 @@ other watches have none.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange, StreamEvent
-from k8s_wiretap.decode.body import undecodable
+from k8s_wiretap.decode.body import loads_json, undecodable
 from k8s_wiretap.decode.cache import WATCH_FRAME, DecodeCache
+from k8s_wiretap.decode.protobuf import decode_watch_event
 from k8s_wiretap.kube.media import is_cbor, media_type
 from k8s_wiretap.kube.release import ReleaseLike
 from k8s_wiretap.kube.requestinfo import RequestInfo
@@ -135,14 +135,12 @@ def decode_frame(
     try:
         media = media_type(content_type)
         if media.endswith("json") or (not media and frame[:1] == b"{"):
-            document = json.loads(frame)
+            document = loads_json(frame)
         elif is_cbor(media) or (not media and self_described(frame)):
             from k8s_wiretap.decode.cbor import decode_cbor_watch_event
 
             document = decode_cbor_watch_event(frame, release=release)
         else:
-            from k8s_wiretap.decode.protobuf import decode_watch_event
-
             document = decode_watch_event(frame, release=release)
         return WatchEvent(str(document.get("type", "")), document.get("object"), when)
     except Exception as error:  # undecodable frames are reported, never lost
