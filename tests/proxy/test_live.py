@@ -13,11 +13,7 @@ import subprocess
 import sys
 import termios
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
-
-from textual.pilot import Pilot
 
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.lab.state import LabState
@@ -25,6 +21,7 @@ from k8s_wiretap.proxy.server import free_port
 from k8s_wiretap.views.tui import ReplayApp
 from tests.conftest import Kubectl, wait_until
 from tests.proxy.conftest import spawn_proxy
+from tests.views.tui.pilot import until
 
 CONFIGMAP = """apiVersion: v1
 kind: ConfigMap
@@ -35,12 +32,7 @@ data:
 """
 
 
-async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 60
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.1)
+LAB = 60  # seconds for what the lab and the proxy must do: generous, never a speed
 
 
 def test_apply_and_get_w_appear_live_in_the_app(lab: LabState, tmp_path: Path) -> None:
@@ -56,7 +48,7 @@ def test_apply_and_get_w_appear_live_in_the_app(lab: LabState, tmp_path: Path) -
             def watching() -> bool:
                 return any(r.verb == "watch" and r.resource == "configmaps" for r in rows)
 
-            await until(pilot, watching, "kubectl get -w's watch")
+            await until(pilot, watching, "kubectl get -w's watch", LAB)
             assert app.follow_mode.active and not app.index.done
             for step in (1, 2):  # in a thread: the app runs on this loop
                 manifest = CONFIGMAP.format(name="live", step=step)
@@ -66,20 +58,24 @@ def test_apply_and_get_w_appear_live_in_the_app(lab: LabState, tmp_path: Path) -
                 verbs = {(r.verb, r.name) for r in rows if r.resource == "configmaps"}
                 return {("create", ""), ("patch", "live")} <= verbs  # a create names none
 
-            await until(pilot, applied, "both applies as rows")
+            await until(pilot, applied, "both applies as rows", LAB)
             watch = next(
                 n for n, r in enumerate(rows) if r.verb == "watch" and r.resource == "configmaps"
             )
-            await until(pilot, lambda: rows[watch].events >= 2, "the watch's ADDED and MODIFIED")
+            await until(
+                pilot, lambda: rows[watch].events >= 2, "the watch's ADDED and MODIFIED", LAB
+            )
             assert rows[watch].ended is None  # still open: it grows (a row is read again)
             lines = [app.exchange_list.render_line(y).text for y in range(1, 39)]
             assert any("patch" in line and "configmaps" in line for line in lines)
             # following: the index grows in its worker and the cursor moves when the app
             # hears of it, so the cursor reaches the end a message later (never a speed)
             listed = app.exchange_list
-            await until(pilot, lambda: listed.cursor == listed.count - 1, "the cursor at the end")
+            await until(
+                pilot, lambda: listed.cursor == listed.count - 1, "the cursor at the end", LAB
+            )
             proxy.stop()
-            await until(pilot, lambda: app.index.done, "the end once the proxy stopped")
+            await until(pilot, lambda: app.index.done, "the end once the proxy stopped", LAB)
             assert rows[watch].ended is not None  # the proxy ended it ("recording stopped")
 
     try:

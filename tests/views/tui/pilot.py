@@ -14,9 +14,20 @@ from textual.widgets import Static
 from k8s_wiretap.views.tui import ReplayApp
 from tests.recorded import STORY
 
-__all__ = ["drive", "settle", "shown", "tab_text"]
+__all__ = ["drive", "settle", "shown", "tab_text", "until"]
 
 Script = Callable[[ReplayApp, Pilot[int]], Awaitable[None]]
+
+
+async def until(
+    pilot: Pilot[int], condition: Callable[[], bool], what: str, timeout: float = 30
+) -> None:
+    """Wait for something that must happen (never a speed: a generous timeout)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
 
 
 async def settle(app: ReplayApp, pilot: Pilot[int], timeout: float = 60) -> None:

@@ -20,18 +20,10 @@ from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui.listing.follow import AutoFollow, Changed, FileChanged, chunks, lines
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from tests.recorded import STORY, story_records
+from tests.views.tui.pilot import until
 from tests.views.tui.test_app import status
 
 LINES = gzip.decompress(STORY.read_bytes()).splitlines(keepends=True)
-
-
-async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
-    """Wait for something that must happen (never a speed: a generous timeout)."""
-    deadline = time.monotonic() + 30
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
 
 
 def append(path: Path, data: bytes) -> None:

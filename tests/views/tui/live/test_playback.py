@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
-
-from textual.pilot import Pilot
 
 from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui.help_screen import HelpScreen
 from k8s_wiretap.views.tui.live.playback import SPEEDS, Clock, Player
 from tests.recorded import STORY, story_records
+from tests.views.tui.pilot import until
 
 REQUESTS = sorted(float(r["time"]) for r in story_records() if r["record"] == "request")
 
@@ -60,14 +57,6 @@ def test_the_clock_runs_at_its_speed_pauses_and_jumps() -> None:
     for _ in range(20):
         clock.faster()
     assert clock.speed == SPEEDS[-1]
-
-
-async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 30
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
 
 
 def test_rows_appear_as_their_time_comes_pause_step_and_speed() -> None:
