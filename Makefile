@@ -62,6 +62,7 @@ bench: $(STAMP) binaries
 
 # A virtualenv made by an older Python is made again.
 $(STAMP): pyproject.toml $(LOCK)
+	@test -n "$(PYTHON)" || { echo "make: no Python >= 3.12 found; set PYTHON=/path/to/python3.13" >&2; exit 2; }
 	$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null \
 	  || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q --upgrade pip
