@@ -35,6 +35,7 @@ COMMANDS = {
     "kubeconfig": "proxy",
     "decode": "decode",
     "explain": "decode",
+    "export": "export",
     "lab": "lab",
     "demo": "demo",
     "replay": "replay",
