@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LOCK   := constraints.txt
 
-.PHONY: demo demo-live test unit lint binaries kubectl chromium bench lock clean
+.PHONY: demo demo-live test unit lint binaries jaeger kubectl chromium bench lock clean
 
 # The walkthrough of the bundled recording, in the TUI: no cluster, no binaries needed.
 demo: $(STAMP)
@@ -19,7 +19,7 @@ demo: $(STAMP)
 demo-live: $(STAMP) binaries kubectl
 	$(BIN)/k8s-wiretap demo --live
 
-test: $(STAMP) binaries kubectl chromium lint
+test: $(STAMP) binaries jaeger kubectl chromium lint
 	$(BIN)/pytest
 
 # Every test not marked `lab` (the lab, its binaries, kubectl, Go, Chromium): no builds, no
@@ -42,6 +42,11 @@ KUBE_VERSIONS ?= 1.20 1.37
 
 binaries: $(STAMP)
 	$(BIN)/k8s-wiretap lab build $(foreach v,$(KUBE_VERSIONS),--kube-version $(v))
+
+# Jaeger v2, which the OTLP export is tested against (tests/test_jaeger.py): built once from
+# its Go module into the cache (k8s_wiretap/lab/jaeger.py), else reused.
+jaeger: $(STAMP)
+	$(BIN)/python -m k8s_wiretap.lab.jaeger
 
 # The tests and the demo drive the real kubectl. Debian's kubernetes-client is the fallback.
 kubectl:
