@@ -11,6 +11,12 @@ Records of concurrent exchanges interleave; `id` ties them together. A BODY is
 `{"text": ...}` (UTF-8 that is not protobuf) or `{"base64": ...}`, with `size` (bytes before
 any truncation), and `truncated`, `redacted`, `decoded` (a content-encoding removed) when true.
 Times are Unix seconds (float). The README documents every field.
+
+A recording in parts (`proxy --workers N`, one file per worker process: `rec.jsonl`,
+`rec.jsonl.1`, …) has in every part's header `"recording": ID` (shared by the parts) and
+`"part": K`; part 0, the file the user named, also has `"workers": N`. Each part is a
+recording of its own (all the records of an exchange are in one part); readers find the
+parts of part 0 and merge them by time (`parts.py`, `reader.iter_records`).
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ FORMAT = "k8s-wiretap-recording"
 VERSION = 1
 
 
-def header_record(*, redacted: bool, max_body: int) -> dict[str, Any]:
+def header_record(*, redacted: bool, max_body: int, **more: Any) -> dict[str, Any]:
+    """The header record; `more`: fields such as a part's (`parts.part_header`)."""
     return {
         "record": "header",
         "format": FORMAT,
@@ -40,6 +47,7 @@ def header_record(*, redacted: bool, max_body: int) -> dict[str, Any]:
         "tool": f"k8s-wiretap {__version__}",
         "redacted": redacted,
         "max_body": max_body,
+        **more,
     }
 
 

@@ -28,18 +28,25 @@ class FileOutput:
     """Appends records to a new recording file (0600: it holds cluster data).
 
     The file must not exist (`O_EXCL`: nothing that appeared since a check is replaced)
-    unless `overwrite`, which empties an existing one. Open it only once the proxy is sure
+    unless `overwrite`, which empties an existing one. `header`: fields the header adds
+    (a part's, `parts.py`). Open it only once the proxy is sure
     to run: opening is what creates or empties the file.
     """
 
     def __init__(
-        self, path: Path, *, redacted: bool, max_body: int, overwrite: bool = False
+        self,
+        path: Path,
+        *,
+        redacted: bool,
+        max_body: int,
+        overwrite: bool = False,
+        header: dict[str, Any] | None = None,
     ) -> None:
         self.path = path
         replace = os.O_TRUNC if overwrite else os.O_EXCL
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | replace, 0o600)
         self._file = os.fdopen(fd, "w", encoding="utf-8")
-        self.write(header_record(redacted=redacted, max_body=max_body))
+        self.write(header_record(redacted=redacted, max_body=max_body, **(header or {})))
         self.flush()
 
     def write(self, record: dict[str, Any]) -> None:

@@ -2,10 +2,13 @@
 
 A recording being written (or cut short by a crash) may end in a partial line: it is
 skipped with a warning, as is any other line that is not a record; the rest still loads.
+A recording in parts (`proxy --workers N`: one file per worker) reads as one, its parts
+found and merged by time (`parts.py`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import zlib
 from collections.abc import Iterable, Iterator
@@ -15,12 +18,13 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from k8s_wiretap.capture import parts
 from k8s_wiretap.capture.assemble import Assembler
 from k8s_wiretap.capture.exchange import EtcdChange, Exchange
 from k8s_wiretap.capture.format import FORMAT, VERSION
 from k8s_wiretap.errors import WiretapError
 
-__all__ = ["Recording", "RecordingError", "iter_records", "load", "loads"]
+__all__ = ["Recording", "RecordingError", "file_records", "iter_records", "load", "loads"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -122,8 +126,25 @@ def _parse(path: Path, number: int, line: bytes, last: bool, warnings: list[str]
 
 
 def iter_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, Any]]:
-    """The records of a recording file as they are read, header first; lines that are not
-    records are skipped and said in `warnings`. RecordingError if it is not a recording."""
+    """The records of a recording as they are read, header first; lines that are not
+    records are skipped and said in `warnings`. RecordingError if it is not a recording.
+    A recording in parts yields its parts' records merged by time, under part 0's header."""
+    path = Path(path)
+    records = file_records(path, warnings)
+    header = next(records)
+    yield header
+    others = parts.siblings(path, header)
+    if not others:
+        yield from records
+        return
+    rest = [itertools.islice(file_records(other, warnings), 1, None) for other in others]
+    yield from parts.merge([records, *rest])
+
+
+def file_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, Any]]:
+    """The records of one recording file (one part of a recording in parts), header first;
+    lines that are not records are skipped and said in `warnings`. RecordingError if it is
+    not a recording."""
     path = Path(path)
     pending: tuple[int, bytes] | None = None
     checked = False

@@ -23,6 +23,7 @@ from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
 from k8s_wiretap.commands.live import run_live
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.kube.kubeconfig import ClusterAccess, load_kubeconfig, write_kubeconfig
+from k8s_wiretap.proxy import workers
 from k8s_wiretap.proxy.routes import Route
 from k8s_wiretap.proxy.server import (
     ProxyServer,
@@ -98,7 +99,16 @@ def register(subparsers: Any) -> None:
         default=None,
         help=f"the proxy's CA folder (default {default_confdir()})",
     )
-    proxy.set_defaults(handler=_proxy)
+    proxy.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        metavar="N",
+        help="proxy processes on the listener, each on a core of its own (default: the "
+        "number of cores; 1 with --routes)",
+    )
+    proxy.add_argument("--worker", default=None, help=argparse.SUPPRESS)  # workers.py's
+    proxy.set_defaults(handler=_proxy, proxy_parser=proxy)
 
     run = subparsers.add_parser(
         "run",
@@ -208,22 +218,38 @@ def _routes_file(path: Path) -> list[Route]:
         raise UsageError(f"--routes {path}: {error}") from error
 
 
+def _workers(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: a number of processes, 1 or more")
+    return int(value)
+
+
 def _proxy(args: argparse.Namespace) -> int:
     routes = (
         _routes_file(args.routes)
         if args.routes
         else [Route("default", *_listen(args.listen), _access(args))]
     )
+    if args.workers is None:  # `lab up --via-proxy` (--routes) keeps one process
+        args.workers = 1 if args.routes else workers.cores()
     settings = _settings(args, routes)
-    if not (args.no_tui or args.quiet) and sys.stdin.isatty() and sys.stdout.isatty():
+    if args.worker is None and not (args.no_tui or args.quiet) and _terminal():
         return run_live(args)  # the proxy in a process of its own, the TUI in this one
     if not args.quiet:
         settings.outputs.append(ConsoleOutput(sys.stdout))
     settings.accept_hosts = args.accept_hosts
     settings.idle_timeout = args.idle_timeout
     settings.confdir = args.confdir or default_confdir()
+    if args.worker is not None:
+        return workers.run_worker(args.worker, settings, args.workers)
+    if args.workers > 1:
+        return workers.supervise(args.proxy_parser, args, settings)
     ProxyServer(settings).serve()
     return 0
+
+
+def _terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _proxy_kubeconfig(path: Path, access: ClusterAccess, address: str, confdir: Path) -> Path:

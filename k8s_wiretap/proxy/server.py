@@ -30,6 +30,7 @@ import threading
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mitmproxy import ctx, options
 from mitmproxy.addons import default_addons
@@ -99,6 +100,8 @@ class ProxySettings:
     accept_hosts: str = DEFAULT_ACCEPT_HOSTS
     idle_timeout: int = DEFAULT_IDLE_TIMEOUT
     confdir: Path = field(default_factory=default_confdir)
+    header: dict[str, Any] = field(default_factory=dict)  # a part's header fields (workers.py)
+    version_check: bool = True  # ask /version once listening (a worker leaves it to its parent)
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -225,6 +228,7 @@ class ProxyServer:
                 redacted=self.settings.redact,
                 max_body=self.settings.max_body,
                 overwrite=self.settings.overwrite,
+                header=self.settings.header,
             )
         except FileExistsError as error:  # created since _prepare looked
             raise UsageError(f"--record: {record} exists (--overwrite replaces it)") from error
@@ -369,7 +373,8 @@ class _Ready:
             self.server._error = error
             ctx.master.shutdown()
         else:
-            self.server._version_check = ask_versions(self.server.settings.routes)
+            if self.server.settings.version_check:
+                self.server._version_check = ask_versions(self.server.settings.routes)
             etcd = self.server.settings.etcd
             if etcd:
                 self._etcd = EtcdWatch(etcd, self.server.recorder.put).start()

@@ -1,0 +1,144 @@
+"""A recording in parts: one file per proxy worker process, read back as one recording.
+
+`proxy --workers N` runs N proxy processes on one listener (`proxy/workers.py`); each
+writes a file of its own, so that no two processes write one file. The user names one
+path, `--record rec.jsonl`:
+
+- `rec.jsonl` is part 0 (the first worker's); `rec.jsonl.1` … `rec.jsonl.N-1` the others;
+  a worker that is restarted after a crash writes the next free number (`rec.jsonl.N`, …),
+  never a file another process wrote.
+- Every part's header has `recording` (an id shared by all the parts of one recording)
+  and `part` (its number); part 0's header also has `workers` (N).
+- A part is a complete recording of its own: one client connection stays in one worker,
+  so every record of an exchange is in one part, and exchange ids are unique across
+  workers (mitmproxy's flow ids are UUIDs).
+
+Reading `rec.jsonl` finds its parts (`siblings`: the files `rec.jsonl.K` whose header
+names the same recording and part K) and merges their records by time (`merge`), the
+first part's header first. Within one part the records are in the order they were
+written, which is time order but for a few milliseconds between the recorder's bursts;
+the merge keeps each part's own order, so every exchange reads as it was recorded.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+import secrets
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "PART_FIELDS",
+    "merge",
+    "new_recording_id",
+    "next_part",
+    "part_header",
+    "part_path",
+    "siblings",
+    "single",
+]
+
+PART_FIELDS = ("recording", "part", "workers")  # what the header of a part adds
+HEADER_LIMIT = 1 << 16  # a header line is small: read no further looking for one
+
+
+def new_recording_id() -> str:
+    return secrets.token_hex(8)
+
+
+def part_header(recording: str, part: int, workers: int | None = None) -> dict[str, Any]:
+    """The fields a part's header record adds (`format.header_record(**...)`)."""
+    fields: dict[str, Any] = {"recording": recording, "part": part}
+    if workers is not None:
+        fields["workers"] = workers
+    return fields
+
+
+def part_path(path: Path, part: int) -> Path:
+    """The file of part `part` of the recording the user named `path`."""
+    return path if part == 0 else path.with_name(f"{path.name}.{part}")
+
+
+def _numbered(path: Path) -> list[tuple[int, Path]]:
+    """The files beside `path` named `path`.K (K = 1, 2, …), in the order of K."""
+    pattern = re.compile(re.escape(path.name) + r"\.([1-9][0-9]*)")
+    try:
+        found = [(m, p) for p in path.parent.iterdir() if (m := pattern.fullmatch(p.name))]
+    except OSError:
+        return []
+    return sorted((int(m.group(1)), p) for m, p in found)
+
+
+def next_part(path: Path) -> int:
+    """The first part number after every `path`.K file there is."""
+    numbered = _numbered(path)
+    return numbered[-1][0] + 1 if numbered else 1
+
+
+def _header(path: Path) -> dict[str, Any] | None:
+    """The header record on `path`'s first line (None if it has none, or is unreadable)."""
+    try:
+        with path.open("rb") as handle:
+            line = handle.readline(HEADER_LIMIT)
+        record = json.loads(line)
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("record") == "header" else None
+
+
+def siblings(path: Path, header: dict[str, Any]) -> list[Path]:
+    """The other parts of the recording whose part 0 is `path` (with `header`): none for a
+    recording in one file."""
+    recording = header.get("recording")
+    if recording is None or header.get("part") != 0:
+        return []
+    found = []
+    for number, candidate in _numbered(path):
+        other = _header(candidate)
+        if other is not None and (other.get("recording"), other.get("part")) == (
+            recording,
+            number,
+        ):
+            found.append(candidate)
+    return found
+
+
+def single(header: dict[str, Any]) -> dict[str, Any]:
+    """`header` as the header of one merged file (no part fields)."""
+    return {key: value for key, value in header.items() if key not in PART_FIELDS}
+
+
+def _timed(records: Iterable[dict[str, Any]], part: int) -> Iterator[tuple[float, int, Any]]:
+    """(time, part, record): a record without a time takes its predecessor's, so that each
+    part is one ordered stream for the merge; ties go to the lower part."""
+    last = 0.0
+    for record in records:
+        stamp = record.get("time")
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+            last = max(last, float(stamp))
+        yield last, part, _Record(record)
+
+
+class _Record:
+    """A record in the merge's heap: never compared (time and part decide)."""
+
+    __slots__ = ("record",)
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        self.record = record
+
+    def __lt__(self, other: _Record) -> bool:
+        return False
+
+
+def merge(parts: list[Iterable[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+    """The records of `parts` (each without its header) as one stream, by time."""
+    if len(parts) == 1:
+        yield from parts[0]
+        return
+    timed = [_timed(records, number) for number, records in enumerate(parts)]
+    for _time, _part, item in heapq.merge(*timed):
+        yield item.record
