@@ -248,7 +248,9 @@ def span_of(explainer: Explainer, exchange: Exchange) -> Span:
         attributes.append(("wiretap.cause.own_change", True))
     error = _error(exchange)
     if error:
-        attributes.append(("error.type", str(exchange.status) if exchange.status else "error"))
+        status = exchange.status
+        # the semantic conventions' error.type: the status code, or _OTHER (a cut exchange)
+        attributes.append(("error.type", str(status) if status and status >= 400 else "_OTHER"))
     return Span(
         resource=_resource(explainer, exchange),
         trace_id=trace_id(chain[0]),
