@@ -36,8 +36,11 @@ from k8s_wiretap.proxy.server import (
 from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS
 from k8s_wiretap.views.console import ConsoleOutput
 from k8s_wiretap.views.lines import exchange_line
+from k8s_wiretap.views.otlp import OtlpOutput, traces_url
 
 __all__ = ["register"]
+
+OTLP_ENDPOINT_ENV = "K8S_WIRETAP_OTLP_ENDPOINT"  # --otlp-endpoint's default
 
 
 def register(subparsers: Any) -> None:
@@ -79,6 +82,14 @@ def register(subparsers: Any) -> None:
         metavar="URL",
         help="the API server's etcd (http://HOST:PORT): record what lands there, beside "
         "the traffic (the lab passes its own)",
+    )
+    proxy.add_argument(
+        "--otlp-endpoint",
+        default=os.environ.get(OTLP_ENDPOINT_ENV) or None,
+        metavar="URL",
+        help="send a span per exchange, as exchanges end, to URL/v1/traces (OTLP/HTTP, e.g. "
+        f"Jaeger's http://127.0.0.1:4318; default ${OTLP_ENDPOINT_ENV}); never slows the "
+        "proxy: what the collector cannot take is dropped and counted (docs/tracing.md)",
     )
     proxy.add_argument(
         "--accept-hosts",
@@ -230,13 +241,18 @@ def _proxy(args: argparse.Namespace) -> int:
         if args.routes
         else [Route("default", *_listen(args.listen), _access(args))]
     )
+    _otlp_checks(args)
     if args.workers is None:  # `lab up --via-proxy` (--routes) keeps one process
-        args.workers = 1 if args.routes else workers.cores()
+        args.workers = 1 if args.routes or args.otlp_endpoint else workers.cores()
     settings = _settings(args, routes)
     if args.worker is None and not (args.no_tui or args.quiet) and _terminal():
+        if args.otlp_endpoint:  # the proxy's own process sends the spans
+            os.environ[OTLP_ENDPOINT_ENV] = args.otlp_endpoint
         return run_live(args)  # the proxy in a process of its own, the TUI in this one
     if not args.quiet:
         settings.outputs.append(ConsoleOutput(sys.stdout))
+    if args.otlp_endpoint:
+        settings.outputs.append(OtlpOutput(args.otlp_endpoint))
     settings.accept_hosts = args.accept_hosts
     settings.idle_timeout = args.idle_timeout
     settings.confdir = args.confdir or default_confdir()
@@ -246,6 +262,17 @@ def _proxy(args: argparse.Namespace) -> int:
         return workers.supervise(args.proxy_parser, args, settings)
     ProxyServer(settings).serve()
     return 0
+
+
+def _otlp_checks(args: argparse.Namespace) -> None:
+    """A bad --otlp-endpoint is a usage error before anything starts; so is one with
+    several workers: each would explain only its own connections, and a causal chain
+    crosses them (a kubectl's write, the controller's reaction)."""
+    if not args.otlp_endpoint:
+        return
+    traces_url(args.otlp_endpoint)
+    if args.workers is not None and args.workers > 1:
+        raise UsageError("--otlp-endpoint needs one proxy process: drop --workers")
 
 
 def _terminal() -> bool:
