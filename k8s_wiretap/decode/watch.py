@@ -70,8 +70,9 @@ class WatchEvent:
     @property
     def _meta(self) -> dict[str, Any]:
         obj = self.object if isinstance(self.object, dict) else {}
-        if obj.get("kind") == "Table" and obj.get("rows"):
-            obj = obj["rows"][0].get("object") or {}
+        row = _first_row(obj)
+        if row is not None:
+            obj = row
         meta = obj.get("metadata")
         return meta if isinstance(meta, dict) else {}
 
@@ -80,8 +81,9 @@ class WatchEvent:
         if self.partial and self.resource_kind:
             return self.resource_kind
         obj = self.object if isinstance(self.object, dict) else {}
-        if obj.get("kind") == "Table" and obj.get("rows"):
-            return str((obj["rows"][0].get("object") or {}).get("kind", "Table"))
+        row = _first_row(obj)
+        if row is not None:
+            return str(row.get("kind", "Table"))
         return str(obj.get("kind", ""))
 
     @property
@@ -128,6 +130,16 @@ class WatchEvent:
         return record
 
 
+def _first_row(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The object of a Table's first row ({} when the row has none); None if `obj` is no
+    Table with rows, or its rows are not what a Table's are."""
+    rows = obj.get("rows") if obj.get("kind") == "Table" else None
+    if not rows or not isinstance(rows, list) or not isinstance(rows[0], dict):
+        return None
+    row = rows[0].get("object")
+    return row if isinstance(row, dict) else {}
+
+
 def decode_frame(
     frame: bytes, content_type: str, when: float | None = None, release: ReleaseLike = None
 ) -> WatchEvent:
@@ -136,6 +148,8 @@ def decode_frame(
         media = media_type(content_type)
         if media.endswith("json") or (not media and frame[:1] == b"{"):
             document = loads_json(frame)
+            if not isinstance(document, dict) or not isinstance(document.get("type"), str):
+                raise ValueError("a watch event is an object with a string type")
         elif is_cbor(media) or (not media and self_described(frame)):
             from k8s_wiretap.decode.cbor import decode_cbor_watch_event
 

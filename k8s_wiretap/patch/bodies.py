@@ -24,16 +24,29 @@ def _go_int(text: str) -> int | float:
     return value if -(2**63) <= value < 2**63 else float(text)
 
 
+def _utf8(data: bytes | bytearray) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def decode_patch_body(kind: str, body: Any) -> Any:
-    """The patch body as the server reads it: JSON, or YAML (JSON first) for an apply."""
+    """The patch body as the server reads it: JSON, or YAML (JSON first) for an apply.
+
+    Bytes that are not UTF-8 read as Go's encoding/json reads them: inside a string each
+    becomes U+FFFD, anywhere else the JSON is invalid (PatchError, 400); YAML refuses them."""
     if not isinstance(body, (bytes, bytearray, str)):
         return body
-    text = body.decode() if isinstance(body, (bytes, bytearray)) else body
+    text = body.decode(errors="replace") if isinstance(body, (bytes, bytearray)) else body
     try:
         return json.loads(text, parse_int=_go_int)
     except ValueError as error:
         if kind != "apply":
             raise PatchError(f"error decoding patch: {error}", 400) from error
+    if isinstance(body, (bytes, bytearray)) and not _utf8(body):
+        raise PatchError("error decoding YAML: invalid UTF-8", 400)
     try:
         return yamltext.load(text)
     except yamltext.YAMLError as error:
