@@ -32,6 +32,7 @@ from typing import Any
 
 __all__ = [
     "PART_FIELDS",
+    "all_parts",
     "merge",
     "new_recording_id",
     "next_part",
@@ -104,6 +105,12 @@ def siblings(path: Path, header: dict[str, Any]) -> list[Path]:
         ):
             found.append(candidate)
     return found
+
+
+def all_parts(path: Path) -> list[Path]:
+    """`path` and, for part 0 of a recording in parts, its other parts."""
+    header = _header(path)
+    return [path, *(siblings(path, header) if header is not None else [])]
 
 
 def single(header: dict[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from k8s_wiretap.capture import parts
 from k8s_wiretap.errors import WiretapError
 
 __all__ = ["child_argv", "run_live"]
@@ -50,6 +51,7 @@ def child_argv(args: argparse.Namespace, record: Path) -> list[str]:
         "--etcd": args.etcd,
         "--accept-hosts": args.accept_hosts,
         "--idle-timeout": args.idle_timeout,
+        "--workers": getattr(args, "workers", None),
         "--confdir": args.confdir,
     }
     for flag, value in options.items():
@@ -137,7 +139,9 @@ def _stop(proxy: subprocess.Popen[bytes]) -> int:
 def _summary(record: Path, kept: bool) -> None:
     if not record.exists():
         return
-    with record.open("rb") as recording:
-        exchanges = sum(b'"record":"request"' in line for line in recording)
+    exchanges = 0
+    for part in parts.all_parts(record):  # one file, or a --workers recording's parts
+        with part.open("rb") as recording:
+            exchanges += sum(b'"record":"request"' in line for line in recording)
     where = f"recorded to {record}" if kept else "seen (--record FILE keeps a recording)"
     print(f"k8s-wiretap: {exchanges:,} exchanges {where}", file=sys.stderr)

@@ -100,11 +100,16 @@ def _play(path: Path, speed: float, theme: str) -> int:
     from rich.markup import escape
 
     from k8s_wiretap.views.tui import ReplayApp
+    from k8s_wiretap.views.tui.live.merge import shown
     from k8s_wiretap.views.tui.live.playback import Player
 
+    merged = shown(path, None)  # a recording in parts (`proxy --workers`) plays merged
     try:
-        player = Player(path, speed)
+        if merged.merger is not None:
+            merged.merger.wait()
+        player = Player(merged.path, speed)
     except OSError as error:
+        merged.close()
         raise UsageError(f"cannot play {path}: {error}") from error
     try:
         label = f"[bold]k8s-wiretap replay[/] {escape(path.name)}"
@@ -115,6 +120,7 @@ def _play(path: Path, speed: float, theme: str) -> int:
         app.run()
     finally:
         player.close()
+        merged.close()
     if app.error is not None:
         raise RecordingError(app.error)
     return app.return_code or 0

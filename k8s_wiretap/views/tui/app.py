@@ -47,6 +47,7 @@ from k8s_wiretap.views.tui.listing.follow import KeepGoing
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from k8s_wiretap.views.tui.listing.window import Windows
 from k8s_wiretap.views.tui.live.follow_mode import FOLLOW_BINDINGS, REFRESH, FollowMode, policy
+from k8s_wiretap.views.tui.live.merge import keep_going, shown
 from k8s_wiretap.views.tui.live.playback import PLAYBACK_ACTIONS, PLAYBACK_BINDINGS, Player
 from k8s_wiretap.views.tui.messages import (
     DetailFailed,
@@ -121,13 +122,16 @@ class ReplayApp(App[int]):
         super().__init__()
         install_themes(self, theme)
         self._user_keys = load_keymap(self.all_bindings())  # KeymapError: one line, no app
-        self.path = Path(path)
-        self.walkthrough = walkthrough or for_recording(self.path)
+        self.source = Path(path)
+        # a recording in parts (`proxy --workers`) is read from one merged file
+        self._shown = shown(self.source, keep_going(follow, writer), writer)
+        self.path = self._shown.path
+        self.walkthrough = walkthrough or for_recording(self.source)
         self._walk_at_once = walkthrough is not None
         self.index = RecordingIndex(self.path)
         self.playback = playback
-        self.label = label or f"[bold]k8s-wiretap replay[/] {escape(self.path.name)}"
-        self._policy = policy(self.path, self.index, follow, writer)
+        self.label = label or f"[bold]k8s-wiretap replay[/] {escape(self.source.name)}"
+        self._policy = policy(self.path, self.index, follow, self._shown.writing)
         self.follow_mode = FollowMode(self.index)
         self._refresh: Timer | None = None
         self.windows = Windows(self.index)
@@ -201,6 +205,7 @@ class ReplayApp(App[int]):
 
     def on_unmount(self) -> None:
         self._stop.set()
+        self._shown.close()
 
     def _widgets_gone(self) -> bool:
         """A worker's message came after the widgets went (the app is shutting down)."""

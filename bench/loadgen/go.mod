@@ -1,0 +1,3 @@
+module k8s-wiretap/bench/loadgen
+
+go 1.26

@@ -1,0 +1,251 @@
+"""A recording in parts (`proxy --workers N`) on screen: its parts merged into one file.
+
+The TUI reads one file: its index keeps each record's byte offset and reads records back
+from there (`listing/index.py`), and it follows that file as it grows
+(`listing/follow.py`). A recording in parts (`capture/parts.py`: `rec.jsonl`,
+`rec.jsonl.1`, … one per worker process) is therefore merged first, as a playback is
+played (`playback.py`): a `Merger` thread reads every part as it grows, parts that appear
+later (a restarted worker's) included, and writes their records, in time order, into a
+private temporary recording (`path`, 0600 in a 0700 folder, removed by `close()`), which
+the app follows for as long as `writing()` says.
+
+While the parts are followed, a record is written once it is `HOLD` seconds old: each
+worker writes its records in bursts (~20 ms apart), so a record of one part may reach
+its file after a later one of another part; held that long, they still come out in
+time order. Once following stops every record left is written at once. Nothing is held
+longer than that: live, the list runs `HOLD` behind the traffic.
+
+When are the parts followed? For a live proxy while it runs (`keep_going`); for `replay`
+as `--follow` / `--no-follow` say, and by default when, read to their end, some exchange
+is still open and some part was written to in the last `listing.follow.RECENT` seconds,
+as for a recording in one file.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from k8s_wiretap.capture import parts
+from k8s_wiretap.capture.reader import loads
+from k8s_wiretap.views.tui.listing.follow import POLL, RECENT, KeepGoing
+
+__all__ = ["AUTO", "HOLD", "Merger", "Shown", "keep_going", "shown"]
+
+HOLD = 0.25  # seconds a followed record waits for earlier ones of other parts
+AUTO = "auto"  # follow as `replay` does by default
+CHUNK = 1 << 20
+
+
+class _Part:
+    """One part file, read as it grows: its complete lines, its latest record time."""
+
+    def __init__(self, path: Path, number: int) -> None:
+        self.path = path
+        self.number = number
+        self.handle = path.open("rb")
+        self.rest = b""
+        self.header = True  # its first line is its header: not merged
+        self.last = 0.0  # the latest record time read
+
+    def read(self, final: bool) -> list[tuple[float, int, bytes]]:
+        """(time, part, line) for each line added since the last call (with `final`, a
+        last line without its newline too)."""
+        data = self.rest + self.handle.read()
+        *complete, self.rest = data.split(b"\n")
+        if final and self.rest:
+            complete.append(self.rest)
+            self.rest = b""
+        timed = []
+        for line in complete:
+            if not line.strip():
+                continue
+            if self.header:
+                self.header = False
+                continue
+            timed.append((self._time(line), self.number, line + b"\n"))
+        return timed
+
+    def _time(self, line: bytes) -> float:
+        try:
+            record = loads(line)
+        except ValueError:
+            return self.last  # not a record: where it stands (the index says so)
+        stamp = record.get("time") if isinstance(record, dict) else None
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+            self.last = max(self.last, float(stamp))
+        return self.last
+
+    def recent(self) -> bool:
+        try:
+            return time.time() - os.fstat(self.handle.fileno()).st_mtime < RECENT
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+class Merger:
+    """Merges the parts of `source` (part 0, header `header`) into `path`, in a thread;
+    follows them while `keep_going()` (None: read them once; `AUTO`: decide as `replay`
+    does by default)."""
+
+    def __init__(
+        self, source: Path, header: dict[str, Any], keep_going: KeepGoing | str | None
+    ) -> None:
+        self.source = source
+        self.header = header
+        self.keep_going = keep_going
+        self._folder = Path(tempfile.mkdtemp(prefix="k8s-wiretap-parts-"))  # 0700
+        self.path = self._folder / source.name
+        self._out: IO[bytes] = os.fdopen(
+            os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb"
+        )
+        self._out.write(_json_line(parts.single(header)))
+        self._out.flush()
+        self._parts: list[_Part] = [_Part(source, 0)]
+        self._held: list[tuple[float, int, bytes]] = []
+        self._open: set[str] = set()
+        self._decided: bool | None = None
+        self._stop = threading.Event()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="k8s-wiretap merge", daemon=True)
+
+    def run(self) -> Merger:
+        self._thread.start()
+        return self
+
+    def writing(self) -> bool:
+        """Records may still come (what the app's follower asks)."""
+        return not self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until every record is written (a merge that does not follow)."""
+        return self._done.wait(timeout)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                following = self._following()
+                self._round(final=not following)
+                if not following:
+                    return
+                time.sleep(POLL)
+        finally:
+            self._out.flush()
+            self._done.set()
+
+    def _following(self) -> bool:
+        keep_going = self.keep_going
+        if keep_going is None:
+            return False
+        if keep_going == AUTO:
+            if self._decided is None:
+                self._round(final=False)
+                self._decided = bool(self._open) and any(p.recent() for p in self._parts)
+            return self._decided
+        assert callable(keep_going)
+        return keep_going()
+
+    def _round(self, final: bool) -> None:
+        """Read what every part added, and write what is old enough (with `final`, all)."""
+        self._discover()
+        for part in self._parts:
+            for item in part.read(final):
+                heapq.heappush(self._held, item)
+                self._track(item[2])
+        cutoff = float("inf") if final else time.time() - HOLD
+        held = self._held
+        while held and held[0][0] <= cutoff:
+            self._out.write(heapq.heappop(held)[2])
+        self._out.flush()
+
+    def _discover(self) -> None:
+        known = {part.path for part in self._parts}
+        for path in parts.siblings(self.source, self.header):
+            if path not in known:
+                number = int(path.name.rsplit(".", 1)[1])
+                self._parts.append(_Part(path, number))
+
+    def _track(self, line: bytes) -> None:
+        """Which exchanges are open (for `AUTO`): requests without an end yet."""
+        if b'"request"' not in line and b'"end"' not in line:
+            return
+        try:
+            record = loads(line)
+        except ValueError:
+            return
+        if not isinstance(record, dict):
+            return
+        if record.get("record") == "request":
+            self._open.add(str(record.get("id")))
+        elif record.get("record") == "end":
+            self._open.discard(str(record.get("id")))
+
+    def close(self) -> None:
+        """Stop merging; the temporary recording is removed."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+        self._out.close()
+        for part in self._parts:
+            part.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def _json_line(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+class Shown:
+    """What the app reads: `path`, written while `writing()`; `close()` when it quits."""
+
+    def __init__(self, path: Path, writing: KeepGoing | None, merger: Merger | None = None) -> None:
+        self.path = path
+        self.writing = writing
+        self.merger = merger
+
+    def close(self) -> None:
+        if self.merger is not None:
+            self.merger.close()
+
+
+def shown(
+    source: Path, keep_going: KeepGoing | str | None, writing: KeepGoing | None = None
+) -> Shown:
+    """`source` as the app reads it: itself, written while `writing()`, for a recording
+    in one file; for one in parts, a `Merger`'s file, its parts followed while
+    `keep_going()` (None: not; `AUTO`: as `replay` decides by default). A file that is
+    no recording is shown as it is (the app says what is wrong with it)."""
+    header = _header(source)
+    if header is None or "recording" not in header or header.get("part") != 0:
+        return Shown(source, writing)
+    merger = Merger(source, header, keep_going).run()
+    return Shown(merger.path, merger.writing, merger)
+
+
+def keep_going(follow: bool | None, writer: KeepGoing | None) -> KeepGoing | str | None:
+    """How long to follow the parts, from what the app is told of its file: while its
+    `writer` writes, else as `follow` says (`AUTO` for None)."""
+    if writer is not None:
+        return writer
+    if follow is None:
+        return AUTO
+    return (lambda: True) if follow else None
+
+
+def _header(path: Path) -> dict[str, Any] | None:
+    try:
+        with path.open("rb") as handle:
+            record = loads(handle.readline(1 << 16))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("record") == "header" else None
