@@ -65,6 +65,11 @@ chromium:
 bench: $(STAMP) binaries
 	$(BIN)/python -m bench
 
+# A whole control plane through the wiretap beside a direct one, for SOAK_SECONDS (600 by
+# default): logs, node readiness and lease renewals compared (bench/soak.py).
+soak: $(STAMP) binaries kubectl
+	$(BIN)/python -m bench soak
+
 # A virtualenv made by an older Python is made again.
 $(STAMP): pyproject.toml $(LOCK)
 	@test -n "$(PYTHON)" || { echo "make: no Python >= 3.12 found; set PYTHON=/path/to/python3.13" >&2; exit 2; }

@@ -1,4 +1,5 @@
-"""`python -m bench [NAME...]`: run the benchmarks (all by default) and print their tables.
+"""`python -m bench [NAME...]`: run the benchmarks (all but the soak and the watches under
+load by default) and print their tables.
 
 `python -m bench NAME --option ...` runs one benchmark with its own options (`python -m
 bench explain_recording --sizes 10000 100000`), as `python -m bench.NAME --option ...` does.
@@ -18,8 +19,11 @@ from bench import (
     patch_replay,
     protobuf_decode,
     proxy_latency,
+    soak,
+    throughput,
     tui_first_screen,
     tui_live,
+    watch_load,
 )
 
 BENCHMARKS = {
@@ -30,7 +34,12 @@ BENCHMARKS = {
     "proxy_latency": proxy_latency.main,
     "tui_first_screen": tui_first_screen.main,
     "tui_live": tui_live.main,
+    "throughput": throughput.main,
+    "watch_load": watch_load.main,
+    "soak": soak.main,
 }
+# Run only when named: the soak (`make soak`) takes 10 minutes, the watches' step-up as long.
+NAMED_ONLY = ("watch_load", "soak")
 
 
 def main(argv: list[str]) -> int:
@@ -39,7 +48,8 @@ def main(argv: list[str]) -> int:
 
         return compare.main(argv[1:])
     split = next((i for i, arg in enumerate(argv) if arg.startswith("-")), len(argv))
-    names, options = argv[:split] or list(BENCHMARKS), argv[split:]
+    names = argv[:split] or [name for name in BENCHMARKS if name not in NAMED_ONLY]
+    options = argv[split:]
     for name in names:
         if name not in BENCHMARKS:
             print(f"unknown benchmark {name} (known: {', '.join(BENCHMARKS)})", file=sys.stderr)
