@@ -19,8 +19,11 @@ import pytest
 
 from k8s_wiretap.capture.reader import iter_records
 from k8s_wiretap.lab.jaeger import ensure_jaeger
+from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.proxy.server import free_port
-from k8s_wiretap.views.otlp import OtlpOutput, Span, export_batches
+from k8s_wiretap.views.otlp import OtlpOutput, Span, export_batches, span_id, trace_id
+from tests.conftest import Kubectl
+from tests.proxy.conftest import spawn_proxy
 from tests.recorded import STORY, STORY_1_20
 
 pytestmark = pytest.mark.lab
@@ -256,3 +259,40 @@ def test_the_proxys_live_output_reaches_jaeger(jaeger: Jaeger) -> None:
         return {s["spanID"] for s in jaeger.trace(patch.trace_id)["spans"]}
 
     _until(lambda: stored() == expected, "the live output's apply trace", jaeger.log)
+
+
+def test_proxy_otlp_endpoint_sends_spans_while_it_runs(
+    jaeger: Jaeger, lab: LabState, tmp_path: Path
+) -> None:
+    """`proxy --otlp-endpoint` in front of the lab: kubectl's requests reach Jaeger while
+    the proxy runs (a span goes out once its exchange has ended and the stream's look-ahead
+    has passed), as the exchanges the recording holds."""
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--otlp-endpoint", jaeger.otlp)
+    try:
+        kubectl = Kubectl(lab.kubeconfig, tmp_path / "cache", server=proxy.url)
+        kubectl("create", "configmap", "otlp-live", "--from-literal=colour=blue")
+        recording = proxy.wait_for(
+            "kubectl's create",
+            lambda r: any(e.method == "POST" and e.status == 201 for e in r.exchanges),
+        )
+        create = next(e for e in recording.exchanges if e.method == "POST" and e.status == 201)
+
+        def sent() -> dict[str, Any]:
+            trace = jaeger.trace(trace_id(create.id))
+            [span] = [s for s in trace["spans"] if s["spanID"] == span_id(create.id)]
+            return {"span": span, "processes": trace["processes"]}
+
+        found = _until(sent, "the proxy's span of kubectl's create", jaeger.log, 90)
+        span = found["span"]
+        tags = {t["key"]: t["value"] for t in span["tags"]}
+        assert found["processes"][span["processID"]]["serviceName"] == "kubectl"
+        assert span["operationName"] == "create configmaps"
+        assert tags["http.request.method"] == "POST"
+        assert tags["http.response.status_code"] == 201
+        assert tags["k8s.namespace.name"] == "default"
+        assert tags["wiretap.exchange.id"] == create.id
+        assert proxy.process.poll() is None  # still serving: the span went out live
+    finally:
+        proxy.stop()
+        Kubectl(lab.kubeconfig, tmp_path / "cache")("delete", "configmap", "otlp-live")
+    assert "dropped" not in proxy.log.read_text()
