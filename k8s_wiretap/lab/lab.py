@@ -124,14 +124,23 @@ class Lab:
     def restart(self, name: str, timeout: float = 120.0, out: TextIO = sys.stderr) -> None:
         """Stop one component and start it again with the same command line, then wait
         until it is ready. Restarting the API server is how a workshop shows informers
-        re-watching from their last resourceVersion, getting 410 Expired, and relisting."""
+        re-watching from their last resourceVersion, getting 410 Expired, and relisting.
+        A component that crashed (or was killed) is started again, saying it was not
+        running: that is when one restarts it."""
+        if not self.state_file.exists():
+            raise LabError(f"no lab in {self.dir}; start one with `k8s-wiretap lab up`")
         with self._lock():
             state = self.state()
-            process = next((p for p in state.processes if p.name == name), None) if state else None
-            if state is None or process is None or not process.alive():
-                raise LabError(f"{name} is not running in {self.dir}")
-            process.stop()
-            print(f"stopped {name} (pid {process.pid})", file=out, flush=True)
+            if state is None:
+                raise LabError(f"no lab in {self.dir}; start one with `k8s-wiretap lab up`")
+            process = next((p for p in state.processes if p.name == name), None)
+            if process is None:
+                names = ", ".join(p.name for p in state.processes)
+                raise LabError(f"{name} is not part of the lab in {self.dir} (it runs {names})")
+            if process.stop():
+                print(f"stopped {name} (pid {process.pid})", file=out, flush=True)
+            else:
+                print(f"{name} was not running (pid {process.pid})", file=out, flush=True)
             layout = Layout(
                 self.dir, state.ports, Path(state.recording) if state.recording else None
             )
