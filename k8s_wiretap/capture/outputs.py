@@ -9,7 +9,14 @@ from typing import Any
 
 from k8s_wiretap.capture.format import header_record
 
-__all__ = ["FileOutput", "recording_problem"]
+__all__ = ["FileOutput", "reason", "recording_problem"]
+
+
+def reason(error: BaseException) -> str:
+    """Why an output failed, in a few words ("No space left on device")."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error) or type(error).__name__
 
 
 def recording_problem(path: Path, *, overwrite: bool, hint: str) -> str | None:
@@ -58,3 +65,7 @@ class FileOutput:
 
     def close(self) -> None:
         self._file.close()
+
+    def describe(self, error: BaseException) -> str:
+        """What the recorder says when this file fails (see `capture.recorder.Output`)."""
+        return f"recording stopped: {self.path}: {reason(error)}"

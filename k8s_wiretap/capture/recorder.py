@@ -5,18 +5,34 @@ request, the watch framer, the body so far), redacts, and hands finished records
 outputs (the recording file, the console printer). It works in bursts (see `_run`) and
 flushes after each, so a record reaches the file within about BATCH_DELAY (20 ms) plus the
 burst's work, well inside the 100 ms a `kill -9` may lose.
+
+Recording never stops or slows traffic, and never grows memory without bound:
+- an output that fails (the disk is full, the file went away: any exception from its
+  `write` or `flush`) is closed and taken out at once, a note saying so goes to the others
+  (the console goes on), and `on_failure` is told (the proxy prints it, and may exit);
+- the queue holds at most QUEUE_BUDGET bytes of payload (bodies, chunks, frames, etcd
+  values; each event also counts EVENT_COST for itself). Past it `put` drops the event and
+  counts it; after the burst that catches up, a note says how many were dropped. An
+  exchange whose request was dropped is dropped whole; one that lost a later part records
+  no body or events from then on, and a note of its own says so before its end. An `End`
+  may use END_ROOM beyond the budget, so exchanges still end;
+- a recorder thread that dies (a bug) is reported the same way; from then on `put` keeps
+  nothing.
+`put`, on the proxy's event loop, only adds to a counter and to the queue: it never blocks
+and never does I/O.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
 import threading
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from k8s_wiretap.capture.events import (
     Chunk,
@@ -24,31 +40,71 @@ from k8s_wiretap.capture.events import (
     Message,
     Note,
     ProxyEvent,
+    RequestBody,
     RequestSeen,
     ResponseSeen,
     Stored,
 )
 from k8s_wiretap.capture.format import body_record
 from k8s_wiretap.capture.identity import client_identity
+from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.kube.media import PROTOBUF
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.wire.framing import Framer, framer_for
 from k8s_wiretap.wire.inflate import Inflater
 
-__all__ = ["DEFAULT_MAX_BODY", "Output", "Recorder"]
+__all__ = ["DEFAULT_MAX_BODY", "QUEUE_BUDGET", "FailureHandler", "Output", "Recorder"]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 BATCH_DELAY = 0.02
+QUEUE_BUDGET = 64 * 1024 * 1024  # bytes of payload waiting for the recorder, at most
+EVENT_COST = 512  # what an event counts for beyond its payload (the object, its headers)
+END_ROOM = 4 * 1024 * 1024  # beyond the budget, for `End`s only (~8,000 of them)
+MAX_TRACKED = 100_000  # exchanges remembered as lost or incomplete, at most
 _STOP = object()
+_MIB = 1024 * 1024
+
+log = logging.getLogger(__name__)
 
 
 class Output(Protocol):
+    """Where records go. `write` and `flush` may raise: the output is then taken out. An
+    output may have `describe(error) -> str`, the one line that says it stopped and why."""
+
     def write(self, record: dict[str, Any]) -> None: ...
 
     def flush(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+FailureHandler = Callable[[str, "Output | None"], None]
+"""Told, in the recorder's thread, that an output stopped (the output) or that the recorder
+itself did (None); the message is one line ("recording stopped: PATH: No space left...")."""
+
+
+def _cost(event: object) -> int:
+    """What an event counts for in the queue's budget."""
+    if isinstance(event, Chunk | Message):
+        return EVENT_COST + len(event.data)
+    if isinstance(event, RequestSeen | End):
+        return EVENT_COST + len(event.body or b"")
+    if isinstance(event, Stored):
+        return EVENT_COST + len(event.value)
+    return EVENT_COST
+
+
+def _stopped(output: object, error: BaseException) -> str:
+    """The line that says `output` stopped because of `error`."""
+    describe = getattr(output, "describe", None)
+    if callable(describe):
+        return str(describe(error))
+    return f"{type(output).__name__} stopped: {reason(error)}"
+
+
+def _log_failure(message: str, output: Output | None) -> None:
+    log.error(message)
 
 
 @dataclass
@@ -65,6 +121,11 @@ class _InFlight:
     kept: int = 0
     size: int = 0
     seq: int = 0
+    gap: bool = False  # some of its events were dropped (the queue was full)
+    request: dict[str, Any] | None = None  # a request record waiting for its streamed body
+    request_chunks: list[bytes] = field(default_factory=list)
+    request_size: int = 0
+    request_type: str = ""  # its Content-Type
 
 
 def _headers(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
@@ -93,7 +154,10 @@ def _decoder(encoding: str) -> Any:
 
 
 class Recorder:
-    """Consumes `ProxyEvent`s from any thread (`put`), writes records to `outputs`."""
+    """Consumes `ProxyEvent`s from any thread (`put`), writes records to `outputs`.
+
+    `on_failure` is told when an output or the recorder stops (default: logged as an
+    error); `budget` bounds the bytes queued (QUEUE_BUDGET)."""
 
     def __init__(
         self,
@@ -101,17 +165,66 @@ class Recorder:
         *,
         redactor: Redactor | None = None,
         max_body: int = DEFAULT_MAX_BODY,
+        on_failure: FailureHandler | None = None,
+        budget: int = QUEUE_BUDGET,
     ) -> None:
         self.outputs = list(outputs)
         self.redactor = redactor
         self.max_body = max_body
+        self.on_failure = on_failure or _log_failure
+        self.budget = budget
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._exchanges: dict[str, _InFlight] = {}
         self._thread = threading.Thread(target=self._run, name="wiretap-recorder", daemon=True)
+        self._lock = threading.Lock()  # guards what follows, shared by `put` and the thread
+        self._queued = 0  # the cost of what is in the queue
+        self._dropped = 0  # events dropped since the last gap note
+        self._dropped_bytes = 0
+        self._lost_count = 0  # exchanges dropped whole since the last gap note
+        self._lost: set[str] = set()  # open exchanges whose request was dropped
+        self._gapped: set[str] = set()  # open exchanges that lost an event
+        self._dead = False  # the recorder thread died: keep nothing
 
     # -- any thread -----------------------------------------------------------------------
     def put(self, event: ProxyEvent) -> None:
-        self._queue.put(event)
+        """Queue `event`, or drop and count it when the queue is over its budget. An
+        exchange whose request was dropped is dropped whole (nothing of it is recorded)."""
+        cost = _cost(event)
+        limit = self.budget + (END_ROOM if isinstance(event, End) else 0)
+        exchange = getattr(event, "id", None)
+        with self._lock:
+            if exchange is not None and exchange in self._lost:
+                self._dropped += 1
+                if isinstance(event, End):
+                    self._lost.discard(exchange)
+                return
+            if self._dead or self._queued + cost > limit:
+                self._drop(event, cost, exchange)
+                return
+            self._queued += cost
+        self._queue.put((event, cost))
+
+    def _drop(self, event: ProxyEvent, cost: int, exchange: str | None) -> None:
+        """(Holding the lock.) Count a dropped event, remember what it leaves incomplete."""
+        self._dropped += 1
+        self._dropped_bytes += cost
+        if exchange is None or self._dead or isinstance(event, End):
+            return
+        if isinstance(event, RequestSeen):
+            self._lost_count += 1
+            if len(self._lost) < MAX_TRACKED:
+                self._lost.add(exchange)
+        elif len(self._gapped) < MAX_TRACKED:
+            self._gapped.add(exchange)
+
+    @property
+    def dropped(self) -> int:
+        """Events dropped and not yet noted in the recording."""
+        return self._dropped
+
+    @property
+    def queued_bytes(self) -> int:
+        return self._queued
 
     @property
     def started(self) -> bool:
@@ -126,55 +239,140 @@ class Recorder:
         if self._thread.is_alive():
             self._queue.put(_STOP)
             self._thread.join()
-        for output in self.outputs:
-            output.close()
+        for output in list(self.outputs):
+            try:
+                output.close()
+            except Exception as error:  # the last buffered bytes did not fit either
+                self.outputs.remove(output)
+                self.on_failure(_stopped(output, error), output)
 
     # -- recorder thread ------------------------------------------------------------------
     def _run(self) -> None:
+        """The recorder's loop; if it dies, say so and keep nothing from then on."""
+        try:
+            self._loop()
+        except BaseException as error:  # a bug: traffic goes on, unrecorded
+            self._die(error)
+
+    def _loop(self) -> None:
         """Work in batches: wake on the first event, let the burst it starts gather for
         BATCH_DELAY, then record all of it and flush once. One wake-up and one write per
         burst instead of per event keeps this thread from taking the GIL from the proxy's
         event loop at every event; records still reach the file within ~BATCH_DELAY."""
-        while True:
-            batch = [self._queue.get()]
-            time.sleep(BATCH_DELAY)
-            with contextlib.suppress(queue.Empty):
-                while True:
-                    batch.append(self._queue.get_nowait())
-            for item in batch:
-                if item is _STOP:
-                    self._end_open_exchanges()
-                    self._flush()
-                    return
-                self.handle(item)  # type: ignore[arg-type]
+        while self._burst():
+            pass
+
+    def _burst(self) -> bool:
+        """Record one burst (its events are let go on return); False at the stop."""
+        batch = [self._queue.get()]
+        time.sleep(BATCH_DELAY)
+        with contextlib.suppress(queue.Empty):
+            while True:
+                batch.append(self._queue.get_nowait())
+        done = 0
+        for item in batch:
+            if item is _STOP:
+                self._note_gap()
+                self._end_open_exchanges()
+                self._flush()
+                return False
+            event, cost = cast(tuple[ProxyEvent, int], item)
+            if self.outputs:  # none left: nothing to make records for
+                self.handle(event)
+            done += cost
+        with self._lock:
+            self._queued -= done
+        self._note_gap()
+        self._flush()
+        return True
+
+    def _die(self, error: BaseException) -> None:
+        """The recorder thread failed: drop what is queued, keep nothing more, tell."""
+        with self._lock:
+            self._dead = True
+            self._gapped.clear()
+            self._lost.clear()
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self._queue.get_nowait()
+        with self._lock:
+            self._queued = 0
+        message = f"recording stopped: the recorder failed: {error!r}"
+        with contextlib.suppress(Exception):
+            self._emit(_note("error", message))
             self._flush()
+        self.on_failure(message, None)
+
+    def _note_gap(self) -> None:
+        """Say in the recording what `put` dropped since the last time (after a burst: the
+        recorder has caught up with what was queued)."""
+        with self._lock:
+            dropped, size, lost = self._dropped, self._dropped_bytes, self._lost_count
+            if not dropped or self._dead:
+                return
+            self._dropped = self._dropped_bytes = self._lost_count = 0
+        self._emit(
+            _note(
+                "warning",
+                f"recording gap: {dropped:,} events ({size / _MIB:.1f} MiB) dropped: the "
+                f"recorder fell behind by more than {self.budget / _MIB:.0f} MiB; "
+                f"{lost:,} exchanges not recorded, others incomplete (each says so)",
+            )
+        )
+
+    def _gap(self, event: ProxyEvent) -> None:
+        """`put` dropped an event of this exchange before `event`: from now on it records
+        no body and no events (what remains would be wrong), and its end says so."""
+        exchange = getattr(event, "id", "")
+        state = self._exchanges.get(exchange)
+        if state is not None and not state.gap:
+            state.gap = True
+            state.chunks, state.kept, state.framer, state.decoder = [], 0, None, None
+        if isinstance(event, End):
+            self._gapped.discard(exchange)
 
     def _flush(self) -> None:
-        for output in self.outputs:
-            output.flush()
+        for output in list(self.outputs):
+            try:
+                output.flush()
+            except Exception as error:
+                self._fail(output, error)
 
     def _emit(self, record: dict[str, Any]) -> None:
-        for output in self.outputs:
-            output.write(record)
+        for output in list(self.outputs):
+            try:
+                output.write(record)
+            except Exception as error:
+                self._fail(output, error)
+
+    def _fail(self, output: Output, error: BaseException) -> None:
+        """`output` failed: take it out and close it, tell the others and `on_failure`."""
+        if output not in self.outputs:
+            return
+        self.outputs.remove(output)
+        with contextlib.suppress(Exception):
+            output.close()
+        message = _stopped(output, error)
+        self._emit(_note("error", message))
+        if not self.outputs:
+            self._exchanges.clear()
+        self.on_failure(message, output)
 
     def handle(self, event: ProxyEvent) -> None:
         """Turn one event into records (public for tests that feed events synchronously)."""
         try:
             self._dispatch(event)
         except Exception as error:  # a recorder bug must never lose the rest of the traffic
-            self._emit(
-                {
-                    "record": "note",
-                    "time": time.time(),
-                    "level": "error",
-                    "id": getattr(event, "id", None),
-                    "message": f"recorder failed on {type(event).__name__}: {error!r}",
-                }
-            )
+            note = _note("error", f"recorder failed on {type(event).__name__}: {error!r}")
+            self._emit({**note, "id": getattr(event, "id", None)})
 
     def _dispatch(self, event: ProxyEvent) -> None:
+        if getattr(event, "id", None) in self._gapped:  # a set: safe to read from here
+            self._gap(event)
         if isinstance(event, RequestSeen):
             self._request(event)
+        elif isinstance(event, RequestBody):
+            self._request_body(event)
         elif isinstance(event, ResponseSeen):
             self._response(event)
         elif isinstance(event, Chunk):
@@ -249,6 +447,33 @@ class Recorder:
             record["body"] = self._body(
                 info, _header(headers, "content-type"), data, len(event.body)
             )
+        if event.body_follows:  # written once the body is in (see _request_body)
+            state = self._exchanges[event.id]
+            state.request, state.request_type = record, _header(headers, "content-type")
+        else:
+            self._emit(record)
+
+    def _request_body(self, event: RequestBody) -> None:
+        """A streamed request body: keep its first `max_body` bytes; once it is in (or the
+        response starts, or the exchange ends: `_flush_request`), write the request."""
+        state = self._exchanges.get(event.id)
+        if state is None or state.request is None:
+            return
+        room = self.max_body - sum(len(chunk) for chunk in state.request_chunks)
+        if room > 0 and event.data:
+            state.request_chunks.append(event.data[:room])
+        state.request_size += event.size
+        if event.end:
+            self._flush_request(state)
+
+    def _flush_request(self, state: _InFlight | None) -> None:
+        if state is None or state.request is None:
+            return
+        record, state.request = state.request, None
+        if state.request_size:
+            data = b"".join(state.request_chunks)
+            record["body"] = self._body(state.info, state.request_type, data, state.request_size)
+        state.request_chunks = []
         self._emit(record)
 
     def _redact_headers(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -257,6 +482,7 @@ class Recorder:
     def _response(self, event: ResponseSeen) -> None:
         headers = _headers(event.headers)
         state = self._exchanges.get(event.id)
+        self._flush_request(state)
         if state is not None:
             state.encoding = _header(headers, "content-encoding").lower()
             state.content_type = _header(headers, "content-type")
@@ -279,7 +505,7 @@ class Recorder:
 
     def _chunk(self, event: Chunk) -> None:
         state = self._exchanges.get(event.id)
-        if state is None:
+        if state is None or state.gap:
             return
         if state.watch and state.framer is not None:
             data = state.decoder.feed(event.data) if state.decoder else event.data
@@ -322,6 +548,8 @@ class Recorder:
 
     def _message(self, event: Message) -> None:
         state = self._exchanges.get(event.id)
+        if state is not None and state.gap:
+            return
         if state is None:
             state = self._exchanges[event.id] = _InFlight(parse_request("GET", "/"))
         kind = "watch" if state.info.verb == "watch" and not event.from_client else event.kind
@@ -338,8 +566,14 @@ class Recorder:
 
     def _end(self, event: End) -> None:
         state = self._exchanges.pop(event.id, None)
+        self._flush_request(state)
         record: dict[str, Any] = {"record": "end", "id": event.id, "time": event.time}
-        if state is not None:
+        if state is not None and state.gap:
+            note = _note("warning", "recording gap: part of this exchange was not recorded")
+            self._emit({**note, "id": event.id})
+            if state.watch:
+                record["events"] = state.seq
+        elif state is not None:
             if state.framer is not None:
                 tail = state.framer.flush()
                 for frame in tail:
@@ -377,3 +611,7 @@ class Recorder:
     def _end_open_exchanges(self) -> None:
         for exchange in list(self._exchanges):
             self._end(End(exchange, time.time(), error="recording stopped"))
+
+
+def _note(level: str, message: str) -> dict[str, Any]:
+    return {"record": "note", "time": time.time(), "level": level, "message": message}

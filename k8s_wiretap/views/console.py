@@ -11,6 +11,7 @@ import sys
 from typing import Any, TextIO
 
 from k8s_wiretap.capture.assemble import Assembler
+from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.views.lines import clock, exchange_line
 
 __all__ = ["ConsoleOutput"]
@@ -41,3 +42,7 @@ class ConsoleOutput:
 
     def close(self) -> None:
         self.flush()
+
+    def describe(self, error: BaseException) -> str:
+        """What the recorder says when printing fails (a closed pipe, a full disk)."""
+        return f"console output stopped: {reason(error)}"
