@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import signal
 import socket
 import sys
@@ -105,7 +106,11 @@ class ProxySettings:
 
 
 def check_port_free(host: str, port: int) -> None:
+    """Refuse a port something listens on. SO_REUSEADDR as asyncio's own listener sets it
+    (POSIX): connections of a proxy stopped a moment ago, in TIME-WAIT, do not count."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        if os.name == "posix":
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as error:

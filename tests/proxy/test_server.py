@@ -8,15 +8,19 @@ the session's proxy runs).
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from k8s_wiretap.errors import UsageError
-from k8s_wiretap.kube.kubeconfig import ClusterAccess
+from k8s_wiretap.kube.kubeconfig import ClusterAccess, write_kubeconfig
 from k8s_wiretap.proxy.routes import Route
 from k8s_wiretap.proxy.server import ProxyServer, ProxySettings, free_port
+from k8s_wiretap.tls import new_authority
+from tests.conftest import wait_until
 
 OLD = '{"record":"header","format":"k8s-wiretap-recording","version":1}\n{"record":"note"}\n'
 
@@ -78,3 +82,55 @@ def test_a_missing_folder_is_the_first_thing_said(tmp_path: Path, taken: int) ->
         server(tmp_path, taken, record).serve()
     assert not record.parent.exists()
     assert not (tmp_path / "ca").exists()  # nothing at all was prepared
+
+
+def spawn(kubeconfig: Path, folder: Path, port: int) -> subprocess.Popen[str]:
+    """`k8s-wiretap proxy` on 127.0.0.1:`port`, as a user runs it."""
+    argv = [sys.executable, "-m", "k8s_wiretap", "proxy", "--kubeconfig", str(kubeconfig)]
+    argv += ["--listen", f"127.0.0.1:{port}", "--confdir", str(folder / "ca"), "--quiet"]
+    return subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+
+
+def listening(process: subprocess.Popen[str], port: int) -> bool:
+    if process.poll() is not None:
+        assert process.stderr is not None
+        raise AssertionError(f"proxy exited: {process.stderr.read()}")
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def time_wait(port: int) -> list[str]:
+    """TIME-WAIT sockets whose local port is `port` (the side that closed first)."""
+    table = subprocess.run(
+        ["ss", "-Htan", "state", "time-wait", f"( sport = :{port} )"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return table.stdout.splitlines()
+
+
+def test_a_restart_on_the_same_port_at_once_listens(tmp_path: Path) -> None:
+    """A proxy stopped a moment ago leaves connections it closed in TIME-WAIT on its port;
+    the port check takes SO_REUSEADDR as the real listener does, so a restart listens."""
+    kubeconfig = tmp_path / "kubeconfig"
+    nowhere = f"https://127.0.0.1:{free_port()}"
+    write_kubeconfig(kubeconfig, server=nowhere, ca_pem=new_authority("ca").cert_pem)
+    port = free_port()
+    first = spawn(kubeconfig, tmp_path, port)
+    try:
+        wait_until(lambda: listening(first, port), 30, "the proxy to listen")
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.sendall(b"GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            answer = b"".join(iter(lambda: client.recv(65536), b""))  # the proxy closes first
+        assert answer.startswith(b"HTTP/1.1 503")  # the API server is nowhere
+    finally:
+        first.terminate()
+        first.wait(30)
+    assert time_wait(port), "no TIME-WAIT left on the proxy's port: the test proves nothing"
+    second = spawn(kubeconfig, tmp_path, port)
+    try:
+        wait_until(lambda: listening(second, port), 30, "the restarted proxy to listen")
+    finally:
+        second.terminate()
+        second.wait(30)
