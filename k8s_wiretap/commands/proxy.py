@@ -171,7 +171,8 @@ def _recording_options(parser: argparse.ArgumentParser) -> None:
         "--max-body",
         default=str(DEFAULT_MAX_BODY),
         metavar="SIZE",
-        help="largest body or watch event recorded whole (e.g. 1m)",
+        help="largest body or watch event recorded whole, 1 byte or more (e.g. 1m); a "
+        "larger one keeps its first SIZE bytes and its size",
     )
 
 
@@ -190,11 +191,18 @@ def _access(args: argparse.Namespace) -> ClusterAccess:
 
 
 def _max_body(value: str) -> int:
+    """A size of 1 byte or more. 0 is refused rather than read as "no bodies" (or as "no
+    limit"): a recorded body is its first SIZE bytes and its size, so 1 keeps the sizes."""
     try:
         size = human.parse_size(value)
     except ValueError as error:
         raise UsageError(f"--max-body {value!r}: {error}") from error
-    return size or DEFAULT_MAX_BODY
+    if size is None or size < 1:
+        raise UsageError(
+            f"--max-body {value}: must be 1 byte or more (a larger body keeps its first "
+            "SIZE bytes and its size; 1 records sizes alone, in effect)"
+        )
+    return size
 
 
 def _settings(args: argparse.Namespace, routes: list[Route]) -> ProxySettings:

@@ -81,9 +81,11 @@ class Wiretap:
             raise exceptions.OptionsError("tcp_timeout must be positive")
         if "wiretap_max_body" in updated:
             try:
-                human.parse_size(ctx.options.wiretap_max_body)
+                size = human.parse_size(ctx.options.wiretap_max_body)
             except ValueError as error:
                 raise exceptions.OptionsError(f"wiretap_max_body: {error}") from error
+            if size is None or size < 1:  # as `--max-body`: 0 would drop every body
+                raise exceptions.OptionsError("wiretap_max_body: must be 1 byte or more")
         if self.recorder is None and ctx.options.wiretap_record:
             problem = recording_problem(
                 self._record_path(), overwrite=ctx.options.wiretap_overwrite, hint=OVERWRITE_HINT

@@ -157,6 +157,35 @@ def test_usage_errors_are_one_line_with_exit_status_2(lab: LabState, tmp_path: P
     assert not missing.parent.exists()
 
 
+def test_max_body_is_one_byte_or_more(lab: LabState, tmp_path: Path) -> None:
+    """A negative --max-body used to drop every body and 0 to mean 16m, silently: both are
+    refused in one line by `proxy` and `run`, and by the mitmdump addon's option."""
+    proxy = ["proxy", "--kubeconfig", lab.kubeconfig, "--no-tui"]
+    run = ["run", "--kubeconfig", lab.kubeconfig]
+    for args in ([*proxy, "--max-body=-5"], [*proxy, "--max-body", "0"], [*run, "--max-body=-5"]):
+        extra = ["--", "true"] if args[0] == "run" else []
+        result = cli(*args, *extra, timeout=60)
+        value = args[-1].removeprefix("--max-body=")
+        assert result.returncode == 2, (args, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert lines[0].startswith(f"k8s-wiretap: --max-body {value}: must be 1 byte or more")
+    mitmdump = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "mitmdump"),
+            *("-s", str(Path(__file__).parents[2] / "addons" / "wiretap.py")),
+            *("--mode", f"reverse:https://127.0.0.1:{free_port()}", "--listen-port", "0"),
+            *("--set", "wiretap_max_body=-5"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert mitmdump.returncode != 0
+    assert "wiretap_max_body: must be 1 byte or more" in mitmdump.stdout + mitmdump.stderr
+
+
 def test_overwrite_replaces_an_existing_recording(lab: LabState, tmp_path: Path) -> None:
     old = tmp_path / "recording.jsonl"  # where spawn_proxy records
     old.write_text(
