@@ -334,3 +334,43 @@ def test_a_full_record_queue_drops_records_and_says_so(closed_port: int) -> None
     output.close()
     assert output.dropped_records > 0
     assert "records dropped" in stderr.getvalue()
+
+
+def test_a_story_recorded_now_is_traced_the_same_way(story: Path, tmp_path: Path) -> None:
+    """The apply story recorded on today's lab: every exchange a span, and kubectl's
+    apply the root of a trace of the controllers', the scheduler's and the kubelet's
+    reactions, each span's parent in the same trace."""
+    data, spans = _export(story, tmp_path)
+    assert {span_id(e.id) for e in load(story).exchanges} == set(spans)
+    by_trace: dict[str, set[str]] = {}
+    for service, span in spans.values():
+        by_trace.setdefault(span["traceId"], set()).add(service)
+        if "parentSpanId" in span:
+            assert spans[span["parentSpanId"]][1]["traceId"] == span["traceId"]
+    roots = [s for by, s in spans.values() if by == "kubectl" and s["name"] == "patch deployments"]
+    reactions = {"scheduler", "kubelet", "controller-manager/replicaset-controller"}
+    assert any(reactions <= by_trace[root["traceId"]] for root in roots)
+    assert b"redacted:" not in data
+
+
+def test_proxy_refuses_a_bad_endpoint_and_several_workers(tmp_path: Path) -> None:
+    """Both before anything listens, in one line: several workers would each explain only
+    their own connections, and a causal chain crosses them."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    proxy = ("proxy", "--kubeconfig", str(kubeconfig), "--no-tui", "--otlp-endpoint")
+    bad = _cli(*proxy, "127.0.0.1:4318")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "k8s-wiretap: --otlp-endpoint '127.0.0.1:4318': expected http(s)://HOST:PORT"
+    ]
+    workers = _cli(*proxy, "http://127.0.0.1:4318", "--workers", "2")
+    assert workers.returncode == 2
+    assert workers.stderr.strip().splitlines() == [
+        "k8s-wiretap: --otlp-endpoint needs one proxy process: drop --workers"
+    ]
