@@ -59,6 +59,7 @@ def child_argv(args: argparse.Namespace, record: Path) -> list[str]:
             argv += [flag, str(value)]
     argv += ["--overwrite"] if args.overwrite else []
     argv += ["--no-redact"] if args.no_redact else []
+    argv += ["--allow-remote"] if getattr(args, "allow_remote", False) else []
     return argv
 
 

@@ -24,13 +24,13 @@ from k8s_wiretap.commands.live import run_live
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.kube.kubeconfig import ClusterAccess, load_kubeconfig, write_kubeconfig
 from k8s_wiretap.proxy import workers
+from k8s_wiretap.proxy.clientauth import client_authority, client_ca_paths, issue_client
 from k8s_wiretap.proxy.routes import Route
 from k8s_wiretap.proxy.server import (
     ProxyServer,
     ProxySettings,
     default_confdir,
     free_port,
-    placeholder_client,
     proxy_ca_pem,
 )
 from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS
@@ -56,7 +56,15 @@ def register(subparsers: Any) -> None:
         "--listen",
         default="127.0.0.1:8001",
         metavar="HOST:PORT",
-        help="where to listen (default 127.0.0.1:8001)",
+        help="where to listen (default 127.0.0.1:8001; an address other machines reach "
+        "needs --allow-remote)",
+    )
+    proxy.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a --listen (or --routes listen) address other machines can reach; "
+        "clients from them must present a client certificate of the proxy's client CA "
+        "(`k8s-wiretap kubeconfig --proxy HOST:PORT` writes a kubeconfig with one)",
     )
     proxy.add_argument(
         "--routes",
@@ -136,7 +144,9 @@ def register(subparsers: Any) -> None:
         "kubeconfig",
         help="write a kubeconfig that reaches the cluster through a proxy",
         description="A kubeconfig for https://HOST:PORT of a running `k8s-wiretap proxy`, "
-        "trusting the proxy's CA; it holds no credentials (the proxy adds them).",
+        "trusting the proxy's CA, with a client certificate of the proxy's client CA (which a "
+        "listener other machines reach requires); it holds no cluster credentials (the proxy "
+        "adds them).",
     )
     _cluster_options(config)
     config.add_argument("--proxy", default="127.0.0.1:8001", metavar="HOST:PORT")
@@ -237,6 +247,33 @@ def _routes_file(path: Path) -> list[Route]:
         raise UsageError(f"--routes {path}: {error}") from error
 
 
+def _check_remote(args: argparse.Namespace, routes: list[Route]) -> None:
+    """Refuse a listener other machines can reach unless --allow-remote; with it, say loudly
+    what is exposed (once: not again in each worker process)."""
+    remote = [route for route in routes if route.remote]
+    if remote and not args.allow_remote:
+        route = remote[0]
+        where = f"--routes {args.routes}: {route.name} listens on" if args.routes else "--listen"
+        raise UsageError(
+            f"{where} {route.address}, which other machines can reach: add "
+            "--allow-remote (their clients then need a client certificate of the proxy's CA), "
+            "or listen on 127.0.0.1"
+        )
+    if not remote or args.worker is not None:
+        return
+    confdir = args.confdir or default_confdir()
+    ca, _ = client_ca_paths(confdir)
+    client_authority(confdir)
+    for route in remote:
+        print(
+            f"k8s-wiretap: warning: {route.name}: {route.address} is reachable from "
+            f"other machines; the credentials of context {route.access.context} are added for "
+            f"clients with a certificate of the client CA {ca} (`k8s-wiretap kubeconfig --proxy "
+            "HOST:PORT` issues one); other remote clients get 403 and nothing is forwarded",
+            file=sys.stderr,
+        )
+
+
 def _workers(value: str) -> int:
     if not value.isdigit() or int(value) < 1:
         raise argparse.ArgumentTypeError(f"{value!r}: a number of processes, 1 or more")
@@ -249,6 +286,7 @@ def _proxy(args: argparse.Namespace) -> int:
         if args.routes
         else [Route("default", *_listen(args.listen), _access(args))]
     )
+    _check_remote(args, routes)
     _otlp_checks(args)
     if args.workers is None:  # `lab up --via-proxy` (--routes) keeps one process
         args.workers = 1 if args.routes or args.otlp_endpoint else workers.cores()
@@ -292,7 +330,7 @@ def _proxy_kubeconfig(path: Path, access: ClusterAccess, address: str, confdir: 
         path,
         server=f"https://{address}",
         ca_pem=proxy_ca_pem(confdir),
-        client=placeholder_client(confdir),
+        client=issue_client(confdir),
         name=f"wiretap-{access.context}",
         user="via-proxy",
         namespace=access.namespace,

@@ -45,16 +45,15 @@ from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.paths import state_dir
 from k8s_wiretap.proxy.addon import DEFAULT_IDLE_TIMEOUT, Wiretap
+from k8s_wiretap.proxy.clientauth import client_authority, client_context
 from k8s_wiretap.proxy.etcd import EtcdWatch
-from k8s_wiretap.proxy.routes import Route
+from k8s_wiretap.proxy.routes import Route, is_loopback
 from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS, Upstream
-from k8s_wiretap.tls import Identity, new_authority
 
 __all__ = [
     "ProxyServer",
     "ProxySettings",
     "default_confdir",
-    "placeholder_client",
     "proxy_ca_pem",
 ]
 
@@ -74,19 +73,6 @@ def proxy_ca_pem(confdir: Path) -> bytes:
         if "cert" not in key_file.name:
             key_file.chmod(0o600)
     return (confdir / "mitmproxy-ca-cert.pem").read_bytes()
-
-
-def placeholder_client(confdir: Path) -> Identity:
-    """A client certificate for kubeconfigs that point at the proxy; it is never sent.
-
-    kubectl asks for a user name and password when an https kubeconfig user has no
-    credentials at all. The proxy does not ask clients for certificates, so this one only
-    satisfies kubectl; the proxy adds the real credentials upstream.
-    """
-    cert, key = confdir / "client-placeholder.crt", confdir / "client-placeholder.key"
-    if not (cert.is_file() and key.is_file()):
-        new_authority("k8s-wiretap placeholder").issue("k8s-wiretap-client").write(cert, key)
-    return Identity(cert.read_bytes(), key.read_bytes())
 
 
 @dataclass
@@ -200,6 +186,8 @@ class ProxyServer:
             if route.access.has_credentials:
                 route.credentials.current()
         proxy_ca_pem(self.settings.confdir)
+        if any(route.remote for route in self.settings.routes):
+            client_authority(self.settings.confdir)  # what remote clients' certificates need
 
     async def _main(self) -> None:
         master = Master(options.Options(), event_loop=asyncio.get_running_loop())
@@ -336,11 +324,25 @@ def _loopback(host: str) -> str:
     return host
 
 
-def ask_versions(routes: list[Route]) -> threading.Thread:
+def _version_opener(route: Route, confdir: Path) -> tuple[urllib.request.OpenerDirector, str]:
+    """How to reach the listener: plain HTTP over loopback, or, where it listens on one
+    address other machines reach, TLS with a client certificate of the proxy's client CA."""
+    address = _loopback(route.host)
+    if is_loopback(address.strip("[]")):
+        return DIRECT, f"http://{address}:{route.port}"
+    context = client_context(confdir)
+    https = urllib.request.HTTPSHandler(context=context)
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}), https), (
+        f"https://{address}:{route.port}"
+    )
+
+
+def ask_versions(routes: list[Route], confdir: Path | None = None) -> threading.Thread:
     """GET /version once per API server, through the proxy itself, so that every recording
     says which Kubernetes release it came from (decoding and explanations depend on it).
     The request goes through a listener like any client's and is recorded as an exchange of
     `k8s-wiretap`; a server that does not answer is just not asked again."""
+    folder = confdir or default_confdir()
 
     def ask() -> None:
         seen: set[str] = set()
@@ -348,10 +350,12 @@ def ask_versions(routes: list[Route]) -> threading.Thread:
             if route.access.server in seen:
                 continue
             seen.add(route.access.server)
-            url = f"http://{_loopback(route.host)}:{route.port}/version"
-            request = urllib.request.Request(url, headers={"User-Agent": VERSION_AGENT})
             with contextlib.suppress(OSError):
-                DIRECT.open(request, timeout=VERSION_TIMEOUT).close()
+                opener, base = _version_opener(route, folder)
+                request = urllib.request.Request(
+                    f"{base}/version", headers={"User-Agent": VERSION_AGENT}
+                )
+                opener.open(request, timeout=VERSION_TIMEOUT).close()
 
     thread = threading.Thread(target=ask, name="k8s-wiretap version", daemon=True)
     thread.start()
@@ -379,7 +383,9 @@ class _Ready:
             ctx.master.shutdown()
         else:
             if self.server.settings.version_check:
-                self.server._version_check = ask_versions(self.server.settings.routes)
+                self.server._version_check = ask_versions(
+                    self.server.settings.routes, self.server.settings.confdir
+                )
             etcd = self.server.settings.etcd
             if etcd:
                 self._etcd = EtcdWatch(etcd, self.server.recorder.put).start()

@@ -11,6 +11,10 @@
   handshake.
 - Requests whose Host is not loopback are refused (403): a web page that rebinds a DNS name
   to 127.0.0.1 must not reach the cluster with injected credentials (`--accept-hosts`).
+- On a listener other machines can reach (`--allow-remote`), a client from another address
+  must present a certificate from the proxy's client CA (clientauth.py) in the TLS handshake;
+  without one every request gets a 403 Status, nothing is forwarded and no credential is
+  added. An authenticated client skips the Host check (it names the proxy's address).
 - An unreachable API server gets the client a 503 whose body is a Kubernetes Status. The
   check (a TCP connect) runs before a request unless the API server answered in the last 2 s
   and no upstream connection has closed since: a dead API server closes its connections, and
@@ -24,14 +28,16 @@ import asyncio
 import os
 import re
 import time
+from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-from mitmproxy import connection, http, tls
+from mitmproxy import connection, ctx, http, tls
 from mitmproxy.net.http import url
 from mitmproxy.proxy import server_hooks
 
+from k8s_wiretap.proxy.clientauth import ClientCheck, loopback_peer
 from k8s_wiretap.proxy.routes import Route
 from k8s_wiretap.proxy.status import status_response
 
@@ -51,18 +57,21 @@ class Upstream:
         self.routes = {route.mode: route for route in routes}
         self.accept_hosts = re.compile(accept_hosts)
         self._own_auth: dict[str, bool] = {}
+        self._clients: ClientCheck | None = None  # made when a remote listener needs it
+
+    def _client_check(self) -> ClientCheck:
+        if self._clients is None:
+            self._clients = ClientCheck.load(Path(ctx.options.confdir).expanduser())
+        return self._clients
 
     def _route(self, client: connection.Client) -> Route:
         return self.routes[client.proxy_mode.full_spec]
 
     async def request(self, flow: http.HTTPFlow) -> None:
         route = self._route(flow.client_conn)
-        host = flow.request.host_header or ""
-        if not self.accept_hosts.match(host):
-            message = (
-                f"k8s-wiretap: Host {host!r} is not accepted (not loopback; see --accept-hosts)"
-            )
-            flow.response = status_response(403, message)
+        refusal = self._refusal(route, flow.client_conn, flow.request.host_header or "")
+        if refusal:
+            flow.response = status_response(403, refusal)
             return
         flow.request.host_header = url.hostport(flow.request.scheme, *route.upstream)
         own = "authorization" in flow.request.headers
@@ -71,6 +80,20 @@ class Upstream:
             await self._inject(route, flow)
         if flow.response is None and time.monotonic() >= route.reachable_until:
             await self._reachable(route, flow)
+
+    def _refusal(self, route: Route, client: connection.Client, host: str) -> str | None:
+        """Why this client's request is not forwarded, or None."""
+        if route.remote and not loopback_peer(client):
+            if self._client_check().verified(client) is None:
+                return (
+                    f"k8s-wiretap: {route.address} serves clients from other machines "
+                    "only with a client certificate of the proxy's client CA "
+                    "(`k8s-wiretap kubeconfig --proxy HOST:PORT` writes a kubeconfig with one)"
+                )
+            return None
+        if not self.accept_hosts.match(host):
+            return f"k8s-wiretap: Host {host!r} is not accepted (not loopback; see --accept-hosts)"
+        return None
 
     async def _inject(self, route: Route, flow: http.HTTPFlow) -> None:
         credential = route.credentials.cached()
@@ -112,6 +135,15 @@ class Upstream:
         if route is not None:
             route.reachable_until = 0.0
 
+    def tls_start_client(self, data: tls.TlsData) -> None:
+        """After mitmproxy's own TLS setup: on a remote listener, ask a client from another
+        machine for its certificate."""
+        client = data.context.client
+        route = self.routes.get(client.proxy_mode.full_spec)
+        if route is None or data.ssl_conn is None or not route.remote or loopback_peer(client):
+            return
+        self._client_check().ask(data.ssl_conn)
+
     def tls_start_server(self, data: tls.TlsData) -> None:
         """After mitmproxy's own TLS setup: present the route's client certificate, if any."""
         client = data.context.client
@@ -140,6 +172,8 @@ class Upstream:
 
     def client_disconnected(self, client: connection.Client) -> None:
         self._own_auth.pop(client.id, None)
+        if self._clients is not None:
+            self._clients.forget(client)
 
 
 def _reason(error: OSError) -> str:

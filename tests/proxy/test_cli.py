@@ -157,6 +157,27 @@ def test_usage_errors_are_one_line_with_exit_status_2(lab: LabState, tmp_path: P
     assert not missing.parent.exists()
 
 
+def test_a_listener_other_machines_reach_needs_allow_remote(lab: LabState, tmp_path: Path) -> None:
+    """Loopback by default: a wildcard or other non-loopback address, in --listen or in a
+    --routes entry, is refused in one line (before anything listens) unless --allow-remote."""
+    port = free_port()
+    routes = tmp_path / "routes.json"
+    entry = {"name": "admin", "listen": f"0.0.0.0:{port}", "kubeconfig": lab.kubeconfig}
+    routes.write_text(json.dumps([entry]))
+    reach = "which other machines can reach: add --allow-remote"
+    cases = [
+        (["--listen", f"0.0.0.0:{port}"], f"--listen 0.0.0.0:{port}, {reach}"),
+        (["--listen", f"[::]:{port}"], f"--listen [::]:{port}, {reach}"),
+        (["--routes", str(routes)], f"--routes {routes}: admin listens on 0.0.0.0:{port}, {reach}"),
+    ]
+    for args, message in cases:
+        result = cli("proxy", "--kubeconfig", lab.kubeconfig, "--no-tui", *args, timeout=60)
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr.strip() == f"k8s-wiretap: {message} (their clients then need a " + (
+            "client certificate of the proxy's CA), or listen on 127.0.0.1"
+        ), args
+
+
 def test_max_body_is_one_byte_or_more(lab: LabState, tmp_path: Path) -> None:
     """A negative --max-body used to drop every body and 0 to mean 16m, silently: both are
     refused in one line by `proxy` and `run`, and by the mitmdump addon's option."""
