@@ -307,7 +307,8 @@ def test_a_silent_collector_never_holds_up_the_recorder() -> None:
     queue while the collector says nothing are dropped, counted and said on stderr."""
     collector = _Silent()
     stderr = io.StringIO()
-    output = OtlpOutput(f"http://127.0.0.1:{collector.port}", stderr=stderr, spans=10, timeout=2.0)
+    url = f"http://127.0.0.1:{collector.port}"
+    output = OtlpOutput(url, stderr=stderr, spans=10, timeout=2.0, close_wait=300)
     try:
         writer = threading.Thread(target=lambda: [output.write(r) for r in story_records()])
         writer.start()

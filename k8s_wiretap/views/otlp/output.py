@@ -57,10 +57,12 @@ class OtlpOutput:
         records: int = RECORDS,
         spans: int = SPANS,
         timeout: float = 10.0,
+        close_wait: float = CLOSE_WAIT,
     ) -> None:
         self.url = traces_url(endpoint)
         self.stderr = stderr
         self.timeout = timeout
+        self.close_wait = close_wait
         self.sent = 0
         self.dropped_records = 0
         self.dropped_spans = 0
@@ -86,9 +88,9 @@ class OtlpOutput:
         """Nothing to flush: spans go out on their own thread."""
 
     def close(self) -> None:
-        """Explain and send what is left (at most CLOSE_WAIT seconds), then say what was
+        """Explain and send what is left (at most `close_wait` seconds), then say what was
         dropped, if anything."""
-        deadline = time.monotonic() + CLOSE_WAIT
+        deadline = time.monotonic() + self.close_wait
         self._put(self._records, _STOP, deadline)
         self._explainer.join(max(0.0, deadline - time.monotonic()))
         self._put(self._spans, _STOP, deadline)
