@@ -96,9 +96,7 @@ def loopback_peer(client: connection.Client) -> bool:
     return address.is_loopback
 
 
-def _accept(
-    conn: SSL.Connection, cert: object, errno: int, depth: int, ok: int
-) -> bool:  # pragma: no cover - called by OpenSSL
+def _accept(conn: SSL.Connection, cert: object, errno: int, depth: int, ok: int) -> bool:
     """Take any certificate in the handshake (its holder proves the key there); whether its
     issuer is the client CA is checked per request, so that a client without one gets a
     Kubernetes Status rather than a TLS alert."""

@@ -27,6 +27,7 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.kube.kubeconfig import write_kubeconfig
 from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.proxy.clientauth import client_authority
 from k8s_wiretap.proxy.server import free_port
 from k8s_wiretap.tls import new_authority
 from tests.conftest import cli, wait_until
@@ -187,10 +188,13 @@ def test_a_client_without_a_certificate_of_the_client_ca_gets_403_and_no_credent
     lab: LabState, remote: RemoteProxy
 ) -> None:
     """Plain HTTP (even with `Host: 127.0.0.1`, the first defect's way in), TLS without a
-    certificate, and TLS with a certificate of another CA: a 403 Status each time, the API
-    server never asked, no credential added."""
+    certificate, with a certificate of another CA, and with one of the client CA that is not
+    for client authentication: a 403 Status each time, the API server never asked, no
+    credential added."""
     stranger = new_authority("not the proxy's").issue("mallory", ["system:masters"])
     stranger.write(remote.folder / "stranger.crt", remote.folder / "stranger.key")
+    serving = client_authority(remote.confdir).issue("server", hosts=["a.example"], client=False)
+    serving.write(remote.folder / "serving.crt", remote.folder / "serving.key")
     attempts = [
         remote.get("/api/v1/secrets"),
         remote.get("/api/v1/secrets", host="127.0.0.1"),
@@ -198,6 +202,10 @@ def test_a_client_without_a_certificate_of_the_client_ca_gets_403_and_no_credent
         remote.get(
             "/api/v1/secrets",
             tls=remote.context((remote.folder / "stranger.crt", remote.folder / "stranger.key")),
+        ),
+        remote.get(
+            "/api/v1/secrets",
+            tls=remote.context((remote.folder / "serving.crt", remote.folder / "serving.key")),
         ),
     ]
     for status, body in attempts:
