@@ -24,6 +24,11 @@ def _go_int(text: str) -> int | float:
     return value if -(2**63) <= value < 2**63 else float(text)
 
 
+def _not_json(constant: str) -> Any:
+    """NaN, Infinity and -Infinity, which Python's json reads and Go's does not."""
+    raise ValueError(f"invalid character {constant[0]!r} looking for beginning of value")
+
+
 def _utf8(data: bytes | bytearray) -> bool:
     try:
         data.decode()
@@ -41,7 +46,7 @@ def decode_patch_body(kind: str, body: Any) -> Any:
         return body
     text = body.decode(errors="replace") if isinstance(body, (bytes, bytearray)) else body
     try:
-        return json.loads(text, parse_int=_go_int)
+        return json.loads(text, parse_int=_go_int, parse_constant=_not_json)
     except ValueError as error:
         if kind != "apply":
             raise PatchError(f"error decoding patch: {error}", 400) from error

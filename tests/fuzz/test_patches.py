@@ -97,6 +97,16 @@ def test_bytes_that_are_not_utf8() -> None:
     assert patched["data"] == {"k": "\ufffd"}  # in a string: U+FFFD, as Go's encoding/json
 
 
+def test_json_constants_go_does_not_read() -> None:
+    """Found by the fuzzing below (a ValueError escaped on `[Infinity]`): NaN and Infinity
+    are not JSON to Go's encoding/json, so the server refuses the body."""
+    for body in (b"[Infinity]", b'{"data": {"k": NaN}}', b'{"a": -Infinity}'):
+        for kind in PATCH_TYPES[:3]:
+            with pytest.raises(PatchError) as refused:
+                replay(kind, body, CONFIGMAP)
+            assert refused.value.status == 400, (kind, body)
+
+
 def replayed(kind: str, body: Any, before: dict[str, Any], release: str | None) -> None:
     with contextlib.suppress(PatchError):
         assert replay(kind, body, before, release=release) is not None
