@@ -14,9 +14,11 @@ the listener. Each worker records to its own part of the recording (`capture/par
 watches `--etcd`. With `--no-tui` the workers print their lines to the shared stdout;
 their messages go to the supervisor, which passes them on.
 
-A worker that dies (a crash, kill -9) is said on stderr and restarted, the others serving
-on meanwhile: the exchanges it had open get an end ("proxy worker died") in its part,
-and the new worker records to the next free part number. SIGINT and SIGTERM stop every
+A worker that dies (killed by a signal: a crash, kill -9, the OOM killer) is said on
+stderr and restarted, the others serving on meanwhile: the exchanges it had open get an
+end ("proxy worker died") in its part, and the new worker records to the next free part
+number. A worker that exits by itself (`--on-record-error exit`, an error it reported)
+stops them all, and the supervisor exits with its status. SIGINT and SIGTERM stop every
 worker as Ctrl-C stops one proxy (what is queued is written, every open exchange ends),
 and the supervisor exits once all have. Workers run in a session of their own, so a
 terminal's Ctrl-C reaches them once, through the supervisor; a worker whose supervisor
@@ -219,8 +221,7 @@ class Supervisor:
             if status is None:
                 self._announce()
                 ask_versions(self.settings.routes)
-                self._supervise()
-                status = 0
+                status = self._supervise()
         finally:
             self._stop_all()
             for signum, handler in previous.items():
@@ -237,7 +238,7 @@ class Supervisor:
             if failed is not None:
                 return self._failed(failed)
             if self._stopping.is_set():
-                return 130
+                return 0  # asked to stop while starting: every worker stops cleanly
             if time.monotonic() > deadline:
                 raise WiretapError(f"the proxy workers did not start within {START_TIMEOUT:.0f} s")
             time.sleep(POLL)
@@ -291,12 +292,22 @@ class Supervisor:
             print(f"k8s-wiretap: recording to {self.settings.record}", file=self._out)
         self._out.flush()
 
-    def _supervise(self) -> None:
+    def _supervise(self) -> int:
+        """Until asked to stop (0), or a worker stops itself (its exit status)."""
         while self.workers and not self._stopping.wait(POLL):
             for worker in list(self.workers):
                 if worker.process.poll() is None or self._stopping.is_set():
                     continue
                 self.workers.remove(worker)
+                status = worker.process.returncode
+                if status >= 0:  # it stopped itself (--on-record-error exit): all stop
+                    print(
+                        f"k8s-wiretap: worker {worker.slot} exited (status {status}): "
+                        "stopping every worker",
+                        file=self._out,
+                        flush=True,
+                    )
+                    return status
                 if worker.ready.is_set():
                     self.workers.append(self._restart(worker))
                 else:  # a restart that did not start: not tried again and again
@@ -307,6 +318,7 @@ class Supervisor:
                         file=self._out,
                         flush=True,
                     )
+        return 0 if self.workers else 1
 
     def _restart(self, dead: Worker) -> Worker:
         """A new worker in the slot of `dead`, recording to the next free part."""
@@ -388,6 +400,6 @@ def supervise(
 ) -> int:
     """`proxy --workers N`, N > 1: the supervisor, until SIGINT or SIGTERM."""
     supervisor = Supervisor(settings, worker_argv(parser, args), args.workers, settings.etcd)
-    with contextlib.suppress(KeyboardInterrupt):
+    with contextlib.suppress(KeyboardInterrupt):  # between two signal handlers
         return supervisor.serve()
-    return 130
+    return 0

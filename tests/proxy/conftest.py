@@ -87,6 +87,7 @@ def spawn_proxy(kubeconfig: str, folder: Path, *extra: str) -> ProxyProcess:
         "--confdir",
         str(folder / "ca"),
         "--no-tui",
+        *(() if "--workers" in extra else ("--workers", "1")),  # tests read one file
         *extra,
     ]
     with log.open("w") as output:

@@ -1,0 +1,161 @@
+"""`proxy --workers 2` in front of the lab: both workers serve, one recording in parts,
+read back whole; a worker killed is restarted while the other serves; SIGTERM ends all."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from k8s_wiretap.capture import parts
+from k8s_wiretap.capture.reader import file_records, iter_records, load
+from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.proxy.workers import WORKER_DIED
+from tests.conftest import Kubectl, cli, wait_until
+from tests.proxy.conftest import ProxyProcess, spawn_proxy
+
+LAB = 60  # seconds for what the lab and the proxy must do: generous, never a speed
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def workers_of(proxy: ProxyProcess) -> list[int]:
+    pid = proxy.process.pid
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def get(proxy: ProxyProcess, path: str) -> int:
+    """One GET on a connection of its own (urllib opens one a request)."""
+    with DIRECT.open(f"{proxy.url}{path}", timeout=LAB) as response:
+        response.read()
+        return int(response.status)
+
+
+def many_gets(proxy: ProxyProcess, count: int, path: str) -> list[int]:
+    with ThreadPoolExecutor(16) as pool:
+        return list(pool.map(lambda _: get(proxy, path), range(count)))
+
+
+def ids_in(path: Path) -> set[str]:
+    return {str(r["id"]) for r in file_records(path, []) if r["record"] == "request"}
+
+
+def requests_in(path: Path) -> int:
+    return sum(r["record"] == "request" for r in file_records(path, []))
+
+
+def merged_times(record: Path) -> list[tuple[int, float]]:
+    """For each record of the merged stream, its part and the latest time of its part up
+    to it (a part is written in bursts, so its own records may be a millisecond out of
+    order; the merge keeps each part's order and interleaves the parts by time)."""
+    latest: dict[tuple[object, ...], tuple[int, float]] = {}
+    for number, part in enumerate(parts.all_parts(record)):
+        last = 0.0
+        for r in itertools.islice(file_records(part, []), 1, None):
+            last = max(last, float(r.get("time", last)))
+            latest[(r["record"], r.get("id"), r.get("seq"))] = (number, last)
+    stream = itertools.islice(iter_records(record, []), 1, None)
+    return [latest[(r["record"], r.get("id"), r.get("seq"))] for r in stream]
+
+
+def test_two_workers_serve_one_listener_and_record_one_recording(
+    lab: LabState, tmp_path: Path
+) -> None:
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--workers", "2")
+    try:
+        assert len(workers_of(proxy)) == 2
+        kubectl = Kubectl(lab.kubeconfig, tmp_path / "cache", server=proxy.url)
+        clients = [kubectl.popen("get", "configmaps", "-A") for _ in range(6)]
+        path = "/api/v1/namespaces/default/configmaps"
+        assert many_gets(proxy, 96, path) == [200] * 96
+        for client in clients:
+            assert client.wait(LAB) == 0, client.stderr.read() if client.stderr else ""
+        first, second = proxy.record, parts.part_path(proxy.record, 1)
+        wait_until(lambda: requests_in(first) + requests_in(second) >= 97, LAB, "all recorded")
+        assert requests_in(first) > 0 and requests_in(second) > 0  # both workers served
+    finally:
+        proxy.stop()
+    said = proxy.log.read_text()
+    assert said.count("listening on") == 1 and "(2 workers)" in said
+    assert said.count("recording to") == 1
+    recording = load(proxy.record)
+    assert not recording.warnings
+    assert recording.header["workers"] == 2 and recording.header["part"] == 0
+    assert sum(e.path == path for e in recording.exchanges) == 96
+    assert sum(e.user_agent.startswith("kubectl") for e in recording.exchanges) >= 6
+    versions = [
+        e for e in recording.exchanges if e.path == "/version" and "version check" in e.user_agent
+    ]
+    assert len(versions) == 1  # asked once, by the supervisor, not by each worker
+    merged = [stamp for _part, stamp in merged_times(proxy.record)]
+    assert merged == sorted(merged)  # merged in time order
+    assert len({part for part, _stamp in merged_times(proxy.record)}) == 2
+    assert len({e.id for e in recording.exchanges}) == len(recording.exchanges)
+    assert all(e.end is not None for e in recording.exchanges)  # SIGTERM: all ended cleanly
+    assert proxy.process.returncode == 0
+
+    explained = cli("explain", "--format", "json", str(proxy.record))
+    assert explained.returncode == 0, explained.stderr
+    objects = [json.loads(line) for line in explained.stdout.splitlines() if line.strip()]
+    assert sum(path in json.dumps(o) for o in objects) >= 96
+    lines = cli("explain", "--format", "lines", "--all", str(proxy.record))
+    assert lines.returncode == 0 and lines.stdout.count(path) >= 96
+
+
+def test_a_worker_killed_is_restarted_while_the_other_serves(lab: LabState, tmp_path: Path) -> None:
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--workers", "2")
+    path = "/api/v1/namespaces/default/configmaps"
+    # 16 watches left open, on connections of their own: each worker holds some (all 16
+    # on one worker: 1 in 32,768), so the killed one leaves exchanges open
+    watches = [DIRECT.open(f"{proxy.url}{path}?watch=1", timeout=LAB) for _ in range(16)]
+    try:
+        assert many_gets(proxy, 16, path) == [200] * 16
+        victim, survivor = workers_of(proxy)
+        os.kill(victim, signal.SIGKILL)
+        # once the supervisor has reaped it, its sockets are closed: new connections go to
+        # the survivor (what was in flight on the killed worker is lost, as with one proxy)
+        wait_until(lambda: f"(pid {victim}) died" in proxy.log.read_text(), LAB, "its death")
+        # the listener stays up: the survivor takes every connection meanwhile
+        assert many_gets(proxy, 32, path) == [200] * 32
+        wait_until(lambda: "restarted" in proxy.log.read_text(), LAB, "the restart")
+        said = proxy.log.read_text()
+        assert f"worker 1 (pid {victim}) died (signal 9;" in said or (
+            f"worker 0 (pid {victim}) died (signal 9;" in said
+        )
+        assert "restarting it, recording to recording.jsonl.2" in said
+        now = workers_of(proxy)
+        assert survivor in now and victim not in now and len(now) == 2
+        assert many_gets(proxy, 32, path) == [200] * 32
+    finally:
+        for watch in watches:
+            watch.close()
+        proxy.stop()
+    assert proxy.process.returncode == 0
+    assert parts.all_parts(proxy.record) == [parts.part_path(proxy.record, n) for n in range(3)]
+    recording = load(proxy.record)
+    assert sum(e.path == path for e in recording.exchanges) == 80
+    assert all(e.end is not None for e in recording.exchanges)  # every exchange has an end
+    # the killed worker's open watches (and any exchange whose end it had not written yet,
+    # ~20 ms of them) end "proxy worker died", in its part
+    died = {e.id for e in recording.exchanges if e.end and e.end.error == WORKER_DIED}
+    watches_died = [e for e in recording.exchanges if e.id in died and "watch=1" in e.path]
+    assert watches_died and all(
+        e.path.startswith(path) for e in recording.exchanges if e.id in died
+    )
+    victims = [p for p in parts.all_parts(proxy.record) if died & ids_in(p)]
+    assert len(victims) == 1 and died <= ids_in(victims[0])
+
+
+def test_the_supervisor_refuses_a_part_that_exists(lab: LabState, tmp_path: Path) -> None:
+    (tmp_path / "rec.jsonl.1").write_text("an earlier run's part\n")
+    result = cli(
+        *["proxy", "--kubeconfig", lab.kubeconfig, "--workers", "2", "--no-tui"],
+        *["--record", str(tmp_path / "rec.jsonl"), "--confdir", str(tmp_path / "ca")],
+        timeout=LAB,
+    )
+    assert result.returncode == 2
+    assert f"--record: {tmp_path / 'rec.jsonl.1'} exists (--overwrite replaces it)" in result.stderr
+    assert not (tmp_path / "rec.jsonl").exists()
