@@ -86,7 +86,7 @@ itself did (None); the message is one line ("recording stopped: PATH: No space l
 
 def _cost(event: object) -> int:
     """What an event counts for in the queue's budget."""
-    if isinstance(event, Chunk | Message):
+    if isinstance(event, Chunk | Message | RequestBody):
         return EVENT_COST + len(event.data)
     if isinstance(event, RequestSeen | End):
         return EVENT_COST + len(event.body or b"")
@@ -328,6 +328,7 @@ class Recorder:
         if state is not None and not state.gap:
             state.gap = True
             state.chunks, state.kept, state.framer, state.decoder = [], 0, None, None
+            state.request_chunks = []
         if isinstance(event, End):
             self._gapped.discard(exchange)
 
@@ -460,7 +461,7 @@ class Recorder:
         if state is None or state.request is None:
             return
         room = self.max_body - sum(len(chunk) for chunk in state.request_chunks)
-        if room > 0 and event.data:
+        if room > 0 and event.data and not state.gap:  # after a gap: its size only
             state.request_chunks.append(event.data[:room])
         state.request_size += event.size
         if event.end:
