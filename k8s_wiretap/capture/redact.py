@@ -28,6 +28,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import io
 import json
 import os
 from collections.abc import Callable
@@ -376,13 +377,19 @@ def _load(content_type: str, body: bytes) -> Any:
 
 def _cbor_load(body: bytes) -> Any:
     """A CBOR body as its JSON value (what decode/cbor.py gives, keys unordered): byte strings
-    as text, tag 22 (and 21, 23) byte strings as their later encoding; ValueError if not CBOR."""
+    as text, tag 22 (and 21, 23) byte strings as their later encoding; ValueError if not CBOR
+    or if bytes follow the data item (the API server refuses them, and they would pass
+    unredacted)."""
+    stream = io.BytesIO(body)
     try:
-        value = cbor2.loads(
-            body,
+        value = cbor2.CBORDecoder(
+            stream,
             tag_hook=lambda tag, immutable: _later(tag),
             semantic_decoders={0: _as_is, 1: _as_is, 55799: _as_is},
-        )
+            read_size=1,  # read no further than the item: what is left is extraneous
+        ).decode()
+        if stream.tell() != len(body):
+            raise ValueError(f"{len(body) - stream.tell()} bytes after the data item")
         return _plain(value)
     except (cbor2.CBORDecodeError, ValueError, TypeError, RecursionError) as error:
         raise ValueError(f"not CBOR: {error}") from error
