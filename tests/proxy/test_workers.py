@@ -3,6 +3,7 @@ read back whole; a worker killed is restarted while the other serves; SIGTERM en
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -15,8 +16,10 @@ from k8s_wiretap.capture import parts
 from k8s_wiretap.capture.reader import file_records, iter_records, load
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.proxy.workers import WORKER_DIED
+from k8s_wiretap.views.tui import ReplayApp
 from tests.conftest import Kubectl, cli, wait_until
 from tests.proxy.conftest import ProxyProcess, spawn_proxy
+from tests.views.tui.pilot import until
 
 LAB = 60  # seconds for what the lab and the proxy must do: generous, never a speed
 DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -37,6 +40,10 @@ def get(proxy: ProxyProcess, path: str) -> int:
 def many_gets(proxy: ProxyProcess, count: int, path: str) -> list[int]:
     with ThreadPoolExecutor(16) as pool:
         return list(pool.map(lambda _: get(proxy, path), range(count)))
+
+
+def ids_in_order(path: Path) -> list[str]:
+    return [str(r["id"]) for r in file_records(path, []) if r["record"] == "request"]
 
 
 def ids_in(path: Path) -> set[str]:
@@ -147,6 +154,38 @@ def test_a_worker_killed_is_restarted_while_the_other_serves(lab: LabState, tmp_
     )
     victims = [p for p in parts.all_parts(proxy.record) if died & ids_in(p)]
     assert len(victims) == 1 and died <= ids_in(victims[0])
+
+
+def test_the_live_tui_follows_every_workers_part(lab: LabState, tmp_path: Path) -> None:
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--workers", "2")
+    path = "/api/v1/namespaces/default/configmaps"
+
+    async def main() -> None:
+        # as `proxy` on a terminal opens it (commands/live.py): the TUI on the recording
+        app = ReplayApp(proxy.record, writer=lambda: proxy.process.poll() is None)
+        async with app.run_test(size=(160, 40)) as pilot:
+            rows = app.index.rows
+            await until(pilot, lambda: app.follow_mode.active, "following", LAB)
+            assert await asyncio.to_thread(many_gets, proxy, 48, path) == [200] * 48
+            listed = lambda: sum(r.path == path for r in rows)  # noqa: E731
+            await until(pilot, lambda: listed() == 48, "every GET as a row", LAB)
+            first, second = proxy.record, parts.part_path(proxy.record, 1)
+            assert requests_in(first) > 0 and requests_in(second) > 0  # from both parts
+            merged = [r.id for r in rows]
+            assert not app.index.warnings
+            proxy.stop()
+            await until(pilot, lambda: app.index.done, "the end once the proxy stopped", LAB)
+            assert all(r.ended is not None for r in rows)
+            # every exchange of every part, each part's in the order it recorded them
+            every = [ids_in_order(p) for p in parts.all_parts(proxy.record)]
+            assert sorted(merged) == sorted(i for part in every for i in part)
+            for part in every:
+                assert [i for i in merged if i in set(part)] == part
+
+    try:
+        asyncio.run(main())
+    finally:
+        proxy.stop()
 
 
 def test_the_supervisor_refuses_a_part_that_exists(lab: LabState, tmp_path: Path) -> None:

@@ -54,10 +54,11 @@ class _Part:
         self.rest = b""
         self.header = True  # its first line is its header: not merged
         self.last = 0.0  # the latest record time read
+        self.read_lines = 0  # lines read: ties of time keep the part's own order
 
-    def read(self, final: bool) -> list[tuple[float, int, bytes]]:
-        """(time, part, line) for each line added since the last call (with `final`, a
-        last line without its newline too)."""
+    def read(self, final: bool) -> list[tuple[float, int, int, bytes]]:
+        """(time, part, number, line) for each line added since the last call (with
+        `final`, a last line without its newline too)."""
         data = self.rest + self.handle.read()
         *complete, self.rest = data.split(b"\n")
         if final and self.rest:
@@ -70,7 +71,8 @@ class _Part:
             if self.header:
                 self.header = False
                 continue
-            timed.append((self._time(line), self.number, line + b"\n"))
+            self.read_lines += 1
+            timed.append((self._time(line), self.number, self.read_lines, line + b"\n"))
         return timed
 
     def _time(self, line: bytes) -> float:
@@ -112,7 +114,7 @@ class Merger:
         self._out.write(_json_line(parts.single(header)))
         self._out.flush()
         self._parts: list[_Part] = [_Part(source, 0)]
-        self._held: list[tuple[float, int, bytes]] = []
+        self._held: list[tuple[float, int, int, bytes]] = []
         self._open: set[str] = set()
         self._decided: bool | None = None
         self._stop = threading.Event()
@@ -161,11 +163,11 @@ class Merger:
         for part in self._parts:
             for item in part.read(final):
                 heapq.heappush(self._held, item)
-                self._track(item[2])
+                self._track(item[3])
         cutoff = float("inf") if final else time.time() - HOLD
         held = self._held
         while held and held[0][0] <= cutoff:
-            self._out.write(heapq.heappop(held)[2])
+            self._out.write(heapq.heappop(held)[3])
         self._out.flush()
 
     def _discover(self) -> None:

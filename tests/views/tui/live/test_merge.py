@@ -71,7 +71,29 @@ def test_followed_parts_are_merged_in_time_order_as_they_grow(tmp_path: Path) ->
         merged.close()
 
 
-def test_a_record_waits_no_longer_than_hold(tmp_path: Path) -> None:
+def test_records_of_one_time_keep_their_parts_order(tmp_path: Path) -> None:
+    source = tmp_path / "rec.jsonl"
+    # x's request was written after a later record, so it sorts with that record's time;
+    # its end, of the same time, must still come after it (else an end without a request)
+    late = {"record": "note", "time": 5.0, "level": "info", "message": "late"}
+    x = [request("x", 4.9), {"record": "end", "id": "x", "time": 5.0}]
+    write_part(source, "r1", 0, [late, *x])
+    write_part(source, "r1", 1, exchange("b", 1.0))
+    merged = shown(source, None)
+    try:
+        assert merged.merger is not None and merged.merger.wait(10)
+        records = list(iter_records(merged.path, []))[1:]
+        assert [(r["record"], r.get("id")) for r in records[-3:]] == [
+            ("note", None),
+            ("request", "x"),
+            ("end", "x"),
+        ]
+        assert not load(merged.path).warnings
+    finally:
+        merged.close()
+
+
+def test_a_followed_record_is_held_a_moment_for_earlier_ones(tmp_path: Path) -> None:
     source = two_workers(tmp_path)
     merged = shown(source, lambda: True)
     try:
