@@ -48,13 +48,7 @@ from k8s_wiretap.capture.outputs import recording_problem
 from k8s_wiretap.capture.reader import RecordingError, file_records
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.proxy import reuseport
-from k8s_wiretap.proxy.server import (
-    ProxyServer,
-    ProxySettings,
-    ask_versions,
-    check_port_free,
-    proxy_ca_pem,
-)
+from k8s_wiretap.proxy.server import ProxyServer, ProxySettings, ask_versions
 
 __all__ = [
     "READY",
@@ -191,22 +185,18 @@ class Supervisor:
         """What can fail with a clear message, once, before any worker starts."""
         if not hasattr(socket, "SO_REUSEPORT"):
             raise UsageError(f"--workers {self.count}: this system has no SO_REUSEPORT")
-        if self.settings.idle_timeout <= 0:
-            raise UsageError(f"--idle-timeout {self.settings.idle_timeout}: must be positive")
         record = self.settings.record
         if record is not None:
             hint = "--overwrite replaces it"
-            for part in range(self.count):
+            for part in range(1, self.count):
                 problem = recording_problem(
                     parts.part_path(record, part), overwrite=self.settings.overwrite, hint=hint
                 )
                 if problem:
                     raise UsageError(f"--record: {problem}")
-        for route in self.settings.routes:
-            check_port_free(route.host, route.port)
-            if route.access.has_credentials:
-                route.credentials.current()
-        proxy_ca_pem(self.settings.confdir)
+        # what one proxy checks and creates: the first part, the ports, the credentials,
+        # the CAs; it opens no listener and writes no recording
+        ProxyServer(self.settings)._prepare()
 
     # -- running --------------------------------------------------------------------------
     def serve(self) -> int:
@@ -220,7 +210,7 @@ class Supervisor:
             status = self._start_all()
             if status is None:
                 self._announce()
-                ask_versions(self.settings.routes)
+                ask_versions(self.settings.routes, self.settings.confdir)
                 status = self._supervise()
         finally:
             self._stop_all()

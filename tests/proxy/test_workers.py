@@ -3,6 +3,7 @@ read back whole; a worker killed is restarted while the other serves; SIGTERM en
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import json
@@ -14,8 +15,10 @@ from pathlib import Path
 
 from k8s_wiretap.capture import parts
 from k8s_wiretap.capture.reader import file_records, iter_records, load
+from k8s_wiretap.cli import build_parser
+from k8s_wiretap.commands.live import child_argv
 from k8s_wiretap.lab.state import LabState
-from k8s_wiretap.proxy.workers import WORKER_DIED
+from k8s_wiretap.proxy.workers import WORKER_DIED, worker_argv
 from k8s_wiretap.views.tui import ReplayApp
 from tests.conftest import Kubectl, cli, wait_until
 from tests.proxy.conftest import ProxyProcess, spawn_proxy
@@ -198,3 +201,22 @@ def test_the_supervisor_refuses_a_part_that_exists(lab: LabState, tmp_path: Path
     assert result.returncode == 2
     assert f"--record: {tmp_path / 'rec.jsonl.1'} exists (--overwrite replaces it)" in result.stderr
     assert not (tmp_path / "rec.jsonl").exists()
+
+
+def proxy_args(*argv: str) -> argparse.Namespace:
+    return build_parser(["proxy"]).parse_args(["proxy", *argv])
+
+
+def test_workers_get_every_option_given_but_what_the_supervisor_decides() -> None:
+    given = ["--kubeconfig", "/k", "--listen", "127.0.0.1:9", "--no-tui", "--no-redact"]
+    given += ["--max-body", "1m", "--idle-timeout", "60", "--accept-hosts", "^h$"]
+    args = proxy_args(*given, "--workers", "3", "--record", "r.jsonl", "--etcd", "http://e")
+    argv = worker_argv(args.proxy_parser, args)
+    assert sorted(argv) == sorted(given)
+    assert "--workers" not in argv and "--record" not in argv and "--etcd" not in argv
+    assert worker_argv(args.proxy_parser, proxy_args()) == []  # defaults are not repeated
+
+
+def test_the_live_tuis_proxy_gets_the_workers_count(tmp_path: Path) -> None:
+    args = proxy_args("--workers", "3")
+    assert "--workers 3" in " ".join(child_argv(args, tmp_path / "r.jsonl"))
