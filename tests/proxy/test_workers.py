@@ -191,6 +191,20 @@ def test_the_live_tui_follows_every_workers_part(lab: LabState, tmp_path: Path) 
         proxy.stop()
 
 
+def test_a_worker_that_exits_by_itself_stops_the_proxy(lab: LabState, tmp_path: Path) -> None:
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--workers", "2")
+    try:
+        wait_until(lambda: "recording to" in proxy.log.read_text(), LAB, "both listening")
+        first, second = workers_of(proxy)
+        os.kill(first, signal.SIGTERM)  # it stops cleanly, as --on-record-error exit does
+        assert proxy.process.wait(LAB) == 0
+    finally:
+        proxy.stop()
+    assert "exited (status 0): stopping every worker" in proxy.log.read_text()
+    assert not Path(f"/proc/{second}").exists()  # stopped and reaped before the exit
+    assert all(e.end is not None for e in load(proxy.record).exchanges)
+
+
 def test_the_supervisor_refuses_a_part_that_exists(lab: LabState, tmp_path: Path) -> None:
     (tmp_path / "rec.jsonl.1").write_text("an earlier run's part\n")
     result = cli(
