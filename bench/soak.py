@@ -100,6 +100,9 @@ def client_of(state: LabState) -> ApiClient:
     return ApiClient(state.server, pki / "ca.crt", pki / "admin.crt", pki / "admin.key")
 
 
+EXAMPLES: dict[str, str] = {}  # an error kind → its first line in full
+
+
 def errors(logs: Path) -> dict[str, Counter[str]]:
     """Per component, its klog error lines with their numbers taken out, counted."""
     found: dict[str, Counter[str]] = {}
@@ -110,7 +113,10 @@ def errors(logs: Path) -> dict[str, Counter[str]]:
         for line in log.read_bytes().splitlines():
             match = KLOG.match(line)
             if match:
-                counter[kind_of(match.group(1).decode(errors="replace"))] += 1
+                message = match.group(1).decode(errors="replace")
+                kind = kind_of(message)
+                counter[kind] += 1
+                EXAMPLES.setdefault(kind, message[:400])
         found[log.stem] = counter
     return found
 
@@ -173,6 +179,9 @@ def report(
             f"| {watch.name} | {watch.samples} | {watch.not_ready} | {watch.failed} "
             f"| {', '.join(stopped.get(watch.name, [])) or 'none'} |"
         )
+    for watch in watches:
+        if watch.why:
+            print(f"{watch.name}: first failed sample: {watch.why}")
     print("\n| lease | lab | renewals seen | largest gap | lasts | holders |")
     print("|---|---|---|---|---|---|")
     for lease, (_, lasts) in LEASES.items():
@@ -193,8 +202,11 @@ def report(
         extra = [(component, m, n) for m, n in counter.items() if m not in direct]
         only += extra
         print(f"| {component} | {sum(counter.values())} | {sum(direct.values())} | {len(extra)} |")
+    for component, counter in found["tapped"].items():
+        for kind, count in counter.most_common(3):
+            print(f"most common, {component} (tapped): x{count}: {kind}")
     for component, message, count in sorted(only, key=lambda e: -e[2])[:20]:
-        print(f"tapped only: {component} x{count}: {message}")
+        print(f"tapped only: {component} x{count}: {EXAMPLES.get(message, message)}")
     exchanges = sum(1 for r in iter_records(record, []) if r["record"] == "end")
     print(f"\nthe wiretap recorded {exchanges} exchanges ({record.stat().st_size >> 20} MiB)")
 

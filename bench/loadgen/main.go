@@ -195,11 +195,13 @@ func write() writeResult {
 }
 
 type watcherResult struct {
-	Events int     `json:"events"`
-	P50    float64 `json:"lag_p50_ms"`
-	P99    float64 `json:"lag_p99_ms"`
-	Max    float64 `json:"lag_max_ms"`
-	Error  string  `json:"error,omitempty"`
+	Events   int     `json:"events"`   // ConfigMaps seen ADDED, each once
+	Received int     `json:"received"` // event lines read, repeats after a resume too
+	Resumed  int     `json:"resumed"`  // streams that ended early and were watched again
+	P50      float64 `json:"lag_p50_ms"`
+	P99      float64 `json:"lag_p99_ms"`
+	Max      float64 `json:"lag_max_ms"`
+	Error    string  `json:"error,omitempty"` // the first early end's
 }
 
 // watch opens -n watches, prints "ready" on stderr once all have their response headers,
@@ -223,41 +225,42 @@ func watch() []watcherResult {
 	return results
 }
 
+// watchOne watches until end; a stream that ends early is watched again from the last
+// resourceVersion seen, as an informer does, and each ConfigMap is counted once.
 func watchOne(end time.Time, ready func()) watcherResult {
 	var result watcherResult
 	var once sync.Once
 	defer once.Do(ready)
-	c := client()
-	c.Timeout = time.Until(end)
-	response, err := c.Get(*target)
-	if err != nil {
-		result.Error = err.Error()
-		return result
-	}
-	defer response.Body.Close()
-	once.Do(ready)
+	seen := map[string]bool{}
 	var lags []float64
-	reader := bufio.NewReaderSize(response.Body, 1<<20)
-	for {
-		line, err := reader.ReadBytes('\n')
-		if len(line) > 0 {
-			now := time.Now().UnixNano()
-			var event struct {
-				Type   string
-				Object struct {
-					Metadata struct{ Annotations map[string]string }
-				}
-			}
-			if json.Unmarshal(line, &event) == nil && event.Type == "ADDED" {
-				written, _ := strconv.ParseInt(event.Object.Metadata.Annotations["bench/written"], 10, 64)
-				lags = append(lags, float64(now-written)/1e6)
-			}
+	version := ""
+	for time.Now().Before(end) {
+		url := *target
+		if version != "" {
+			url += "&resourceVersion=" + version
+		}
+		c := client()
+		c.Timeout = time.Until(end)
+		response, err := c.Get(url)
+		if err == nil && response.StatusCode != 200 {
+			err = fmt.Errorf("status %d", response.StatusCode)
+			response.Body.Close()
 		}
 		if err != nil {
-			if time.Now().Before(end.Add(-time.Second)) {
+			if result.Error == "" && time.Now().Before(end.Add(-time.Second)) {
 				result.Error = err.Error()
 			}
-			break
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		once.Do(ready)
+		version, err = readEvents(response, seen, &lags, &result, version)
+		response.Body.Close()
+		if time.Now().Before(end.Add(-time.Second)) {
+			result.Resumed++
+			if result.Error == "" {
+				result.Error = fmt.Sprint("stream ended: ", err)
+			}
 		}
 	}
 	sort.Float64s(lags)
@@ -267,4 +270,44 @@ func watchOne(end time.Time, ready func()) watcherResult {
 		result.Max = lags[len(lags)-1]
 	}
 	return result
+}
+
+// readEvents reads one watch stream to its end; the last resourceVersion seen.
+func readEvents(response *http.Response, seen map[string]bool, lags *[]float64,
+	result *watcherResult, version string) (string, error) {
+	reader := bufio.NewReaderSize(response.Body, 1<<20)
+	for {
+		line, err := reader.ReadBytes('\n')
+		if len(line) > 0 {
+			now := time.Now().UnixNano()
+			var event struct {
+				Type   string
+				Object struct {
+					Metadata struct {
+						Name            string
+						ResourceVersion string
+						Annotations     map[string]string
+					}
+				}
+			}
+			if json.Unmarshal(line, &event) == nil {
+				result.Received++
+				meta := event.Object.Metadata
+				if event.Type == "ERROR" {
+					return "", fmt.Errorf("error event: %s", line) // 410: watch from now
+				}
+				if meta.ResourceVersion != "" {
+					version = meta.ResourceVersion
+				}
+				if event.Type == "ADDED" && !seen[meta.Name] {
+					seen[meta.Name] = true
+					written, _ := strconv.ParseInt(meta.Annotations["bench/written"], 10, 64)
+					*lags = append(*lags, float64(now-written)/1e6)
+				}
+			}
+		}
+		if err != nil {
+			return version, err
+		}
+	}
 }
