@@ -9,7 +9,9 @@ later (a restarted worker's) included, and writes their records, in time order, 
 private temporary recording (`path`, 0600 in a 0700 folder, removed by `close()`), which
 the app follows for as long as `writing()` says.
 
-While the parts are followed, a record is written once it is `HOLD` seconds old: each
+The parts are read a chunk at a time and a record is written once no part still being
+read can have an earlier one, so a recording larger than memory merges in little. While
+the parts are followed, a record is also held until it is `HOLD` seconds old: each
 worker writes its records in bursts (~20 ms apart), so a record of one part may reach
 its file after a later one of another part; held that long, they still come out in
 time order. Once following stops every record left is written at once. Nothing is held
@@ -41,6 +43,7 @@ __all__ = ["AUTO", "HOLD", "Merger", "Shown", "keep_going", "shown"]
 
 HOLD = 0.25  # seconds a followed record waits for earlier ones of other parts
 AUTO = "auto"  # follow as `replay` does by default
+DISCOVER = 1.0  # seconds between two looks for a new part (a restarted worker's)
 CHUNK = 1 << 20
 
 
@@ -56,12 +59,14 @@ class _Part:
         self.last = 0.0  # the latest record time read
         self.read_lines = 0  # lines read: ties of time keep the part's own order
 
-    def read(self, final: bool) -> list[tuple[float, int, int, bytes]]:
-        """(time, part, number, line) for each line added since the last call (with
-        `final`, a last line without its newline too)."""
-        data = self.rest + self.handle.read()
-        *complete, self.rest = data.split(b"\n")
-        if final and self.rest:
+    def read(self, final: bool) -> tuple[list[tuple[float, int, int, bytes]], bool]:
+        """(time, part, number, line) for each line of the next `CHUNK` of the file (with
+        `final`, at its end, a last line without its newline too), and whether more is
+        there to read already."""
+        chunk = self.handle.read(CHUNK)
+        more = len(chunk) == CHUNK
+        *complete, self.rest = (self.rest + chunk).split(b"\n")
+        if final and not more and self.rest:
             complete.append(self.rest)
             self.rest = b""
         timed = []
@@ -73,7 +78,7 @@ class _Part:
                 continue
             self.read_lines += 1
             timed.append((self._time(line), self.number, self.read_lines, line + b"\n"))
-        return timed
+        return timed, more
 
     def _time(self, line: bytes) -> float:
         try:
@@ -117,6 +122,7 @@ class Merger:
         self._held: list[tuple[float, int, int, bytes]] = []
         self._open: set[str] = set()
         self._decided: bool | None = None
+        self._looked = -DISCOVER  # when the folder was last looked at for new parts
         self._stop = threading.Event()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="k8s-wiretap merge", daemon=True)
@@ -136,9 +142,11 @@ class Merger:
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
-                following = self._following()
-                self._round(final=not following)
-                if not following:
+                if self._round(final=False):
+                    continue  # more to read already
+                if not self._following():  # caught up, and not following: the rest
+                    while self._round(final=True) and not self._stop.is_set():
+                        pass
                     return
                 time.sleep(POLL)
         finally:
@@ -146,31 +154,44 @@ class Merger:
             self._done.set()
 
     def _following(self) -> bool:
+        """Caught up with every part: read on? (`AUTO` decides the first time.)"""
         keep_going = self.keep_going
         if keep_going is None:
             return False
         if keep_going == AUTO:
             if self._decided is None:
-                self._round(final=False)
                 self._decided = bool(self._open) and any(p.recent() for p in self._parts)
             return self._decided
         assert callable(keep_going)
         return keep_going()
 
-    def _round(self, final: bool) -> None:
-        """Read what every part added, and write what is old enough (with `final`, all)."""
+    def _round(self, final: bool) -> bool:
+        """Read the next chunk of every part, and write what is safe to write: records no
+        later than what a part not read to its end has reached, and, unless `final`, at
+        least `HOLD` seconds old. Whether some part has more to read already."""
         self._discover()
+        behind = []  # how far the parts with more to read have come
         for part in self._parts:
-            for item in part.read(final):
+            items, more = part.read(final)
+            for item in items:
                 heapq.heappush(self._held, item)
                 self._track(item[3])
-        cutoff = float("inf") if final else time.time() - HOLD
+            if more:
+                behind.append(part.last)
+        cutoff = min(behind, default=float("inf"))
+        if not final:
+            cutoff = min(cutoff, time.time() - HOLD)
         held = self._held
         while held and held[0][0] <= cutoff:
             self._out.write(heapq.heappop(held)[3])
         self._out.flush()
+        return bool(behind)
 
     def _discover(self) -> None:
+        now = time.monotonic()
+        if now - self._looked < DISCOVER:
+            return
+        self._looked = now
         known = {part.path for part in self._parts}
         for path in parts.siblings(self.source, self.header):
             if path not in known:

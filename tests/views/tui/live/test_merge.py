@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
 import json
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
 
 from k8s_wiretap.capture import parts
 from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.views.tui import ReplayApp
+from k8s_wiretap.views.tui.live import merge
 from k8s_wiretap.views.tui.live.merge import AUTO, HOLD, shown
 from tests.capture.test_parts import exchange, request, two_workers, write_part
 from tests.conftest import wait_until
@@ -143,3 +149,28 @@ def test_the_tui_lists_every_exchange_of_every_part(tmp_path: Path) -> None:
     app, ids = asyncio.run(main())
     assert ids == ["a", "b", "e", "c", "d"]
     assert app.path != source and not app.path.exists()  # merged, and removed on quitting
+
+
+def test_parts_larger_than_a_chunk_merge_whole_and_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(merge, "CHUNK", 100)  # every record spans chunks
+    most = [0]
+
+    def push(heap: list[Any], item: Any) -> None:
+        heapq.heappush(heap, item)
+        most[0] = max(most[0], len(heap))
+
+    monkeypatch.setattr(merge, "heapq", SimpleNamespace(heappush=push, heappop=heapq.heappop))
+    source = tmp_path / "rec.jsonl"
+    write_part(source, "r1", 0, [r for n in range(0, 60, 2) for r in exchange(f"e{n}", n)])
+    write_part(source, "r1", 1, [r for n in range(1, 60, 2) for r in exchange(f"e{n}", n)])
+    merged = shown(source, None)
+    try:
+        assert merged.merger is not None and merged.merger.wait(30)
+        recording = load(merged.path)
+        assert [e.id for e in recording.exchanges] == [f"e{n}" for n in range(60)]
+        assert all(e.end is not None for e in recording.exchanges) and not recording.warnings
+        assert most[0] <= 12  # a few records held at a time, not the recording (180)
+    finally:
+        merged.close()
