@@ -198,6 +198,15 @@ class ReplayApp(App[int]):
         if self._walk_at_once:
             self.action_walkthrough()
 
+    def alert(self, message: str, title: str = "") -> None:
+        """What the writer of the file says went wrong (live: the proxy's "recording
+        stopped: PATH: No space left on device"): a notification, and `title` (e.g.
+        "recording stopped") stays in the title."""
+        self.notify(escape(message), title="k8s-wiretap proxy", severity="error", timeout=3600)
+        if title and title not in self.label:
+            self.label += f"  [bold red]{escape(title)}[/]"
+            self._title()
+
     def exit(self, *args: Any, **kwargs: Any) -> None:
         """Quit; the workers reading the file stop at their next record."""
         self._stop.set()
