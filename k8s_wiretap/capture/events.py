@@ -15,6 +15,7 @@ __all__ = [
     "Message",
     "Note",
     "ProxyEvent",
+    "RequestBody",
     "RequestSeen",
     "ResponseSeen",
     "Stored",
@@ -26,7 +27,9 @@ Headers = list[tuple[bytes, bytes]]
 @dataclass(slots=True)
 class RequestSeen:
     """A request as the proxy got it. A request that broke before its body was in (or that
-    the proxy rejected) is seen only at its error, with what was known: no body."""
+    the proxy rejected) is seen only at its error, with what was known: no body. A request
+    whose body is streamed is seen before its body (`body_follows`): `RequestBody` events
+    bring it."""
 
     id: str
     time: float
@@ -39,6 +42,19 @@ class RequestSeen:
     headers: Headers
     body: bytes | None  # None: none, or it never arrived whole
     injected: str | None  # which credential the proxy added, if any
+    body_follows: bool = False  # the body comes as RequestBody events
+
+
+@dataclass(slots=True)
+class RequestBody:
+    """Bytes of a streamed request body as they were forwarded: `data` is their first bytes
+    (at most what the recording keeps), `size` how many passed; `end` when the body is in."""
+
+    id: str
+    time: float
+    data: bytes
+    size: int
+    end: bool = False
 
 
 @dataclass(slots=True)
@@ -100,4 +116,4 @@ class Stored:
     value: bytes  # the stored bytes (protobuf for built-in kinds, JSON for custom ones)
 
 
-ProxyEvent = RequestSeen | ResponseSeen | Chunk | Message | End | Note | Stored
+ProxyEvent = RequestSeen | RequestBody | ResponseSeen | Chunk | Message | End | Note | Stored

@@ -1,10 +1,16 @@
 """The wiretap addon: turns mitmproxy flows into the project's proxy events, nothing more.
 
 Loadable by plain mitmproxy (`mitmdump -s addons/wiretap.py --set wiretap_record=FILE`) and
-used by `k8s-wiretap proxy`. Every response body is streamed through a tee that hands each
-chunk on as it passes (`flow.response.stream`): watches and `logs -f` reach the client at
-once, and nothing is buffered in the proxy. Framing, redaction and writing happen in the
-recorder's thread, never on this event loop.
+used by `k8s-wiretap proxy`. Every body, request and response, is streamed through a tee
+that hands each chunk on as it passes (`flow.request.stream`, `flow.response.stream`):
+watches and `logs -f` reach the client at once, and no body is held whole in the proxy (of a
+request body, the recorder gets at most `wiretap_max_body` bytes and the count of the rest).
+Framing, redaction and writing happen in the recorder's thread, never on this event loop.
+
+Loading the addon installs `limits.py` (the request head's size limit and read timeout,
+strict HTTP/1 parsing, Kubernetes `Status` error pages, the `request` hook before a streamed
+body): what the proxy refuses is recorded as an exchange with the response the client got,
+or, for bytes that were not HTTP and a TLS handshake that failed, as a note.
 
 `wiretap_record` refuses an existing file unless `wiretap_overwrite` is set (an OptionsError
 at start-up), and the file is created only in the `running` hook, once mitmproxy listens: a
@@ -24,14 +30,25 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from mitmproxy import connection, ctx, exceptions, http, tcp
+from mitmproxy import connection, ctx, exceptions, http, tcp, tls
 from mitmproxy.addonmanager import Loader
+from mitmproxy.net.http import status_codes
 from mitmproxy.utils import human
 
-from k8s_wiretap.capture.events import Chunk, End, Message, RequestSeen, ResponseSeen
+from k8s_wiretap.capture.events import (
+    Chunk,
+    End,
+    Message,
+    Note,
+    RequestBody,
+    RequestSeen,
+    ResponseSeen,
+)
 from k8s_wiretap.capture.outputs import FileOutput, recording_problem
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
+from k8s_wiretap.proxy import limits
+from k8s_wiretap.proxy.status import status_body
 from k8s_wiretap.proxy.upstream import INJECTED
 
 __all__ = ["Wiretap"]
@@ -57,6 +74,8 @@ class Wiretap:
         self._record_pending = False  # the recorder from options still needs its file
 
     def load(self, loader: Loader) -> None:
+        limits.install()
+        limits.LIMITS.refused = self._refused
         options = loader.master.options
         if not options.has_changed("tcp_timeout"):  # mitmproxy's 600 s would cut quiet watches
             options.update(tcp_timeout=DEFAULT_IDLE_TIMEOUT)
@@ -74,11 +93,21 @@ class Wiretap:
             "Largest body or watch event recorded whole (e.g. 16m).",
         )
         loader.add_option("wiretap_console", bool, False, "Print a line per exchange.")
+        loader.add_option(
+            "wiretap_header_timeout",
+            int,
+            limits.HEADER_TIMEOUT,
+            "Seconds a request head may take to arrive, from its first byte (then 408).",
+        )
 
     def configure(self, updated: set[str]) -> None:
         if "tcp_timeout" in updated and ctx.options.tcp_timeout <= 0:
             # mitmproxy takes it, and then closes every connection as soon as it opens
             raise exceptions.OptionsError("tcp_timeout must be positive")
+        if "wiretap_header_timeout" in updated:
+            if ctx.options.wiretap_header_timeout <= 0:
+                raise exceptions.OptionsError("wiretap_header_timeout must be positive")
+            limits.LIMITS.header_timeout = ctx.options.wiretap_header_timeout
         if "wiretap_max_body" in updated:
             try:
                 size = human.parse_size(ctx.options.wiretap_max_body)
@@ -137,9 +166,30 @@ class Wiretap:
             self.recorder.close()
 
     # -- HTTP -----------------------------------------------------------------------------
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        """Stream the body (if any): forwarded as it comes, never held whole."""
+        flow.request.stream = self._request_tee(flow.id)
+
+    def _request_tee(self, exchange: str) -> Callable[[bytes], bytes]:
+        """Hands the recorder the first `max_body` bytes of a request body and the count
+        of the rest; the empty call at the body's end (mitmproxy's) says it is in."""
+        if self.recorder is None:
+            return lambda data: data
+        put, now, room = self.recorder.put, time.time, self.recorder.max_body
+
+        def tee(data: bytes) -> bytes:
+            nonlocal room
+            kept = data[:room] if room > 0 else b""
+            room -= len(kept)
+            put(RequestBody(exchange, now(), kept, len(data), end=not data))
+            return data
+
+        return tee
+
     def request(self, flow: http.HTTPFlow) -> None:
-        """The whole request is in (mitmproxy's `request` hook): record it."""
-        if self.recorder is not None:
+        """The request is in (mitmproxy's `request` hook): record it. For a streamed body,
+        the hook comes before the body (`limits`), which follows as RequestBody events."""
+        if self.recorder is not None and not flow.metadata.get(RECORDED):
             self._record_request(flow)
 
     def _record_request(self, flow: http.HTTPFlow) -> None:
@@ -160,6 +210,7 @@ class Wiretap:
                 headers=list(request.headers.fields),
                 body=request.raw_content,
                 injected=flow.metadata.get(INJECTED),
+                body_follows=request.raw_content is None and bool(flow.metadata.get(limits.EARLY)),
             )
         )
 
@@ -211,8 +262,33 @@ class Wiretap:
             return
         if not flow.metadata.get(RECORDED) and flow.request is not None:
             self._record_request(flow)
-        message = flow.error.msg if flow.error else "unknown error"
-        self.recorder.put(End(flow.id, time.time(), error=message))
+        reply = limits.reply_for(flow.client_conn.id)
+        message = reply[1] if reply else flow.error.msg if flow.error else "unknown error"
+        body = None
+        if reply is not None and flow.response is None:  # what the proxy answered instead
+            status, body = reply[0], status_body(*reply)
+            headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+            reason = status_codes.RESPONSES.get(status, "")
+            self.recorder.put(
+                ResponseSeen(flow.id, time.time(), status, reason, "HTTP/1.1", headers)
+            )
+        self.recorder.put(End(flow.id, time.time(), error=message, body=body))
+
+    def _refused(self, peer: str, status: int, message: str) -> None:
+        """Bytes that were not an HTTP request, refused (`limits`): a note says so."""
+        if self.recorder is not None:
+            text = f"refused {peer} with {status}: {message}"
+            self.recorder.put(Note(time.time(), "warning", text))
+
+    def tls_failed_client(self, data: tls.TlsData) -> None:
+        """A client's TLS handshake failed (bytes that are not TLS, a client that does not
+        trust the proxy's CA): there is no exchange, a note says who and why."""
+        if self.recorder is not None:
+            peer = human.format_address(data.context.client.peername)
+            error = (data.conn.error or "unknown error")[:300]  # it may quote the bytes in hex
+            self.recorder.put(
+                Note(time.time(), "warning", f"TLS handshake with {peer} failed: {error}")
+            )
 
     # -- upgraded connections -------------------------------------------------------------
     def websocket_message(self, flow: http.HTTPFlow) -> None:

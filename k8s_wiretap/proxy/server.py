@@ -47,6 +47,7 @@ from k8s_wiretap.paths import state_dir
 from k8s_wiretap.proxy.addon import DEFAULT_IDLE_TIMEOUT, Wiretap
 from k8s_wiretap.proxy.clientauth import client_authority, client_context
 from k8s_wiretap.proxy.etcd import EtcdWatch
+from k8s_wiretap.proxy.limits import HEADER_TIMEOUT
 from k8s_wiretap.proxy.routes import Route, is_loopback
 from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS, Upstream
 
@@ -86,6 +87,8 @@ class ProxySettings:
     etcd: str | None = None  # the API server's etcd (http URL): record what lands there
     accept_hosts: str = DEFAULT_ACCEPT_HOSTS
     idle_timeout: int = DEFAULT_IDLE_TIMEOUT
+    header_timeout: int = HEADER_TIMEOUT  # seconds for a request head, then 408 (limits.py)
+    on_record_error: str = "continue"  # or "exit": stop, status 1, when the recording fails
     confdir: Path = field(default_factory=default_confdir)
     header: dict[str, Any] = field(default_factory=dict)  # a part's header fields (workers.py)
     version_check: bool = True  # ask /version once listening (a worker leaves it to its parent)
@@ -126,8 +129,12 @@ class ProxyServer:
         # recorder starts after that, so it writes nothing anywhere before.
         outputs: list[Output] = list(settings.outputs)
         self.recorder = Recorder(
-            outputs, redactor=Redactor() if settings.redact else None, max_body=settings.max_body
+            outputs,
+            redactor=Redactor() if settings.redact else None,
+            max_body=settings.max_body,
+            on_failure=self._recording_failed,
         )
+        self._recording: Output | None = None  # the file, once `_go_live` opens it
         self._master: Master | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
@@ -148,6 +155,7 @@ class ProxyServer:
             "keep_host_header": True,
             "ssl_insecure": access.insecure,
             "tcp_timeout": self.settings.idle_timeout,
+            "wiretap_header_timeout": self.settings.header_timeout,
         }
         if access.ca_pem and not access.insecure:
             values["ssl_verify_upstream_trusted_ca"] = str(self._upstream_ca(access.ca_pem))
@@ -228,6 +236,21 @@ class ProxyServer:
         except OSError as error:
             raise UsageError(f"--record {record}: {error.strerror}") from error
         self.recorder.outputs.insert(0, output)
+        self._recording = output
+
+    def _recording_failed(self, message: str, output: Output | None) -> None:
+        """(The recorder's thread.) Say at once that an output stopped; when it is the
+        recording (or the recorder itself) and `on_record_error` is "exit", stop the proxy
+        with status 1. Traffic never waits for any of it."""
+        print(f"k8s-wiretap: {message}", file=sys.stderr, flush=True)
+        recording = output is None or output is self._recording
+        if not (recording and self.settings.on_record_error == "exit"):
+            return
+        self._error = WiretapError(f"{message} (--on-record-error exit: the proxy stopped)")
+        master = self._master
+        if master is not None:
+            with contextlib.suppress(RuntimeError):  # its loop has ended: it is stopping
+                master.event_loop.call_soon_threadsafe(master.shutdown)
 
     def _thread_main(self) -> None:
         try:
