@@ -12,6 +12,14 @@ Records of concurrent exchanges interleave; `id` ties them together. A BODY is
 any truncation), and `truncated`, `redacted`, `decoded` (a content-encoding removed) when true.
 Times are Unix seconds (float). The README documents every field.
 
+A request body is streamed through the proxy: its `request` record is written once the body
+is in (or the response starts, or the exchange ends), with the body's first `max_body` bytes
+(`size` says how many passed). So a request record may follow records of other exchanges
+that started after it; its `time` is when the request began. A request the proxy refused
+(400, 408, 431: a malformed or oversized head, a head too slow) has the response the client
+got, a Kubernetes Status, and an `end` whose `error` says why; bytes that were not HTTP and
+TLS handshakes that failed are `note`s naming the peer.
+
 A recording in parts (`proxy --workers N`, one file per worker process: `rec.jsonl`,
 `rec.jsonl.1`, …) has in every part's header `"recording": ID` (shared by the parts) and
 `"part": K`; part 0, the file the user named, also has `"workers": N`. Each part is a

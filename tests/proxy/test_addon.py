@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mitmproxy import exceptions, hooks, http, tcp
+from mitmproxy import exceptions, hooks, http, tcp, tls
 from mitmproxy.options import Options
+from mitmproxy.proxy.context import Context
 from mitmproxy.test import taddons, tflow
 
 from k8s_wiretap.capture.events import ProxyEvent
@@ -22,6 +23,7 @@ from k8s_wiretap.capture.format import body_bytes
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.capture.recorder import Recorder
 from k8s_wiretap.capture.redact import Redactor
+from k8s_wiretap.proxy import limits
 from k8s_wiretap.proxy.addon import DEFAULT_IDLE_TIMEOUT, Wiretap
 from k8s_wiretap.proxy.status import status_response
 from k8s_wiretap.proxy.upstream import INJECTED
@@ -162,6 +164,66 @@ def test_a_request_that_broke_before_its_body_is_recorded_at_its_error(
     assert "body" not in request
     assert request["identity"] == {"credential": "none"}  # nothing was added: never forwarded
     assert end["error"] == "HTTP/1 protocol error: bad Content-Length"
+
+
+def test_a_streamed_request_body_is_recorded_up_to_max_body_once_it_is_in(out: Records) -> None:
+    """The request hook comes before a streamed body (`limits`): the request record waits
+    for the body's end (the tee's empty call), keeping `max_body` bytes and the size."""
+    wiretap = Wiretap(Immediate([out], max_body=4), {"regular": "kubelet"})
+    flow = api_request("POST")
+    flow.request.data.content = None  # streamed: mitmproxy has no content
+    flow.metadata[limits.EARLY] = True
+    wiretap.requestheaders(flow)
+    wiretap.request(flow)
+    tee = flow.request.stream
+    assert callable(tee)
+    assert out.of(flow.id) == []  # not before its body
+    assert tee(b'{"kind"') == b'{"kind"' and tee(b':"Pod"}') == b':"Pod"}'  # passed on whole
+    tee(b"")
+    (request,) = out.of(flow.id)
+    assert body_bytes(request["body"]) == b'{"ki'
+    assert (request["body"]["size"], request["body"]["truncated"]) == (14, True)
+
+
+def test_a_request_body_cut_by_the_response_is_recorded_as_far_as_it_came(
+    wiretap: Wiretap, out: Records
+) -> None:
+    """The API server answers 413 before the body is in: the request is written first."""
+    flow = api_request("POST")
+    flow.request.data.content = None
+    flow.metadata[limits.EARLY] = True
+    wiretap.requestheaders(flow)
+    wiretap.request(flow)
+    assert callable(flow.request.stream)
+    flow.request.stream(b"x" * 10)
+    api_response(flow, 413)
+    wiretap.responseheaders(flow)
+    request, response = out.of(flow.id)
+    assert (request["record"], request["body"]["size"], response["status"]) == ("request", 10, 413)
+
+
+def test_a_request_the_proxy_refused_is_recorded_with_the_status_it_got(
+    wiretap: Wiretap, out: Records
+) -> None:
+    flow = api_request()
+    limits._replies[flow.client_conn.id] = (400, "k8s-wiretap: invalid header name 'Bad Name'")
+    flow.error = tflow.terr("Received invalid header name")  # mitmproxy's words
+    wiretap.error(flow)
+    request, response, end = out.of(flow.id)
+    assert request["record"] == "request" and response["status"] == 400
+    assert json.loads(body_bytes(end["body"]))["reason"] == "BadRequest"
+    assert end["error"] == "k8s-wiretap: invalid header name 'Bad Name'"  # what the client got
+
+
+def test_a_failed_tls_handshake_is_a_note(wiretap: Wiretap, out: Records) -> None:
+    flow = tflow.tflow()
+    conn = flow.client_conn
+    conn.error = "Cannot parse ClientHello: " + "ab" * 1000
+    wiretap.tls_failed_client(tls.TlsData(conn, Context(conn, Options())))
+    (note,) = out.records
+    assert note["record"] == "note" and note["level"] == "warning"
+    assert note["message"].startswith("TLS handshake with 127.0.0.1:22 failed: Cannot parse")
+    assert len(note["message"]) < 400
 
 
 def test_headers_are_redacted(wiretap: Wiretap, out: Records) -> None:
