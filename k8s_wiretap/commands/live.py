@@ -13,29 +13,38 @@ The recording is `--record FILE`, else a temporary file in a private folder
 (`$TMPDIR/k8s-wiretap-live-*`, 0700; the file 0600, as every recording) removed when the
 proxy stops. The proxy's own messages (listening on..., errors) go to a log beside it:
 a proxy that cannot start prints its log and its exit status is returned, as without the
-TUI. Quitting the TUI sends the proxy SIGTERM, which it takes as Ctrl-C: what is queued is
-written and every exchange still open gets its end ("recording stopped"), so the
-recording is complete.
+TUI. What the proxy says once it runs ("recording stopped: PATH: No space left on device")
+shows at once in the TUI, as a notification and in the title (`_ProxyMessages`: the log
+is looked at every 0.25 s). Quitting the TUI sends the proxy SIGTERM, which it takes as
+Ctrl-C: what is queued is written and every exchange still open gets its end ("recording
+stopped"), so the recording is complete.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from k8s_wiretap.capture import parts
 from k8s_wiretap.errors import WiretapError
 
+if TYPE_CHECKING:
+    from k8s_wiretap.views.tui import ReplayApp
+
 __all__ = ["child_argv", "run_live"]
 
 START_TIMEOUT = 60.0
+WATCH_INTERVAL = 0.25  # seconds between two looks at the proxy's log
 STOP_TIMEOUT = 30.0
 
 
@@ -52,6 +61,7 @@ def child_argv(args: argparse.Namespace, record: Path) -> list[str]:
         "--accept-hosts": args.accept_hosts,
         "--idle-timeout": args.idle_timeout,
         "--workers": getattr(args, "workers", None),
+        "--on-record-error": args.on_record_error,
         "--confdir": args.confdir,
     }
     for flag, value in options.items():
@@ -78,7 +88,7 @@ def run_live(args: argparse.Namespace) -> int:
             if proxy.poll() is not None:
                 sys.stderr.write(said)
                 return proxy.returncode
-            _show(record, said, lambda: proxy.poll() is None)
+            _show(record, said, lambda: proxy.poll() is None, _ProxyMessages(log, len(said)))
         finally:
             status = _stop(proxy)
         if status not in (0, -signal.SIGTERM):
@@ -101,17 +111,58 @@ def _started(proxy: subprocess.Popen[bytes], log: Path) -> str:
     raise WiretapError(f"the proxy did not start within {START_TIMEOUT:.0f} s")
 
 
-def _show(record: Path, said: str, running: Callable[[], bool]) -> None:
+def _show(record: Path, said: str, running: Callable[[], bool], messages: _ProxyMessages) -> None:
     from k8s_wiretap.views.tui import ReplayApp  # Textual loads only for the TUI
 
     app = ReplayApp(record, writer=running, label=_label(said))
     previous = signal.signal(signal.SIGTERM, lambda *_: app.exit())
+    watch = threading.Thread(
+        target=messages.watch, args=(app,), name="k8s-wiretap proxy log", daemon=True
+    )
     try:
+        watch.start()
         app.run()
     finally:
+        messages.stop.set()
         signal.signal(signal.SIGTERM, previous)
     if app.error is not None:
         raise WiretapError(app.error)
+
+
+class _ProxyMessages:
+    """What the proxy says on its log (its stderr) after it started, shown in the TUI: a
+    notification, and the title says it too ("recording stopped" must not go unseen)."""
+
+    def __init__(self, log: Path, offset: int) -> None:
+        self.log = log
+        self.offset = offset  # characters of the log already shown (its start-up words)
+        self.stop = threading.Event()
+
+    def new(self) -> list[str]:
+        """The proxy's own lines ("k8s-wiretap: ...") written since the last call."""
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return []
+        end = text.rfind("\n", self.offset) + 1  # whole lines only
+        if end <= self.offset:
+            return []
+        lines, self.offset = text[self.offset : end].splitlines(), end
+        prefix = "k8s-wiretap: "
+        return [line.removeprefix(prefix) for line in lines if line.startswith(prefix)]
+
+    def watch(self, app: ReplayApp) -> None:
+        """Until `stop`: each new line becomes a notification in `app` (a ReplayApp)."""
+        while not self.stop.wait(WATCH_INTERVAL):
+            for message in self.new():
+                with contextlib.suppress(RuntimeError):  # the app is gone or not yet up
+                    app.call_from_thread(_alert, app, message)
+
+
+def _alert(app: ReplayApp, message: str) -> None:
+    """One of the proxy's messages in the TUI; "recording stopped" stays in its title."""
+    what = message.split(":", 1)[0]
+    app.alert(message, title=what if what.endswith(" stopped") else "")
 
 
 def _label(said: str) -> str:

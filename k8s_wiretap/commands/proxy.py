@@ -100,6 +100,13 @@ def register(subparsers: Any) -> None:
         "proxy: what the collector cannot take is dropped and counted (docs/tracing.md)",
     )
     proxy.add_argument(
+        "--on-record-error",
+        choices=("continue", "exit"),
+        default="continue",
+        help="when the recording cannot be written (disk full): go on, traffic flowing and "
+        "lines printing, unrecorded (default), or stop the proxy with exit status 1",
+    )
+    proxy.add_argument(
         "--accept-hosts",
         default=DEFAULT_ACCEPT_HOSTS,
         metavar="REGEX",
@@ -301,6 +308,7 @@ def _proxy(args: argparse.Namespace) -> int:
         settings.outputs.append(OtlpOutput(args.otlp_endpoint))
     settings.accept_hosts = args.accept_hosts
     settings.idle_timeout = args.idle_timeout
+    settings.on_record_error = args.on_record_error
     settings.confdir = args.confdir or default_confdir()
     if args.worker is not None:
         return workers.run_worker(args.worker, settings, args.workers)
