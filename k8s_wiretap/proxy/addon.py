@@ -257,7 +257,8 @@ class Wiretap:
         """The exchange failed. A request the proxy rejected or that broke before its body
         was in (a bad Content-Length, a cut-off body, a bad chunk) never reached the `request`
         hook, only `requestheaders`: it is recorded here, as far as it is known (no body),
-        so that its end has an exchange to end."""
+        so that its end has an exchange to end; with the Status the proxy answered, if it
+        refused the request (`limits`), and that refusal's reason as the error."""
         if self.recorder is None:
             return
         if not flow.metadata.get(RECORDED) and flow.request is not None:
@@ -279,6 +280,9 @@ class Wiretap:
         if self.recorder is not None:
             text = f"refused {peer} with {status}: {message}"
             self.recorder.put(Note(time.time(), "warning", text))
+
+    def client_disconnected(self, client: connection.Client) -> None:
+        limits.reply_for(client.id)  # a refusal whose exchange never reached `error`
 
     def tls_failed_client(self, data: tls.TlsData) -> None:
         """A client's TLS handshake failed (bytes that are not TLS, a client that does not
