@@ -18,7 +18,6 @@ workers); median latency at most 1.0x bare mitmdump's and p99 at most 1.2x.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import statistics
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.proxy_latency import BIN, process
-from k8s_wiretap.capture.reader import file_records
+from k8s_wiretap.capture.reader import iter_records
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.proxy.server import free_port
 
@@ -91,11 +90,10 @@ def wiretap(kubeconfig: str, record: Path, workers: int | None) -> Iterator[Clie
 
 def recorded(record: Path, path: str) -> tuple[int, int]:
     """Exchanges to `path` ended in the recording (every part of it: `rec.jsonl`,
-    `rec.jsonl.1`, ... one per worker, each read on its own), and the other exchanges in it."""
+    `rec.jsonl.1`, ... one per worker, read as one), and the other exchanges in it."""
     ids: set[Any] = set()
     ours = others = 0
-    files = sorted(record.parent.glob(record.name + "*"))
-    for line in itertools.chain.from_iterable(file_records(f, []) for f in files):
+    for line in iter_records(record, []):
         if line["record"] == "request" and line.get("path") == path:
             ids.add(line["id"])
         elif line["record"] == "end":

@@ -303,6 +303,8 @@ def _proxy(args: argparse.Namespace) -> int:
             os.environ[OTLP_ENDPOINT_ENV] = args.otlp_endpoint
         return run_live(args)  # the proxy in a process of its own, the TUI in this one
     if not args.quiet:
+        if args.worker is not None:  # workers share stdout: one write per line keeps lines whole
+            sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
         settings.outputs.append(ConsoleOutput(sys.stdout))
     if args.otlp_endpoint:
         settings.outputs.append(OtlpOutput(args.otlp_endpoint))

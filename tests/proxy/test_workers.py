@@ -8,6 +8,7 @@ import asyncio
 import itertools
 import json
 import os
+import re
 import signal
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -91,6 +92,10 @@ def test_two_workers_serve_one_listener_and_record_one_recording(
     said = proxy.log.read_text()
     assert said.count("listening on") == 1 and "(2 workers)" in said
     assert said.count("recording to") == 1
+    # both workers print to one stdout: each exchange's line whole, on a line of its own
+    printed = [line for line in said.splitlines() if f"{path} " in line]
+    assert len(printed) == 96
+    assert all(re.match(r"\d\d:\d\d:\d\d\.\d{3} ", line) for line in printed), printed
     recording = load(proxy.record)
     assert not recording.warnings
     assert recording.header["workers"] == 2 and recording.header["part"] == 0
