@@ -17,7 +17,12 @@ Recording never stops or slows traffic, and never grows memory without bound:
   no body or events from then on, and a note of its own says so before its end. An `End`
   may use END_ROOM beyond the budget, so exchanges still end;
 - a recorder thread that dies (a bug) is reported the same way; from then on `put` keeps
-  nothing.
+  nothing;
+- a watch stream holds at most one incomplete frame, of at most FRAME_LIMIT bytes (or
+  `max_body`, if larger): a frame that grows past it without ending (a stream that is not
+  what its Content-Type says, a length prefix of gigabytes) stops the recording of that
+  stream, with a note saying why; the client still gets every byte (the proxy streams,
+  it holds none of it), so the stream is not closed.
 `put`, on the proxy's event loop, only adds to a counter and to the queue: it never blocks
 and never does I/O.
 """
@@ -57,6 +62,7 @@ from k8s_wiretap.wire.inflate import Inflater
 __all__ = ["DEFAULT_MAX_BODY", "QUEUE_BUDGET", "FailureHandler", "Output", "Recorder"]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
+FRAME_LIMIT = 16 * 1024 * 1024  # etcd keeps objects of 1.5 MiB by default: no event is this big
 BATCH_DELAY = 0.02
 QUEUE_BUDGET = 64 * 1024 * 1024  # bytes of payload waiting for the recorder, at most
 EVENT_COST = 512  # what an event counts for beyond its payload (the object, its headers)
@@ -122,6 +128,7 @@ class _InFlight:
     size: int = 0
     seq: int = 0
     gap: bool = False  # some of its events were dropped (the queue was full)
+    unframed: bool = False  # a watch frame outgrew FRAME_LIMIT: the rest is not recorded
     request: dict[str, Any] | None = None  # a request record waiting for its streamed body
     request_chunks: list[bytes] = field(default_factory=list)
     request_size: int = 0
@@ -506,18 +513,31 @@ class Recorder:
 
     def _chunk(self, event: Chunk) -> None:
         state = self._exchanges.get(event.id)
-        if state is None or state.gap:
+        if state is None or state.gap or state.unframed:
             return
         if state.watch and state.framer is not None:
             data = state.decoder.feed(event.data) if state.decoder else event.data
             for frame in state.framer.feed(data):
                 self._event(event.id, state, event.time, "watch", frame, state.content_type)
+            if state.framer.pending > max(self.max_body, FRAME_LIMIT):
+                self._unframe(event.id, state)
             return
         state.size += len(event.data)
         room = self.max_body - state.kept
         if room > 0:
             state.chunks.append(event.data[:room])
             state.kept += min(room, len(event.data))
+
+    def _unframe(self, exchange: str, state: _InFlight) -> None:
+        """Stop recording a watch whose current frame outgrew the limit, and say so."""
+        assert state.framer is not None
+        held, limit = state.framer.pending, max(self.max_body, FRAME_LIMIT) >> 20
+        state.framer, state.decoder, state.unframed = None, None, True
+        message = (
+            f"watch frame over {limit} MiB without an end ({held} bytes so far): the rest of "
+            "this stream is not recorded (the client still gets it)"
+        )
+        self._emit({**_note("warning", message), "id": exchange})
 
     def _event(
         self,
@@ -574,6 +594,8 @@ class Recorder:
             self._emit({**note, "id": event.id})
             if state.watch:
                 record["events"] = state.seq
+        elif state is not None and state.unframed:
+            record["events"] = state.seq
         elif state is not None:
             if state.framer is not None:
                 tail = state.framer.flush()

@@ -32,6 +32,11 @@ class Framer(Protocol):
 
     def flush(self) -> list[bytes]: ...
 
+    @property
+    def pending(self) -> int:
+        """Bytes held for a frame not complete yet (what a caller bounds)."""
+        ...
+
 
 class JsonFramer:
     """Newline-delimited JSON documents; blank lines are skipped."""
@@ -51,6 +56,10 @@ class JsonFramer:
     def flush(self) -> list[bytes]:
         rest, self._pending = bytes(self._pending), bytearray()
         return [rest] if rest.strip() else []
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
 
 
 class LengthPrefixFramer:
@@ -78,6 +87,10 @@ class LengthPrefixFramer:
     def flush(self) -> list[bytes]:
         rest, self._pending = bytes(self._pending), bytearray()
         return [rest] if rest else []
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
 
 
 class CborSeqFramer:
@@ -112,6 +125,10 @@ class CborSeqFramer:
     def flush(self) -> list[bytes]:
         rest, self._pending = bytes(self._pending), bytearray()
         return [rest] if rest else []
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
 
 
 def framer_for(content_type: str) -> Framer:

@@ -7,6 +7,7 @@ import json
 import queue
 import struct
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -218,3 +219,43 @@ def test_a_recording_file_is_new_unless_overwritten(tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.jsonl"
     FileOutput(fresh, redacted=False, max_body=100).close()
     assert fresh.stat().st_mode & 0o777 == 0o600  # it holds cluster data
+
+
+MIB = 1 << 20
+RUNAWAY = {  # a watch whose frame never ends, as each framing would see it
+    "application/json;stream=watch": b'{"type":"ADDED","object":{"data":"' + b"x" * (MIB - 35),
+    "application/vnd.kubernetes.protobuf;stream=watch": struct.pack(">I", 0xFFFFFFF0),
+    "application/cbor-seq": b"\xff",  # not CBOR: framing breaks, the rest is one frame
+}
+
+
+@pytest.mark.parametrize("content_type", list(RUNAWAY))
+def test_a_watch_frame_that_never_ends_is_bounded_and_said(content_type: str) -> None:
+    """40 MiB of one frame that never ends: the recorder holds at most FRAME_LIMIT of it
+    (16 MiB, traced), says why it stops recording the stream, still ends it with its count
+    of events, and other exchanges go on being recorded."""
+    out = Collect()
+    recorder = Recorder([out], max_body=MIB)
+    recorder.handle(request("w", "/api/v1/configmaps?watch=true"))
+    recorder.handle(response("w", content_type))
+    first = RUNAWAY[content_type]
+    filler = (b"y" if "json" in content_type else b"\x00") * MIB
+    tracemalloc.start()
+    try:
+        recorder.handle(Chunk("w", 1.0, first))
+        for n in range(40):
+            recorder.handle(Chunk("w", 2.0 + n, filler))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * MIB  # without the bound: all 40 MiB
+    recorder.handle(request("g", "/api/v1/namespaces"))
+    recorder.handle(response("g"))
+    recorder.handle(Chunk("g", 50.0, b'{"kind":"NamespaceList","items":[]}'))
+    recorder.handle(End("g", 50.1))
+    recorder.handle(End("w", 51.0))
+    notes = [n for n in out.of("note") if n.get("id") == "w"]
+    assert len(notes) == 1 and "watch frame over 16 MiB without an end" in notes[0]["message"]
+    ends = {e["id"]: e for e in out.of("end")}
+    assert ends["w"]["events"] == 0 and "body" not in ends["w"]
+    assert body_bytes(ends["g"]["body"]) == b'{"kind":"NamespaceList","items":[]}'
