@@ -38,7 +38,15 @@ class FileOutput:
     unless `overwrite`, which empties an existing one. `header`: fields the header adds
     (a part's, `parts.py`). Open it only once the proxy is sure
     to run: opening is what creates or empties the file.
+
+    Records wait in memory until `flush` (or until PENDING_LIMIT bytes wait), then go to
+    the file in one `os.write` loop. A failed flush lets go of what it held (nothing is
+    kept for later) and counts, in `lost`, the records it did not write whole; a line it
+    wrote in part stays cut short until `resume`, which can be called once the disk has
+    room again: it ends that line, so the next record starts a line of its own.
     """
+
+    PENDING_LIMIT = 1024 * 1024
 
     def __init__(
         self,
@@ -51,21 +59,61 @@ class FileOutput:
     ) -> None:
         self.path = path
         replace = os.O_TRUNC if overwrite else os.O_EXCL
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | replace, 0o600)
-        self._file = os.fdopen(fd, "w", encoding="utf-8")
-        self.write(header_record(redacted=redacted, max_body=max_body, **(header or {})))
-        self.flush()
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | replace, 0o600)
+        self._pending: list[str] = []
+        self._pending_size = 0
+        self.lost = 0  # records the last failed flush did not write whole
+        try:
+            self.write(header_record(redacted=redacted, max_body=max_body, **(header or {})))
+            self.flush()
+        except BaseException:
+            os.close(self._fd)
+            raise
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False))
-        self._file.write("\n")
+        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
+        self._pending.append(line)
+        self._pending_size += len(line)
+        if self._pending_size >= self.PENDING_LIMIT:
+            self.flush()
 
     def flush(self) -> None:
-        self._file.flush()
+        """Write what waits; on an error, let it go, count it in `lost`, raise."""
+        if not self._pending:
+            return
+        data = "".join(self._pending).encode("utf-8")
+        records = len(self._pending)
+        self._pending, self._pending_size = [], 0
+        written = 0
+        try:
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+        except OSError:
+            self.lost = records - data.count(b"\n", 0, written)
+            raise
+
+    def resume(self, record: dict[str, Any]) -> None:
+        """After a failed flush: end the line it may have cut, write `record` (a note of
+        the gap) and flush; raises as `flush` does when the disk still has no room."""
+        self._pending, self._pending_size = ["\n"], 1
+        self.write(record)
+        self.flush()
+        self.lost = 0
 
     def close(self) -> None:
-        self._file.close()
+        """Flush, then close the file (closed even when the flush fails)."""
+        if self._fd < 0:
+            return
+        try:
+            self.flush()
+        finally:
+            os.close(self._fd)
+            self._fd = -1
 
     def describe(self, error: BaseException) -> str:
         """What the recorder says when this file fails (see `capture.recorder.Output`)."""
         return f"recording stopped: {self.path}: {reason(error)}"
+
+    def resumed(self, lost: int) -> str:
+        """What the recorder says when this file is written again after it failed."""
+        return f"recording resumed: {self.path} ({lost:,} records lost)"

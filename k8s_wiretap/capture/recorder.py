@@ -8,8 +8,18 @@ burst's work, well inside the 100 ms a `kill -9` may lose.
 
 Recording never stops or slows traffic, and never grows memory without bound:
 - an output that fails (the disk is full, the file went away: any exception from its
-  `write` or `flush`) is closed and taken out at once, a note saying so goes to the others
-  (the console goes on), and `on_failure` is told (the proxy prints it, and may exit);
+  `write` or `flush`) is taken out at once, a note saying so goes to the others (the
+  console goes on), and `on_failure` is told (the proxy prints it, and may exit). Given
+  `retry` seconds, an output that can `resume` (the recording file) is suspended rather
+  than closed: the records meant for it are counted and let go (none is kept), and every
+  `retry` seconds it is tried again with a note of the gap ("recording gap: N records not
+  written between T1 and T2 (REASON)"); once that is written the output is back, and
+  `on_resumed` is told. Exchanges open across the gap go on being recorded; those whose
+  request fell in it are read back from their later records (the assembler makes an
+  exchange of them, with a warning). Without `retry` (and for any other output) it is
+  closed for good. Retrying is the proxy's default because a full disk is most often
+  freed by someone who expects the recording to go on; a supervisor that would rather
+  restart the proxy asks it to exit instead;
 - the queue holds at most QUEUE_BUDGET bytes of payload (bodies, chunks, frames, etcd
   values; each event also counts EVENT_COST for itself). Past it `put` drops the event and
   counts it; after the burst that catches up, a note says how many were dropped. An
@@ -59,7 +69,15 @@ from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.wire.framing import Framer, framer_for
 from k8s_wiretap.wire.inflate import Inflater
 
-__all__ = ["DEFAULT_MAX_BODY", "QUEUE_BUDGET", "FailureHandler", "Output", "Recorder"]
+__all__ = [
+    "DEFAULT_MAX_BODY",
+    "QUEUE_BUDGET",
+    "RETRY",
+    "FailureHandler",
+    "Output",
+    "Recorder",
+    "ResumeHandler",
+]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 FRAME_LIMIT = 16 * 1024 * 1024  # etcd keeps objects of 1.5 MiB by default: no event is this big
@@ -68,6 +86,7 @@ QUEUE_BUDGET = 64 * 1024 * 1024  # bytes of payload waiting for the recorder, at
 EVENT_COST = 512  # what an event counts for beyond its payload (the object, its headers)
 END_ROOM = 4 * 1024 * 1024  # beyond the budget, for `End`s only (~8,000 of them)
 MAX_TRACKED = 100_000  # exchanges remembered as lost or incomplete, at most
+RETRY = 10.0  # seconds between attempts to write again to a suspended output
 _STOP = object()
 _MIB = 1024 * 1024
 
@@ -88,6 +107,23 @@ class Output(Protocol):
 FailureHandler = Callable[[str, "Output | None"], None]
 """Told, in the recorder's thread, that an output stopped (the output) or that the recorder
 itself did (None); the message is one line ("recording stopped: PATH: No space left...")."""
+
+ResumeHandler = Callable[[str, Output], None]
+"""Told, in the recorder's thread, that a suspended output is written again; the message is
+one line ("recording resumed: PATH (N records lost)")."""
+
+
+@dataclass
+class _Suspended:
+    """An output that failed and is tried again every `retry` seconds. It may have
+    `resume(note)` (end a line cut short, write `note`, flush; or raise), `lost` (records
+    its failure cut) and `resumed(lost) -> str` (the line that says it is back)."""
+
+    output: Output
+    since: float  # when it failed
+    reason: str
+    records: int  # records not written to it since (and cut by the failure)
+    next_try: float  # time.monotonic() of the next attempt
 
 
 def _cost(event: object) -> int:
@@ -111,6 +147,14 @@ def _stopped(output: object, error: BaseException) -> str:
 
 def _log_failure(message: str, output: Output | None) -> None:
     log.error(message)
+
+
+def _log_resumed(message: str, output: Output) -> None:
+    log.warning(message)
+
+
+def _utc(when: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
 
 
 @dataclass
@@ -164,7 +208,9 @@ class Recorder:
     """Consumes `ProxyEvent`s from any thread (`put`), writes records to `outputs`.
 
     `on_failure` is told when an output or the recorder stops (default: logged as an
-    error); `budget` bounds the bytes queued (QUEUE_BUDGET)."""
+    error); `budget` bounds the bytes queued (QUEUE_BUDGET); `retry`: seconds between
+    attempts to write again to an output that failed and can `resume` (None: it is closed
+    for good); `on_resumed` is told when one is back (default: logged as a warning)."""
 
     def __init__(
         self,
@@ -174,12 +220,17 @@ class Recorder:
         max_body: int = DEFAULT_MAX_BODY,
         on_failure: FailureHandler | None = None,
         budget: int = QUEUE_BUDGET,
+        retry: float | None = None,
+        on_resumed: ResumeHandler | None = None,
     ) -> None:
         self.outputs = list(outputs)
         self.redactor = redactor
         self.max_body = max_body
         self.on_failure = on_failure or _log_failure
         self.budget = budget
+        self.retry = retry
+        self.on_resumed = on_resumed or _log_resumed
+        self._suspended: list[_Suspended] = []  # only the recorder's thread touches it
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._exchanges: dict[str, _InFlight] = {}
         self._thread = threading.Thread(target=self._run, name="wiretap-recorder", daemon=True)
@@ -246,6 +297,10 @@ class Recorder:
         if self._thread.is_alive():
             self._queue.put(_STOP)
             self._thread.join()
+        for suspended in self._suspended:  # still failing at the stop: nothing to say
+            with contextlib.suppress(Exception):
+                suspended.output.close()
+        self._suspended.clear()
         for output in list(self.outputs):
             try:
                 output.close()
@@ -270,12 +325,18 @@ class Recorder:
             pass
 
     def _burst(self) -> bool:
-        """Record one burst (its events are let go on return); False at the stop."""
-        batch = [self._queue.get()]
+        """Record one burst (its events are let go on return); False at the stop. With an
+        output suspended, wake at least when it is due to be tried again."""
+        try:
+            batch = [self._queue.get(timeout=self._until_retry())]
+        except queue.Empty:
+            self._retry()
+            return True
         time.sleep(BATCH_DELAY)
         with contextlib.suppress(queue.Empty):
             while True:
                 batch.append(self._queue.get_nowait())
+        self._retry(final=any(item is _STOP for item in batch))
         done = 0
         for item in batch:
             if item is _STOP:
@@ -284,7 +345,7 @@ class Recorder:
                 self._flush()
                 return False
             event, cost = cast(tuple[ProxyEvent, int], item)
-            if self.outputs:  # none left: nothing to make records for
+            if self.outputs or self._suspended:  # none left: nothing to make records for
                 self.handle(event)
             done += cost
         with self._lock:
@@ -347,6 +408,8 @@ class Recorder:
                 self._fail(output, error)
 
     def _emit(self, record: dict[str, Any]) -> None:
+        for suspended in self._suspended:
+            suspended.records += 1
         for output in list(self.outputs):
             try:
                 output.write(record)
@@ -354,17 +417,55 @@ class Recorder:
                 self._fail(output, error)
 
     def _fail(self, output: Output, error: BaseException) -> None:
-        """`output` failed: take it out and close it, tell the others and `on_failure`."""
+        """`output` failed: take it out, tell the others and `on_failure`; suspend it when
+        it can be tried again (`retry`, `resume`), else close it."""
         if output not in self.outputs:
             return
         self.outputs.remove(output)
-        with contextlib.suppress(Exception):
-            output.close()
         message = _stopped(output, error)
         self._emit(_note("error", message))
-        if not self.outputs:
-            self._exchanges.clear()
+        if self.retry is not None and callable(getattr(output, "resume", None)):
+            lost = int(getattr(output, "lost", 0))
+            again = time.monotonic() + self.retry
+            self._suspended.append(_Suspended(output, time.time(), reason(error), lost, again))
+        else:
+            with contextlib.suppress(Exception):
+                output.close()
+            if not self.outputs and not self._suspended:
+                self._exchanges.clear()
         self.on_failure(message, output)
+
+    def _until_retry(self) -> float | None:
+        """Seconds until a suspended output is due to be tried again (None: none is)."""
+        if not self._suspended:
+            return None
+        return max(0.0, min(s.next_try for s in self._suspended) - time.monotonic())
+
+    def _retry(self, *, final: bool = False) -> None:
+        """Try again each suspended output that is due (each of them, at the stop)."""
+        now = time.monotonic()
+        for suspended in list(self._suspended):
+            if final or suspended.next_try <= now:
+                self._resume(suspended)
+
+    def _resume(self, suspended: _Suspended) -> None:
+        """Write the gap's note to `suspended`: if that works, it is back (and said)."""
+        output, lost = suspended.output, suspended.records
+        gap = (
+            f"recording gap: {lost:,} records not written between {_utc(suspended.since)} "
+            f"and {_utc(time.time())} ({suspended.reason})"
+        )
+        try:
+            cast(Any, output).resume(_note("warning", gap))
+        except Exception:  # still no room: try again later
+            suspended.next_try = time.monotonic() + (self.retry or RETRY)
+            return
+        self._suspended.remove(suspended)
+        describe = getattr(output, "resumed", None)
+        message = str(describe(lost)) if callable(describe) else f"{type(output).__name__} resumed"
+        self._emit(_note("warning", message))  # to the others
+        self.outputs.insert(0, output)
+        self.on_resumed(message, output)
 
     def handle(self, event: ProxyEvent) -> None:
         """Turn one event into records (public for tests that feed events synchronously)."""

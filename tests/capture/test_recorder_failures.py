@@ -1,7 +1,8 @@
 """The recorder when recording fails: a real full filesystem, a real blocked pipe.
 
 Traffic must never stop, slow down or grow memory because recording failed: the output that
-fails is taken out and said, the others go on, and the queue keeps to its budget.
+fails is taken out and said, the others go on, and the queue keeps to its budget; with
+`retry`, the recording file is written again once its disk has room, with a note of the gap.
 """
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import resource
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from k8s_wiretap.capture.events import Chunk, End, RequestSeen, ResponseSeen
@@ -57,9 +59,15 @@ def small_filesystem(folder: Path, size: str = "1m") -> Iterator[str]:
         signal.signal(signal.SIGXFSZ, handler)
 
 
-def exchange(recorder: Recorder, n: int, size: int, chunk: int = 64 * KIB) -> None:
-    """A LIST of ConfigMaps whose JSON answer is `size` bytes, as the proxy hands it on."""
-    exchange_id = f"list-{n}"
+def free_space(full: str) -> None:
+    """Room again on a `small_filesystem` whose files were deleted: with the RLIMIT_FSIZE
+    stand-in (`full` is "File too large"), deleting frees nothing, so the limit goes."""
+    if full == "File too large":
+        resource.setrlimit(resource.RLIMIT_FSIZE, resource.getrlimit(resource.RLIMIT_FSIZE)[1:] * 2)
+
+
+def begin(recorder: Recorder, exchange_id: str) -> None:
+    """The request and the response head of a LIST of ConfigMaps, as the proxy hands them on."""
     now = time.time()
     recorder.put(
         RequestSeen(
@@ -81,11 +89,22 @@ def exchange(recorder: Recorder, n: int, size: int, chunk: int = 64 * KIB) -> No
             exchange_id, now, 200, "OK", "HTTP/1.1", [(b"Content-Type", b"application/json")]
         )
     )
+
+
+def finish(recorder: Recorder, exchange_id: str, size: int, chunk: int = 64 * KIB) -> None:
+    """The rest of `begin`'s LIST: a JSON answer of `size` bytes, in chunks, and the end."""
     head, tail = b'{"kind":"ConfigMapList","items":["', b'"]}'
     body = head + b"x" * (size - len(head) - len(tail)) + tail
+    now = time.time()
     for start in range(0, len(body), chunk):
         recorder.put(Chunk(exchange_id, now, body[start : start + chunk]))
     recorder.put(End(exchange_id, now))
+
+
+def exchange(recorder: Recorder, n: int, size: int, chunk: int = 64 * KIB) -> None:
+    """A LIST of ConfigMaps whose JSON answer is `size` bytes, as the proxy hands it on."""
+    begin(recorder, f"list-{n}")
+    finish(recorder, f"list-{n}", size, chunk)
 
 
 def test_a_full_disk_takes_the_recording_out_and_the_console_goes_on(tmp_path: Path) -> None:
@@ -111,6 +130,80 @@ def test_a_full_disk_takes_the_recording_out_and_the_console_goes_on(tmp_path: P
         recording = load(path)
         assert 0 < len(recording.exchanges) < 30
         assert path.stat().st_size <= MIB
+
+
+def test_a_recording_resumes_once_its_disk_has_room_again(tmp_path: Path) -> None:
+    """`retry`: a real 1 MiB filesystem, with 300 KiB of another file on it, fills up with
+    LISTs: the recording is said stopped, and suspended. While the disk is full, LISTs go
+    by (dropped and counted) and the retries fail. The other file is deleted: within a
+    retry the recording resumes ("recording resumed: PATH (N records lost)"), its next line
+    is a note of the gap, and what follows is recorded. `load` gives the exchanges before
+    and after the gap, the gap's note, an exchange open across the gap with its whole
+    body, and one whose request fell in the gap from its end (with a warning)."""
+    with small_filesystem(tmp_path / "disk") as full:
+        other, path = tmp_path / "disk" / "other", tmp_path / "disk" / "recording.jsonl"
+        other.write_bytes(os.urandom(300 * KIB))
+        file = FileOutput(path, redacted=False, max_body=16 * MIB)
+        failures: list[tuple[str, Output | None]] = []
+        resumed: list[tuple[str, Output]] = []
+        recorder = Recorder(
+            [file],
+            on_failure=lambda *failure: failures.append(failure),
+            retry=0.2,
+            on_resumed=lambda *back: resumed.append(back),
+        ).start()
+        for n in range(5):
+            exchange(recorder, n, 10 * KIB)
+        begin(recorder, "across")  # open across the gap
+        wait_for(lambda: '"id":"across"' in path.read_text(), "the first exchanges")
+        for n in range(5, 30):
+            exchange(recorder, n, 100 * KIB)
+        wait_for(lambda: bool(failures), "the disk to fill")
+        begin(recorder, "cut")  # its request and response fall in the gap, its end does not
+        for n in range(30, 40):
+            exchange(recorder, n, 10 * KIB)
+        time.sleep(0.5)  # retries while the disk is still full fail
+        assert not resumed and recorder.outputs == []
+        other.unlink()
+        free_space(full)
+        wait_for(lambda: bool(resumed), "the recording to resume")
+        finish(recorder, "across", 100 * KIB)
+        finish(recorder, "cut", 10 * KIB)
+        for n in range(40, 45):
+            exchange(recorder, n, 10 * KIB)
+        recorder.close()
+        assert failures == [(f"recording stopped: {path}: {full}", file)]
+        [(said, output)] = resumed
+        assert output is file
+        lost = re.fullmatch(rf"recording resumed: {path} \(([\d,]+) records lost\)", said)
+        assert lost, said
+        recording = load(path)
+        [gap] = [note["message"] for note in recording.notes if "not written" in note["message"]]
+        between = (
+            rf"recording gap: {lost[1]} records not written between (\S+Z) and (\S+Z) \({full}\)"
+        )
+        times = re.fullmatch(between, gap)
+        assert times and times[1] <= times[2], gap
+        assert int(lost[1].replace(",", "")) >= 10 * 3  # the LISTs of the gap, at least
+        ended = {e.id: e for e in recording.exchanges if e.end is not None}
+        assert {f"list-{n}" for n in range(5)} <= set(ended)
+        assert {f"list-{n}" for n in range(40, 45)} <= set(ended)
+        assert not {f"list-{n}" for n in range(30, 40)} & set(ended)  # in the gap
+        assert ended["across"].request.path == "/api/v1/configmaps"
+        assert ended["across"].response_body is not None
+        assert ended["across"].response_body.size == 100 * KIB
+        assert ended["cut"].request.unrecorded
+        assert any("exchange cut whose request was not recorded" in w for w in recording.warnings)
+        cut_short = [w for w in recording.warnings if w.endswith("not a complete record")]
+        assert len(cut_short) <= 1  # the line the failure cut, and no record glued onto it
+        assert len(recording.warnings) == 1 + len(cut_short), recording.warnings
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
 
 
 def test_a_recorder_that_falls_behind_keeps_to_its_budget_and_notes_the_gap(
