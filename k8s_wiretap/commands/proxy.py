@@ -101,10 +101,11 @@ def register(subparsers: Any) -> None:
     )
     proxy.add_argument(
         "--on-record-error",
-        choices=("continue", "exit"),
-        default="continue",
-        help="when the recording cannot be written (disk full): go on, traffic flowing and "
-        "lines printing, unrecorded (default), or stop the proxy with exit status 1",
+        choices=("resume", "continue", "exit"),
+        default="resume",
+        help="when the recording cannot be written (disk full): go on and write it again "
+        "once it can (tried every 10 s; a note in it says what was lost) (default), go on "
+        "unrecorded, or stop the proxy with exit status 1",
     )
     proxy.add_argument(
         "--accept-hosts",

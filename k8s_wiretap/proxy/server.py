@@ -40,7 +40,7 @@ from mitmproxy.master import Master
 
 from k8s_wiretap import __version__
 from k8s_wiretap.capture.outputs import FileOutput, recording_problem
-from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
+from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, RETRY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.paths import state_dir
@@ -88,7 +88,10 @@ class ProxySettings:
     accept_hosts: str = DEFAULT_ACCEPT_HOSTS
     idle_timeout: int = DEFAULT_IDLE_TIMEOUT
     header_timeout: int = HEADER_TIMEOUT  # seconds for a request head, then 408 (limits.py)
-    on_record_error: str = "continue"  # or "exit": stop, status 1, when the recording fails
+    # when the recording fails: "resume" (try it again every `record_retry` seconds),
+    # "continue" (unrecorded from then on) or "exit" (stop, status 1)
+    on_record_error: str = "resume"
+    record_retry: float = RETRY
     confdir: Path = field(default_factory=default_confdir)
     header: dict[str, Any] = field(default_factory=dict)  # a part's header fields (workers.py)
     version_check: bool = True  # ask /version once listening (a worker leaves it to its parent)
@@ -133,6 +136,8 @@ class ProxyServer:
             redactor=Redactor() if settings.redact else None,
             max_body=settings.max_body,
             on_failure=self._recording_failed,
+            retry=settings.record_retry if settings.on_record_error == "resume" else None,
+            on_resumed=self._recording_resumed,
         )
         self._recording: Output | None = None  # the file, once `_go_live` opens it
         self._master: Master | None = None
@@ -251,6 +256,10 @@ class ProxyServer:
         if master is not None:
             with contextlib.suppress(RuntimeError):  # its loop has ended: it is stopping
                 master.event_loop.call_soon_threadsafe(master.shutdown)
+
+    def _recording_resumed(self, message: str, output: Output) -> None:
+        """(The recorder's thread.) Say that a suspended output is written again."""
+        print(f"k8s-wiretap: {message}", file=sys.stderr, flush=True)
 
     def _thread_main(self) -> None:
         try:

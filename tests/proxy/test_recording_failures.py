@@ -1,6 +1,7 @@
 """A real proxy in front of the lab whose recording's disk fills up: traffic and lines go
-on, the proxy says "recording stopped" at once, and its memory stays bounded; or, with
-`--on-record-error exit`, it stops with a non-zero status.
+on, the proxy says "recording stopped" at once, and its memory stays bounded; once the disk
+has room again the recording resumes; or, with `--on-record-error exit`, it stops with a
+non-zero status.
 
 The disk is a real 2 MiB tmpfs (`small_filesystem`: this suite runs as root; without the
 right to mount, RLIMIT_FSIZE on the proxy's process stands in, and the message is "File
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from k8s_wiretap.capture.reader import load
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.proxy.server import free_port
 from tests.capture.test_recorder_failures import small_filesystem
@@ -166,6 +168,73 @@ def test_a_full_disk_stops_the_recording_not_the_traffic(
         said = proxy.err.read_text()
         assert "Traceback" not in said
         assert len(stopped.findall(said)) >= 1
+
+
+def _free_space(proxy: Proxy, full: str) -> None:
+    """Room again on the disk once its other file is deleted; with the RLIMIT_FSIZE
+    stand-in ("File too large"), deleting frees nothing: the proxy's limit goes instead."""
+    if full == "File too large":
+        for pid in _tree(proxy.process.pid):
+            with contextlib.suppress(ProcessLookupError):
+                resource.prlimit(pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+
+
+def test_a_recording_resumes_once_its_disk_has_room_again(
+    lab: LabState, big_namespace: str, tmp_path: Path
+) -> None:
+    """The default (`--on-record-error resume`): a 21 MB LIST fills the 2 MiB disk (1 MiB
+    of it another file's), "recording stopped" is said; traffic goes on in the gap. The
+    other file is deleted: within the 10 s retry each part that stopped says "recording
+    resumed: PATH (N records lost)"; later kubectl commands are in the recording, which
+    loads with a note of the gap, and `explain` reads it."""
+    with full_disk(tmp_path) as (disk, full):
+        other = disk / "other"
+        other.write_bytes(os.urandom(MIB))
+        record = disk / "rec.jsonl"
+        proxy = Proxy(lab, tmp_path, record)
+        try:
+            assert len(proxy.kubectl(*LIST)) > 20 * MIB
+            stopped = re.compile(rf"k8s-wiretap: recording stopped: {record}\S*: {full}")
+            wait_until(lambda: stopped.search(proxy.err.read_text()) is not None, 30, "said")
+            proxy.kubectl("get", "configmaps", "-n", NAMESPACE, "-o", "name")  # in the gap
+            other.unlink()
+            _free_space(proxy, full)
+            resumed = re.compile(
+                rf"k8s-wiretap: recording resumed: {record}\S* \([\d,]+ records lost\)"
+            )
+
+            def all_resumed() -> bool:
+                said = proxy.err.read_text()
+                return 0 < len(stopped.findall(said)) == len(resumed.findall(said))
+
+            wait_until(all_resumed, 60, "every stopped part to resume")
+            for _ in range(3):
+                proxy.kubectl("get", "namespace", NAMESPACE, "-o", "name")
+                proxy.kubectl("get", "serviceaccounts", "-n", NAMESPACE, "-o", "name")
+            assert proxy.process.poll() is None
+        finally:
+            proxy.stop()
+        said = proxy.err.read_text()
+        assert "Traceback" not in said
+        recording = load(record)
+        gaps = [n["message"] for n in recording.notes if "records not written" in n["message"]]
+        assert gaps and all(gap.endswith(f"({full})") for gap in gaps), gaps
+        later = [
+            e
+            for e in recording.exchanges
+            if e.request.path.startswith(f"/api/v1/namespaces/{NAMESPACE}")
+            and not e.request.path.startswith(f"/api/v1/namespaces/{NAMESPACE}/configmaps")
+        ]
+        assert len(later) == 6, [e.request.path for e in later]
+        assert all(e.response is not None and e.response.status == 200 for e in later)
+        explained = subprocess.run(
+            [sys.executable, "-m", "k8s_wiretap", "explain", str(record)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert explained.returncode == 0, explained.stderr
+        assert "Traceback" not in explained.stderr
 
 
 def test_on_record_error_exit_stops_the_proxy_with_a_failure_status(
