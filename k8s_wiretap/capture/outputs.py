@@ -116,4 +116,4 @@ class FileOutput:
 
     def resumed(self, lost: int) -> str:
         """What the recorder says when this file is written again after it failed."""
-        return f"recording resumed: {self.path} ({lost:,} records lost)"
+        return f"recording resumed: {self.path} ({lost:,} record{'' if lost == 1 else 's'} lost)"

@@ -451,9 +451,10 @@ class Recorder:
     def _resume(self, suspended: _Suspended) -> None:
         """Write the gap's note to `suspended`: if that works, it is back (and said)."""
         output, lost = suspended.output, suspended.records
+        records = f"{lost:,} record{'' if lost == 1 else 's'}"
         gap = (
-            f"recording gap: {lost:,} records not written between {_utc(suspended.since)} "
-            f"and {_utc(time.time())} ({suspended.reason})"
+            f"recording gap: {records} not written between {_utc(suspended.since)} and "
+            f"{_utc(time.time())} ({suspended.reason})"
         )
         try:
             cast(Any, output).resume(_note("warning", gap))

@@ -14,16 +14,21 @@ import re
 import resource
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from textual.pilot import Pilot
 
 from k8s_wiretap.capture.events import Chunk, End, RequestSeen, ResponseSeen
 from k8s_wiretap.capture.outputs import FileOutput
 from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.capture.recorder import END_ROOM, Output, Recorder
 from k8s_wiretap.views.console import ConsoleOutput
+from k8s_wiretap.views.tui import ReplayApp
+from tests.views.tui.pilot import drive
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -68,6 +73,12 @@ def free_space(full: str) -> None:
 
 def begin(recorder: Recorder, exchange_id: str) -> None:
     """The request and the response head of a LIST of ConfigMaps, as the proxy hands them on."""
+    ask(recorder, exchange_id)
+    answer(recorder, exchange_id)
+
+
+def ask(recorder: Recorder, exchange_id: str) -> None:
+    """The request of a LIST of ConfigMaps."""
     now = time.time()
     recorder.put(
         RequestSeen(
@@ -84,6 +95,11 @@ def begin(recorder: Recorder, exchange_id: str) -> None:
             None,
         )
     )
+
+
+def answer(recorder: Recorder, exchange_id: str) -> None:
+    """The response head of `ask`'s LIST."""
+    now = time.time()
     recorder.put(
         ResponseSeen(
             exchange_id, now, 200, "OK", "HTTP/1.1", [(b"Content-Type", b"application/json")]
@@ -155,11 +171,13 @@ def test_a_recording_resumes_once_its_disk_has_room_again(tmp_path: Path) -> Non
         for n in range(5):
             exchange(recorder, n, 10 * KIB)
         begin(recorder, "across")  # open across the gap
+        ask(recorder, "headless")  # its response head falls in the gap
         wait_for(lambda: '"id":"across"' in path.read_text(), "the first exchanges")
         for n in range(5, 30):
             exchange(recorder, n, 100 * KIB)
         wait_for(lambda: bool(failures), "the disk to fill")
         begin(recorder, "cut")  # its request and response fall in the gap, its end does not
+        answer(recorder, "headless")
         for n in range(30, 40):
             exchange(recorder, n, 10 * KIB)
         time.sleep(0.5)  # retries while the disk is still full fail
@@ -169,18 +187,19 @@ def test_a_recording_resumes_once_its_disk_has_room_again(tmp_path: Path) -> Non
         wait_for(lambda: bool(resumed), "the recording to resume")
         finish(recorder, "across", 100 * KIB)
         finish(recorder, "cut", 10 * KIB)
+        finish(recorder, "headless", 10 * KIB)
         for n in range(40, 45):
             exchange(recorder, n, 10 * KIB)
         recorder.close()
         assert failures == [(f"recording stopped: {path}: {full}", file)]
         [(said, output)] = resumed
         assert output is file
-        lost = re.fullmatch(rf"recording resumed: {path} \(([\d,]+) records lost\)", said)
+        lost = re.fullmatch(rf"recording resumed: {path} \(([\d,]+) records? lost\)", said)
         assert lost, said
         recording = load(path)
         [gap] = [note["message"] for note in recording.notes if "not written" in note["message"]]
         between = (
-            rf"recording gap: {lost[1]} records not written between (\S+Z) and (\S+Z) \({full}\)"
+            rf"recording gap: {lost[1]} records? not written between (\S+Z) and (\S+Z) \({full}\)"
         )
         times = re.fullmatch(between, gap)
         assert times and times[1] <= times[2], gap
@@ -193,10 +212,30 @@ def test_a_recording_resumes_once_its_disk_has_room_again(tmp_path: Path) -> Non
         assert ended["across"].response_body is not None
         assert ended["across"].response_body.size == 100 * KIB
         assert ended["cut"].request.unrecorded
+        headless = ended["headless"]
+        assert headless.response is None and headless.response_body is not None
+        assert not headless.request.unrecorded
+        readable(path, len(recording.exchanges))
         assert any("exchange cut whose request was not recorded" in w for w in recording.warnings)
         cut_short = [w for w in recording.warnings if w.endswith("not a complete record")]
         assert len(cut_short) <= 1  # the line the failure cut, and no record glued onto it
         assert len(recording.warnings) == 1 + len(cut_short), recording.warnings
+
+
+def readable(path: Path, exchanges: int) -> None:
+    """`explain` and `replay` (its every exchange explained) read the recording."""
+    explained = subprocess.run(
+        [sys.executable, "-m", "k8s_wiretap", "explain", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert explained.returncode == 0 and "Traceback" not in explained.stderr, explained.stderr
+
+    async def listed(app: ReplayApp, pilot: Pilot[int]) -> None:
+        assert app.exchange_list.count == exchanges
+
+    drive(listed, path)
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
