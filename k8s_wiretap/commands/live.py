@@ -137,6 +137,7 @@ class _ProxyMessages:
         self.log = log
         self.offset = offset  # characters of the log already shown (its start-up words)
         self.stop = threading.Event()
+        self.stopped: set[str] = set()  # the files whose recording stopped (one per worker)
 
     def new(self) -> list[str]:
         """The proxy's own lines ("k8s-wiretap: ...") written since the last call."""
@@ -156,13 +157,23 @@ class _ProxyMessages:
         while not self.stop.wait(WATCH_INTERVAL):
             for message in self.new():
                 with contextlib.suppress(RuntimeError):  # the app is gone or not yet up
-                    app.call_from_thread(_alert, app, message)
+                    app.call_from_thread(_alert, app, message, self.stopped)
 
 
-def _alert(app: ReplayApp, message: str) -> None:
-    """One of the proxy's messages in the TUI; "recording stopped" stays in its title."""
-    what = message.split(":", 1)[0]
-    app.alert(message, title=what if what.endswith(" stopped") else "")
+def _alert(app: ReplayApp, message: str, stopped: set[str]) -> None:
+    """One of the proxy's messages in the TUI. "recording stopped: PATH: WHY" stays in its
+    title until every file that stopped says "recording resumed: PATH (N records lost)"."""
+    what, _, rest = message.partition(": ")
+    path = rest.split(": ", 1)[0].split(" (", 1)[0]
+    if what.endswith(" stopped"):
+        stopped.add(path)
+        app.alert(message, title=what)
+    elif what.endswith(" resumed"):
+        stopped.discard(path)
+        cleared = what.removesuffix(" resumed") + " stopped"
+        app.alert(message, title="" if stopped else cleared, resolved=True)
+    else:
+        app.alert(message)
 
 
 def _label(said: str) -> str:

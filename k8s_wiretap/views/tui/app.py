@@ -198,13 +198,23 @@ class ReplayApp(App[int]):
         if self._walk_at_once:
             self.action_walkthrough()
 
-    def alert(self, message: str, title: str = "") -> None:
+    def alert(self, message: str, title: str = "", *, resolved: bool = False) -> None:
         """What the writer of the file says went wrong (live: the proxy's "recording
         stopped: PATH: No space left on device"): a notification, and `title` (e.g.
-        "recording stopped") stays in the title."""
-        self.notify(escape(message), title="k8s-wiretap proxy", severity="error", timeout=3600)
-        if title and title not in self.label:
-            self.label += f"  [bold red]{escape(title)}[/]"
+        "recording stopped") stays in the title. `resolved`: the writer says it is over
+        ("recording resumed: PATH"): a notification, and `title` leaves the title."""
+        self.notify(
+            escape(message),
+            title="k8s-wiretap proxy",
+            severity="information" if resolved else "error",
+            timeout=3600,
+        )
+        mark = f"  [bold red]{escape(title)}[/]"
+        if title and resolved and mark in self.label:
+            self.label = self.label.replace(mark, "")
+            self._title()
+        elif title and not resolved and mark not in self.label:
+            self.label += mark
             self._title()
 
     def exit(self, *args: Any, **kwargs: Any) -> None:
