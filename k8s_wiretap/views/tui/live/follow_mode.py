@@ -67,7 +67,12 @@ class FollowMode:
         rows.cursor = self._put = rows.count - 1
 
     def moved(self, rows: ExchangeList) -> None:
-        """The cursor moved: on the last row the list follows, elsewhere it stops."""
+        """The cursor moved: on the last row the list follows, elsewhere it stops. The
+        cursor where following put it still follows: the index grows in its worker, so the
+        list may hold more rows than the messages heard so far had (the message for them
+        comes next and moves the cursor on)."""
+        if self.following and self._put is not None and rows.cursor == self._put:
+            return
         following = rows.cursor >= rows.count - 1
         if self.following and not following:
             self._seen = rows.count

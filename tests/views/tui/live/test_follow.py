@@ -249,3 +249,28 @@ def test_a_followed_file_truncated_or_replaced_says_so_and_keeps_its_rows(
             assert shown_detail(app)
 
     run(path, script, follow=True)
+
+
+def test_following_survives_rows_indexed_before_the_cursors_message(tmp_path: Path) -> None:
+    """The index grows in its worker thread while the app's messages wait: the message of
+    the cursor that following put on the last row may come after the worker took more rows
+    (the list counts them already). That cursor is still following: the next Indexed
+    moves it to the new end."""
+    path = tmp_path / "growing.jsonl"
+    path.write_bytes(b"".join(LINES[:300]))
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        rows = app.exchange_list
+        first = requests_in(LINES[1:300])
+        await until(pilot, lambda: app.follow_mode.active and len(app.index) == first, "rows")
+        assert app.follow_mode.following and rows.cursor == rows.count - 1
+        append(path, b"".join(LINES[300:600]))
+        deadline = time.monotonic() + 30
+        while len(app.index) < requests_in(LINES[1:600]):  # the loop held: no message runs
+            assert time.monotonic() < deadline, "the index worker took no rows"
+            time.sleep(0.01)
+        app.follow_mode.moved(rows)  # the cursor's own message, come before the Indexed one
+        assert app.follow_mode.following
+        await until(pilot, lambda: rows.cursor == rows.count - 1, "the cursor at the new end")
+
+    run(path, script, follow=True)
