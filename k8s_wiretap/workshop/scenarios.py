@@ -24,7 +24,7 @@ from typing import TextIO
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.workshop import manifest
 
-__all__ = ["STORIES", "Step", "environment", "restart_api_server", "run_story"]
+__all__ = ["STORIES", "Step", "Story", "environment", "restart_api_server", "run_story"]
 
 
 @dataclass(frozen=True)
@@ -215,17 +215,19 @@ def _wait(env: dict[str, str], step: Step, timeout: float = 90.0) -> None:
 
 
 def run_story(
-    name: str,
+    name: str | Story,
     kubeconfig: str,
     cache: Path,
     out: TextIO = sys.stderr,
     settle: Callable[[], None] | None = None,
 ) -> None:
-    """Run story `name` against `kubeconfig`; `settle` runs after the last step."""
+    """Run story `name` (or a Story of its own) against `kubeconfig`; `settle` runs after
+    the last step."""
+    story = name if isinstance(name, Story) else STORIES[name]
     env = environment(kubeconfig, cache)
     background: list[subprocess.Popen[str]] = []
     try:
-        for step in STORIES[name].steps:
+        for step in story.steps:
             print(f"-- {step.title}: kubectl {' '.join(step.args)}", file=out, flush=True)
             if step.background:
                 background.append(

@@ -1,0 +1,152 @@
+"""The wide session: an ordinary day's kubectl against a lab, wider than the apply story.
+
+In namespace `shop` it creates one object of each kind the controllers act on
+(`wide.yaml`: a Deployment and its Service, PodDisruptionBudget and
+HorizontalPodAutoscaler, a StatefulSet, a DaemonSet, a Job, a PersistentVolumeClaim, a
+ConfigMap) and a custom resource of the workshop's CRD; then changes the Deployment as
+people do (`set image`, `rollout restart`, `rollout undo`, `scale`, `label`, `annotate`, a
+JSON patch), a Service with a merge patch, a ConfigMap with `replace` and with a stale
+resourceVersion (409 Conflict), another server-side applied; asks `auth can-i`, makes a
+service account token, gets what is not there (404); cordons and drains the node (the
+budget refuses the last web pod's eviction: 429, and the drain gives up), uncordons it,
+and deletes the namespace, which the namespace controller empties.
+
+`scripts/record_wide.py` records it, with the whole control plane through the wiretap,
+into recordings/wide-session.jsonl.gz, the input of `python -m bench explain_coverage`.
+"""
+
+from __future__ import annotations
+
+from k8s_wiretap.workshop import manifest
+from k8s_wiretap.workshop.scenarios import Step, Story
+
+__all__ = ["NAMESPACE", "WIDE"]
+
+NAMESPACE = "shop"
+NODE = "node-1"  # the lab's hollow node
+
+GREETING = """apiVersion: workshop.example.com/v1
+kind: Greeting
+metadata: {name: hello}
+spec: {message: hello, times: 1}
+"""
+MENU = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: menu%s}
+data: {soup: leek}
+"""
+# resourceVersion 1 is long gone: the update is refused, 409 Conflict.
+STALE_MENU = MENU % ', resourceVersion: "1"'
+
+
+def _in(*args: str) -> tuple[str, ...]:
+    """kubectl arguments in the session's namespace."""
+    return (*args, "-n", NAMESPACE)
+
+
+def _rollout(title: str, *args: str) -> tuple[Step, Step]:
+    """A change to the Deployment, then `rollout status` until it is rolled out."""
+    status = _in("rollout", "status", "deployment/web", "--timeout=90s")
+    return Step(title, _in(*args)), Step("wait for the rollout", status)
+
+
+WIDE = Story(
+    "wide",
+    (
+        Step("create the namespace", ("create", "namespace", NAMESPACE)),
+        Step(
+            "apply one of each kind",
+            _in("apply", "-f", "-"),
+            manifest("wide"),
+            until="{.status.readyReplicas}",
+            until_get=_in("get", "deployment", "web"),
+            expect="2",
+        ),
+        Step(
+            "create a custom resource definition",
+            ("apply", "-f", "-"),
+            manifest("crd"),
+            until="{.status.conditions[?(@.type=='Established')].status}",
+            until_get=("get", "crd", "greetings.workshop.example.com"),
+            expect="True",
+        ),
+        Step("create a custom resource", _in("apply", "-f", "-"), GREETING),
+        Step(
+            "wait for the StatefulSet's two pods, made in order",
+            _in("get", "statefulset", "db"),
+            until="{.status.readyReplicas}",
+            until_get=_in("get", "statefulset", "db"),
+            expect="2",
+        ),
+        *_rollout("set a new image", "set", "image", "deployment/web", "web=nginx:1.27"),
+        *_rollout("restart the rollout", "rollout", "restart", "deployment/web"),
+        *_rollout("undo the restart", "rollout", "undo", "deployment/web"),
+        Step(
+            "scale to 3",
+            _in("scale", "deployment/web", "--replicas=3"),
+            until="{.status.readyReplicas}",
+            until_get=_in("get", "deployment", "web"),
+            expect="3",
+        ),
+        Step("label it", _in("label", "deployment", "web", "tier=front")),
+        Step("annotate it", _in("annotate", "deployment", "web", "owner=team-a")),
+        Step(
+            "a JSON patch",
+            _in(
+                "patch",
+                "deployment",
+                "web",
+                "--type",
+                "json",
+                "-p",
+                '[{"op": "add", "path": "/metadata/labels/patched", "value": "json"}]',
+            ),
+        ),
+        Step(
+            "a merge patch",
+            _in(
+                "patch",
+                "service",
+                "web",
+                "--type",
+                "merge",
+                "-p",
+                '{"metadata": {"annotations": {"owner": "team-a"}}}',
+            ),
+        ),
+        Step("replace a ConfigMap", _in("replace", "-f", "-"), MENU % ""),
+        Step(
+            "replace it from a stale copy: 409 Conflict",
+            _in("replace", "-f", "-"),
+            STALE_MENU,
+            refused="Conflict",
+        ),
+        Step(
+            "server-side apply a ConfigMap",
+            _in("apply", "--server-side", "-f", "-"),
+            manifest("settings"),
+        ),
+        Step("may I create deployments?", _in("auth", "can-i", "create", "deployments")),
+        Step("create a service account", _in("create", "serviceaccount", "robot")),
+        Step("a token for it", _in("create", "token", "robot")),
+        Step("get what is not there: 404", _in("get", "configmap", "gone"), refused="NotFound"),
+        Step("cordon the node", ("cordon", NODE)),
+        Step(
+            "drain it: the budget refuses the last web pod's eviction (429)",
+            (
+                "drain",
+                NODE,
+                "--ignore-daemonsets",
+                "--delete-emptydir-data",
+                "--force",
+                "--timeout=15s",
+            ),
+            refused="disruption budget",
+        ),
+        Step("uncordon it", ("uncordon", NODE)),
+        Step(
+            "delete the namespace",
+            ("delete", "namespace", NAMESPACE, "--wait=true", "--timeout=90s"),
+        ),
+    ),
+)
