@@ -15,6 +15,7 @@ import sys
 
 from bench import (
     decode_bodies,
+    explain_coverage,
     explain_recording,
     patch_replay,
     protobuf_decode,
@@ -31,6 +32,7 @@ BENCHMARKS = {
     "protobuf_decode": protobuf_decode.main,
     "patch_replay": patch_replay.main,
     "explain_recording": explain_recording.main,
+    "explain_coverage": explain_coverage.main,
     "proxy_latency": proxy_latency.main,
     "tui_first_screen": tui_first_screen.main,
     "tui_live": tui_live.main,

@@ -1,0 +1,171 @@
+"""How well a wide session is explained: `python -m bench explain_coverage [--recording PATH]`
+(`python -m bench.explain_coverage [PATH]` the same).
+
+The recording (by default recordings/wide-session.jsonl.gz, the wide session of
+k8s_wiretap/workshop/wide.py recorded by scripts/record_wide.py with the whole control plane
+through the wiretap) is explained as `k8s-wiretap explain --format json` explains it (the
+stream of `explain/stream.py`, in process), and counted:
+
+- exchanges;
+- unattributed: no "who" (the component `unknown`, or none);
+- on a generic rule: the summary came from the catch-all rules `write`, `read` or `other`
+  of kube/data/explanations.yaml (each explanation names its rule), among all exchanges and
+  among the writes;
+- controller writes with a named cause: of the writes (create, update, patch, delete,
+  deletecollection) by the controller manager's controllers and the scheduler, those whose
+  `caused_by` names the watch event behind them; the kubelet's writes counted apart;
+- the generic kinds left: who, verb and resource (with its subresource) of every exchange
+  on a generic rule, counted, most first.
+
+The goal (issue "explain everything a real cluster says"): 0 unattributed, generic ≤ 2%
+and none among the writes, ≥ 95% of controller writes with a cause. The figures are
+reported, not asserted: the exit status is 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.explain.stream import explained
+from k8s_wiretap.kube.verbs import WRITES
+
+RECORDING = Path(__file__).resolve().parents[1] / "recordings" / "wide-session.jsonl.gz"
+GENERIC = frozenset({"write", "read", "other"})  # the catch-all rules' ids
+CONTROLLERS = ("controller-manager", "scheduler")  # components whose writes need a cause
+
+
+@dataclass(frozen=True)
+class Said:
+    """What the benchmark needs of one explained exchange."""
+
+    id: str
+    component: str
+    verb: str
+    resource: str  # resource/subresource, or the path of a non-resource request
+    status: int | None
+    rule: str
+    cause: bool  # caused_by names an event
+    summary: str
+
+    @property
+    def generic(self) -> bool:
+        return self.rule in GENERIC
+
+    @property
+    def write(self) -> bool:
+        return self.verb in WRITES
+
+    @property
+    def by_controller(self) -> bool:
+        return self.component.split("/", 1)[0] in CONTROLLERS
+
+
+def said(explainer: Explainer, exchange: Exchange) -> Said:
+    """One exchange as `explain --format json` explains it (its who, rule and cause)."""
+    info = exchange.info
+    resource = info.resource + (f"/{info.subresource}" if info.subresource else "")
+    return Said(
+        exchange.id,
+        explainer.analysis.who(exchange).component,
+        info.verb,
+        resource if info.is_resource_request else exchange.path.split("?", 1)[0],
+        exchange.status,
+        (explanation := explainer.summaries.explain(exchange)).rule,
+        explainer.chains.caused_by(exchange) is not None,
+        explanation.summary,
+    )
+
+
+def explain(path: Path) -> list[Said]:
+    """Every exchange of the recording at `path`, explained, in time order."""
+    out: list[Said] = []
+    warnings: list[str] = []
+    explained(iter_records(path, warnings), said, out.append)
+    return out
+
+
+@dataclass
+class Coverage:
+    """The counts the benchmark reports."""
+
+    exchanges: int = 0
+    unattributed: int = 0
+    generic: int = 0
+    writes: int = 0
+    generic_writes: int = 0
+    controller_writes: int = 0
+    controller_caused: int = 0
+    kubelet_writes: int = 0
+    kubelet_caused: int = 0
+    kinds: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+
+
+def coverage(explained_: Iterable[Said]) -> Coverage:
+    """Count what `explained_` says (see the module's docstring)."""
+    c = Coverage()
+    for s in explained_:
+        c.exchanges += 1
+        c.unattributed += s.component in ("", "unknown")
+        c.writes += s.write
+        if s.generic:
+            c.generic += 1
+            c.generic_writes += s.write
+            c.kinds[(s.component, s.verb, s.resource)] += 1
+        if s.write and s.by_controller:
+            c.controller_writes += 1
+            c.controller_caused += s.cause
+        if s.write and s.component == "kubelet":
+            c.kubelet_writes += 1
+            c.kubelet_caused += s.cause
+    return c
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part:,} of {whole:,} ({100 * part / whole:.1f}%)" if whole else "0 of 0"
+
+
+def table(c: Coverage) -> list[str]:
+    """The benchmark's report, line by line."""
+    rows = [
+        ("exchanges", f"{c.exchanges:,}", ""),
+        ("unattributed (no who)", _share(c.unattributed, c.exchanges), "0"),
+        ("on a generic rule", _share(c.generic, c.exchanges), "≤ 2%"),
+        ("writes on a generic rule", _share(c.generic_writes, c.writes), "0"),
+        (
+            "controller writes with a cause",
+            _share(c.controller_caused, c.controller_writes),
+            "≥ 95%",
+        ),
+        ("kubelet writes with a cause", _share(c.kubelet_caused, c.kubelet_writes), ""),
+        ("generic kinds (who verb resource)", f"{len(c.kinds):,}", "0"),
+    ]
+    lines = [f"{'figure':<36} {'measured':<26} goal"]
+    lines += [f"{name:<36} {value:<26} {goal}".rstrip() for name, value, goal in rows]
+    lines += ["", f"{'count':>5}  generic kind (who verb resource)"]
+    for (who, verb, resource), count in c.kinds.most_common():
+        lines.append(f"{count:>5}  {who} {verb} {resource}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench explain_coverage")
+    parser.add_argument("recording", nargs="?", type=Path, help="(as --recording)")
+    parser.add_argument("--recording", dest="option", type=Path, default=RECORDING)
+    args = parser.parse_args(argv or [])
+    recording = args.recording or args.option
+    print(f"explain coverage: {recording.name}")
+    for line in table(coverage(explain(recording))):
+        print(line)
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
