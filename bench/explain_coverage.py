@@ -17,7 +17,7 @@ stream of `explain/stream.py`, in process), and counted:
 - the generic kinds left: who, verb and resource (with its subresource) of every exchange
   on a generic rule, counted, most first.
 
-The goal (issue "explain everything a real cluster says"): 0 unattributed, generic ≤ 2%
+The goal: 0 unattributed, generic ≤ 2%
 and none among the writes, ≥ 95% of controller writes with a cause. The figures are
 reported, not asserted: the exit status is 0.
 """
