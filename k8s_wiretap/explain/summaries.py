@@ -11,6 +11,7 @@ event set it off. The etcd key each exchange reads or writes comes with it (`kub
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -188,6 +189,9 @@ class Summaries:
         if isinstance(written, dict) and written.get("kind") != "Status":
             found = written.get("metadata")
             meta = found if isinstance(found, dict) else {}
+        elif info.verb == "create" and isinstance(body.value, dict) and body.ok:
+            found = body.value.get("metadata")  # a refused create: the name it asked for
+            meta = found if isinstance(found, dict) else {}
         return {
             "component": exchange.component,
             "command": exchange.request_header("kubectl-command"),
@@ -203,7 +207,7 @@ class Summaries:
             "expired": bool(events) and any(e.expired for e in events),
             "method": exchange.method,
             "name": str(meta.get("name") or info.name),
-            "namespace": str(meta.get("namespace") or info.namespace),
+            "namespace": _namespace_of(info.group, info.resource, meta, info.namespace),
             "body": body.value if body.ok else None,
             "deleting": bool(meta.get("deletionTimestamp")),
         }
@@ -231,7 +235,21 @@ class Summaries:
         "involved": lambda s, e, f: _involved(f["body"]),
         "cause": lambda s, e, f: s._cause(e),
         "verbs": lambda s, e, f: _third_person(e.info.verb),
+        "who": lambda s, e, f: e.request_header("kubectl-command") or e.component,
+        "what": lambda s, e, f: (
+            _what(f["object"], e.info.subresource) if e.info.is_resource_request else f["path"]
+        ),
+        "failure": lambda s, e, f: _failure(s._status_body(e)),
+        "conflict": lambda s, e, f: _conflict(s._status_body(e)),
+        "causes": lambda s, e, f: _causes(s._status_body(e)),
+        "budget": lambda s, e, f: _budget(s._status_body(e)),
+        "token": lambda s, e, f: _token(f["body"]),
     }
+
+    def _status_body(self, exchange: Exchange) -> dict[str, Any]:
+        """The Status the API server answered a failure with ({} if it sent none)."""
+        value = self.analysis.response_body(exchange).value
+        return value if isinstance(value, dict) and value.get("kind") == "Status" else {}
 
     def _cause(self, exchange: Exchange) -> str:
         cause = self.chains.caused_by(exchange)
@@ -320,6 +338,80 @@ def _object(kind: str, namespace: str, name: str, resource: str) -> str:
     if not name:
         return f"{resource or kind} in {namespace}" if namespace else f"all {resource or kind}"
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+def _namespace_of(group: str, resource: str, meta: dict[str, Any], namespace: str) -> str:
+    """The object's namespace: none for a Namespace (its path names it twice over)."""
+    if not group and resource == "namespaces":
+        return ""
+    return str(meta.get("namespace") or namespace)
+
+
+def _what(thing: str, subresource: str) -> str:
+    """`Deployment default/web's status`: the object, or its subresource."""
+    return f"{thing}'s {subresource}" if subresource else thing
+
+
+def _failure(status: dict[str, Any]) -> str:
+    """What a Status says went wrong, without its leading `<resource> "<name>" is forbidden: `."""
+    message = str(status.get("message") or status.get("reason") or "no Status came back")
+    head, _, rest = message.partition(" is forbidden: ")
+    return rest if rest and head else message
+
+
+def _conflict(status: dict[str, Any]) -> str:
+    """Why a write conflicted: a stale resourceVersion, a name taken, or the manager's fields."""
+    message = str(status.get("message") or "")
+    if "the object has been modified" in message:
+        return (
+            "the resourceVersion it sent is stale (the object changed since it read it);"
+            " it must read again and retry"
+        )
+    if message.endswith("already exists"):
+        return "it already exists"
+    return message or "no Status came back"
+
+
+def _causes(status: dict[str, Any]) -> str:
+    """Which field broke which rule, from the Status's details.causes (else its message)."""
+    details = status.get("details")
+    found = details.get("causes") if isinstance(details, dict) else None
+    said = [
+        f"{c.get('field') or '?'}: {c.get('message') or c.get('reason') or '?'}"
+        for c in found or ()
+        if isinstance(c, dict)
+    ]
+    return "; ".join(said) or _failure(status)
+
+
+_BUDGET = re.compile(r"disruption budget (\S+) (.*)")
+
+
+def _budget(status: dict[str, Any]) -> str:
+    """Which PodDisruptionBudget refused an eviction, and why, from the Status's causes."""
+    details = status.get("details")
+    for cause in (details.get("causes") if isinstance(details, dict) else None) or ():
+        found = _BUDGET.search(str(cause.get("message") or "")) if isinstance(cause, dict) else None
+        if found:
+            return f"PodDisruptionBudget {found[1]} ({found[2]})"
+    return f"a PodDisruptionBudget ({_failure(status)})"
+
+
+def _token(body: Any) -> str:
+    """What a TokenRequest asks for: the pod it is bound to, its audiences, its lifetime."""
+    spec = body.get("spec") if isinstance(body, dict) else None
+    if not isinstance(spec, dict):
+        return ""
+    said = []
+    bound = spec.get("boundObjectRef")
+    if isinstance(bound, dict) and bound.get("name"):
+        said.append(f"bound to {bound.get('kind') or 'object'} {bound['name']}")
+    audiences = spec.get("audiences")
+    if isinstance(audiences, list) and audiences:
+        said.append("audience " + ", ".join(str(a) for a in audiences))
+    if spec.get("expirationSeconds"):
+        said.append(f"expires in {spec['expirationSeconds']} s")
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def _third_person(verb: str) -> str:
