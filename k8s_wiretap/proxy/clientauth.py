@@ -21,6 +21,7 @@ deleting `client-ca.*` revokes them all (a new CA is made when next needed).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import ipaddress
 import ssl
@@ -37,7 +38,7 @@ from cryptography.x509.verification import (
     VerificationError,
 )
 from mitmproxy import connection
-from OpenSSL import SSL
+from OpenSSL import SSL, crypto
 
 from k8s_wiretap.tls import Authority, Identity, load_authority, new_authority
 
@@ -96,45 +97,78 @@ def loopback_peer(client: connection.Client) -> bool:
     return address.is_loopback
 
 
-def _accept(conn: SSL.Connection, cert: object, errno: int, depth: int, ok: int) -> bool:
-    """Take any certificate in the handshake (its holder proves the key there); whether its
-    issuer is the client CA is checked per request, so that a client without one gets a
-    Kubernetes Status rather than a TLS alert."""
-    return True
+class _Handshake:
+    """What OpenSSL found of one client's certificate chain in its handshake."""
+
+    def __init__(self) -> None:
+        self.errors = 0  # verification errors at any depth (each taken, see `accept`)
+        self.leaf_seen = False
+
+    def accept(self, conn: SSL.Connection, cert: object, errno: int, depth: int, ok: int) -> bool:
+        """Take any certificate in the handshake, so that a client without a good one gets
+        a Kubernetes Status rather than a TLS alert; count what OpenSSL refused, so that the
+        request is refused instead."""
+        self.errors += not ok
+        self.leaf_seen = self.leaf_seen or depth == 0
+        return True
 
 
 class ClientCheck:
-    """Asks clients for certificates and tells which carry one from the client CA."""
+    """Asks clients for certificates and tells which carry one from the client CA.
+
+    The certificate judged is the one OpenSSL authenticated (the peer proved its key in the
+    handshake), verified twice: by OpenSSL against a store that trusts the client CA (for
+    client authentication, as a TLS server verifies), and by `cryptography`'s client
+    verifier. Not mitmproxy's `certificate_list`: it leaves out certificates that
+    `cryptography` cannot parse, so a client presenting [its own unparseable certificate,
+    someone else's good one] would be judged by the good one, whose key it never held.
+    Anything that goes wrong in the check refuses the client."""
 
     def __init__(self, ca: x509.Certificate) -> None:
         self.ca = ca
         self._verdicts: dict[str, str | None] = {}  # client connection id → common name
+        self._handshakes: dict[str, tuple[SSL.Connection, _Handshake]] = {}
 
     @classmethod
     def load(cls, confdir: Path) -> ClientCheck:
         return cls(client_authority(confdir).cert)
 
-    @staticmethod
-    def ask(ssl_conn: SSL.Connection) -> None:
-        """Request a certificate (TLS CertificateRequest) on this client connection only."""
-        ssl_conn.set_verify(SSL.VERIFY_PEER, _accept)
+    def ask(self, client: connection.Client, ssl_conn: SSL.Connection) -> None:
+        """Request a certificate (TLS CertificateRequest) on this client connection only,
+        verified by OpenSSL against the client CA."""
+        store = ssl_conn.get_context().get_cert_store()
+        if store is not None:
+            with contextlib.suppress(SSL.Error, crypto.X509StoreContextError):
+                store.add_cert(crypto.X509.from_cryptography(self.ca))  # once per context
+        handshake = _Handshake()
+        ssl_conn.set_verify(SSL.VERIFY_PEER, handshake.accept)
+        self._handshakes[client.id] = (ssl_conn, handshake)
 
     def verified(self, client: connection.Client) -> str | None:
         """The common name of the client's certificate if the client CA issued it, else None
         (no TLS, no certificate, another issuer, expired, not for client authentication)."""
         if client.id not in self._verdicts:
-            self._verdicts[client.id] = self._verify(client)
+            try:
+                self._verdicts[client.id] = self._verify(client)
+            except Exception:  # fail closed: a check that breaks authenticates no one
+                self._verdicts[client.id] = None
         return self._verdicts[client.id]
 
     def forget(self, client: connection.Client) -> None:
         self._verdicts.pop(client.id, None)
+        self._handshakes.pop(client.id, None)
 
     def _verify(self, client: connection.Client) -> str | None:
-        if not client.tls_established or not client.certificate_list:
+        asked = self._handshakes.get(client.id)
+        if not client.tls_established or asked is None:
             return None
-        leaf, *chain = (cert.to_cryptography() for cert in client.certificate_list)
+        ssl_conn, handshake = asked
+        leaf = ssl_conn.get_peer_certificate(as_cryptography=True)
+        if leaf is None or handshake.errors or not handshake.leaf_seen:
+            return None
+        chain = ssl_conn.get_peer_cert_chain(as_cryptography=True) or []
         try:
-            self._verifier().verify(leaf, chain)
+            self._verifier().verify(leaf, [c for c in chain if c != leaf])
         except VerificationError:
             return None
         names = leaf.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)

@@ -142,7 +142,7 @@ class Upstream:
         route = self.routes.get(client.proxy_mode.full_spec)
         if route is None or data.ssl_conn is None or not route.remote or loopback_peer(client):
             return
-        self._client_check().ask(data.ssl_conn)
+        self._client_check().ask(client, data.ssl_conn)
 
     def tls_start_server(self, data: tls.TlsData) -> None:
         """After mitmproxy's own TLS setup: present the route's client certificate, if any."""

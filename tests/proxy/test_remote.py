@@ -9,6 +9,7 @@ address, as one on another machine would. Clients are the real kubectl and Pytho
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import http.client
 import json
 import os
@@ -22,6 +23,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
@@ -228,6 +233,56 @@ def test_a_client_without_a_certificate_of_the_client_ca_gets_403_and_no_credent
     strangers = [e for e in remote.exchanges("kubectl", "/api") if e.request.time >= started]
     assert strangers
     assert {(e.status, e.request.identity.credential) for e in strangers} == {(403, "none")}
+
+
+def unparseable_certificate(folder: Path) -> tuple[bytes, Path]:
+    """A self-signed certificate OpenSSL takes and `cryptography` does not (its critical
+    flag the byte 01, not FF), and the key of it, which the client holds."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mallory")])
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(0x1234)
+        .not_valid_before(dt.datetime(2020, 1, 1))
+        .not_valid_after(dt.datetime(2040, 1, 1))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    der = certificate.public_bytes(serialization.Encoding.DER)
+    flag = der.find(bytes.fromhex("0101ff"))
+    der = der[:flag] + bytes.fromhex("010101") + der[flag + 3 :]
+    pem = ssl.DER_cert_to_PEM_cert(der).encode()
+    key_file = folder / "mallory.key"
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return pem, key_file
+
+
+def test_someone_elses_certificate_behind_an_unparseable_one_gets_403(
+    lab: LabState, remote: RemoteProxy
+) -> None:
+    """The handshake proves the key of the first certificate only. A client that sends its
+    own certificate, which `cryptography` cannot parse, and behind it an issued certificate
+    it holds no key for (certificates are public: every kubeconfig of `kubeconfig --proxy`
+    carries one) is judged by the first, as OpenSSL authenticated it: 403, no credentials."""
+    pem, key_file = unparseable_certificate(remote.folder)
+    issued = client_authority(remote.confdir).issue("k8s-wiretap-client")
+    chain = remote.folder / "mallory-chain.pem"
+    chain.write_bytes(pem + issued.cert_pem)
+    tls = remote.context()
+    tls.load_cert_chain(chain, key_file)
+    status, body = remote.get("/api/v1/secrets?mallory=1", tls=tls)
+    assert status == 403 and NEEDS_CERT in str(body["message"])
+    (refused,) = remote.exchanges("remote-test", "/api/v1/secrets?mallory=1")
+    assert refused.request.identity.credential == "none"
 
 
 def test_a_certificate_of_the_client_ca_from_python(lab: LabState, remote: RemoteProxy) -> None:
