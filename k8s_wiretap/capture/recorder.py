@@ -176,6 +176,7 @@ class _InFlight:
     request: dict[str, Any] | None = None  # a request record waiting for its streamed body
     request_chunks: list[bytes] = field(default_factory=list)
     request_size: int = 0
+    request_kept: int = 0  # bytes in request_chunks
     request_type: str = ""  # its Content-Type
 
 
@@ -396,7 +397,7 @@ class Recorder:
         if state is not None and not state.gap:
             state.gap = True
             state.chunks, state.kept, state.framer, state.decoder = [], 0, None, None
-            state.request_chunks = []
+            state.request_chunks, state.request_kept = [], 0
         if isinstance(event, End):
             self._gapped.discard(exchange)
 
@@ -569,9 +570,10 @@ class Recorder:
         state = self._exchanges.get(event.id)
         if state is None or state.request is None:
             return
-        room = self.max_body - sum(len(chunk) for chunk in state.request_chunks)
+        room = self.max_body - state.request_kept
         if room > 0 and event.data and not state.gap:  # after a gap: its size only
             state.request_chunks.append(event.data[:room])
+            state.request_kept += len(state.request_chunks[-1])
         state.request_size += event.size
         if event.end:
             self._flush_request(state)
@@ -583,7 +585,7 @@ class Recorder:
         if state.request_size:
             data = b"".join(state.request_chunks)
             record["body"] = self._body(state.info, state.request_type, data, state.request_size)
-        state.request_chunks = []
+        state.request_chunks, state.request_kept = [], 0
         self._emit(record)
 
     def _redact_headers(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:

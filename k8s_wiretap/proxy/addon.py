@@ -71,6 +71,7 @@ class Wiretap:
         self.console = console
         self.listeners = listeners or {}
         self._upgraded: dict[str, str] = {}  # client connection id → HTTP exchange id
+        self._request_tees: dict[str, _RequestTee] = {}  # flow id → its request body's tee
         self._record_pending = False  # the recorder from options still needs its file
 
     def load(self, loader: Loader) -> None:
@@ -168,23 +169,20 @@ class Wiretap:
     # -- HTTP -----------------------------------------------------------------------------
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         """Stream the body (if any): forwarded as it comes, never held whole."""
-        flow.request.stream = self._request_tee(flow.id)
-
-    def _request_tee(self, exchange: str) -> Callable[[bytes], bytes]:
-        """Hands the recorder the first `max_body` bytes of a request body and the count
-        of the rest; the empty call at the body's end (mitmproxy's) says it is in."""
         if self.recorder is None:
-            return lambda data: data
-        put, now, room = self.recorder.put, time.time, self.recorder.max_body
+            flow.request.stream = True
+            return
+        tee = self._request_tees[flow.id] = _RequestTee(
+            self.recorder.put, flow.id, self.recorder.max_body
+        )
+        flow.request.stream = tee
 
-        def tee(data: bytes) -> bytes:
-            nonlocal room
-            kept = data[:room] if room > 0 else b""
-            room -= len(kept)
-            put(RequestBody(exchange, now(), kept, len(data), end=not data))
-            return data
-
-        return tee
+    def _flush_request_body(self, flow: http.HTTPFlow, *, done: bool = False) -> None:
+        """What the request body's tee gathered goes to the recorder (before the response
+        or the end it must precede)."""
+        tee = self._request_tees.pop(flow.id, None) if done else self._request_tees.get(flow.id)
+        if tee is not None:
+            tee.flush()
 
     def request(self, flow: http.HTTPFlow) -> None:
         """The request is in (mitmproxy's `request` hook): record it. For a streamed body,
@@ -218,6 +216,7 @@ class Wiretap:
         if self.recorder is None or flow.response is None:
             return
         response = flow.response
+        self._flush_request_body(flow)
         self.recorder.put(
             ResponseSeen(
                 flow.id,
@@ -242,6 +241,7 @@ class Wiretap:
         return tee
 
     def response(self, flow: http.HTTPFlow) -> None:
+        self._request_tees.pop(flow.id, None)
         if self.recorder is None or flow.response is None:
             return
         if flow.response.status_code == 101:
@@ -263,6 +263,7 @@ class Wiretap:
             return
         if not flow.metadata.get(RECORDED) and flow.request is not None:
             self._record_request(flow)
+        self._flush_request_body(flow, done=True)
         reply = limits.reply_for(flow.client_conn.id)
         message = reply[1] if reply else flow.error.msg if flow.error else "unknown error"
         body = None
@@ -334,6 +335,42 @@ class Wiretap:
             self.recorder.put(End(exchange, time.time(), error=error))
 
     tcp_error = tcp_end
+
+
+COALESCE = 64 * 1024  # bytes of a request body gathered before they go to the recorder
+SIZE_EVERY = 1 << 20  # past `max_body`: the count of bytes goes to the recorder once a MiB
+
+
+class _RequestTee:
+    """A request body's way past the recorder: its first `room` bytes, gathered into
+    pieces of up to COALESCE, and the count of the rest, once a MiB. One event per read
+    would let a client that sends a body in one-byte chunks (6 bytes each on the wire)
+    fill the recorder's queue with events 85 times the body's size; the empty call at the
+    body's end (mitmproxy's) says it is in."""
+
+    def __init__(self, put: Callable[[RequestBody], None], exchange: str, room: int) -> None:
+        self.put, self.exchange, self.room = put, exchange, room
+        self.kept = bytearray()
+        self.size = 0  # bytes passed since the last event
+
+    def __call__(self, data: bytes) -> bytes:
+        if self.room > 0 and data:
+            piece = data[: self.room]
+            self.room -= len(piece)
+            self.kept += piece
+        self.size += len(data)
+        full = len(self.kept) >= COALESCE or (self.room <= 0 and bool(self.kept))
+        if not data:
+            self.flush(end=True)
+        elif full or self.size >= SIZE_EVERY:
+            self.flush()
+        return data
+
+    def flush(self, *, end: bool = False) -> None:
+        if self.kept or self.size or end:
+            self.put(RequestBody(self.exchange, time.time(), bytes(self.kept), self.size, end=end))
+            self.kept.clear()
+            self.size = 0
 
 
 def _client(client: connection.Client) -> dict[str, object]:

@@ -366,3 +366,31 @@ def test_wiretap_record_is_created_only_when_running(tmp_path: Path) -> None:
         assert context.master.should_exit.is_set()  # the proxy shuts down instead
         addon.done()
     assert record.read_text() == OLD
+
+
+@pytest.mark.parametrize("max_body", [1 << 20, 16])
+def test_a_body_in_one_byte_chunks_costs_the_queue_its_bytes_not_an_event_each(
+    out: Records, max_body: int
+) -> None:
+    """300,000 one-byte chunks (1.8 MB on the wire, chunked): the tee gathers what it keeps
+    into pieces and counts the rest, so the recorder's queue (not consumed here: a recorder
+    that fell behind) holds about the body, not 300,000 events of 512 bytes each, which
+    would pass its budget and drop other clients' records."""
+    recorder = Recorder([out], max_body=max_body, budget=4 << 20)  # never started
+    wiretap = Wiretap(recorder, {"regular": "default"})
+    flow = api_request("POST")
+    flow.request.data.content = None
+    flow.metadata[limits.EARLY] = True
+    wiretap.requestheaders(flow)
+    wiretap.request(flow)
+    tee = flow.request.stream
+    assert callable(tee)
+    for _ in range(300_000):
+        tee(b"x")
+    tee(b"")
+    assert recorder.dropped == 0
+    assert recorder.queued_bytes < min(max_body, 300_000) + 64 * 1024
+    recorder.start().close()  # it catches up: what was queued is recorded
+    request = out.of(flow.id)[0]
+    assert request["body"]["size"] == 300_000
+    assert len(body_bytes(request["body"])) == min(max_body, 300_000)
