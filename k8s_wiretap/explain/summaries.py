@@ -354,7 +354,7 @@ def _what(thing: str, subresource: str) -> str:
 
 def _failure(status: dict[str, Any]) -> str:
     """What a Status says went wrong, without its leading `<resource> "<name>" is forbidden: `."""
-    message = str(status.get("message") or status.get("reason") or "no Status came back")
+    message = str(status.get("message") or status.get("reason") or "no Status recorded")
     head, _, rest = message.partition(" is forbidden: ")
     return rest if rest and head else message
 
@@ -369,7 +369,7 @@ def _conflict(status: dict[str, Any]) -> str:
         )
     if message.endswith("already exists"):
         return "it already exists"
-    return message or "no Status came back"
+    return message or "no Status recorded"
 
 
 def _causes(status: dict[str, Any]) -> str:
