@@ -67,6 +67,9 @@ START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
 POLL = 0.1
 ORPHAN_CHECK = 1.0  # seconds between a worker's looks at whether its supervisor is there
+SUPERVISOR_ENV = "K8S_WIRETAP_SUPERVISOR"  # the supervisor's pid, for its workers
+CRASH_WINDOW = 30.0  # a worker that dies this soon after it listened died early
+CRASHES = 5  # early deaths in a row after which a slot is not restarted again
 
 
 def cores() -> int:
@@ -116,8 +119,9 @@ def run_worker(spec: str, settings: ProxySettings, workers: int) -> int:
 
 
 def _stop_when_orphaned() -> None:
-    """SIGTERM to this process once its supervisor has gone (killed without a word)."""
-    parent = os.getppid()
+    """SIGTERM to this process once its supervisor has gone (killed without a word), even
+    if it went before this process looked: the supervisor gives its pid."""
+    parent = int(os.environ.get(SUPERVISOR_ENV) or os.getppid())
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -162,6 +166,8 @@ class Worker:
     process: subprocess.Popen[bytes]
     ready: threading.Event = field(default_factory=threading.Event)
     said: list[str] = field(default_factory=list)
+    listened: float = 0.0  # when it said it listens (monotonic)
+    early_deaths: int = 0  # of its slot, in a row: died within CRASH_WINDOW of listening
 
 
 class Supervisor:
@@ -250,7 +256,11 @@ class Supervisor:
         if self.etcd and slot == 0:
             argv += ["--etcd", self.etcd]
         process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+            argv,
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env={**os.environ, SUPERVISOR_ENV: str(os.getpid())},
         )
         worker = Worker(slot, part, process)
         threading.Thread(
@@ -265,9 +275,13 @@ class Supervisor:
         for raw in worker.process.stderr:
             line = raw.decode("utf-8", "replace").rstrip("\n")
             if line == READY:
+                worker.listened = time.monotonic()
                 worker.ready.set()
             elif worker.ready.is_set():
-                print(line, file=self._out, flush=True)
+                try:
+                    print(line, file=self._out, flush=True)
+                except (OSError, ValueError):  # our stderr is gone: keep reading, or it blocks
+                    continue
             else:
                 worker.said.append(line)
 
@@ -298,8 +312,18 @@ class Supervisor:
                         flush=True,
                     )
                     return status
-                if worker.ready.is_set():
+                early = time.monotonic() - worker.listened < CRASH_WINDOW
+                worker.early_deaths = worker.early_deaths + 1 if early else 0
+                if worker.ready.is_set() and worker.early_deaths < CRASHES:
                     self.workers.append(self._restart(worker))
+                elif worker.ready.is_set():  # a crash loop: the others go on serving
+                    print(
+                        f"k8s-wiretap: worker {worker.slot} died {CRASHES} times within "
+                        f"{CRASH_WINDOW:.0f} s of starting: not restarted; "
+                        f"{len(self.workers)} workers serve",
+                        file=self._out,
+                        flush=True,
+                    )
                 else:  # a restart that did not start: not tried again and again
                     self._failed(worker)
                     print(
@@ -325,6 +349,7 @@ class Supervisor:
             flush=True,
         )
         worker = self._spawn(dead.slot, part)
+        worker.early_deaths = dead.early_deaths
         deadline = time.monotonic() + START_TIMEOUT
         while not worker.ready.wait(POLL):
             if self._stopping.is_set() or worker.process.poll() is not None:

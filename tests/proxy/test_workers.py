@@ -10,6 +10,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,7 +21,8 @@ from k8s_wiretap.capture.reader import file_records, iter_records, load
 from k8s_wiretap.cli import build_parser
 from k8s_wiretap.commands.live import child_argv
 from k8s_wiretap.lab.state import LabState
-from k8s_wiretap.proxy.workers import WORKER_DIED, worker_argv
+from k8s_wiretap.proxy.server import free_port
+from k8s_wiretap.proxy.workers import CRASHES, SUPERVISOR_ENV, WORKER_DIED, worker_argv
 from k8s_wiretap.views.tui import ReplayApp
 from tests.conftest import Kubectl, cli, wait_until
 from tests.proxy.conftest import ProxyProcess, spawn_proxy
@@ -208,6 +211,57 @@ def test_a_worker_that_exits_by_itself_stops_the_proxy(lab: LabState, tmp_path: 
     assert "exited (status 0): stopping every worker" in proxy.log.read_text()
     assert not Path(f"/proc/{second}").exists()  # stopped and reaped before the exit
     assert all(e.end is not None for e in load(proxy.record).exchanges)
+
+
+def test_a_worker_that_keeps_dying_is_not_restarted_for_ever(lab: LabState, tmp_path: Path) -> None:
+    """A worker that dies soon after it listened, again and again (a request that kills it
+    each time), is restarted CRASHES - 1 times, then left dead; the other goes on serving."""
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--workers", "2")
+    path = "/api/v1/namespaces/default/configmaps"
+    try:
+        wait_until(lambda: "recording to" in proxy.log.read_text(), LAB, "both listening")
+        survivor = workers_of(proxy)[0]
+        for death in range(1, CRASHES + 1):
+            (victim,) = [pid for pid in workers_of(proxy) if pid != survivor]
+            os.kill(victim, signal.SIGKILL)
+            if death < CRASHES:
+                wait_until(
+                    lambda n=death: proxy.log.read_text().count("restarted (pid") == n,
+                    LAB,
+                    f"restart {death}",
+                )
+        wait_until(lambda: "not restarted" in proxy.log.read_text(), LAB, "given up")
+        assert workers_of(proxy) == [survivor]
+        assert many_gets(proxy, 16, path) == [200] * 16  # the listener is still served
+        assert proxy.process.poll() is None
+    finally:
+        proxy.stop()
+    said = proxy.log.read_text()
+    assert f"died {CRASHES} times within 30 s of starting: not restarted; 1 workers serve" in said
+
+
+def test_a_worker_whose_supervisor_is_gone_before_it_looks_stops(
+    lab: LabState, tmp_path: Path
+) -> None:
+    """A worker started by a supervisor that died before the worker looked at its parent
+    (its parent is then another process from the start) stops by itself."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    port = free_port()
+    argv = [
+        *(sys.executable, "-m", "k8s_wiretap", "proxy", "--kubeconfig", lab.kubeconfig),
+        *("--listen", f"127.0.0.1:{port}", "--quiet", "--confdir", str(tmp_path / "ca")),
+        *("--workers", "2", "--worker", "0:orphan", "--record", str(tmp_path / "rec.jsonl")),
+    ]
+    env = {**os.environ, SUPERVISOR_ENV: str(gone.pid)}
+    worker = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE)
+    try:
+        # SIGTERM to itself: a clean stop once it listens, the signal's own end before
+        assert worker.wait(LAB) in (0, -signal.SIGTERM)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
 
 
 def test_the_supervisor_refuses_a_part_that_exists(lab: LabState, tmp_path: Path) -> None:
