@@ -88,7 +88,8 @@ def run_live(args: argparse.Namespace) -> int:
             if proxy.poll() is not None:
                 sys.stderr.write(said)
                 return proxy.returncode
-            _show(record, said, lambda: proxy.poll() is None, _ProxyMessages(log, len(said)))
+            messages = _ProxyMessages(log, len(said.encode()))
+            _show(record, said, lambda: proxy.poll() is None, messages)
         finally:
             status = _stop(proxy)
         if status not in (0, -signal.SIGTERM):
@@ -135,20 +136,24 @@ class _ProxyMessages:
 
     def __init__(self, log: Path, offset: int) -> None:
         self.log = log
-        self.offset = offset  # characters of the log already shown (its start-up words)
+        self.offset = offset  # bytes of the log already shown (its start-up words)
         self.stop = threading.Event()
         self.stopped: set[str] = set()  # the files whose recording stopped (one per worker)
 
     def new(self) -> list[str]:
-        """The proxy's own lines ("k8s-wiretap: ...") written since the last call."""
+        """The proxy's own lines ("k8s-wiretap: ...") written since the last call (read
+        from where the last call stopped: the log may grow long)."""
         try:
-            text = self.log.read_text(errors="replace")
+            with self.log.open("rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read()
         except OSError:
             return []
-        end = text.rfind("\n", self.offset) + 1  # whole lines only
-        if end <= self.offset:
+        end = data.rfind(b"\n") + 1  # whole lines only
+        if end == 0:
             return []
-        lines, self.offset = text[self.offset : end].splitlines(), end
+        lines = data[:end].decode(errors="replace").splitlines()
+        self.offset += end
         prefix = "k8s-wiretap: "
         return [line.removeprefix(prefix) for line in lines if line.startswith(prefix)]
 
