@@ -48,6 +48,12 @@ class LabRunningError(LabError):
     """`lab up` on a folder whose lab is (partly) running."""
 
 
+# The ports are picked free (`free_ports`) and bound by the components a moment later;
+# another program may take one meanwhile: then the lab starts again on other ports.
+PORT_ATTEMPTS = 3
+PORT_TAKEN = "address already in use"
+
+
 def default_dir() -> Path:
     return Path(os.environ.get("K8S_WIRETAP_LAB_DIR") or state_dir() / "lab")
 
@@ -93,25 +99,30 @@ class Lab:
             self._refuse_if_running()
             binaries = _binaries(components, options, release, out)
             record = options.record.absolute() if options.record else None
-            layout = Layout(self.dir, free_ports(), record)
-            self._prepare(layout)
-            _link_kubectl(layout, release, options.bin_dir)
-            state = LabState(
-                components,
-                layout.ports,
-                layout.server,
-                str(layout.kubeconfig),
-                recording=str(record) if record else None,
-                kube_version=str(release),
-                cbor=options.cbor,
-            )
-            try:
-                self._start(layout, state, release, binaries, options, out)
-            except BaseException:
-                self._teardown(state, out)
-                state.save(self.state_file)
-                raise
-            return state
+            for attempt in range(1, PORT_ATTEMPTS + 1):
+                layout = Layout(self.dir, free_ports(), record)
+                self._prepare(layout)
+                _link_kubectl(layout, release, options.bin_dir)
+                state = LabState(
+                    components,
+                    layout.ports,
+                    layout.server,
+                    str(layout.kubeconfig),
+                    recording=str(record) if record else None,
+                    kube_version=str(release),
+                    cbor=options.cbor,
+                )
+                try:
+                    self._start(layout, state, release, binaries, options, out)
+                except BaseException as error:
+                    self._teardown(state, out)
+                    state.save(self.state_file)
+                    if attempt == PORT_ATTEMPTS or PORT_TAKEN not in str(error):
+                        raise
+                    print("lab: a port was taken meanwhile: starting on other ports", file=out)
+                    continue
+                return state
+            raise AssertionError("unreachable: the last attempt returns or raises")
 
     def down(self, out: TextIO = sys.stderr) -> list[str]:
         """Stop every process the lab started; returns the names of those that were running."""

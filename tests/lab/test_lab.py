@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import socket
 import stat
 from pathlib import Path
 
 import pytest
 
+import k8s_wiretap.lab.lab as lab_module
 from k8s_wiretap.lab import Lab, LabRunningError, UpOptions
 from k8s_wiretap.lab.layout import Layout, runtime_dir
 from k8s_wiretap.lab.readiness import admin_client
@@ -212,3 +215,37 @@ def test_restart_one_component(lab: LabState) -> None:
     assert {k: v for k, v in after.items() if k != "scheduler"} == {
         k: v for k, v in before.items() if k != "scheduler"
     }
+
+
+@pytest.mark.lab  # starts a lab
+def test_a_port_taken_between_its_pick_and_its_bind_starts_the_lab_on_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ports are picked free and bound by the components a moment later: another
+    program may take one meanwhile (here a socket of the test's, on the controller
+    manager's port of the first pick). The lab says so and starts again on other ports."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    picks: list[dict[str, int]] = []
+    pick_free = lab_module.free_ports
+
+    def pick() -> dict[str, int]:
+        ports = pick_free()
+        if not picks:
+            ports["controller_manager"] = port
+        picks.append(ports)
+        return ports
+
+    monkeypatch.setattr(lab_module, "free_ports", pick)
+    lab = Lab(tmp_path / "lab")
+    said = io.StringIO()
+    try:
+        state = lab.up(UpOptions(components=("controller-manager",), build=False), out=said)
+        assert len(picks) == 2 and port not in state.ports.values()
+        assert "a port was taken meanwhile: starting on other ports" in said.getvalue()
+        assert state.running() and not state.stopped()
+    finally:
+        lab.down()
+        taken.close()
