@@ -523,9 +523,12 @@ def refused_alike(
 
 
 def test_server_side_apply_after_client_side(kubectl: Kubectl, api: ApiClient, web: str) -> None:
-    """The object came from client-side apply: updates own everything so far."""
+    """The object came from client-side apply: updates own everything so far. Server-side
+    apply sends no GET first: the replay's `before` is read just before kubectl runs, so the
+    controllers must be done with the object (a status write in between makes it stale)."""
     path = f"{DEPLOYMENTS}/{web}"
     text = deployment(web, WEB.replace("busybox:1", "busybox:7"))
+    settle(api, path)
     patched(
         kubectl, api, path, "apply", "--server-side", "--force-conflicts", "-f", "-", stdin=text
     )
