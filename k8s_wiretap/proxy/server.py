@@ -31,7 +31,7 @@ import threading
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from mitmproxy import ctx, options
 from mitmproxy.addons import default_addons
@@ -331,15 +331,20 @@ class ProxyServer:
         await task
 
     def _announce(self) -> None:
-        for route in self.settings.routes:
-            print(
-                f"k8s-wiretap: {route.name}: listening on http(s)://{route.host}:{route.port}"
-                f" -> {route.access.server}",
-                file=sys.stderr,
-            )
-        if self.settings.record:
-            print(f"k8s-wiretap: recording to {self.settings.record}", file=sys.stderr)
-        sys.stderr.flush()
+        announce(self.settings, sys.stderr)
+
+
+def announce(settings: ProxySettings, out: IO[str], processes: str = "") -> None:
+    """Where the proxy listens and records, once it does (`processes`: " (N workers)")."""
+    for route in settings.routes:
+        print(
+            f"k8s-wiretap: {route.name}: listening on http(s)://{route.host}:{route.port}"
+            f" -> {route.access.server}{processes}",
+            file=out,
+        )
+    if settings.record:
+        print(f"k8s-wiretap: recording to {settings.record}", file=out)
+    out.flush()
 
 
 VERSION_AGENT = f"k8s-wiretap/{__version__} (version check)"

@@ -48,7 +48,7 @@ from k8s_wiretap.capture.outputs import recording_problem
 from k8s_wiretap.capture.reader import RecordingError, file_records
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.proxy import reuseport
-from k8s_wiretap.proxy.server import ProxyServer, ProxySettings, ask_versions
+from k8s_wiretap.proxy.server import ProxyServer, ProxySettings, announce, ask_versions
 
 __all__ = [
     "READY",
@@ -286,15 +286,7 @@ class Supervisor:
                 worker.said.append(line)
 
     def _announce(self) -> None:
-        for route in self.settings.routes:
-            print(
-                f"k8s-wiretap: {route.name}: listening on http(s)://{route.host}:{route.port}"
-                f" -> {route.access.server} ({self.count} workers)",
-                file=self._out,
-            )
-        if self.settings.record:
-            print(f"k8s-wiretap: recording to {self.settings.record}", file=self._out)
-        self._out.flush()
+        announce(self.settings, self._out, f" ({self.count} workers)")
 
     def _supervise(self) -> int:
         """Until asked to stop (0), or a worker stops itself (its exit status)."""
