@@ -12,8 +12,10 @@ stream of `explain/stream.py`, in process), and counted:
   of kube/data/explanations.yaml (each explanation names its rule), among all exchanges and
   among the writes;
 - controller writes with a named cause: of the writes (create, update, patch, delete,
-  deletecollection) by the controller manager's controllers and the scheduler, those whose
-  `caused_by` names the watch event behind them; the kubelet's writes counted apart;
+  deletecollection, whatever their answer) by the controller manager's controllers and the
+  scheduler, those whose `caused_by` names the watch event behind them or whose `reason`
+  names a retry, a timer or a start-up (counted apart too); the kubelet's writes counted
+  apart;
 - the generic kinds left: who, verb and resource (with its subresource) of every exchange
   on a generic rule, counted, most first.
 
@@ -52,6 +54,7 @@ class Said:
     status: int | None
     rule: str
     cause: bool  # caused_by names an event
+    reason: bool  # or the reason names a retry, a timer, a start-up
     summary: str
 
     @property
@@ -79,6 +82,7 @@ def said(explainer: Explainer, exchange: Exchange) -> Said:
         exchange.status,
         (explanation := explainer.summaries.explain(exchange)).rule,
         explainer.chains.caused_by(exchange) is not None,
+        explainer.chains.reason(exchange) is not None,
         explanation.summary,
     )
 
@@ -102,6 +106,7 @@ class Coverage:
     generic_writes: int = 0
     controller_writes: int = 0
     controller_caused: int = 0
+    controller_by_event: int = 0
     kubelet_writes: int = 0
     kubelet_caused: int = 0
     kinds: Counter[tuple[str, str, str]] = field(default_factory=Counter)
@@ -120,10 +125,11 @@ def coverage(explained_: Iterable[Said]) -> Coverage:
             c.kinds[(s.component, s.verb, s.resource)] += 1
         if s.write and s.by_controller:
             c.controller_writes += 1
-            c.controller_caused += s.cause
+            c.controller_caused += s.cause or s.reason
+            c.controller_by_event += s.cause
         if s.write and s.component == "kubelet":
             c.kubelet_writes += 1
-            c.kubelet_caused += s.cause
+            c.kubelet_caused += s.cause or s.reason
     return c
 
 
@@ -143,6 +149,7 @@ def table(c: Coverage) -> list[str]:
             _share(c.controller_caused, c.controller_writes),
             "≥ 95%",
         ),
+        ("  of which by a watch event", _share(c.controller_by_event, c.controller_writes), ""),
         ("kubelet writes with a cause", _share(c.kubelet_caused, c.kubelet_writes), ""),
         ("generic kinds (who verb resource)", f"{len(c.kinds):,}", "0"),
     ]

@@ -10,11 +10,23 @@ event carries a resourceVersion; the write that produced it is found through the
 (object, resourceVersion) index, or, when the write answered with no object (a binding
 answers with a Status), as the latest such write on the object before the event.
 
-Nothing is invented: a write with no such event has no cause (a user, a resync, a timer),
-and when other events could explain it as well (within `TIE` of the chosen one, on other
-objects), the cause says how many (`alternatives`). The controller manager's controllers
-receive their events through the shared informers, whose watches carry their own
-User-Agent suffix (`shared-informers`, `metadata-informers`).
+Related also are what a controller's own code links an object to: the Namespace of an
+object in it (for the controllers that watch namespaces: the namespace controller empties a
+terminating one, others fill a new one), the pods a PodDisruptionBudget or a Service selects
+(by labels), the Service an Endpoints or EndpointSlice is for, the pod a TokenRequest is bound
+to, the node a Binding names. A write that failed (a 409, a 403) has its cause too: it was a
+reaction all the same; only a write that succeeded can cause another.
+
+A client unknown to `controllers.yaml` but kubectl (a third-party controller, an operator)
+is taken at its word: its writes are linked to the events its own watches received.
+
+Nothing is invented: a write with no such event has no cause, and when other events could
+explain it as well (within `TIE` of the chosen one, on other objects), the cause says how
+many (`alternatives`). Instead it may have a `Reason` (`reason`): a retry of the same
+client's write of the same object that failed shortly before, else what `controllers.yaml`
+says the client does unprompted (a timer, its start-up). The controller manager's
+controllers receive their events through the shared informers, whose watches carry their
+own User-Agent suffix (`shared-informers`, `metadata-informers`).
 
 Writes are taken in time order, each linked only to what came before it. Over a stream
 (`keep=False`, `explain/stream.py`) memory stays bounded: `forget` drops the watch events
@@ -34,14 +46,19 @@ from typing import Any
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.history import Observation
-from k8s_wiretap.kube.controllers import Client, client
+from k8s_wiretap.kube.controllers import Client, Reason, client, longest_delay
 from k8s_wiretap.kube.refs import ObjectRef, resource_version
+from k8s_wiretap.kube.selectors import selector_of, selects
 from k8s_wiretap.kube.verbs import WATCH, WRITES
 
-__all__ = ["Cause", "Chains", "Hop", "Write"]
+__all__ = ["Cause", "Chains", "Hop", "Reason", "Write"]
 
 WINDOW = 5.0  # seconds: a reaction comes within milliseconds; older events are not a cause
+RETRY_WINDOW = 60.0  # seconds: a client's work queue retries a failed write within a minute
 TIE = 0.005  # seconds: events this close to the chosen one explain the write as well
+USERS = frozenset({"kubectl", "unknown", ""})  # clients whose writes a person asked for
+SELECTING = frozenset({("", "services"), ("policy", "poddisruptionbudgets")})  # select pods
+SERVICE_NAME = "kubernetes.io/service-name"  # an EndpointSlice's label naming its Service
 INFORMERS = {
     "controller-manager": (
         "controller-manager/shared-informers",
@@ -150,6 +167,10 @@ class Chains:
         self._owners: dict[ObjectRef, set[str]] = defaultdict(set)  # → owner uids
         self._owned: dict[str, set[ObjectRef]] = defaultdict(set)  # owner uid →
         self._causes: dict[str, Cause | None] = {}
+        self._reasons: dict[str, Reason | None] = {}
+        self._failed: dict[tuple[str, ObjectRef], tuple[float, str, str]] = {}  # → time, id, said
+        self._pods: dict[str, dict[ObjectRef, dict[str, Any]]] = defaultdict(dict)  # ns → labels
+        self._selectors: dict[ObjectRef, dict[str, Any]] = {}
         self._chains: dict[str, tuple[str, ...]] = {}
         self._children: dict[str, list[str]] = defaultdict(list)
         self._added: set[str] = set()
@@ -171,8 +192,18 @@ class Chains:
         self._added.add(exchange.id)
         if self.keep:
             self._by_id[exchange.id] = exchange
-        cause = self._cause(exchange) if self._is_write(exchange) else None
+        reacts = self._reacts(exchange)
+        reason = self._reason(exchange) if reacts else None
+        cause = self._cause(exchange) if reacts and not (reason and reason.unprompted) else None
         self._causes[exchange.id] = cause
+        self._reasons[exchange.id] = reason if cause is None else None
+        if reacts and (exchange.status or 0) >= 400:  # what a retry shortly after repeats
+            said = f"{exchange.info.verb} failed with {exchange.status}"
+            self._failed[(exchange.component, self._aimed(exchange))] = (
+                exchange.time,
+                exchange.id,
+                said,
+            )
         parent = cause.exchange if cause is not None else None
         if parent is not None and self.keep:
             self._children[parent].append(exchange.id)
@@ -188,7 +219,7 @@ class Chains:
         `WINDOW` before it, writes older than twice that (but each object's latest, which
         an informer that starts late still sees), and the chains of the exchanges gone."""
         for key, timeline in list(self._hops.items()):
-            timeline.forget(before - WINDOW)
+            timeline.forget(before - WINDOW - longest_delay())
             if not timeline.times:
                 del self._hops[key]
         horizon = before - 2 * WINDOW
@@ -206,10 +237,11 @@ class Chains:
         kept = {w.id for w in self._writes.values()}
         kept |= {i for blind in self._blind_writes.values() for _, i in blind}
         self._made = {i: w for i, w in self._made.items() if i in kept or w.time >= horizon}
-        for held in (self._causes, self._chains):
+        for held in (self._causes, self._chains, self._reasons):
             for exchange_id in [i for i in held if i not in self._made]:
                 del held[exchange_id]
         self._added &= set(self._causes)
+        self._failed = {k: f for k, f in self._failed.items() if f[0] >= before - RETRY_WINDOW}
 
     # -- questions --------------------------------------------------------------------------
     def exchange(self, exchange_id: str) -> Exchange:
@@ -222,6 +254,32 @@ class Chains:
     def caused_by(self, exchange: Exchange) -> Cause | None:
         self.add(exchange)
         return self._causes.get(exchange.id)
+
+    def reason(self, exchange: Exchange) -> Reason | None:
+        """Why a write no watch event explains happened: a retry, a timer, a start-up."""
+        self.add(exchange)
+        return self._reasons.get(exchange.id)
+
+    def said(self, exchange: Exchange) -> str:
+        """What set `exchange` off, in words (the summaries' `{cause}`)."""
+        cause = self.caused_by(exchange)
+        if cause is None:
+            reason = self.reason(exchange)
+            if reason is None:
+                return "no watch event explains it, and no timer or start-up is known for it"
+            return f"{_REASONS.get(reason.kind, reason.kind)}: {reason.says}"
+        hop = cause.hop
+        kind = self.analysis.resources.kind_of(hop.ref.group, hop.ref.resource) or hop.ref.resource
+        where = f"{hop.ref.namespace}/{hop.ref.name}" if hop.ref.namespace else hop.ref.name
+        seen = f"{hop.type} of {kind} {where}"
+        ms = (exchange.time - hop.time) * 1000
+        known = client(exchange.component)
+        waited = f", which it acts on {known.delay:g} s after" if known and known.delay else ""
+        if cause.exchange is None:
+            return f"the {seen} reached it {ms:.0f} ms before{waited}"
+        writer = self.write(cause.exchange)
+        own = "its own " if cause.own else f"{writer.component}'s "
+        return f"the {seen} after {own}{writer.act} reached it {ms:.0f} ms before{waited}"
 
     def children(self, exchange: Exchange) -> list[Exchange]:
         return [self._by_id[i] for i in self._children.get(exchange.id, ())]
@@ -249,6 +307,8 @@ class Chains:
         if cause is not None:
             made = self._made[cause.exchange].time if cause.exchange else None
             record["caused_by"] = cause.to_json(made, exchange.time)
+        reason = self.reason(exchange)
+        record["reason"] = reason.to_json() if reason is not None else None
         record["chain"] = list(self.chain_ids(exchange))
         return record
 
@@ -275,6 +335,7 @@ class Chains:
         for owner in _owner_uids(observation.object):
             self._owners[ref].add(owner)
             self._owned[owner].add(ref)
+        self._learn_labels(ref, observation.object)
         if observation.source == WATCH and observation.event is not None:
             event = self.analysis.events(exchange)[observation.event]
             hop = Hop(
@@ -288,7 +349,24 @@ class Chains:
             )
             self._hops[(observation.component, ref)].add(hop)
 
+    def _learn_labels(self, ref: ObjectRef, obj: Any) -> None:
+        """A pod's labels and a selecting object's selector (the size of the cluster)."""
+        if not isinstance(obj, dict):
+            return
+        if (ref.group, ref.resource) == ("", "pods"):
+            labels = (obj.get("metadata") or {}).get("labels")
+            self._pods[ref.namespace][ref] = dict(labels) if isinstance(labels, dict) else {}
+        elif (ref.group, ref.resource) in SELECTING:
+            selector = selector_of(obj)
+            if selector is not None:
+                self._selectors[ref] = selector
+
     # -- one exchange -----------------------------------------------------------------------
+    def _reacts(self, exchange: Exchange) -> bool:
+        """A write that was answered, whatever it was answered: a reaction of its client."""
+        info = exchange.info
+        return info.is_resource_request and info.verb in WRITES and exchange.status is not None
+
     def _is_write(self, exchange: Exchange) -> bool:
         status = exchange.status
         return (
@@ -311,21 +389,30 @@ class Chains:
     def _target(self, exchange: Exchange) -> ObjectRef:
         return self.analysis.ref(exchange, self._object(exchange))
 
+    def _carried(self, exchange: Exchange) -> Any:
+        """The object the write answered with; for a refused one, the object it sent."""
+        obj = self._object(exchange)
+        if obj is None and exchange.status is not None and exchange.status >= 300:
+            sent = self.analysis.request_body(exchange).value
+            if isinstance(sent, dict) and isinstance(sent.get("metadata"), dict):
+                return sent
+        return obj
+
     def _cause(self, exchange: Exchange) -> Cause | None:
         known = client(exchange.component)
-        if known is None:
+        if known is None and exchange.component.split("/")[0] in USERS:
             return None
-        obj = self._object(exchange)
+        obj = self._carried(exchange)
         target = self.analysis.ref(exchange, obj)
         watched = [
             ref
-            for ref in self._related(target, obj)
-            if known.watches_resource(ref.group, ref.resource)
+            for ref in self._related(exchange, target, obj, known)
+            if known is None or known.watches_resource(ref.group, ref.resource)
         ]
         candidates: list[Hop] = []
-        for watcher in _informers(known):
+        for watcher in _informers(known) if known else (exchange.component,):
             for ref in watched:
-                hop = self._latest(watcher, ref, exchange.time)
+                hop = self._latest(watcher, ref, exchange.time - (known.delay if known else 0))
                 if hop is not None:
                     candidates.append(hop)
         if not candidates:
@@ -361,8 +448,11 @@ class Chains:
             return blind[index - 1][1]
         return None
 
-    def _related(self, target: ObjectRef, obj: Any) -> list[ObjectRef]:
-        """The target, its owners, what it owns, and for an Event what it is about."""
+    def _related(
+        self, exchange: Exchange, target: ObjectRef, obj: Any, known: Client | None
+    ) -> list[ObjectRef]:
+        """The target, its owners, what it owns, for an Event what it is about, and what
+        the module's docstring lists (namespace, selected pods, Service, bound pod, node)."""
         related = {target}
         for uid in {*_owner_uids(obj), *self._owners.get(target, ())}:
             if uid in self._refs_by_uid:
@@ -372,7 +462,44 @@ class Chains:
         involved = _involved(obj, self.analysis)
         if involved is not None:
             related.add(involved)
+        if target.namespace and known is not None and known.by_namespace:
+            related.add(ObjectRef("", "namespaces", "", target.namespace))
+        service = _service_of(target, obj)
+        for selecting in (target, service) if service else (target,):
+            related |= self._selected(selecting, obj if selecting is target else None)
+        if service is not None:
+            related.add(service)
+        related |= _named_in_request(target, self.analysis.request_body(exchange).value)
         return sorted(related)
+
+    def _selected(self, ref: ObjectRef, obj: Any) -> set[ObjectRef]:
+        """The pods a Service or PodDisruptionBudget selects, by the labels seen."""
+        if (ref.group, ref.resource) not in SELECTING:
+            return set()
+        selector = selector_of(obj) if obj is not None else None
+        selector = selector or self._selectors.get(ref)
+        if selector is None:
+            return set()
+        pods = self._pods.get(ref.namespace, {})
+        return {pod for pod, labels in pods.items() if selects(selector, labels)}
+
+    def _aimed(self, exchange: Exchange) -> ObjectRef:
+        """The object a write is about, refused or not."""
+        return self.analysis.ref(exchange, self._carried(exchange))
+
+    def _reason(self, exchange: Exchange) -> Reason | None:
+        """A retry of a failed write of the same object, or what the client's data says."""
+        failed = self._failed.get((exchange.component, self._aimed(exchange)))
+        if failed is not None and exchange.time - failed[0] <= RETRY_WINDOW:
+            after = f"{exchange.time - failed[0]:.1f} s"
+            says = f"it writes the same object again, {after} after its {failed[2]}"
+            return Reason("retry", says, exchange=failed[1])
+        known = client(exchange.component)
+        if known is None:
+            return None
+        info = exchange.info
+        about = _about_kind(self._carried(exchange))
+        return known.reason(info.verb, info.group, info.resource, info.subresource, about)
 
 
 def _owner_uids(obj: Any) -> list[str]:
@@ -397,6 +524,48 @@ def _involved(obj: Any, analysis: Analysis) -> ObjectRef | None:
     return ObjectRef(
         served.group, served.resource, str(about.get("namespace") or ""), str(about["name"])
     )
+
+
+_REASONS = {
+    "timer": "a timer",
+    "start-up": "its start-up",
+    "resync": "a resync",
+    "retry": "a retry",
+}
+
+
+def _service_of(target: ObjectRef, obj: Any) -> ObjectRef | None:
+    """The Service an Endpoints (its namesake) or an EndpointSlice (by its label) is for."""
+    if (target.group, target.resource) == ("", "endpoints") and target.name:
+        return ObjectRef("", "services", target.namespace, target.name)
+    if (target.group, target.resource) == ("discovery.k8s.io", "endpointslices"):
+        labels = (obj.get("metadata") or {}).get("labels") if isinstance(obj, dict) else None
+        name = labels.get(SERVICE_NAME) if isinstance(labels, dict) else None
+        if name:
+            return ObjectRef("", "services", target.namespace, str(name))
+    return None
+
+
+def _about_kind(obj: Any) -> str:
+    """The kind an Event is about ("" for anything else)."""
+    if not isinstance(obj, dict) or obj.get("kind") != "Event":
+        return ""
+    about = obj.get("involvedObject") or obj.get("regarding")
+    return str(about.get("kind") or "") if isinstance(about, dict) else ""
+
+
+def _named_in_request(target: ObjectRef, sent: Any) -> set[ObjectRef]:
+    """The pod a TokenRequest is bound to; the node a Binding places its pod on."""
+    if not isinstance(sent, dict):
+        return set()
+    spec = sent.get("spec")
+    bound = spec.get("boundObjectRef") if isinstance(spec, dict) else None
+    if isinstance(bound, dict) and bound.get("kind") == "Pod" and bound.get("name"):
+        return {ObjectRef("", "pods", target.namespace, str(bound["name"]))}
+    node = sent.get("target") if sent.get("kind") == "Binding" else None
+    if isinstance(node, dict) and node.get("kind") == "Node" and node.get("name"):
+        return {ObjectRef("", "nodes", "", str(node["name"]))}
+    return set()
 
 
 def _informers(known: Client) -> tuple[str, ...]:

@@ -252,18 +252,7 @@ class Summaries:
         return value if isinstance(value, dict) and value.get("kind") == "Status" else {}
 
     def _cause(self, exchange: Exchange) -> str:
-        cause = self.chains.caused_by(exchange)
-        if cause is None:
-            return "no watch event explains it: a start-up, a resync or a timer"
-        hop = cause.hop
-        kind = self.analysis.resources.kind_of(hop.ref.group, hop.ref.resource) or hop.ref.resource
-        seen = f"{hop.type} of {_object(kind, hop.ref.namespace, hop.ref.name, '')}"
-        ms = (exchange.time - hop.time) * 1000
-        if cause.exchange is None:
-            return f"the {seen} reached it {ms:.0f} ms before"
-        writer = self.chains.write(cause.exchange)
-        own = "its own " if cause.own else f"{writer.component}'s "
-        return f"the {seen} after {own}{writer.act} reached it {ms:.0f} ms before"
+        return self.chains.said(exchange)
 
     def _etcd(self, exchange: Exchange) -> tuple[dict[str, Any] | None, Decoded | None]:
         """The etcd key the exchange reads or writes, and for a write the revision; and

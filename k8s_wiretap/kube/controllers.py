@@ -14,7 +14,15 @@ from typing import Any
 from k8s_wiretap.kube import datafiles
 from k8s_wiretap.kube.resources import api_groups
 
-__all__ = ["CONTROLLERS_FILE", "Client", "Operation", "client", "clients"]
+__all__ = [
+    "CONTROLLERS_FILE",
+    "Client",
+    "Operation",
+    "Reason",
+    "client",
+    "clients",
+    "longest_delay",
+]
 
 CONTROLLERS_FILE = datafiles.path("controllers.yaml")
 ANY = "*"
@@ -50,6 +58,30 @@ def _resource(target: str) -> tuple[str, str, str]:
 
 
 @dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a client writes when no watch event set it off: a `timer` (a Lease renewed every
+    2 s), its `start-up`, a periodic `resync`, or (found by the chains, not listed) a
+    `retry` of a write that failed."""
+
+    kind: str
+    says: str
+    writes: tuple[Operation, ...] = ()
+    exchange: str | None = None  # a retry: the failed write it repeats
+    unprompted: bool = False  # never a reaction, even when an event came just before
+    about: str = ""  # only for an Event about an object of this kind (a Lease)
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"kind": self.kind, "says": self.says, "exchange": self.exchange}
+
+    def covers(
+        self, verb: str, group: str, resource: str, subresource: str, about: str = ""
+    ) -> bool:
+        if self.about and self.about != about:
+            return False
+        return any(w.covers(verb, group, resource, subresource) for w in self.writes)
+
+
+@dataclass(frozen=True, slots=True)
 class Client:
     name: str
     component: str
@@ -59,6 +91,9 @@ class Client:
     reads: tuple[Operation, ...]
     writes: tuple[Operation, ...]
     since: str = ""  # the release that added it ("1.32"), when the oldest lab release lacks it
+    reasons: tuple[Reason, ...] = ()  # its writes no watch event sets off, and why
+    delay: float = 0.0  # seconds it waits after an event before it acts on it
+    by_namespace: bool = False  # acts on a namespace's objects when the Namespace changes
 
     @property
     def wiretap_name(self) -> str:
@@ -72,6 +107,15 @@ class Client:
 
     def writes_to(self, verb: str, group: str, resource: str, subresource: str = "") -> bool:
         return any(w.covers(verb, group, resource, subresource) for w in self.writes)
+
+    def reason(
+        self, verb: str, group: str, resource: str, subresource: str = "", about: str = ""
+    ) -> Reason | None:
+        """Why it makes such a write unprompted (a timer, its start-up), if it does;
+        `about` is the kind an Event is about."""
+        return next(
+            (r for r in self.reasons if r.covers(verb, group, resource, subresource, about)), None
+        )
 
 
 def _client(entry: dict[str, Any]) -> Client:
@@ -88,7 +132,17 @@ def _client(entry: dict[str, Any]) -> Client:
         operations("reads"),
         operations("writes"),
         str(entry.get("since", "")),
+        tuple(_reason(r) for r in entry.get("reasons") or ()),
+        float(entry.get("delay", 0)),
+        bool(entry.get("by_namespace", False)),
     )
+
+
+def _reason(entry: dict[str, Any]) -> Reason:
+    writes = tuple(Operation.parse(str(o)) for o in entry.get("writes") or ())
+    unprompted = bool(entry.get("unprompted", False))
+    about = str(entry.get("about", ""))
+    return Reason(str(entry["kind"]), str(entry["says"]), writes, None, unprompted, about)
 
 
 @cache
@@ -97,6 +151,12 @@ def clients() -> dict[str, Client]:
     entries = datafiles.load(CONTROLLERS_FILE.name)
     found = [_client(entry) for entry in entries]
     return {c.wiretap_name: c for c in found}
+
+
+@cache
+def longest_delay() -> float:
+    """The longest any client waits after an event before acting on it (seconds)."""
+    return max((c.delay for c in clients().values()), default=0.0)
 
 
 def client(name: str) -> Client | None:

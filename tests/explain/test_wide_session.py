@@ -71,7 +71,10 @@ def test_the_figures_are_those_of_explain_json(said: list[Said]) -> None:
     assert c.generic == len(generic)
     assert c.generic_writes == sum(r["verb"] in WRITES for r in generic)
     assert c.controller_writes == len(controller_writes) > 0
-    assert c.controller_caused == sum(r["caused_by"] is not None for r in controller_writes)
+    assert c.controller_caused == sum(
+        r["caused_by"] is not None or r["reason"] is not None for r in controller_writes
+    )
+    assert c.controller_by_event == sum(r["caused_by"] is not None for r in controller_writes)
     assert sum(c.kinds.values()) == c.generic
     kinds = Counter(
         (

@@ -1,0 +1,50 @@
+"""Label selectors: which objects a Service, a PodDisruptionBudget or a workload selects.
+
+Two forms exist: a Service's `spec.selector` is a plain map (every label equal), the others'
+a LabelSelector (`matchLabels` and `matchExpressions` with In, NotIn, Exists,
+DoesNotExist), as staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go
+(LabelSelectorAsSelector) reads it. A LabelSelector with neither selects everything; a
+Service with no selector selects nothing (its endpoints are managed by hand).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["selector_of", "selects"]
+
+
+def selector_of(obj: Any) -> dict[str, Any] | None:
+    """The selector of an object's spec, as a LabelSelector (a Service's map made one),
+    or None when it selects nothing."""
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    found = spec.get("selector") if isinstance(spec, dict) else None
+    if not isinstance(found, dict):
+        return None
+    if obj.get("kind") == "Service" or not {"matchLabels", "matchExpressions"} & found.keys():
+        return {"matchLabels": found} if found else None
+    return found
+
+
+def selects(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    """Whether a LabelSelector selects an object with `labels`."""
+    wanted = selector.get("matchLabels") or {}
+    if not isinstance(wanted, dict) or any(labels.get(k) != v for k, v in wanted.items()):
+        return False
+    expressions = selector.get("matchExpressions") or []
+    return all(_holds(e, labels) for e in expressions if isinstance(e, dict))
+
+
+def _holds(expression: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    key, operator = str(expression.get("key", "")), expression.get("operator")
+    values = expression.get("values") or []
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    return False  # an operator the API server would have refused

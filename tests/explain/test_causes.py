@@ -1,0 +1,193 @@
+"""What set each write off, on the committed wide session (recordings/wide-session.jsonl.gz,
+the whole 1.37 control plane through the proxy): the relations a controller's code follows
+(a namespace, the pods a selector picks, a Service's endpoints, a token's pod, with the
+namespace controller's 5 s wait), failed writes' causes, retries, and the timers and
+start-ups `controllers.yaml` names. Exchanges are found by what they are, not by id."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from bench.explain_coverage import RECORDING
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.explain.chains import Cause
+from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.explain.stream import explained
+from k8s_wiretap.kube.controllers import Reason
+from k8s_wiretap.kube.selectors import selects
+
+
+@dataclass
+class Seen:
+    exchange: Exchange
+    cause: Cause | None
+    reason: Reason | None
+    said: str
+    sent: Any  # the request body, decoded
+    answer: Any  # the response body, decoded
+    json: dict[str, Any]
+
+    def is_(self, component: str, verb: str, resource: str, status: int | None = None) -> bool:
+        info = self.exchange.info
+        what = info.resource + (f"/{info.subresource}" if info.subresource else "")
+        return (
+            self.exchange.component == component
+            and info.verb == verb
+            and what == resource
+            and (status is None or self.exchange.status == status)
+        )
+
+
+def _seen(explainer: Explainer, exchange: Exchange) -> Seen:
+    chains, analysis = explainer.chains, explainer.analysis
+    return Seen(
+        exchange,
+        chains.caused_by(exchange),
+        chains.reason(exchange),
+        chains.said(exchange),
+        analysis.request_body(exchange).value,
+        analysis.response_body(exchange).value,
+        chains.to_json(exchange),
+    )
+
+
+@pytest.fixture(scope="module")
+def seen() -> list[Seen]:
+    out: list[Seen] = []
+    explained(iter_records(RECORDING, []), _seen, out.append)
+    return out
+
+
+def _all(seen: list[Seen], *what: Any) -> list[Seen]:
+    found = [s for s in seen if s.is_(*what)]
+    assert found, what
+    return found
+
+
+def test_the_namespace_controllers_deletions_follow_the_namespace_5_s_later(
+    seen: list[Seen],
+) -> None:
+    """kubectl delete namespace → (5 s) → deletecollection of each resource; each round's
+    status update → (5 s) → the next round (namespaceDeletionGracePeriod)."""
+    deletes = _all(seen, "controller-manager/namespace-controller", "deletecollection", "pods")
+    for s in deletes:
+        assert s.cause is not None
+        assert (s.cause.hop.ref.resource, s.cause.hop.ref.name) == ("namespaces", "shop")
+        assert s.cause.hop.type == "MODIFIED"
+        assert s.exchange.time - s.cause.hop.time >= 5.0
+        assert "which it acts on 5 s after" in s.said
+    first = deletes[0].cause
+    assert first is not None and first.exchange is not None
+    by_id = {s.exchange.id: s for s in seen}
+    assert by_id[first.exchange].is_("kubectl", "delete", "namespaces")
+    later = [s.cause for s in deletes[1:] if s.cause]
+    assert later and all(c.own for c in later)  # its own status update's event
+
+
+def test_a_budgets_status_follows_the_pods_it_selects(seen: list[Seen]) -> None:
+    """Each update has a cause: a pod the budget selects (by labels), or the budget itself."""
+    updates = _all(
+        seen, "controller-manager/disruption-controller", "update", "poddisruptionbudgets/status"
+    )
+    pods = {s.answer["metadata"]["name"]: s.answer for s in seen if _is_pod(s.answer)}
+    by_pod = 0
+    for s in updates:
+        assert s.cause is not None, s.said
+        hop = s.cause.hop
+        assert hop.ref.resource in ("pods", "poddisruptionbudgets"), s.said
+        if hop.ref.resource == "pods":
+            labels = pods[hop.ref.name]["metadata"]["labels"]
+            assert selects(s.sent["spec"]["selector"], labels), (s.sent, labels)
+            by_pod += 1
+    assert by_pod
+
+
+def _is_pod(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("kind") == "Pod"
+
+
+def test_endpoints_follow_the_pods_of_their_service(seen: list[Seen]) -> None:
+    """An Endpoints is named as its Service: created on the Service's ADDED, updated on
+    its pods' changes (web-…, db-…) or on its own."""
+    by_pod = 0
+    for s in _all(seen, "controller-manager/endpoint-controller", "update", "endpoints", 200):
+        assert s.cause is not None, s.said
+        ref, name = s.cause.hop.ref, s.exchange.info.name
+        assert (ref.resource == "pods" and ref.name.startswith(f"{name}-")) or ref.name == name
+        by_pod += ref.resource == "pods"
+    assert by_pod
+    for s in _all(seen, "controller-manager/endpoint-controller", "create", "endpoints", 201):
+        assert s.cause is not None and s.cause.hop.ref.resource == "services", s.said
+
+
+def test_a_kubelets_token_request_follows_the_pod_it_is_bound_to(seen: list[Seen]) -> None:
+    for s in _all(seen, "kubelet", "create", "serviceaccounts/token"):
+        bound = s.sent["spec"]["boundObjectRef"]
+        assert s.cause is not None, s.said
+        assert (s.cause.hop.ref.resource, s.cause.hop.ref.name) == ("pods", bound["name"])
+
+
+def test_a_refused_write_has_its_cause_too(seen: list[Seen]) -> None:
+    conflicts = _all(
+        seen, "controller-manager/deployment-controller", "update", "deployments/status", 409
+    )
+    assert all(s.cause is not None for s in conflicts)
+    assert all(s.json["caused_by"]["event"]["object"] for s in conflicts)
+
+
+def test_leases_are_renewed_on_a_timer_whatever_came_before(seen: list[Seen]) -> None:
+    """The kubelet's Lease is owned by its Node, whose events reach it: a renewal is still
+    its timer, not a reaction."""
+    for who in ("kubelet", "controller-manager/leader-election", "scheduler/leader-election"):
+        for s in _all(seen, who, "update", "leases", 200):
+            assert s.cause is None and s.json["caused_by"] is None
+            assert s.reason is not None and s.reason.kind == "timer"
+            assert s.json["reason"]["kind"] == "timer"
+            assert s.said.startswith("a timer: every ")
+
+
+def test_start_ups_are_named(seen: list[Seen]) -> None:
+    (register,) = _all(seen, "kubelet", "create", "nodes", 201)
+    assert register.said.startswith("its start-up: at start it registers its node")
+    accounts = _all(seen, "controller-manager", "create", "serviceaccounts", 201)
+    assert all(s.reason and s.reason.kind == "start-up" for s in accounts)
+    leader = [
+        s
+        for s in _all(seen, "scheduler", "create", "events", 201)
+        if (s.sent.get("involvedObject") or s.sent.get("regarding"))["kind"] == "Lease"
+    ]
+    assert leader and leader[0].said.startswith("its start-up: once it becomes the leader")
+
+
+def test_a_write_again_after_a_failure_is_a_retry_of_it(seen: list[Seen]) -> None:
+    by_id = {s.exchange.id: s for s in seen}
+    retries = [s for s in seen if s.reason is not None and s.reason.kind == "retry"]
+    assert retries
+    for s in retries:
+        assert s.reason is not None and s.reason.exchange is not None
+        failed = by_id[s.reason.exchange]
+        assert failed.exchange.component == s.exchange.component
+        assert failed.exchange.status is not None and failed.exchange.status >= 400
+        assert 0 < s.exchange.time - failed.exchange.time <= 60
+        assert s.said.startswith("a retry: it writes the same object again")
+        assert s.json["reason"]["exchange"] == failed.exchange.id
+
+
+def test_a_write_nothing_explains_says_so(seen: list[Seen]) -> None:
+    """The first refused creates in the terminating namespace come long after any event:
+    nothing is made up for them."""
+    unexplained = [
+        s
+        for s in seen
+        if s.exchange.info.verb in ("create", "update", "patch", "delete")
+        and s.exchange.component.startswith("controller-manager/")
+        and s.cause is None
+        and s.reason is None
+    ]
+    for s in unexplained:
+        assert s.said == "no watch event explains it, and no timer or start-up is known for it"
+        assert s.json["caused_by"] is None and s.json["reason"] is None
