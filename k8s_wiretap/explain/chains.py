@@ -15,7 +15,9 @@ object in it (for the controllers that watch namespaces: the namespace controlle
 terminating one, others fill a new one), the pods a PodDisruptionBudget or a Service selects
 (by labels), the Service an Endpoints or EndpointSlice is for, the pod a TokenRequest is bound
 to, the node a Binding names. A write that failed (a 409, a 403) has its cause too: it was a
-reaction all the same; only a write that succeeded can cause another.
+reaction all the same; only a write that succeeded can cause another. A client that waits on
+purpose before acting (`delay` in controllers.yaml: the namespace controller's 5 s) is
+linked to the latest event before that wait.
 
 A client unknown to `controllers.yaml` but kubectl (a third-party controller, an operator)
 is taken at its word: its writes are linked to the events its own watches received.
