@@ -1,18 +1,31 @@
 """The wide session: an ordinary day's kubectl against a lab, wider than the apply story.
 
-In namespace `shop` it creates one object of each kind the controllers act on
-(`wide.yaml`: a Deployment and its Service, PodDisruptionBudget and
-HorizontalPodAutoscaler, a StatefulSet, a DaemonSet, a Job, a PersistentVolumeClaim, a
-ConfigMap) and a custom resource of the workshop's CRD; then changes the Deployment as
-people do (`set image`, `rollout restart`, `rollout undo`, `scale`, `label`, `annotate`, a
-JSON patch), a Service with a merge patch, a ConfigMap with `replace` and with a stale
+In namespace `shop` it creates one object of each kind the controllers act on (`wide.yaml`:
+a Deployment and its Service, PodDisruptionBudget and HorizontalPodAutoscaler, a
+StatefulSet, a DaemonSet, a Job, a PersistentVolumeClaim, a ConfigMap) and waits for the
+Deployment to be Available (`kubectl wait`); creates a custom resource of the workshop's
+CRD, a Greeting, for which a third-party operator (the greeter, scripts/greeter_operator.py,
+which must be running) writes a ConfigMap, and changes the Greeting with a merge patch, so
+that the operator updates it; then changes the Deployment as people do (`set image`,
+`rollout restart`, `rollout undo`, `scale`), debugs a StatefulSet pod (`kubectl debug`: an
+ephemeral container, which the hollow kubelet's fake runtime reports running), asks for the
+Deployment's logs (the API server cannot reach the hollow node, so `kubectl logs` fails),
+labels, annotates and JSON-patches the Deployment, and changes a Service with a merge patch;
+creates a second Deployment and deletes it in the foreground (`--cascade=foreground`: the
+garbage collector deletes its ReplicaSet and pod before it); is refused an invalid
+Deployment (422 Unprocessable Entity); changes a ConfigMap with `replace` and with a stale
 resourceVersion (409 Conflict), another server-side applied; asks `auth can-i`, makes a
-service account token, gets what is not there (404); cordons and drains the node (the
-budget refuses the last web pod's eviction: 429, and the drain gives up), uncordons it,
-and deletes the namespace, which the namespace controller empties.
+service account token, lists Secrets as that service account (403 Forbidden), gets what is
+not there (404); cordons and drains the node (the budget refuses the last web pod's
+eviction: 429, and the drain gives up), uncordons it, and deletes the namespace, which the
+namespace controller empties.
 
-`scripts/record_wide.py` records it, with the whole control plane through the wiretap,
-into recordings/wide-session.jsonl.gz, the input of `python -m bench explain_coverage`.
+`kubectl edit` is not in it: a Step runs kubectl with the story's environment only, so it
+cannot give `edit` an editor that works without a terminal.
+
+`scripts/record_wide.py` records it, with the whole control plane and the greeter through
+the wiretap, into recordings/wide-session.jsonl.gz, the input of `python -m bench
+explain_coverage`.
 """
 
 from __future__ import annotations
@@ -35,6 +48,9 @@ kind: ConfigMap
 metadata: {name: menu%s}
 data: {soup: leek}
 """
+# The greeter operator's ConfigMap for Greeting hello (scripts/greeter_operator.py).
+GREETER_CONFIGMAP = ("get", "configmap", "greeting-hello", "-n", NAMESPACE)
+CHANGED_GREETING = '{"spec": {"message": "bonjour"}}'
 # resourceVersion 1 is long gone: the update is refused, 409 Conflict.
 STALE_MENU = MENU % ', resourceVersion: "1"'
 
@@ -63,6 +79,10 @@ WIDE = Story(
             expect="2",
         ),
         Step(
+            "wait for the Deployment to be available",
+            _in("wait", "--for=condition=Available", "deployment/web", "--timeout=90s"),
+        ),
+        Step(
             "create a custom resource definition",
             ("apply", "-f", "-"),
             manifest("crd"),
@@ -70,7 +90,21 @@ WIDE = Story(
             until_get=("get", "crd", "greetings.workshop.example.com"),
             expect="True",
         ),
-        Step("create a custom resource", _in("apply", "-f", "-"), GREETING),
+        Step(
+            "create a custom resource: the greeter operator writes its ConfigMap",
+            _in("apply", "-f", "-"),
+            GREETING,
+            until="{.data.message}",
+            until_get=GREETER_CONFIGMAP,
+            expect="hello",
+        ),
+        Step(
+            "change it with a merge patch: the operator updates its ConfigMap",
+            _in("patch", "greeting", "hello", "--type", "merge", "-p", CHANGED_GREETING),
+            until="{.data.message}",
+            until_get=GREETER_CONFIGMAP,
+            expect="bonjour",
+        ),
         Step(
             "wait for the StatefulSet's two pods, made in order",
             _in("get", "statefulset", "db"),
@@ -87,6 +121,15 @@ WIDE = Story(
             until="{.status.readyReplicas}",
             until_get=_in("get", "deployment", "web"),
             expect="3",
+        ),
+        Step(
+            "debug a StatefulSet pod: an ephemeral container",
+            (*_in("debug", "db-0", "--image=busybox:1.36", "--attach=false"), "--", "true"),
+        ),
+        Step(
+            "the Deployment's logs: the API server cannot reach the hollow node",
+            _in("logs", "deployment/web"),
+            refused="Error from server",
         ),
         Step("label it", _in("label", "deployment", "web", "tier=front")),
         Step("annotate it", _in("annotate", "deployment", "web", "owner=team-a")),
@@ -114,6 +157,22 @@ WIDE = Story(
                 '{"metadata": {"annotations": {"owner": "team-a"}}}',
             ),
         ),
+        Step(
+            "create a second Deployment",
+            (*_in("create", "deployment", "old", "--image=busybox:1.36"), "--", "sleep", "1d"),
+            until="{.status.readyReplicas}",
+            until_get=_in("get", "deployment", "old"),
+            expect="1",
+        ),
+        Step(
+            "delete it in the foreground: its ReplicaSet and pod go first",
+            _in("delete", "deployment", "old", "--cascade=foreground", "--timeout=60s"),
+        ),
+        Step(
+            "create an invalid Deployment: 422 Unprocessable Entity",
+            _in("create", "deployment", "bad", "--image=nginx:1.27", "--replicas=-1"),
+            refused="is invalid",
+        ),
         Step("replace a ConfigMap", _in("replace", "-f", "-"), MENU % ""),
         Step(
             "replace it from a stale copy: 409 Conflict",
@@ -129,6 +188,11 @@ WIDE = Story(
         Step("may I create deployments?", _in("auth", "can-i", "create", "deployments")),
         Step("create a service account", _in("create", "serviceaccount", "robot")),
         Step("a token for it", _in("create", "token", "robot")),
+        Step(
+            "list Secrets as it: 403 Forbidden",
+            _in("get", "secrets", "--as=system:serviceaccount:shop:robot"),
+            refused="Forbidden",
+        ),
         Step("get what is not there: 404", _in("get", "configmap", "gone"), refused="NotFound"),
         Step("cordon the node", ("cordon", NODE)),
         Step(

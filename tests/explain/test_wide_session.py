@@ -17,9 +17,9 @@ from bench.explain_coverage import RECORDING, Said, coverage, explain
 from tests.conftest import cli
 
 # Checked by hand in the recording (explain --format json):
-SET_IMAGE = "4140c0f0-8dc6-4bb8-a177-d85a79910e15"  # kubectl set image: PATCH deployments/web
-NEW_REPLICASET = "f974142f-e038-4300-b219-390b9a0280a1"  # the deployment controller's answer
-EVICTION_REFUSED = "02acede8-6b0f-4a9b-bc40-014edbde2282"  # kubectl drain: 429 eviction
+SET_IMAGE = "7584eaa1-cd43-4a29-84ca-8aca0d379c77"  # kubectl set image: PATCH deployments/web
+NEW_REPLICASET = "abc0f42f-66ed-4602-b65f-66cd89fb9f14"  # the deployment controller's answer
+EVICTION_REFUSED = "392a1085-e0c2-4d39-8c9e-1e77255f7a93"  # kubectl drain: 429 eviction
 WRITES = ("create", "update", "patch", "delete", "deletecollection")
 
 
@@ -45,6 +45,14 @@ def test_the_recording_is_the_wide_session(said: list[Said]) -> None:
         ("kubectl", "delete", "namespaces", 200),
         ("kubectl", "patch", "nodes", 200),
         ("controller-manager", "deletecollection", "pods", 200),
+        ("kubectl", "create", "deployments", 422),
+        ("kubectl", "list", "secrets", 403),
+        ("kubectl", "watch", "deployments", 200),  # kubectl wait, kubectl delete
+        ("kubectl", "delete", "deployments", 200),  # --cascade=foreground
+        ("kubectl", "patch", "pods/ephemeralcontainers", 200),
+        ("kubectl", "get", "pods/log", 500),
+        ("greeter-operator", "create", "configmaps", 201),
+        ("greeter-operator", "patch", "configmaps", 200),
     ]:
         assert wanted in seen, wanted
     created = {s.resource for s in said if s.component == "kubectl" and s.verb == "create"}
