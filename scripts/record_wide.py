@@ -7,7 +7,7 @@ through the wiretap (`lab up --via-proxy`): kubectl's traffic and the whole cont
 plane's (controller manager, scheduler, hollow kubelet), redacted as every recording is.
 The greeter (scripts/greeter_operator.py), a third-party operator, runs from before the
 first step to after the last with the lab's admin kubeconfig, kubectl's, so its traffic goes
-through the wiretap too. It takes about four minutes. The recording is the input of
+through the wiretap too. It takes about a minute and a half. The recording is the input of
 `python -m bench explain_coverage`; a recording over 3 MB gzipped is refused (trim the
 session).
 """
