@@ -17,11 +17,15 @@ stream of `explain/stream.py`, in process), and counted:
   names a retry, a timer or a start-up (counted apart too); the kubelet's writes counted
   apart;
 - the generic kinds left: who, verb and resource (with its subresource) of every exchange
-  on a generic rule, counted, most first.
+  on a generic rule, counted, most first;
+- summaries that contradict the request (`contradiction`), each listed: a failure (4xx,
+  5xx) whose summary does not say it failed, a subresource the summary does not name (an
+  eviction must say evict, a TokenRequest token), a read said as a write or a delete as a
+  create (and the other way), a Namespace named as if it were in itself (`shop/shop`).
 
 The goal: 0 unattributed, generic ≤ 2%
-and none among the writes, ≥ 95% of controller writes with a cause. The figures are
-reported, not asserted: the exit status is 0.
+and none among the writes, ≥ 95% of controller writes with a cause, no contradiction. The
+figures are reported, not asserted: the exit status is 0.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ class Said:
     cause: bool  # caused_by names an event
     reason: bool  # or the reason names a retry, a timer, a start-up
     summary: str
+    namespace: str = ""
 
     @property
     def generic(self) -> bool:
@@ -84,7 +89,54 @@ def said(explainer: Explainer, exchange: Exchange) -> Said:
         explainer.chains.caused_by(exchange) is not None,
         explainer.chains.reason(exchange) is not None,
         explanation.summary,
+        info.namespace,
     )
+
+
+FAILED = (  # what a summary of a failure says (with its status code, or in words)
+    "not found", "forbidden", "conflict", "invalid", "refused", "expired", "too many",
+    "timed out", "error", "unavailable", "gone", "too large", "not allowed", "failed",
+    "finds no",
+)  # fmt: skip
+NAMED = {  # a subresource's summary names what it is by one of these
+    "eviction": ("evict",),
+    "token": ("token",),
+    "binding": ("bind",),
+    "status": ("status", "report", "stopped", "condition"),
+    "scale": ("scale", "replicas"),
+    "ephemeralcontainers": ("ephemeral", "debug"),
+    "resize": ("resize",),
+    "approval": ("approv", "deni"),
+    "finalize": ("finaliz",),
+    "log": ("log",),
+}
+SAID_AS = {  # verbs a summary must not say of an exchange of these verbs
+    "create": (" deletes ", " delete "),
+    "delete": (" creates ", " create "),
+    "deletecollection": (" creates ", " create "),
+    "get": (" creates ", " deletes ", " patches ", " updates "),
+    "list": (" creates ", " deletes ", " patches ", " updates "),
+    "watch": (" creates ", " deletes ", " patches ", " updates "),
+}
+
+
+def contradiction(s: Said) -> str | None:
+    """What in `s`'s summary the request contradicts (see the module's docstring), if any."""
+    text = f" {s.summary.lower()} "
+    failed = s.status is not None and s.status >= 400
+    if failed and str(s.status) not in text and not any(w in text for w in FAILED):
+        return f"a {s.status} said as a success"
+    subresource = s.resource.partition("/")[2]
+    named = NAMED.get(subresource)
+    if named and not any(w in text for w in named):
+        return f"the {subresource} subresource is not named"
+    done = text.split(", so ", 1)[0]  # what it did, not what follows from it
+    wrong = [w.strip() for w in SAID_AS.get(s.verb, ()) if w in done]
+    if wrong:
+        return f"a {s.verb} said as '{wrong[0]}'"
+    if s.resource == "namespaces" and s.namespace and f"{s.namespace}/{s.namespace}" in text:
+        return "a Namespace named as if it were in itself"
+    return None
 
 
 def explain(path: Path) -> list[Said]:
@@ -110,6 +162,7 @@ class Coverage:
     kubelet_writes: int = 0
     kubelet_caused: int = 0
     kinds: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    contradictions: list[tuple[Said, str]] = field(default_factory=list)
 
 
 def coverage(explained_: Iterable[Said]) -> Coverage:
@@ -127,6 +180,9 @@ def coverage(explained_: Iterable[Said]) -> Coverage:
             c.controller_writes += 1
             c.controller_caused += s.cause or s.reason
             c.controller_by_event += s.cause
+        wrong = contradiction(s)
+        if wrong is not None:
+            c.contradictions.append((s, wrong))
         if s.write and s.component == "kubelet":
             c.kubelet_writes += 1
             c.kubelet_caused += s.cause or s.reason
@@ -152,12 +208,17 @@ def table(c: Coverage) -> list[str]:
         ("  of which by a watch event", _share(c.controller_by_event, c.controller_writes), ""),
         ("kubelet writes with a cause", _share(c.kubelet_caused, c.kubelet_writes), ""),
         ("generic kinds (who verb resource)", f"{len(c.kinds):,}", "0"),
+        ("summaries that contradict it", f"{len(c.contradictions):,}", "0"),
     ]
     lines = [f"{'figure':<36} {'measured':<26} goal"]
     lines += [f"{name:<36} {value:<26} {goal}".rstrip() for name, value, goal in rows]
     lines += ["", f"{'count':>5}  generic kind (who verb resource)"]
     for (who, verb, resource), count in c.kinds.most_common():
         lines.append(f"{count:>5}  {who} {verb} {resource}")
+    if c.contradictions:
+        lines += ["", "contradictions (why: who verb resource status: summary)"]
+    for s, why in c.contradictions:
+        lines.append(f"  {why}: {s.component} {s.verb} {s.resource} {s.status}: {s.summary}")
     return lines
 
 

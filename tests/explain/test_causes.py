@@ -111,8 +111,8 @@ def _is_pod(value: Any) -> bool:
 
 
 def test_endpoints_follow_the_pods_of_their_service(seen: list[Seen]) -> None:
-    """An Endpoints is named as its Service: created on the Service's ADDED, updated on
-    its pods' changes (web-…, db-…) or on its own."""
+    """An Endpoints is named as its Service: created, then updated, on a change of the
+    Service or of one of its pods (web-…, db-…), or on its own."""
     by_pod = 0
     for s in _all(seen, "controller-manager/endpoint-controller", "update", "endpoints", 200):
         assert s.cause is not None, s.said
@@ -121,7 +121,11 @@ def test_endpoints_follow_the_pods_of_their_service(seen: list[Seen]) -> None:
         by_pod += ref.resource == "pods"
     assert by_pod
     for s in _all(seen, "controller-manager/endpoint-controller", "create", "endpoints", 201):
-        assert s.cause is not None and s.cause.hop.ref.resource == "services", s.said
+        assert s.cause is not None, s.said
+        ref, name = s.cause.hop.ref, s.exchange.info.name or s.sent["metadata"]["name"]
+        assert (ref.resource, ref.name) == ("services", name) or (
+            ref.resource == "pods" and ref.name.startswith(f"{name}-")
+        ), s.said
 
 
 def test_a_kubelets_token_request_follows_the_pod_it_is_bound_to(seen: list[Seen]) -> None:
