@@ -48,7 +48,7 @@ from typing import Any
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.history import Observation
-from k8s_wiretap.kube.controllers import Client, Reason, client, longest_delay
+from k8s_wiretap.kube.controllers import Client, Reason, client, longest_delay, third_party
 from k8s_wiretap.kube.refs import ObjectRef, resource_version
 from k8s_wiretap.kube.selectors import selector_of, selects
 from k8s_wiretap.kube.verbs import WATCH, WRITES
@@ -58,7 +58,6 @@ __all__ = ["Cause", "Chains", "Hop", "Reason", "Write"]
 WINDOW = 5.0  # seconds: a reaction comes within milliseconds; older events are not a cause
 RETRY_WINDOW = 60.0  # seconds: a client's work queue retries a failed write within a minute
 TIE = 0.005  # seconds: events this close to the chosen one explain the write as well
-USERS = frozenset({"kubectl", "unknown", ""})  # clients whose writes a person asked for
 SELECTING = frozenset({("", "services"), ("policy", "poddisruptionbudgets")})  # select pods
 SERVICE_NAME = "kubernetes.io/service-name"  # an EndpointSlice's label naming its Service
 INFORMERS = {
@@ -402,7 +401,7 @@ class Chains:
 
     def _cause(self, exchange: Exchange) -> Cause | None:
         known = client(exchange.component)
-        if known is None and exchange.component.split("/")[0] in USERS:
+        if known is None and not third_party(exchange.component):
             return None
         obj = self._carried(exchange)
         target = self.analysis.ref(exchange, obj)

@@ -22,6 +22,7 @@ __all__ = [
     "client",
     "clients",
     "longest_delay",
+    "third_party",
 ]
 
 CONTROLLERS_FILE = datafiles.path("controllers.yaml")
@@ -151,6 +152,15 @@ def clients() -> dict[str, Client]:
     entries = datafiles.load(CONTROLLERS_FILE.name)
     found = [_client(entry) for entry in entries]
     return {c.wiretap_name: c for c in found}
+
+
+PEOPLE = frozenset({"kubectl", "k8s-wiretap", "unknown", ""})  # a person's, the wiretap's probe
+
+
+def third_party(component: str) -> bool:
+    """A client that acts on its own (an operator) but that this file does not know: not
+    a person's kubectl, not the wiretap's own requests."""
+    return client(component) is None and component.split("/")[0] not in PEOPLE
 
 
 @cache
