@@ -22,6 +22,7 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import Chains
+from k8s_wiretap.explain.changes import changed
 from k8s_wiretap.kube.etcd import etcd_key
 from k8s_wiretap.kube.explanations import RULES_FILE, Rule, rules
 from k8s_wiretap.kube.media import patch_type
@@ -244,6 +245,7 @@ class Summaries:
         "causes": lambda s, e, f: _causes(s._status_body(e)),
         "budget": lambda s, e, f: _budget(s._status_body(e)),
         "token": lambda s, e, f: _token(f["body"]),
+        "change": lambda s, e, f: changed(s.analysis, e),
     }
 
     def _status_body(self, exchange: Exchange) -> dict[str, Any]:

@@ -1,0 +1,553 @@
+"""What a write changed, in words: the `{change}` of the explanation rules.
+
+`kubectl set image` sends a strategic merge patch that names a container and an image; what
+it changed is "container web's image nginx:1.25 → nginx:1.27". The old value comes from the
+object as last seen before the write (the history, `explain/history.py`, or the object the
+patch replay started from, `explain/patches.py`), the new one from the write's response; a
+value the recording does not hold is not said (without the object before, only the new
+values the request names are).
+
+What is said, by request:
+
+- a merge or strategic merge patch: the fields that differ between the object before and
+  after, among those the patch names (labels and annotations as `key=value`, a container's
+  image by the container's name, a boolean that was unset as false);
+- a JSON patch: each operation in words (adds, replaces, removes, moves, copies, tests),
+  with what it changed; `kubectl rollout undo`'s patch of a Deployment's template is "back
+  to revision N's template", N the `deployment.kubernetes.io/revision` of the ReplicaSet
+  whose template it restores (staging/src/k8s.io/kubectl/pkg/polymorphichelpers/rollback.go);
+- an update (`kubectl replace`): every field that differs from the object before, but those
+  the API server sets itself and the status;
+- a delete: its propagationPolicy (DeleteOptions body or query) and what it means;
+- a SelfSubjectAccessReview (`kubectl auth can-i`): what was asked and the answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.decode.diff import diff
+from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.patches import predecessor
+from k8s_wiretap.kube.fields import LAST_APPLIED, SERVER_METADATA
+from k8s_wiretap.kube.media import patch_type
+from k8s_wiretap.kube.refs import resource_version, uid_of
+
+__all__ = ["access_review", "change", "changed", "deletion"]
+
+Path = tuple[str | int, ...]
+REVISION = "deployment.kubernetes.io/revision"  # on each ReplicaSet of a Deployment
+TEMPLATE_HASH = "pod-template-hash"  # the ReplicaSet's label kubectl drops when it rolls back
+RESTARTED = "kubectl.kubernetes.io/restartedAt"
+SAID = 5  # changes said at most; the rest are counted
+LONG = 60  # characters of a value said at most
+_SERVER_SET = frozenset({*SERVER_METADATA, "managedFields"})
+_ABSENT = object()
+
+PROPAGATION = {  # what the garbage collector does with what the object owns
+    "Background": "it goes now, what it owns after",
+    "Foreground": "it stays until what it owns is deleted",
+    "Orphan": "what it owns stays, orphaned",
+}
+
+
+def changed(analysis: Analysis, exchange: Exchange) -> str:
+    """What `exchange` (a write) changed, in words, from what `analysis` holds."""
+    info = exchange.info
+    body = analysis.request_body(exchange)
+    request = body.value if body.ok else None
+    response = analysis.response_body(exchange).value
+    if info.verb == "delete":
+        return deletion(request, info.param("propagationPolicy"), info.param("orphanDependents"))
+    if info.resource == "selfsubjectaccessreviews":
+        return access_review(request, response)
+    after = response if _is_object(response) else None
+    before = _before(analysis, exchange, after)
+    kind = patch_type(exchange.request_header("content-type")) or ""
+    revision = _revision(analysis, exchange, request) if _undoes(exchange, request) else None
+    return change(exchange, request, kind, before, after, revision)
+
+
+def change(
+    exchange: Exchange,
+    body: Any,
+    patch: str,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    revision: str | None = None,
+) -> str:
+    """The change of a patch or an update in words: `body` is the decoded request, `patch`
+    its patch type ("" for an update), `before` the object as last seen before the write
+    (None if unknown), `after` the object the write returned (None if it returned none),
+    `revision` the revision a rollback restores."""
+    subresource = exchange.info.subresource
+    if exchange.info.verb == "update":
+        return _update(body, before, after, subresource)
+    if patch == "json" and isinstance(body, list):
+        return _json_patch(body, before, after, revision, subresource)
+    if patch in ("merge", "strategic") and isinstance(body, dict):
+        named = list(_named(body, ()))
+        return _said(_differences(before, after, named, subresource), named, body)
+    return "nothing said of this patch" if patch else "nothing said of this write"
+
+
+def deletion(body: Any, policy: str | None = None, orphan: str | None = None) -> str:
+    """A delete's propagationPolicy (its DeleteOptions body, else the query) in words."""
+    options = body if isinstance(body, dict) else {}
+    chosen = options.get("propagationPolicy") or policy
+    if not chosen and (options.get("orphanDependents") is True or orphan == "true"):
+        chosen = "Orphan"
+    if not chosen:
+        return "no propagationPolicy: the resource's default"
+    meaning = PROPAGATION.get(str(chosen), "a policy this release does not know")
+    return f"propagationPolicy {chosen}: {meaning}"
+
+
+def access_review(body: Any, response: Any) -> str:
+    """What a SelfSubjectAccessReview asked, and the answer in its response's status."""
+    spec = body.get("spec") if isinstance(body, dict) else None
+    asked = _asked(spec if isinstance(spec, dict) else {})
+    status = response.get("status") if isinstance(response, dict) else None
+    if not isinstance(status, dict) or ("allowed" not in status and "denied" not in status):
+        return f"{asked}: no answer recorded"
+    answer = "yes (allowed)" if status.get("allowed") else "no (denied)"
+    reason = status.get("reason") or status.get("evaluationError")
+    return f"{asked}: {answer}" + (f", {reason}" if reason else "")
+
+
+def _asked(spec: dict[str, Any]) -> str:
+    """`create deployments.apps in namespace shop`, or a non-resource URL's verb and path."""
+    attributes = spec.get("resourceAttributes")
+    if isinstance(attributes, dict):
+        resource = str(attributes.get("resource") or "*")
+        if attributes.get("subresource"):
+            resource += f"/{attributes['subresource']}"
+        if attributes.get("group"):
+            resource += f".{attributes['group']}"
+        if attributes.get("name"):
+            resource += f" {attributes['name']}"
+        where = attributes.get("namespace")
+        scope = f" in namespace {where}" if where else " in every namespace"
+        return f"{attributes.get('verb') or '*'} {resource}{scope}"
+    other = spec.get("nonResourceAttributes")
+    if isinstance(other, dict):
+        return f"{other.get('verb') or '*'} {other.get('path') or '/'}"
+    return "something the request does not say"
+
+
+# -- the object before, and the revision a rollback restores -------------------------------
+def _before(analysis: Analysis, exchange: Exchange, after: Any) -> dict[str, Any] | None:
+    """The object as last seen before the write: the replay's start for a patch (which
+    takes a concurrent write into account, and a scale subresource as its Scale), else the
+    history's latest observation, or the version just below the write's when that one is
+    stale."""
+    if exchange.info.verb == "patch":
+        replay = analysis.replay(exchange)
+        return replay.before if replay is not None and replay.before else None
+    history = analysis.history
+    ref = analysis.ref(exchange, after)
+    found = history.before(ref, exchange.time, uid_of(after))
+    if found is not None and history.stale(ref, found, resource_version(after)):
+        found = predecessor(history, ref, resource_version(after), uid_of(after))
+    return found.object if found is not None and found.object else None
+
+
+def _undoes(exchange: Exchange, body: Any) -> bool:
+    """kubectl rollout undo's JSON patch of a Deployment's template."""
+    return (
+        exchange.request_header("kubectl-command") == "kubectl rollout undo"
+        and exchange.info.resource == "deployments"
+        and _template_restored(body) is not None
+    )
+
+
+def _template_restored(body: Any) -> dict[str, Any] | None:
+    for op in body if isinstance(body, list) else ():
+        if isinstance(op, dict) and (op.get("op"), op.get("path")) == ("replace", "/spec/template"):
+            value = op.get("value")
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def _revision(analysis: Analysis, exchange: Exchange, body: Any) -> str | None:
+    """The revision of the Deployment's ReplicaSet whose template (without its
+    pod-template-hash label) the rollback patch restores, as last seen before it."""
+    template = _template_restored(body)
+    info = exchange.info
+    history = analysis.history
+    for ref in list(history):
+        if (ref.group, ref.resource, ref.namespace) != ("apps", "replicasets", info.namespace):
+            continue
+        seen = history.before(ref, exchange.time)
+        replicaset = seen.object if seen is not None else {}
+        if _owned_by(replicaset, "Deployment", info.name) and _restores(replicaset, template):
+            annotations = (replicaset.get("metadata") or {}).get("annotations") or {}
+            if annotations.get(REVISION):
+                return str(annotations[REVISION])
+    return None
+
+
+def _owned_by(obj: dict[str, Any], kind: str, name: str) -> bool:
+    owners = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return any(
+        isinstance(o, dict) and o.get("kind") == kind and o.get("name") == name for o in owners
+    )
+
+
+def _restores(replicaset: dict[str, Any], template: Any) -> bool:
+    """Whether `template` is the ReplicaSet's pod template without the hash label."""
+    own = (replicaset.get("spec") or {}).get("template")
+    if not isinstance(own, dict):
+        return False
+    own = json.loads(json.dumps(own))
+    labels = (own.get("metadata") or {}).get("labels")
+    if isinstance(labels, dict):
+        labels.pop(TEMPLATE_HASH, None)
+    return bool(_pruned(own) == _pruned(template))
+
+
+def _pruned(value: Any) -> Any:
+    """`value` without empty members (what one serializer omits and another writes)."""
+    if isinstance(value, dict):
+        kept = {k: _pruned(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v not in (None, {}, [], "")}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value]
+    return value
+
+
+# -- what differs ------------------------------------------------------------------------
+class _Difference:
+    """One field that changed: where, from what (`_ABSENT` if it was not set) to what."""
+
+    __slots__ = ("new", "old", "path")
+
+    def __init__(self, path: Path, old: Any, new: Any) -> None:
+        self.path, self.old, self.new = path, old, new
+
+
+def _differences(
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    named: list[Path] | None,
+    subresource: str = "",
+) -> list[_Difference] | None:
+    """The fields that differ from `before` to `after` (None if either is unknown), among
+    those under a path of `named` (every field when None), but what the server sets."""
+    if before is None or after is None:
+        return None
+    found = []
+    for entry in diff(before, after):
+        path = _parts(entry["path"], before, after)
+        if _server_set(path, subresource) or (named is not None and not _under(path, named)):
+            continue
+        found += _leaves(path, entry.get("from", _ABSENT), entry.get("to", _ABSENT))
+    return sorted(found, key=lambda d: d.path[:1] == ("metadata",))  # what it is about first
+
+
+def _leaves(path: Path, old: Any, new: Any) -> list[_Difference]:
+    """A member added or removed whole (a label map where there was none), leaf by leaf;
+    a list of named items (containers) item by item, an item added or removed whole."""
+    if old is _ABSENT and isinstance(new, dict) and new and not _item(path):
+        return [d for k, v in new.items() for d in _leaves((*path, k), _ABSENT, v)]
+    if new is _ABSENT and isinstance(old, dict) and old and not _item(path):
+        return [d for k, v in old.items() for d in _leaves((*path, k), v, _ABSENT)]
+    if _named_list(old) and _named_list(new) and (old or new):
+        return _items(
+            path, old if isinstance(old, list) else [], new if isinstance(new, list) else []
+        )
+    return [_Difference(path, old, new)]
+
+
+def _named_list(value: Any) -> bool:
+    return value is _ABSENT or (isinstance(value, list) and all(_has_name(i) for i in value))
+
+
+def _item(path: Path) -> bool:
+    """Whether `path` names an item of a list by its name (`[web]`)."""
+    return bool(path) and isinstance(path[-1], str) and path[-1].startswith("[")
+
+
+def _items(path: Path, old: list[Any], new: list[Any]) -> list[_Difference]:
+    """Two lists of named items: the items added, removed, and changed field by field."""
+    was = {i["name"]: i for i in old}
+    found: list[_Difference] = []
+    for item in new:
+        here = (*path, f"[{item['name']}]")
+        before = was.pop(item["name"], _ABSENT)
+        if before is _ABSENT:
+            found.append(_Difference(here, _ABSENT, item))
+        else:
+            for entry in diff(before, item):
+                inner = _parts(entry["path"], before, item)
+                found += _leaves(
+                    (*here, *inner), entry.get("from", _ABSENT), entry.get("to", _ABSENT)
+                )
+    found += [_Difference((*path, f"[{name}]"), item, _ABSENT) for name, item in was.items()]
+    return found
+
+
+def _server_set(path: Path, subresource: str) -> bool:
+    if path[:1] == ("status",):
+        return subresource != "status"
+    return path[:1] == ("metadata",) and len(path) > 1 and path[1] in _SERVER_SET
+
+
+def _under(path: Path, named: list[Path]) -> bool:
+    """Whether `path` is inside a named one, or contains one (a map added whole)."""
+    return any(path[: len(n)] == n or n[: len(path)] == path for n in named)
+
+
+def _parts(pointer: str, before: Any, after: Any) -> Path:
+    """A JSON pointer as parts; a list index as its item's name when the item has one."""
+    parts: list[str | int] = []
+    here: list[Any] = [before, after]
+    for raw in pointer.split("/")[1:]:
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if any(isinstance(h, list) for h in here) and key.isdigit():
+            index = int(key)
+            items = [h[index] for h in here if isinstance(h, list) and index < len(h)]
+            name = next((i["name"] for i in items if _has_name(i)), None)
+            parts.append(f"[{name}]" if name is not None else index)
+            here = items
+        else:
+            parts.append(key)
+            here = [h.get(key) if isinstance(h, dict) else None for h in here]
+    return tuple(parts)
+
+
+def _has_name(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("name"), str)
+
+
+# -- what the request names ----------------------------------------------------------------
+def _named(body: dict[str, Any], path: Path) -> Iterator[Path]:
+    """The paths a merge or strategic merge patch sets (a map by its members, anything
+    else whole); items of a list merged by name as `[name]`."""
+    for key, value in body.items():
+        if key.startswith("$"):  # $setElementOrder, $retainKeys, $patch: directives
+            continue
+        here = (*path, key)
+        if isinstance(value, dict) and value:
+            yield from _named(value, here)
+        elif isinstance(value, list) and value and all(_has_name(i) for i in value):
+            for item in value:
+                yield from _named_item(item, (*here, f"[{item['name']}]"))
+        else:
+            yield here
+
+
+def _named_item(item: dict[str, Any], path: Path) -> Iterator[Path]:
+    members = {k: v for k, v in item.items() if k != "name"}
+    if not members or item.get("$patch") == "delete":
+        yield path
+    else:
+        yield from _named(members, path)
+
+
+def _requested(body: dict[str, Any], path: Path = ()) -> Iterator[_Difference]:
+    """What a merge patch sets, from the request alone (no old values: none are known)."""
+    for named in _named(body, path):
+        value: Any = body
+        for part in named:
+            value = _member(value, part)
+        yield _Difference(named, _ABSENT, _ABSENT if value is None else value)
+
+
+def _member(value: Any, part: str | int) -> Any:
+    if isinstance(part, str) and part.startswith("[") and isinstance(value, list):
+        return next((i for i in value if _has_name(i) and f"[{i['name']}]" == part), None)
+    return value.get(part) if isinstance(value, dict) else None
+
+
+# -- in words ------------------------------------------------------------------------------
+def _said(found: list[_Difference] | None, named: list[Path], body: dict[str, Any]) -> str:
+    """The differences in words; the request's own values when the object before is not
+    known; `nothing changed` when it is and nothing differs."""
+    if found is None:
+        return _joined([_words(d, known=False) for d in _requested(body)])
+    if not found:
+        return "nothing changed (the object already said so)"
+    return _joined([_words(d) for d in found])
+
+
+def _update(
+    body: Any, before: dict[str, Any] | None, after: dict[str, Any] | None, subresource: str
+) -> str:
+    found = _differences(before, after, None, subresource)
+    if found is None:
+        what = "the object before it is not in the recording"
+        return f"the whole object sent ({what})" if isinstance(body, dict) else what
+    if not found:
+        return "nothing changed (the object sent is the object it was)"
+    return _joined([_words(d) for d in found])
+
+
+def _json_patch(
+    ops: list[Any],
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    revision: str | None,
+    subresource: str,
+) -> str:
+    """Each operation in words; a rollback's template as the revision it goes back to."""
+    said = []
+    for op in ops:
+        if not isinstance(op, dict):
+            continue
+        path = _pointer_path(str(op.get("path", "")), before, after)
+        if revision is not None and path == ("metadata", "annotations"):
+            found = _differences(before, after, [path], subresource)
+            if found == []:  # kubectl keeps the Deployment's own annotations: say them if changed
+                continue
+        if revision is not None and path == ("spec", "template"):
+            found = _differences(before, after, [path], subresource)
+            inner = _joined([_words(d) for d in found or ()]) if found else ""
+            back = f"back to revision {revision}'s template"
+            said.append(f"{back} ({inner})" if inner else back)
+            continue
+        said.append(_operation(op, path, before, after, subresource))
+    return _joined([s for s in said if s]) or "no operations"
+
+
+def _operation(
+    op: dict[str, Any],
+    path: Path,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    subresource: str,
+) -> str:
+    verb = str(op.get("op", "?"))
+    field = _field(path)
+    if verb in ("move", "copy"):
+        source = _field(_pointer_path(str(op.get("from", "")), before, after))
+        return f"{verb}s {source} to {field}"
+    if verb == "test":
+        return f"tests that {field} is {_value(op.get('value'))}"
+    found = _differences(before, after, [path], subresource)
+    if found is None:
+        new = _ABSENT if verb == "remove" else op.get("value")
+        return f"{_verbed(verb)} " + _joined(
+            [_words(d, known=False) for d in _leaves(path, _ABSENT, new)]
+        )
+    if not found:
+        return f"{_verbed(verb)} {field}, which changed nothing"
+    return f"{_verbed(verb)} " + _joined([_words(d) for d in found], ", ")
+
+
+def _verbed(op: str) -> str:
+    return {"add": "adds", "replace": "replaces", "remove": "removes"}.get(op, f"{op}s")
+
+
+def _pointer_path(pointer: str, before: Any, after: Any) -> Path:
+    return _parts(pointer, before, after) if pointer.startswith("/") else ()
+
+
+def _joined(said: list[str], between: str = "; ") -> str:
+    if len(said) > SAID:
+        return between.join(said[:SAID]) + f"{between}and {len(said) - SAID} more"
+    return between.join(said)
+
+
+def _words(d: _Difference, *, known: bool = True) -> str:
+    """One change: `label tier=front`, `container web's image a → b`, `replicas 2 → 3`.
+    `known` is False when the object before is not known: only the new value is said."""
+    if _item(d.path) and (d.old is _ABSENT or d.new is _ABSENT):
+        return _item_words(d)
+    noun = _keyed(d.path)
+    if noun is not None:
+        thing, key = noun
+        if d.new is _ABSENT:
+            return f"{thing} {key} removed"
+        if d.old is _ABSENT or not known:
+            return f"{thing} {key}={_value(d.new, key)}"
+        return f"{thing} {key} {_value(d.old, key)} → {_value(d.new, key)}"
+    field = _field(d.path)
+    old = False if d.old is _ABSENT and isinstance(d.new, bool) and known else d.old
+    new = False if d.new is _ABSENT and isinstance(d.old, bool) else d.new
+    if new is _ABSENT:
+        return f"{field} removed" if not known else f"{field} removed (was {_value(old)})"
+    if old is _ABSENT or not known:
+        return f"{field} set to {_value(new)}"
+    return f"{field} {_value(old)} → {_value(new)}"
+
+
+def _item_words(d: _Difference) -> str:
+    """A named item added (with its image, for a container) or removed."""
+    if d.new is _ABSENT:
+        return f"{_field(d.path)} removed"
+    image = d.new.get("image") if isinstance(d.new, dict) else None
+    return f"{_field(d.path)} added" + (f" (image {_value(image)})" if image else "")
+
+
+def _keyed(path: Path) -> tuple[str, str] | None:
+    """A label or an annotation: what it is (of the pod template?), and its key."""
+    if len(path) < 3 or path[-2] not in ("labels", "annotations") or path[-3] != "metadata":
+        return None
+    thing = "label" if path[-2] == "labels" else "annotation"
+    owner = path[:-3]
+    if owner == ():
+        return thing, str(path[-1])
+    if owner[-1:] == ("template",):
+        return f"the pod template's {thing}", str(path[-1])
+    return f"{_field(owner)}'s {thing}", str(path[-1])
+
+
+def _field(path: Path) -> str:
+    """A path as people read it: `replicas`, `container web's image`, `spec.selector`."""
+    if path == ("spec", "replicas"):
+        return "replicas"
+    if len(path) >= 2 and path[-2] in _CONTAINERS and _item(path):
+        return f"{_CONTAINERS[str(path[-2])]} {str(path[-1])[1:-1]}"
+    if len(path) >= 3 and path[-3] in _CONTAINERS:
+        item = path[-2]
+        if isinstance(item, str) and item.startswith("["):
+            kind = _CONTAINERS[str(path[-3])]
+            return f"{kind} {item[1:-1]}'s {_dotted(path[-1:])}"
+    return _dotted(path) or "the whole object"
+
+
+_CONTAINERS = {
+    "containers": "container",
+    "initContainers": "init container",
+    "ephemeralContainers": "ephemeral container",
+}
+
+
+def _dotted(path: Path) -> str:
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part.startswith("["):
+            text += part
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+def _value(value: Any, key: str = "") -> str:
+    """A value as said: scalars as they are (true, not True), the rest as compact JSON;
+    what is long cut short, and the last applied configuration not said at all."""
+    if key == LAST_APPLIED:
+        return "(the last applied configuration)"
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = value
+    elif value is None:
+        text = "null"
+    else:
+        text = json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return text if len(text) <= LONG else text[: LONG - 1] + "…"
+
+
+def _is_object(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("kind") != "Status"
+        and isinstance(value.get("metadata"), dict)
+    )
