@@ -48,6 +48,7 @@ from typing import Any
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.history import Observation
+from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.kube.controllers import Client, Reason, client, longest_delay, third_party
 from k8s_wiretap.kube.refs import ObjectRef, resource_version
 from k8s_wiretap.kube.selectors import selector_of, selects
@@ -279,7 +280,7 @@ class Chains:
         if cause.exchange is None:
             return f"the {seen} reached it {ms:.0f} ms before{waited}"
         writer = self.write(cause.exchange)
-        own = "its own " if cause.own else f"{writer.component}'s "
+        own = "its own " if cause.own else f"{spoken(writer.component)}'s "
         return f"the {seen} after {own}{writer.act} reached it {ms:.0f} ms before{waited}"
 
     def children(self, exchange: Exchange) -> list[Exchange]:

@@ -65,7 +65,7 @@ def test_a_controller_says_which_event_set_it_off() -> None:
     assert "gets an ownerReference to it and no node yet" in explained(pod).why
     bind = first("scheduler", "create", "pods", "binding")
     assert explained(bind).summary == f"the scheduler binds Pod {bind.info.name} to node node-1"
-    assert "after controller-manager/replicaset-controller's create reached it" in (
+    assert "after the replicaset controller's create reached it" in (
         explained(bind).why
     )
     assert explained(bind).etcd == {
@@ -74,7 +74,7 @@ def test_a_controller_says_which_event_set_it_off() -> None:
     }
     report = first("kubelet", "patch", "pods", "status")
     assert explained(report).summary == f"the kubelet reports Pod {report.info.name}'s status"
-    assert "after scheduler's binding reached it" in explained(report).why
+    assert "after the scheduler's binding reached it" in explained(report).why
 
 
 def test_the_kubelet_and_informers() -> None:

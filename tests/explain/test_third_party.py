@@ -70,8 +70,12 @@ def test_its_configmap_writes_are_explained(operator: list[Line]) -> None:
     wrote which ConfigMap, and how."""
     (create,) = writes(operator, "create")
     (patch,) = writes(operator, "patch")
-    assert create["summary"] == f"greeter-operator creates ConfigMap {CONFIGMAP}"
-    assert patch["summary"] == f"greeter-operator patches ConfigMap {CONFIGMAP}"
+    said = "greeter-operator (a third-party client)"
+    assert create["summary"] == f"{said} creates ConfigMap {CONFIGMAP}"
+    assert patch["summary"] == f"{said} patches ConfigMap {CONFIGMAP}"
+    assert create["rule"] == patch["rule"] == "third-party-write"
+    assert "the ADDED of Greeting shop/hello" in create["why"]
+    assert "the MODIFIED of Greeting shop/hello after kubectl's patch" in patch["why"]
     assert patch["request_body"]["data"] == {"message": "bonjour"}
 
 
