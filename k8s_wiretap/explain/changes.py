@@ -63,7 +63,7 @@ def changed(analysis: Analysis, exchange: Exchange) -> str:
     if info.verb == "delete":
         return deletion(request, info.param("propagationPolicy"), info.param("orphanDependents"))
     if info.resource == "selfsubjectaccessreviews":
-        return access_review(request, response)
+        return access_review(request, response, exchange.request_header("impersonate-user"))
     after = response if _is_object(response) else None
     before = _before(analysis, exchange, after)
     kind = patch_type(exchange.request_header("content-type")) or ""
@@ -106,10 +106,11 @@ def deletion(body: Any, policy: str | None = None, orphan: str | None = None) ->
     return f"propagationPolicy {chosen}: {meaning}"
 
 
-def access_review(body: Any, response: Any) -> str:
-    """What a SelfSubjectAccessReview asked, and the answer in its response's status."""
+def access_review(body: Any, response: Any, user: str = "") -> str:
+    """Whom a SelfSubjectAccessReview asks about (you, or the user kubectl impersonates with
+    --as), what it asked, and the answer in its response's status."""
     spec = body.get("spec") if isinstance(body, dict) else None
-    asked = _asked(spec if isinstance(spec, dict) else {})
+    asked = f"{user or 'you'} may " + _asked(spec if isinstance(spec, dict) else {})
     status = response.get("status") if isinstance(response, dict) else None
     if not isinstance(status, dict) or ("allowed" not in status and "denied" not in status):
         return f"{asked}: no answer recorded"
@@ -129,8 +130,8 @@ def _asked(spec: dict[str, Any]) -> str:
             resource += f".{attributes['group']}"
         if attributes.get("name"):
             resource += f" {attributes['name']}"
-        where = attributes.get("namespace")
-        scope = f" in namespace {where}" if where else " in every namespace"
+        where = attributes.get("namespace")  # none: cluster-wide, or in every namespace
+        scope = f" in namespace {where}" if where else ""
         return f"{attributes.get('verb') or '*'} {resource}{scope}"
     other = spec.get("nonResourceAttributes")
     if isinstance(other, dict):
@@ -420,22 +421,51 @@ def _operation(
     after: dict[str, Any] | None,
     subresource: str,
 ) -> str:
+    """One JSON patch operation: what it does where, with the value it replaced when the
+    object before is known (`replaces spec.replicas: 2 → 3`, `removes data.soup (was x)`)."""
     verb = str(op.get("op", "?"))
-    field = _field(path)
+    keyed = _keyed(path)
+    name = f"{keyed[0]} {keyed[1]}" if keyed else _field(path)
+    key = keyed[1] if keyed else ""
     if verb in ("move", "copy"):
         source = _field(_pointer_path(str(op.get("from", "")), before, after))
-        return f"{verb}s {source} to {field}"
+        return f"{verb}s {source} to {name}"
     if verb == "test":
-        return f"tests that {field} is {_value(op.get('value'))}"
-    found = _differences(before, after, [path], subresource)
-    if found is None:
-        new = _ABSENT if verb == "remove" else op.get("value")
-        return f"{_verbed(verb)} " + _joined(
-            [_words(d, known=False) for d in _leaves(path, _ABSENT, new)]
+        return f"tests that {name} is {_value(op.get('value'), key)}"
+    old = _at(before, path)
+    if verb == "remove":
+        return f"removes {name}" + (f" (was {_value(old, key)})" if old is not _ABSENT else "")
+    new = op.get("value")
+    if isinstance(new, dict | list) and isinstance(old, dict | list):
+        found = _differences(before, after, [path], subresource)
+        if found:
+            return f"{_verbed(verb)} {name}: " + _joined([_words(d) for d in found], ", ")
+    if old is _ABSENT:
+        return (
+            f"{_verbed(verb)} {name}={_value(new, key)}"
+            if keyed
+            else (f"{_verbed(verb)} {name}: {_value(new)}")
         )
-    if not found:
-        return f"{_verbed(verb)} {field}, which changed nothing"
-    return f"{_verbed(verb)} " + _joined([_words(d) for d in found], ", ")
+    if old == new:
+        return f"{_verbed(verb)} {name}, which changed nothing"
+    return f"{_verbed(verb)} {name}: {_value(old, key)} → {_value(new, key)}"
+
+
+def _at(obj: Any, path: Path) -> Any:
+    """The value at `path` in `obj` (`_ABSENT` if `obj` is unknown or has none there)."""
+    if obj is None:
+        return _ABSENT
+    value = obj
+    for part in path:
+        if isinstance(part, int):
+            value = value[part] if isinstance(value, list) and part < len(value) else None
+        elif isinstance(value, dict) and part not in value:
+            return _ABSENT
+        else:
+            value = _member(value, part)
+        if value is None:
+            return _ABSENT
+    return value
 
 
 def _verbed(op: str) -> str:

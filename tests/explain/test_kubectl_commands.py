@@ -6,6 +6,8 @@ verb, resource and status (never by id: the session is recorded again as it grow
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +17,10 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.changes import change, changed, deletion
+from k8s_wiretap.explain.summaries import Summaries
+from k8s_wiretap.lab.state import LabState
+from tests.conftest import Kubectl, wait_until
+from tests.proxy.conftest import start_wiretap
 
 Found = tuple[str, Said]
 
@@ -333,3 +339,122 @@ def test_a_deletes_propagation_policy(options: Any, query: str | None, said: str
     with that propagationPolicy (staging/src/k8s.io/kubectl/pkg/cmd/delete/delete.go); a
     client may put it in the query instead, or the older orphanDependents."""
     assert deletion(options, query) == said
+
+
+# -- commands the wide session does not type, recorded through the proxy from the lab -------
+NS = f"kc-{uuid.uuid4().hex[:6]}"
+EDITOR = "sed -i s/soup:\\ leek/soup:\\ onion/"  # kubectl edit runs it with the file's path
+TESTED = {"op": "test", "path": "/data/soup", "value": "onion"}
+CHECKED = json.dumps([TESTED, {"op": "remove", "path": "/data/soup"}])
+FAILED_TEST = json.dumps([{**TESTED, "value": "leek"}])  # the soup is onion by then: 422
+
+
+def _revisions(kubectl: Kubectl) -> int:
+    return len(kubectl("get", "rs", "-n", NS, "-l", "app=web", "-o", "name").split())
+
+
+@pytest.fixture(scope="module")
+def lab_said(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Found]]:
+    """edit, a label and an annotation removed and overwritten, a JSON patch with a test,
+    rollout undo --to-revision, delete --cascade=orphan and a denied auth can-i."""
+    folder = tmp_path_factory.mktemp("kubectl-commands")
+    wiretap = start_wiretap(lab.kubeconfig, folder)
+    kubectl = Kubectl(lab.kubeconfig, folder / "cache", server=wiretap.url)
+    try:
+        kubectl("create", "namespace", NS)
+        kubectl("create", "configmap", "menu", "-n", NS, "--from-literal=soup=leek")
+        kubectl.env["KUBE_EDITOR"] = EDITOR
+        kubectl("edit", "configmap", "menu", "-n", NS)
+        kubectl("label", "configmap", "menu", "-n", NS, "tier=front")
+        kubectl("label", "configmap", "menu", "-n", NS, "tier-")
+        kubectl("annotate", "configmap", "menu", "-n", NS, "owner=team-a")
+        kubectl("annotate", "configmap", "menu", "-n", NS, "--overwrite", "owner=team-b")
+        refused = kubectl.run(
+            "patch", "configmap", "menu", "-n", NS, "--type", "json", "-p", FAILED_TEST,
+            check=False,
+        )  # fmt: skip
+        assert refused.returncode != 0
+        kubectl("patch", "configmap", "menu", "-n", NS, "--type", "json", "-p", CHECKED)
+        kubectl("create", "deployment", "web", "-n", NS, "--image=nginx:1.25")
+        wait_until(lambda: _revisions(kubectl) == 1, 60, "the first ReplicaSet")
+        kubectl("set", "image", "deployment/web", "-n", NS, "nginx=nginx:1.27")
+        wait_until(lambda: _revisions(kubectl) == 2, 60, "the second ReplicaSet")
+        kubectl("rollout", "undo", "deployment/web", "-n", NS, "--to-revision=1")
+        kubectl("delete", "deployment", "web", "-n", NS, "--cascade=orphan")
+        denied = kubectl.run(
+            "auth", "can-i", "delete", "nodes", f"--as=system:serviceaccount:{NS}:nobody",
+            check=False,
+        )  # fmt: skip
+        assert denied.stdout.strip() == "no"
+        recording = wiretap.wait_for(
+            "the auth can-i",
+            lambda r: any(e.info.resource == "selfsubjectaccessreviews" for e in r.exchanges),
+        )
+    finally:
+        wiretap.server.stop()
+    analysis = Analysis.of(recording)
+    summaries = Summaries(analysis)
+    yield [
+        (e.request_header("kubectl-command"), _said(summaries, e))
+        for e in analysis.exchanges
+        if analysis.who(e).component == "kubectl" and e.info.namespace in (NS, "")
+    ]
+
+
+def _said(summaries: Summaries, exchange: Exchange) -> Said:
+    info = exchange.info
+    explanation = summaries.explain(exchange)
+    resource = info.resource + (f"/{info.subresource}" if info.subresource else "")
+    return Said(
+        exchange.id, "kubectl", info.verb, resource, exchange.status, explanation.rule,
+        False, False, explanation.summary,
+    )  # fmt: skip
+
+
+def test_edit_says_what_you_changed_in_the_editor(lab_said: list[Found]) -> None:
+    assert _summary(lab_said, "kubectl edit", "patch", "configmaps") == (
+        f"kubectl edit: ConfigMap {NS}/menu: data.soup leek → onion"
+    )
+
+
+def test_a_label_removed_and_an_annotation_overwritten(lab_said: list[Found]) -> None:
+    labels = _all(lab_said, "kubectl label", "patch", "configmaps", 200)
+    assert [s.summary for s in labels] == [
+        f"kubectl label: ConfigMap {NS}/menu: label tier=front",
+        f"kubectl label: ConfigMap {NS}/menu: label tier removed",
+    ]
+    annotations = _all(lab_said, "kubectl annotate", "patch", "configmaps", 200)
+    assert [s.summary for s in annotations] == [
+        f"kubectl annotate: ConfigMap {NS}/menu: annotation owner=team-a",
+        f"kubectl annotate: ConfigMap {NS}/menu: annotation owner team-a → team-b",
+    ]
+
+
+def test_a_json_patch_op_by_op(lab_said: list[Found]) -> None:
+    assert _summary(lab_said, "kubectl patch", "patch", "configmaps") == (
+        f"kubectl patch: ConfigMap {NS}/menu: tests that data.soup is onion;"
+        " removes data.soup (was onion) (a JSON patch)"
+    )
+    failed = _one(lab_said, "kubectl patch", "patch", "configmaps", 422)
+    assert failed.rule == "invalid", failed
+
+
+def test_undo_to_a_revision_says_which(lab_said: list[Found]) -> None:
+    assert _summary(lab_said, "kubectl rollout undo", "patch", "deployments") == (
+        f"kubectl rollout undo: Deployment {NS}/web: back to revision 1's template"
+        " (container nginx's image nginx:1.27 → nginx:1.25)"
+    )
+
+
+def test_an_orphaning_delete(lab_said: list[Found]) -> None:
+    assert _summary(lab_said, "kubectl delete", "delete", "deployments") == (
+        f"kubectl delete deletes Deployment {NS}/web"
+        " (propagationPolicy Orphan: what it owns stays, orphaned)"
+    )
+
+
+def test_a_denied_auth_can_i(lab_said: list[Found]) -> None:
+    assert _summary(lab_said, "kubectl auth can-i", "create", "selfsubjectaccessreviews", 201) == (
+        f"kubectl auth can-i asks whether system:serviceaccount:{NS}:nobody may delete nodes"
+        " in namespace default: no (denied)"
+    )
