@@ -195,10 +195,16 @@ class Chains:
         if self.keep:
             self._by_id[exchange.id] = exchange
         reacts = self._reacts(exchange)
-        reason = self._reason(exchange) if reacts else None
-        cause = self._cause(exchange) if reacts and not (reason and reason.unprompted) else None
+        listed = self._listed(exchange) if reacts else None
+        cause: Cause | None
+        reason: Reason | None
+        if listed is not None and listed.unprompted:  # never a reaction: no event is sought
+            cause, reason = None, listed
+        else:
+            cause = self._cause(exchange) if reacts else None
+            reason = (self._retry(exchange) or listed) if reacts and cause is None else None
         self._causes[exchange.id] = cause
-        self._reasons[exchange.id] = reason if cause is None else None
+        self._reasons[exchange.id] = reason
         if reacts and (exchange.status or 0) >= 400:  # what a retry shortly after repeats
             said = f"{exchange.info.verb} failed with {exchange.status}"
             self._failed[(exchange.component, self._aimed(exchange))] = (
@@ -489,13 +495,17 @@ class Chains:
         """The object a write is about, refused or not."""
         return self.analysis.ref(exchange, self._carried(exchange))
 
-    def _reason(self, exchange: Exchange) -> Reason | None:
-        """A retry of a failed write of the same object, or what the client's data says."""
+    def _retry(self, exchange: Exchange) -> Reason | None:
+        """The same client's refused write of the same object, shortly before."""
         failed = self._failed.get((exchange.component, self._aimed(exchange)))
-        if failed is not None and exchange.time - failed[0] <= RETRY_WINDOW:
-            after = f"{exchange.time - failed[0]:.1f} s"
-            says = f"it writes the same object again, {after} after its {failed[2]}"
-            return Reason("retry", says, exchange=failed[1])
+        if failed is None or exchange.time - failed[0] > RETRY_WINDOW:
+            return None
+        after = f"{exchange.time - failed[0]:.1f} s"
+        says = f"it writes the same object again, {after} after its {failed[2]}"
+        return Reason("retry", says, exchange=failed[1])
+
+    def _listed(self, exchange: Exchange) -> Reason | None:
+        """What controllers.yaml says the client does unprompted, for such a write."""
         known = client(exchange.component)
         if known is None:
             return None
