@@ -571,7 +571,7 @@ def _value(value: Any, key: str = "") -> str:
     elif value is None:
         text = "null"
     else:
-        text = json.dumps(value, separators=(",", ":"), sort_keys=True)
+        text = json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
     return text if len(text) <= LONG else text[: LONG - 1] + "…"
 
 

@@ -381,6 +381,7 @@ def lab_said(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         wait_until(lambda: _revisions(kubectl) == 2, 60, "the second ReplicaSet")
         kubectl("rollout", "undo", "deployment/web", "-n", NS, "--to-revision=1")
         kubectl("delete", "deployment", "web", "-n", NS, "--cascade=orphan")
+        kubectl("delete", "configmap", "menu", "-n", NS)  # no finalizer: gone at once
         denied = kubectl.run(
             "auth", "can-i", "delete", "nodes", f"--as=system:serviceaccount:{NS}:nobody",
             check=False,
@@ -457,4 +458,15 @@ def test_a_denied_auth_can_i(lab_said: list[Found]) -> None:
     assert _summary(lab_said, "kubectl auth can-i", "create", "selfsubjectaccessreviews", 201) == (
         f"kubectl auth can-i asks whether system:serviceaccount:{NS}:nobody may delete nodes"
         " in namespace default: no (denied)"
+    )
+
+
+def test_a_delete_whose_object_is_gone_at_once(lab_said: list[Found]) -> None:
+    """delete --wait reads the object after deleting it: a 404 is what it waits for."""
+    assert _summary(lab_said, "kubectl delete", "delete", "configmaps") == (
+        f"kubectl delete deletes ConfigMap {NS}/menu"
+        " (propagationPolicy Background: it goes now, what it owns after)"
+    )
+    assert _summary(lab_said, "kubectl delete", "get", "configmaps", 404) == (
+        f"kubectl delete: ConfigMap {NS}/menu is gone (404), the wait is over"
     )
