@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.decode.body import Decoded
+from k8s_wiretap.explain import details as detail
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.explain.changes import changed
@@ -246,6 +247,16 @@ class Summaries:
         "budget": lambda s, e, f: _budget(s._status_body(e)),
         "token": lambda s, e, f: _token(f["body"]),
         "change": lambda s, e, f: changed(s.analysis, e),
+        "taints": lambda s, e, f: detail.taints(f["body"]),
+        "scheduling": lambda s, e, f: detail.scheduling(f["body"]),
+        "finalizers": lambda s, e, f: detail.finalizers(f["body"]),
+        "owners": lambda s, e, f: detail.owners(f["body"]),
+        "aggregated": lambda s, e, f: detail.aggregated(f["body"]),
+        "annotations": lambda s, e, f: detail.annotated(f["body"]),
+        "phase": lambda s, e, f: detail.phase(f["body"]),
+        "replicas": lambda s, e, f: detail.replicas(f["body"]),
+        "disruptions": lambda s, e, f: detail.disruptions(f["body"]),
+        "pinned": lambda s, e, f: detail.pinned(f["body"]),
     }
 
     def _status_body(self, exchange: Exchange) -> dict[str, Any]:

@@ -1,0 +1,373 @@
+"""The rules of the controller manager's controllers, the scheduler and the kubelet
+(kube/data/explanations.yaml, their template values from explain/details.py) on the
+committed recordings: each exchange is found by what it is (component, verb, resource,
+name or its prefix, and for some what its body says), never by its id, and its summary is
+asserted whole, as `explain` prints it.
+
+recordings/wide-session.jsonl.gz is the wide session of the 1.37 lab;
+recordings/apply-story-1.20.jsonl.gz the apply story against 1.20, for what 1.20 does its
+own way (the clusterrole aggregation controller's UPDATE, the tokens controller)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.explain.stream import explained
+
+RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
+GENERIC = {"write", "read", "other"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One explained exchange: what finds it, and what `explain` says of it."""
+
+    component: str
+    verb: str
+    resource: str  # resource/subresource
+    namespace: str
+    name: str
+    status: int | None
+    body: Any
+    rule: str
+    summary: str
+
+
+def _row(explainer: Explainer, exchange: Exchange) -> Row:
+    info = exchange.info
+    body = explainer.analysis.request_body(exchange)
+    explanation = explainer.summaries.explain(exchange)
+    answer = explainer.analysis.response_body(exchange).value
+    meta = answer.get("metadata") if isinstance(answer, dict) else None
+    named = meta.get("name") if isinstance(meta, dict) and answer.get("kind") != "Status" else ""
+    return Row(
+        explainer.analysis.who(exchange).component,
+        info.verb,
+        info.resource + (f"/{info.subresource}" if info.subresource else ""),
+        info.namespace,
+        info.name or str(named or ""),  # a create's: the name the API server gave it
+        exchange.status,
+        body.value if body.ok else None,
+        explanation.rule,
+        explanation.summary,
+    )
+
+
+def _rows(name: str) -> list[Row]:
+    out: list[Row] = []
+    explained(iter_records(RECORDINGS / name, []), _row, out.append)
+    return out
+
+
+@pytest.fixture(scope="module")
+def wide() -> list[Row]:
+    return _rows("wide-session.jsonl.gz")
+
+
+@pytest.fixture(scope="module")
+def old() -> list[Row]:
+    return _rows("apply-story-1.20.jsonl.gz")
+
+
+def find(rows: list[Row], component: str, verb: str, resource: str, **want: str) -> list[Row]:
+    """The successful exchanges of `component` that `verb` `resource`; `name`, `prefix`
+    (of the name) and `namespace` narrow them. At least one must be there."""
+    found = [
+        r
+        for r in rows
+        if (r.component, r.verb, r.resource) == (component, verb, resource)
+        and r.status is not None
+        and r.status < 300
+        and r.name == want.get("name", r.name)
+        and r.name.startswith(want.get("prefix", ""))
+        and r.namespace == want.get("namespace", r.namespace)
+    ]
+    assert found, (component, verb, resource, want)
+    return found
+
+
+def summaries(rows: list[Row]) -> set[str]:
+    return {r.summary for r in rows}
+
+
+CM = "controller-manager"
+
+
+def test_no_controller_scheduler_or_kubelet_request_is_left_to_a_generic_rule(
+    wide: list[Row], old: list[Row]
+) -> None:
+    """Every request of the controllers, the scheduler and the kubelet in both recordings
+    has a rule of its own (the informers' lists aside: another section's)."""
+    left = {
+        (r.component, r.verb, r.resource)
+        for r in wide + old
+        if r.rule in GENERIC
+        and r.component.split("/")[0] in (CM, "scheduler", "kubelet")
+        and not r.component.endswith(("shared-informers", "metadata-informers"))
+        and r.verb != "list"
+    }
+    assert left == set()
+
+
+def test_the_namespace_controller_lists_and_deletes_each_resource(wide: list[Row]) -> None:
+    """A namespace's deletion: the namespace read live, each resource deleted as a
+    collection and listed to see what is left — one rule each, whatever the resource."""
+    ns = f"{CM}/namespace-controller"
+    assert summaries(find(wide, ns, "get", "namespaces", name="shop")) == {
+        "the namespace controller reads Namespace shop (is it being deleted, and what is left?)"
+    }
+    assert "the namespace controller deletes all configmaps in shop" in summaries(
+        find(wide, ns, "deletecollection", "configmaps", namespace="shop")
+    )
+    assert "the namespace controller looks for greetings left in shop" in summaries(
+        find(wide, ns, "list", "greetings", namespace="shop")
+    )
+    collections = [r for r in wide if r.component == ns and r.verb == "deletecollection"]
+    assert len({r.resource for r in collections}) > 20
+    assert {r.rule for r in collections if r.status == 200} == {
+        "namespace-controller-deletecollection"
+    }
+    assert summaries(find(wide, ns, "update", "namespaces/status", name="shop")) == {
+        "the namespace controller writes Namespace shop's status (what its deletion is waiting for)"
+    }
+
+
+def test_a_new_namespace_gets_its_default_service_account_and_the_root_ca(
+    wide: list[Row], old: list[Row]
+) -> None:
+    for rows in (wide, old):
+        assert summaries(
+            find(
+                rows,
+                f"{CM}/service-account-controller",
+                "create",
+                "serviceaccounts",
+                namespace="kube-public",
+            )
+        ) == {
+            "the service account controller creates ServiceAccount kube-public/default"
+            " (a namespace's default)"
+        }
+        assert summaries(
+            find(
+                rows,
+                f"{CM}/root-ca-cert-publisher",
+                "create",
+                "configmaps",
+                namespace="kube-public",
+            )
+        ) == {
+            "the root CA publisher creates ConfigMap kube-public/kube-root-ca.crt"
+            " (the cluster's CA)"
+        }
+
+
+def test_the_aggregated_cluster_roles_say_what_they_got(wide: list[Row], old: list[Row]) -> None:
+    """1.37 server-side applies the rules (PATCH), 1.20 UPDATEs the role: the same rule,
+    with the number of rules and resources the role got from its body."""
+    applied = find(
+        wide, f"{CM}/clusterrole-aggregation-controller", "patch", "clusterroles", name="view"
+    )
+    assert applied[-1].summary == (
+        "the clusterrole aggregation controller fills ClusterRole view with 12 rules over 47"
+        " resources"
+    )
+    updated = find(
+        old, f"{CM}/clusterrole-aggregation-controller", "update", "clusterroles", name="view"
+    )
+    assert updated[-1].summary == (
+        "the clusterrole aggregation controller fills ClusterRole view with 9 rules over 43"
+        " resources"
+    )
+
+
+def test_the_node_controller_says_which_taints_it_sets(wide: list[Row]) -> None:
+    """Cordon sets spec.unschedulable; the node lifecycle controller answers with the
+    unschedulable taint, and removes it (and the new node's not-ready taint) again."""
+    node = f"{CM}/node-controller"
+    said = summaries(find(wide, node, "patch", "nodes", name="node-1"))
+    assert said == {
+        "the node controller sets Node node-1's taints:"
+        " node.kubernetes.io/unschedulable:NoSchedule",
+        "the node controller sets Node node-1's taints: none (all removed)",
+    }
+    assert summaries(find(wide, node, "get", "nodes", name="node-1")) == {
+        "the node controller reads Node node-1 before changing its taints (from the watch cache)"
+    }
+
+
+def test_the_ttl_controller_annotates_the_node(wide: list[Row], old: list[Row]) -> None:
+    for rows in (wide, old):
+        assert summaries(find(rows, f"{CM}/ttl-controller", "patch", "nodes", name="node-1")) == {
+            "the TTL controller annotates Node node-1: node.alpha.kubernetes.io/ttl=0"
+        }
+
+
+def test_the_statefulset_controller_creates_pods_in_order_and_records_revisions(
+    wide: list[Row],
+) -> None:
+    sts = f"{CM}/statefulset-controller"
+    pods = find(wide, sts, "create", "pods", namespace="shop", prefix="db-")
+    assert [r.summary for r in pods][:2] == [
+        "the statefulset controller creates Pod shop/db-0 (ordered, stable name)",
+        "the statefulset controller creates Pod shop/db-1 (ordered, stable name)",
+    ]
+    (revision,) = find(wide, sts, "create", "controllerrevisions", prefix="db-")
+    assert revision.summary == (
+        f"the statefulset controller records ControllerRevision shop/{revision.name},"
+        " a revision of the StatefulSet's template"
+    )
+    assert summaries(find(wide, sts, "update", "statefulsets/status", name="db")) == {
+        "the statefulset controller writes StatefulSet shop/db's status"
+    }
+
+
+def test_the_daemonset_controller_pins_its_pod_to_the_node(wide: list[Row]) -> None:
+    ds = f"{CM}/daemon-set-controller"
+    (pod,) = find(wide, ds, "create", "pods", prefix="agent-")
+    assert pod.summary == f"the daemonset controller creates Pod shop/{pod.name} for node node-1"
+    (revision,) = find(wide, ds, "create", "controllerrevisions", prefix="agent-")
+    assert revision.summary == (
+        f"the daemonset controller creates ControllerRevision shop/{revision.name},"
+        " a revision of the DaemonSet's template"
+    )
+    assert summaries(find(wide, ds, "update", "daemonsets/status", name="agent")) == {
+        "the daemonset controller writes DaemonSet shop/agent's status"
+    }
+
+
+def test_the_job_controller_creates_its_pod_and_removes_the_tracking_finalizer(
+    wide: list[Row],
+) -> None:
+    job = f"{CM}/job-controller"
+    (pod,) = find(wide, job, "create", "pods", prefix="once-")
+    assert pod.summary == f"the job controller creates Pod shop/{pod.name}"
+    assert summaries(find(wide, job, "patch", "pods", name=pod.name)) == {
+        f"the job controller patches Pod shop/{pod.name}:"
+        " removes finalizer batch.kubernetes.io/job-tracking"
+    }
+    assert summaries(find(wide, job, "update", "jobs/status", name="once")) == {
+        "the job controller writes Job shop/once's status"
+    }
+
+
+def test_the_disruption_and_autoscaler_controllers(wide: list[Row]) -> None:
+    """The PodDisruptionBudget's first status, before any pod of it is ready, allows
+    nothing; the HPA reads its target's scale and writes its status."""
+    pdb = find(
+        wide, f"{CM}/disruption-controller", "update", "poddisruptionbudgets/status", name="web"
+    )
+    assert pdb[0].summary == (
+        "the disruption controller writes PodDisruptionBudget shop/web's status:"
+        " 0 disruptions allowed (0 healthy, 1 wanted)"
+    )
+    hpa = f"{CM}/horizontal-pod-autoscaler"
+    assert summaries(find(wide, hpa, "get", "deployments/scale", name="web")) == {
+        "the HPA controller reads Deployment shop/web's scale (replicas and selector)"
+    }
+    assert summaries(find(wide, hpa, "update", "horizontalpodautoscalers/status", name="web")) == {
+        "the HPA controller writes HorizontalPodAutoscaler shop/web's status"
+        " (replicas, metrics, conditions)"
+    }
+
+
+def test_the_volume_and_garbage_controllers(wide: list[Row], old: list[Row]) -> None:
+    pvc = f"{CM}/pvc-protection-controller"
+    assert summaries(find(wide, pvc, "list", "pods", namespace="shop")) == {
+        "the PVC protection controller lists the pods of shop: does one still use the claim?"
+    }
+    assert summaries(find(wide, pvc, "update", "persistentvolumeclaims", name="data")) == {
+        "the PVC protection controller updates PersistentVolumeClaim shop/data: no finalizer left"
+    }
+    gc = f"{CM}/generic-garbage-collector"  # the foreground deletion of Deployment old
+    assert summaries(find(wide, gc, "get", "deployments", name="old")) == {
+        "the garbage collector reads Deployment shop/old live before deciding on it"
+    }
+    assert summaries(find(wide, gc, "patch", "deployments", name="old")) == {
+        "the garbage collector patches Deployment shop/old: removes its finalizers"
+    }
+    recheck = find(old, f"{CM}/replicaset-controller", "get", "replicasets", prefix="web-")
+    assert recheck[0].summary == (
+        f"{CM}/replicaset-controller reads ReplicaSet default/{recheck[0].name} live before"
+        " adopting what its selector matches"
+    )
+
+
+def test_what_1_37_adds(wide: list[Row]) -> None:
+    """The service CIDR controller (1.33), the ClusterTrustBundle publisher (1.32) and the
+    legacy token cleaner (1.28)."""
+    cidr = f"{CM}/service-cidrs-controller"
+    assert summaries(find(wide, cidr, "patch", "servicecidrs", name="kubernetes")) == {
+        "the service CIDR controller patches ServiceCIDR kubernetes:"
+        " adds finalizer networking.k8s.io/service-cidr-finalizer"
+    }
+    assert summaries(find(wide, cidr, "patch", "servicecidrs/status", name="kubernetes")) == {
+        "the service CIDR controller sets ServiceCIDR kubernetes's Ready condition"
+    }
+    (bundle,) = find(
+        wide,
+        f"{CM}/kube-apiserver-serving-clustertrustbundle-publisher",
+        "create",
+        "clustertrustbundles",
+        prefix="kubernetes.io:kube-apiserver-serving:",
+    )
+    assert bundle.summary == (
+        f"the ClusterTrustBundle publisher creates ClusterTrustBundle {bundle.name}"
+        " (the API server's serving CA)"
+    )
+    assert summaries(
+        find(
+            wide,
+            f"{CM}/legacy-service-account-token-cleaner",
+            "get",
+            "configmaps",
+            name="kube-apiserver-legacy-service-account-token-tracking",
+        )
+    ) == {"the legacy token cleaner reads since when the API server tracks legacy tokens"}
+
+
+def test_delegated_authentication_reads_its_client_ca(wide: list[Row], old: list[Row]) -> None:
+    for rows in (wide, old):
+        for component in (CM, "scheduler"):
+            said = summaries(
+                find(
+                    rows, component, "get", "configmaps", name="extension-apiserver-authentication"
+                )
+            )
+            assert said == {
+                f"{component} reads the client CA of delegated authentication"
+                " (ConfigMap kube-system/extension-apiserver-authentication)"
+            }
+
+
+def test_the_scheduler_says_why_a_pod_is_unschedulable(wide: list[Row]) -> None:
+    """The PodScheduled=False patch of a pod that cannot go anywhere (the only node is
+    cordoned): its reason and the first half of its message, from the patch."""
+    patches = find(wide, "scheduler", "patch", "pods/status", namespace="shop")
+    unschedulable = [
+        r
+        for r in patches
+        if any(c.get("reason") == "Unschedulable" for c in r.body["status"]["conditions"])
+    ]
+    assert unschedulable
+    for row in unschedulable:
+        assert row.summary == (
+            f"the scheduler sets Pod shop/{row.name}'s status: PodScheduled=False"
+            " (Unschedulable): 0/1 nodes are available: 1 node(s) were unschedulable."
+        )
+
+
+def test_the_kubelet_csinode_and_pod_status(wide: list[Row], old: list[Row]) -> None:
+    for rows in (wide, old):
+        assert summaries(find(rows, "kubelet", "create", "csinodes", name="node-1")) == {
+            "the kubelet creates CSINode node-1 (its node's CSI drivers)"
+        }
+    running = find(wide, "kubelet", "patch", "pods/status", prefix="db-0")
+    assert "the kubelet reports Pod db-0's status" in summaries(running)
