@@ -20,6 +20,7 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import iter_records
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
+from k8s_wiretap.explain.summaries import Summaries
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 GENERIC = {"write", "read", "other"}
@@ -38,6 +39,7 @@ class Row:
     body: Any
     rule: str
     summary: str
+    who: str  # how the summaries name its client ({who})
 
 
 def _row(explainer: Explainer, exchange: Exchange) -> Row:
@@ -57,6 +59,7 @@ def _row(explainer: Explainer, exchange: Exchange) -> Row:
         body.value if body.ok else None,
         explanation.rule,
         explanation.summary,
+        Summaries.VALUES["who"](explainer.summaries, exchange, {}),
     )
 
 
@@ -295,7 +298,7 @@ def test_the_volume_and_garbage_controllers(wide: list[Row], old: list[Row]) -> 
     }
     recheck = find(old, f"{CM}/replicaset-controller", "get", "replicasets", prefix="web-")
     assert recheck[0].summary == (
-        f"{CM}/replicaset-controller reads ReplicaSet default/{recheck[0].name} live before"
+        f"{recheck[0].who} reads ReplicaSet default/{recheck[0].name} live before"
         " adopting what its selector matches"
     )
 
@@ -336,13 +339,11 @@ def test_what_1_37_adds(wide: list[Row]) -> None:
 def test_delegated_authentication_reads_its_client_ca(wide: list[Row], old: list[Row]) -> None:
     for rows in (wide, old):
         for component in (CM, "scheduler"):
-            said = summaries(
-                find(
-                    rows, component, "get", "configmaps", name="extension-apiserver-authentication"
-                )
+            found = find(
+                rows, component, "get", "configmaps", name="extension-apiserver-authentication"
             )
-            assert said == {
-                f"{component} reads the client CA of delegated authentication"
+            assert summaries(found) == {
+                f"{found[0].who} reads the client CA of delegated authentication"
                 " (ConfigMap kube-system/extension-apiserver-authentication)"
             }
 
