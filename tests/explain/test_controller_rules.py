@@ -107,14 +107,11 @@ def test_no_controller_scheduler_or_kubelet_request_is_left_to_a_generic_rule(
     wide: list[Row], old: list[Row]
 ) -> None:
     """Every request of the controllers, the scheduler and the kubelet in both recordings
-    has a rule of its own (the informers' lists aside: another section's)."""
+    has a rule of its own."""
     left = {
         (r.component, r.verb, r.resource)
         for r in wide + old
-        if r.rule in GENERIC
-        and r.component.split("/")[0] in (CM, "scheduler", "kubelet")
-        and not r.component.endswith(("shared-informers", "metadata-informers"))
-        and r.verb != "list"
+        if r.rule in GENERIC and r.component.split("/")[0] in (CM, "scheduler", "kubelet")
     }
     assert left == set()
 
