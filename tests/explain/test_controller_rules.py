@@ -369,3 +369,16 @@ def test_the_kubelet_csinode_and_pod_status(wide: list[Row], old: list[Row]) -> 
         }
     running = find(wide, "kubelet", "patch", "pods/status", prefix="db-0")
     assert "the kubelet reports Pod db-0's status" in summaries(running)
+
+
+def test_the_1_20_tokens_controller_makes_each_service_account_a_token_secret(
+    old: list[Row], wide: list[Row]
+) -> None:
+    """1.20 gives every ServiceAccount a token Secret; 1.37 creates none on its own."""
+    tokens = f"{CM}/tokens-controller"
+    (secret,) = find(old, tokens, "create", "secrets", prefix="node-controller-token-")
+    assert secret.summary == f"the tokens controller creates Secret kube-system/{secret.name}"
+    assert summaries(find(old, tokens, "update", "serviceaccounts", name="node-controller")) == {
+        "the tokens controller updates ServiceAccount kube-system/node-controller"
+    }
+    assert not [r for r in wide if r.component == tokens and r.verb == "create"]
