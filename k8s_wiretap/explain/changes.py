@@ -256,11 +256,35 @@ def _leaves(path: Path, old: Any, new: Any) -> list[_Difference]:
         return [d for k, v in new.items() for d in _leaves((*path, k), _ABSENT, v)]
     if new is _ABSENT and isinstance(old, dict) and old and not _item(path):
         return [d for k, v in old.items() for d in _leaves((*path, k), v, _ABSENT)]
+    if path[-1:] == ("conditions",) and _conditions(old) and _conditions(new):
+        return _condition_changes(path, old, new)
     if _named_list(old) and _named_list(new) and (old or new):
         return _items(
             path, old if isinstance(old, list) else [], new if isinstance(new, list) else []
         )
     return [_Difference(path, old, new)]
+
+
+def _conditions(value: Any) -> bool:
+    return value is _ABSENT or (
+        isinstance(value, list) and all(isinstance(c, dict) and "type" in c for c in value)
+    )
+
+
+def _condition_changes(path: Path, old: Any, new: Any) -> list[_Difference]:
+    """Conditions by their type: those added, removed, or whose status or reason changed."""
+    was = {c["type"]: c for c in old} if isinstance(old, list) else {}
+    now = {c["type"]: c for c in new} if isinstance(new, list) else {}
+    found = []
+    for kind in [*now, *(k for k in was if k not in now)]:
+        before, after = was.get(kind, _ABSENT), now.get(kind, _ABSENT)
+        if _condition(before) != _condition(after):
+            found.append(_Difference((*path, f"<{kind}>"), before, after))
+    return found
+
+
+def _condition(value: Any) -> tuple[Any, Any] | None:
+    return None if not isinstance(value, dict) else (value.get("status"), value.get("reason"))
 
 
 def _named_list(value: Any) -> bool:
@@ -292,8 +316,8 @@ def _items(path: Path, old: list[Any], new: list[Any]) -> list[_Difference]:
 
 
 def _server_set(path: Path, subresource: str) -> bool:
-    if path[:1] == ("status",):
-        return subresource != "status"
+    if path[:1] == ("status",):  # the main resource's strategy keeps the status as it was
+        return not subresource
     return path[:1] == ("metadata",) and len(path) > 1 and path[1] in _SERVER_SET
 
 
@@ -487,6 +511,8 @@ def _words(d: _Difference, *, known: bool = True) -> str:
     `known` is False when the object before is not known: only the new value is said."""
     if _item(d.path) and (d.old is _ABSENT or d.new is _ABSENT):
         return _item_words(d)
+    if d.path and isinstance(d.path[-1], str) and d.path[-1].startswith("<"):
+        return _condition_words(d)
     noun = _keyed(d.path)
     if noun is not None:
         thing, key = noun
@@ -503,6 +529,19 @@ def _words(d: _Difference, *, known: bool = True) -> str:
     if old is _ABSENT or not known:
         return f"{field} set to {_value(new)}"
     return f"{field} {_value(old)} → {_value(new)}"
+
+
+def _condition_words(d: _Difference) -> str:
+    """`condition Approved True (KubectlApprove)`, `condition Ready False → True`."""
+    kind = str(d.path[-1])[1:-1]
+    if d.new is _ABSENT:
+        return f"condition {kind} removed"
+    status, reason = _condition(d.new) or (None, None)
+    said = f"condition {kind} {_value(status)}" + (f" ({reason})" if reason else "")
+    if d.old is _ABSENT:
+        return said
+    was, _ = _condition(d.old) or (None, None)
+    return f"condition {kind} {_value(was)} → " + said.removeprefix(f"condition {kind} ")
 
 
 def _item_words(d: _Difference) -> str:
@@ -527,16 +566,16 @@ def _keyed(path: Path) -> tuple[str, str] | None:
 
 
 def _field(path: Path) -> str:
-    """A path as people read it: `replicas`, `container web's image`, `spec.selector`."""
+    """A path as people read it: `replicas`, `container web's image`, `container web's
+    resources.requests.cpu`, `spec.selector`."""
     if path == ("spec", "replicas"):
         return "replicas"
-    if len(path) >= 2 and path[-2] in _CONTAINERS and _item(path):
-        return f"{_CONTAINERS[str(path[-2])]} {str(path[-1])[1:-1]}"
-    if len(path) >= 3 and path[-3] in _CONTAINERS:
-        item = path[-2]
-        if isinstance(item, str) and item.startswith("["):
-            kind = _CONTAINERS[str(path[-3])]
-            return f"{kind} {item[1:-1]}'s {_dotted(path[-1:])}"
+    for at in range(len(path) - 1):
+        item = path[at + 1]
+        if path[at] in _CONTAINERS and isinstance(item, str) and item.startswith("["):
+            container = f"{_CONTAINERS[str(path[at])]} {item[1:-1]}"
+            rest = _dotted(path[at + 2 :])
+            return f"{container}'s {rest}" if rest else container
     return _dotted(path) or "the whole object"
 
 

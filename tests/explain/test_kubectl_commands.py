@@ -5,12 +5,18 @@ verb, resource and status (never by id: the session is recorded again as it grow
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.x509.oid import NameOID
 
 from bench.explain_coverage import RECORDING, Said, explain
 from k8s_wiretap.capture.exchange import Exchange
@@ -349,6 +355,42 @@ CHECKED = json.dumps([TESTED, {"op": "remove", "path": "/data/soup"}])
 FAILED_TEST = json.dumps([{**TESTED, "value": "leek"}])  # the soup is onion by then: 422
 
 
+CSR = f"{NS}-client"
+SIZED = f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: sized, namespace: {NS}}}
+spec:
+  containers:
+    - name: main
+      image: registry.k8s.io/pause:3.10
+      resources: {{requests: {{cpu: 100m}}, limits: {{cpu: 200m}}}}
+"""
+RESIZE = json.dumps(
+    {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "150m"}}}]}}
+)
+
+
+def _signing_request() -> str:
+    """A CertificateSigningRequest for a client certificate, of a key made here."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "wiretap-test")])
+    request = x509.CertificateSigningRequestBuilder().subject_name(subject).sign(key, SHA256())
+    pem = request.public_bytes(serialization.Encoding.PEM)
+    return json.dumps(
+        {
+            "apiVersion": "certificates.k8s.io/v1",
+            "kind": "CertificateSigningRequest",
+            "metadata": {"name": CSR},
+            "spec": {
+                "request": base64.b64encode(pem).decode(),
+                "signerName": "kubernetes.io/kube-apiserver-client",
+                "usages": ["client auth"],
+            },
+        }
+    )
+
+
 def _revisions(kubectl: Kubectl) -> int:
     return len(kubectl("get", "rs", "-n", NS, "-l", "app=web", "-o", "name").split())
 
@@ -382,6 +424,10 @@ def lab_said(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         kubectl("rollout", "undo", "deployment/web", "-n", NS, "--to-revision=1")
         kubectl("delete", "deployment", "web", "-n", NS, "--cascade=orphan")
         kubectl("delete", "configmap", "menu", "-n", NS)  # no finalizer: gone at once
+        kubectl("apply", "-f", "-", stdin=_signing_request())
+        kubectl("certificate", "approve", CSR)
+        kubectl("apply", "-f", "-", stdin=SIZED)
+        kubectl("patch", "pod", "sized", "-n", NS, "--subresource", "resize", "-p", RESIZE)
         denied = kubectl.run(
             "auth", "can-i", "delete", "nodes", f"--as=system:serviceaccount:{NS}:nobody",
             check=False,
@@ -389,7 +435,10 @@ def lab_said(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         assert denied.stdout.strip() == "no"
         recording = wiretap.wait_for(
             "the auth can-i",
-            lambda r: any(e.info.resource == "selfsubjectaccessreviews" for e in r.exchanges),
+            lambda r: any(
+                e.info.resource == "selfsubjectaccessreviews" and e.end is not None
+                for e in r.exchanges
+            ),
         )
     finally:
         wiretap.server.stop()
@@ -398,7 +447,7 @@ def lab_said(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     yield [
         (e.request_header("kubectl-command"), _said(summaries, e))
         for e in analysis.exchanges
-        if analysis.who(e).component == "kubectl" and e.info.namespace in (NS, "")
+        if analysis.who(e).component == "kubectl"
     ]
 
 
@@ -469,4 +518,20 @@ def test_a_delete_whose_object_is_gone_at_once(lab_said: list[Found]) -> None:
     )
     assert _summary(lab_said, "kubectl delete", "get", "configmaps", 404) == (
         f"kubectl delete: ConfigMap {NS}/menu is gone (404), the wait is over"
+    )
+
+
+def test_a_certificate_approval_says_the_condition(lab_said: list[Found]) -> None:
+    assert _summary(
+        lab_said, "kubectl certificate approve", "update", "certificatesigningrequests/approval"
+    ) == (
+        f"kubectl certificate approve: CertificateSigningRequest {CSR}:"
+        " condition Approved True (KubectlApprove)"
+    )
+
+
+def test_a_resize_says_the_resources(lab_said: list[Found]) -> None:
+    assert _summary(lab_said, "kubectl patch", "patch", "pods/resize") == (
+        f"kubectl patch: resizes Pod {NS}/sized in place:"
+        " container main's resources.requests.cpu 100m → 150m"
     )
