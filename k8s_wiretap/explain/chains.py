@@ -11,13 +11,18 @@ event carries a resourceVersion; the write that produced it is found through the
 answers with a Status), as the latest such write on the object before the event.
 
 Related also are what a controller's own code links an object to: the Namespace of an
-object in it (for the controllers that watch namespaces: the namespace controller empties a
-terminating one, others fill a new one), the pods a PodDisruptionBudget or a Service selects
-(by labels), the Service an Endpoints or EndpointSlice is for, the pod a TokenRequest is bound
-to, the node a Binding names. A write that failed (a 409, a 403) has its cause too: it was a
-reaction all the same; only a write that succeeded can cause another. A client that waits on
-purpose before acting (`delay` in controllers.yaml: the namespace controller's 5 s) is
-linked to the latest event before that wait.
+object in it (for the controllers `by_namespace` in controllers.yaml: the namespace
+controller empties a terminating one, others fill a new one), the pods a
+PodDisruptionBudget or a Service selects (by labels), the Service an Endpoints or
+EndpointSlice is for, the pod a TokenRequest is bound to, the node a Binding names, the
+ServiceAccount a token Secret is for. A write that failed (a 409, a 403) has its cause too:
+it was a reaction all the same; only a write that succeeded can cause another. A client
+that waits on purpose before acting (`delay` in controllers.yaml: the namespace
+controller's 5 s) is linked to the latest event before that wait.
+
+An object an informer's LIST gave a component counts as an event too (`LISTED`): an
+informer that lists then watches (client-go before its watch lists, 1.20) hands each
+listed object to its controller as added, which reacts to it as to a watch event.
 
 A client unknown to `controllers.yaml` but kubectl (a third-party controller, an operator)
 is taken at its word: its writes are linked to the events its own watches received.
@@ -57,10 +62,12 @@ from k8s_wiretap.kube.verbs import WATCH, WRITES
 __all__ = ["Cause", "Chains", "Hop", "Reason", "Write"]
 
 WINDOW = 5.0  # seconds: a reaction comes within milliseconds; older events are not a cause
+LIST, LISTED = "list", "LISTED"  # an Observation's source; a listed object's Hop type
 RETRY_WINDOW = 60.0  # seconds: a client's work queue retries a failed write within a minute
 TIE = 0.005  # seconds: events this close to the chosen one explain the write as well
 SELECTING = frozenset({("", "services"), ("policy", "poddisruptionbudgets")})  # select pods
 SERVICE_NAME = "kubernetes.io/service-name"  # an EndpointSlice's label naming its Service
+SERVICE_ACCOUNT = "kubernetes.io/service-account.name"  # a token Secret's annotation
 INFORMERS = {
     "controller-manager": (
         "controller-manager/shared-informers",
@@ -71,11 +78,13 @@ INFORMERS = {
 
 @dataclass(slots=True)
 class Hop:
-    """A watch event that carried a change to a component."""
+    """A watch event that carried a change to a component, or an object its informer's
+    LIST gave it (an informer that lists then watches hands each listed object to its
+    controller as added: `LISTED`)."""
 
-    watch: str  # the watch exchange's id
-    event: int  # the event's index in that exchange
-    type: str  # ADDED, MODIFIED, DELETED
+    watch: str  # the watch exchange's id (or the list's)
+    event: int | None  # the event's index in that exchange (None: an item of a list)
+    type: str  # ADDED, MODIFIED, DELETED, LISTED
     ref: ObjectRef
     resource_version: int | None
     time: float
@@ -280,6 +289,8 @@ class Chains:
         kind = self.analysis.resources.kind_of(hop.ref.group, hop.ref.resource) or hop.ref.resource
         where = f"{hop.ref.namespace}/{hop.ref.name}" if hop.ref.namespace else hop.ref.name
         seen = f"{hop.type} of {kind} {where}"
+        if hop.type == LISTED:
+            seen = f"{kind} {where} in its informer's LIST"
         ms = (exchange.time - hop.time) * 1000
         known = client(exchange.component)
         waited = f", which it acts on {known.delay:g} s after" if known and known.delay else ""
@@ -345,17 +356,21 @@ class Chains:
             self._owned[owner].add(ref)
         self._learn_labels(ref, observation.object)
         if observation.source == WATCH and observation.event is not None:
-            event = self.analysis.events(exchange)[observation.event]
-            hop = Hop(
-                observation.exchange,
-                observation.event,
-                event.type,
-                ref,
-                observation.resource_version,
-                observation.time,
-                observation.component,
-            )
-            self._hops[(observation.component, ref)].add(hop)
+            kind = self.analysis.events(exchange)[observation.event].type
+        elif observation.source == LIST:
+            kind = LISTED
+        else:
+            return
+        hop = Hop(
+            observation.exchange,
+            observation.event,
+            kind,
+            ref,
+            observation.resource_version,
+            observation.time,
+            observation.component,
+        )
+        self._hops[(observation.component, ref)].add(hop)
 
     def _learn_labels(self, ref: ObjectRef, obj: Any) -> None:
         """A pod's labels and a selecting object's selector (the size of the cluster)."""
@@ -567,9 +582,14 @@ def _about_kind(obj: Any) -> str:
 
 
 def _named_in_request(target: ObjectRef, sent: Any) -> set[ObjectRef]:
-    """The pod a TokenRequest is bound to; the node a Binding places its pod on."""
+    """The pod a TokenRequest is bound to; the node a Binding places its pod on; the
+    ServiceAccount a token Secret is for (1.20's tokens controller makes one for each)."""
     if not isinstance(sent, dict):
         return set()
+    annotations = (sent.get("metadata") or {}).get("annotations")
+    account = annotations.get(SERVICE_ACCOUNT) if isinstance(annotations, dict) else None
+    if account and (target.group, target.resource) == ("", "secrets"):
+        return {ObjectRef("", "serviceaccounts", target.namespace, str(account))}
     spec = sent.get("spec")
     bound = spec.get("boundObjectRef") if isinstance(spec, dict) else None
     if isinstance(bound, dict) and bound.get("kind") == "Pod" and bound.get("name"):

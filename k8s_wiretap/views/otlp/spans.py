@@ -197,11 +197,12 @@ def _delivery(cause: Cause, exchange: Exchange) -> Link:
     hop = cause.hop
     pairs: list[tuple[str, Any]] = [
         ("wiretap.event.type", hop.type),
-        ("wiretap.event.index", hop.event),
         ("wiretap.event.object", str(hop.ref)),
         ("wiretap.event.watcher", hop.watcher),
         ("wiretap.reacted_ms", round((exchange.time - hop.time) * 1000, 1)),
     ]
+    if hop.event is not None:  # None: an object of a LIST
+        pairs.append(("wiretap.event.index", hop.event))
     if hop.resource_version is not None:
         pairs.append(("wiretap.event.resource_version", hop.resource_version))
     if cause.exchange is not None:
