@@ -391,6 +391,11 @@ def _signing_request() -> str:
     )
 
 
+def _running(kubectl: Kubectl, name: str) -> bool:
+    phase = kubectl("get", "pod", name, "-n", NS, "-o", "jsonpath={.status.phase}")
+    return phase == "Running"
+
+
 def _revisions(kubectl: Kubectl) -> int:
     return len(kubectl("get", "rs", "-n", NS, "-l", "app=web", "-o", "name").split())
 
@@ -428,6 +433,9 @@ def lab_said(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         kubectl("certificate", "approve", CSR)
         kubectl("apply", "-f", "-", stdin=SIZED)
         kubectl("patch", "pod", "sized", "-n", NS, "--subresource", "resize", "-p", RESIZE)
+        wait_until(lambda: _running(kubectl, "sized"), 60, "pod sized to run")
+        streamed = kubectl.run("exec", "sized", "-n", NS, "--", "true", check=False)
+        assert "error dialing backend" in streamed.stderr  # the hollow node has no address
         denied = kubectl.run(
             "auth", "can-i", "delete", "nodes", f"--as=system:serviceaccount:{NS}:nobody",
             check=False,
@@ -535,3 +543,14 @@ def test_a_resize_says_the_resources(lab_said: list[Found]) -> None:
         f"kubectl patch: resizes Pod {NS}/sized in place:"
         " container main's resources.requests.cpu 100m → 150m"
     )
+
+
+def test_exec_is_a_stream_through_the_kubelet_that_fails_here(lab_said: list[Found]) -> None:
+    """kubectl exec tries a WebSocket (GET) and then SPDY (POST) to the pod's exec
+    subresource; the API server cannot reach the lab's hollow node, and both say so."""
+    tries = [s for c, s in lab_said if c == "kubectl exec" and s.resource == "pods/exec"]
+    assert [(s.verb, s.status, s.rule) for s in tries] == [
+        ("get", 500, "server-error"),
+        ("create", 500, "server-error"),
+    ]
+    assert all("'s exec: server error (500), error dialing backend" in s.summary for s in tries)
