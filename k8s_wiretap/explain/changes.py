@@ -11,7 +11,8 @@ What is said, by request:
 
 - a merge or strategic merge patch: the fields that differ between the object before and
   after, among those the patch names (labels and annotations as `key=value`, a container's
-  image by the container's name, a boolean that was unset as false);
+  fields by the container's name, an item of a list merged by name added or removed whole,
+  a status condition by its type, a boolean that was unset as false);
 - a JSON patch: each operation in words (adds, replaces, removes, moves, copies, tests),
   with what it changed; `kubectl rollout undo`'s patch of a Deployment's template is "back
   to revision N's template", N the `deployment.kubernetes.io/revision` of the ReplicaSet
@@ -19,7 +20,9 @@ What is said, by request:
 - an update (`kubectl replace`): every field that differs from the object before, but those
   the API server sets itself and the status;
 - a delete: its propagationPolicy (DeleteOptions body or query) and what it means;
-- a SelfSubjectAccessReview (`kubectl auth can-i`): what was asked and the answer.
+- a SelfSubjectAccessReview (`kubectl auth can-i`): whom and what was asked, and the answer.
+
+A server-side apply is `apply_fields.py`'s: it is said field by field there.
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ __all__ = ["access_review", "change", "changed", "deletion"]
 Path = tuple[str | int, ...]
 REVISION = "deployment.kubernetes.io/revision"  # on each ReplicaSet of a Deployment
 TEMPLATE_HASH = "pod-template-hash"  # the ReplicaSet's label kubectl drops when it rolls back
-RESTARTED = "kubectl.kubernetes.io/restartedAt"
 SAID = 5  # changes said at most; the rest are counted
 LONG = 60  # characters of a value said at most
 _SERVER_SET = frozenset({*SERVER_METADATA, "managedFields"})
@@ -240,6 +242,7 @@ def _differences(
     those under a path of `named` (every field when None), but what the server sets."""
     if before is None or after is None:
         return None
+    before, after = _by_key(before), _by_key(after)
     found = []
     for entry in diff(before, after):
         path = _parts(entry["path"], before, after)
@@ -249,70 +252,40 @@ def _differences(
     return sorted(found, key=lambda d: d.path[:1] == ("metadata",))  # what it is about first
 
 
+def _by_key(value: Any, key: str = "") -> Any:
+    """`value` with each list of named items as a map by `[name]`, and each list of
+    conditions as a map by `<type>`: an item is compared with the item of its name, however
+    the list was ordered or grew."""
+    if isinstance(value, dict):
+        return {k: _by_key(v, k) for k, v in value.items()}
+    if not isinstance(value, list) or not value:
+        return value
+    items = [_by_key(v) for v in value]
+    if all(_has_name(i) for i in items) and len({i["name"] for i in items}) == len(items):
+        return {f"[{i['name']}]": i for i in items}
+    typed = all(isinstance(i, dict) and isinstance(i.get("type"), str) for i in items)
+    if key == "conditions" and typed and len({i["type"] for i in items}) == len(items):
+        return {f"<{i['type']}>": i for i in items}
+    return items
+
+
 def _leaves(path: Path, old: Any, new: Any) -> list[_Difference]:
     """A member added or removed whole (a label map where there was none), leaf by leaf;
-    a list of named items (containers) item by item, an item added or removed whole."""
+    but an item of a list (a container, a condition) added or removed is said whole."""
     if old is _ABSENT and isinstance(new, dict) and new and not _item(path):
         return [d for k, v in new.items() for d in _leaves((*path, k), _ABSENT, v)]
     if new is _ABSENT and isinstance(old, dict) and old and not _item(path):
         return [d for k, v in old.items() for d in _leaves((*path, k), v, _ABSENT)]
-    if path[-1:] == ("conditions",) and _conditions(old) and _conditions(new):
-        return _condition_changes(path, old, new)
-    if _named_list(old) and _named_list(new) and (old or new):
-        return _items(
-            path, old if isinstance(old, list) else [], new if isinstance(new, list) else []
-        )
     return [_Difference(path, old, new)]
-
-
-def _conditions(value: Any) -> bool:
-    return value is _ABSENT or (
-        isinstance(value, list) and all(isinstance(c, dict) and "type" in c for c in value)
-    )
-
-
-def _condition_changes(path: Path, old: Any, new: Any) -> list[_Difference]:
-    """Conditions by their type: those added, removed, or whose status or reason changed."""
-    was = {c["type"]: c for c in old} if isinstance(old, list) else {}
-    now = {c["type"]: c for c in new} if isinstance(new, list) else {}
-    found = []
-    for kind in [*now, *(k for k in was if k not in now)]:
-        before, after = was.get(kind, _ABSENT), now.get(kind, _ABSENT)
-        if _condition(before) != _condition(after):
-            found.append(_Difference((*path, f"<{kind}>"), before, after))
-    return found
 
 
 def _condition(value: Any) -> tuple[Any, Any] | None:
     return None if not isinstance(value, dict) else (value.get("status"), value.get("reason"))
 
 
-def _named_list(value: Any) -> bool:
-    return value is _ABSENT or (isinstance(value, list) and all(_has_name(i) for i in value))
-
-
 def _item(path: Path) -> bool:
-    """Whether `path` names an item of a list by its name (`[web]`)."""
-    return bool(path) and isinstance(path[-1], str) and path[-1].startswith("[")
-
-
-def _items(path: Path, old: list[Any], new: list[Any]) -> list[_Difference]:
-    """Two lists of named items: the items added, removed, and changed field by field."""
-    was = {i["name"]: i for i in old}
-    found: list[_Difference] = []
-    for item in new:
-        here = (*path, f"[{item['name']}]")
-        before = was.pop(item["name"], _ABSENT)
-        if before is _ABSENT:
-            found.append(_Difference(here, _ABSENT, item))
-        else:
-            for entry in diff(before, item):
-                inner = _parts(entry["path"], before, item)
-                found += _leaves(
-                    (*here, *inner), entry.get("from", _ABSENT), entry.get("to", _ABSENT)
-                )
-    found += [_Difference((*path, f"[{name}]"), item, _ABSENT) for name, item in was.items()]
-    return found
+    """Whether `path` names an item of a list by its name (`[web]`) or type (`<Ready>`)."""
+    return bool(path) and isinstance(path[-1], str) and path[-1][:1] in ("[", "<")
 
 
 def _server_set(path: Path, subresource: str) -> bool:
@@ -327,7 +300,8 @@ def _under(path: Path, named: list[Path]) -> bool:
 
 
 def _parts(pointer: str, before: Any, after: Any) -> Path:
-    """A JSON pointer as parts; a list index as its item's name when the item has one."""
+    """A JSON pointer as parts; a list index as its item's name when the item has one
+    (`[web]`), a condition's as its type (`<Ready>`)."""
     parts: list[str | int] = []
     here: list[Any] = [before, after]
     for raw in pointer.split("/")[1:]:
@@ -336,7 +310,13 @@ def _parts(pointer: str, before: Any, after: Any) -> Path:
             index = int(key)
             items = [h[index] for h in here if isinstance(h, list) and index < len(h)]
             name = next((i["name"] for i in items if _has_name(i)), None)
-            parts.append(f"[{name}]" if name is not None else index)
+            kind = next((i["type"] for i in items if isinstance(i, dict) and "type" in i), None)
+            if name is not None:
+                parts.append(f"[{name}]")
+            elif parts[-1:] == ["conditions"] and kind is not None:
+                parts.append(f"<{kind}>")
+            else:
+                parts.append(index)
             here = items
         else:
             parts.append(key)
@@ -385,6 +365,10 @@ def _requested(body: dict[str, Any], path: Path = ()) -> Iterator[_Difference]:
 def _member(value: Any, part: str | int) -> Any:
     if isinstance(part, str) and part.startswith("[") and isinstance(value, list):
         return next((i for i in value if _has_name(i) and f"[{i['name']}]" == part), None)
+    if isinstance(part, str) and part.startswith("<") and isinstance(value, list):
+        return next(
+            (i for i in value if isinstance(i, dict) and f"<{i.get('type')}>" == part), None
+        )
     return value.get(part) if isinstance(value, dict) else None
 
 
@@ -404,7 +388,11 @@ def _update(
 ) -> str:
     found = _differences(before, after, None, subresource)
     if found is None:
-        what = "the object before it is not in the recording"
+        what = (
+            "the object before it is not in the recording"
+            if before is None
+            else "the server answered with no object"
+        )
         return f"the whole object sent ({what})" if isinstance(body, dict) else what
     if not found:
         return "nothing changed (the object sent is the object it was)"
@@ -509,10 +497,10 @@ def _joined(said: list[str], between: str = "; ") -> str:
 def _words(d: _Difference, *, known: bool = True) -> str:
     """One change: `label tier=front`, `container web's image a → b`, `replicas 2 → 3`.
     `known` is False when the object before is not known: only the new value is said."""
+    if _item(d.path) and str(d.path[-1]).startswith("<"):
+        return _condition_words(d)
     if _item(d.path) and (d.old is _ABSENT or d.new is _ABSENT):
         return _item_words(d)
-    if d.path and isinstance(d.path[-1], str) and d.path[-1].startswith("<"):
-        return _condition_words(d)
     noun = _keyed(d.path)
     if noun is not None:
         thing, key = noun
@@ -570,6 +558,10 @@ def _field(path: Path) -> str:
     resources.requests.cpu`, `spec.selector`."""
     if path == ("spec", "replicas"):
         return "replicas"
+    for at, part in enumerate(path):
+        if isinstance(part, str) and part.startswith("<"):
+            rest = _dotted(path[at + 1 :])
+            return f"condition {part[1:-1]}" + (f"'s {rest}" if rest else "")
     for at in range(len(path) - 1):
         item = path[at + 1]
         if path[at] in _CONTAINERS and isinstance(item, str) and item.startswith("["):

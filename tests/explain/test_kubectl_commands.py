@@ -324,6 +324,22 @@ def test_the_change_is_that_of_the_history(analysis: Analysis) -> None:
     assert changed(analysis, set_image) == "container web's image nginx:1.25 → nginx:1.27"
 
 
+def test_every_write_of_the_session_is_said(analysis: Analysis) -> None:
+    """Any client's write, not only kubectl's: the words never fail, and a status write
+    says its conditions by type, whatever their order ('condition Available's status
+    False → True'), never by their place in the list."""
+    writes = [e for e in analysis.exchanges if e.info.verb in ("patch", "update", "delete")]
+    said = [changed(analysis, e) for e in writes]
+    assert len(said) > 400 and all(said)
+    statuses = [
+        w
+        for e, w in zip(writes, said, strict=True)
+        if e.info.subresource == "status" and e.info.resource == "deployments"
+    ]
+    assert any("condition Available's status False → True" in w for w in statuses)
+    assert not [w for w in said if "conditions[" in w or "'s type " in w]
+
+
 BACKGROUND = "propagationPolicy Background: it goes now, what it owns after"
 FOREGROUND = "propagationPolicy Foreground: it stays until what it owns is deleted"
 ORPHAN = "propagationPolicy Orphan: what it owns stays, orphaned"
