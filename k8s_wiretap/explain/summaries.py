@@ -24,6 +24,8 @@ from k8s_wiretap.explain import details as detail
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.explain.changes import changed
+from k8s_wiretap.explain.names import spoken
+from k8s_wiretap.kube.controllers import third_party
 from k8s_wiretap.kube.etcd import etcd_key
 from k8s_wiretap.kube.explanations import RULES_FILE, Rule, rules
 from k8s_wiretap.kube.media import patch_type
@@ -54,6 +56,8 @@ FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules
         "namespace",
         "body",
         "deleting",
+        "third_party",
+        "unanswered",
     }
 )
 
@@ -110,10 +114,28 @@ def _key_of() -> Callable[[dict[str, Any]], Any]:
     return itemgetter(*plain) if len(plain) > 1 else lambda facts: facts[plain[0]]
 
 
+@cache
+def _named() -> dict[str, frozenset[Any]]:
+    """Of the facts with a value per object (its name, its namespace), the values the rules
+    name: any other value chooses as none of them would, so `_rule` keys on None instead
+    (the choices stay a few hundred however many objects a recording has)."""
+    keys = ("name", "namespace")
+    return {
+        k: frozenset(w for r in rules() if k in r.match for w in _many(r.match[k]))
+        for k in keys
+        if k in _matched()[0]
+    }
+
+
 def _rule(facts: dict[str, Any]) -> Rule:
     """The first rule that matches: chosen once for each combination of what the rules
     look at (a few hundred in a recording)."""
     options = facts["param"]
+    named = _named()
+    if named:
+        facts = dict(facts)  # the key's copy: the templates get the real values
+        for k, values in named.items():
+            facts[k] = facts[k] if facts[k] in values else None
     key = (_key_of()(facts), *[options.get(n) for n in _matched()[1]])
     rule = _chosen.get(key)
     if rule is None:
@@ -147,9 +169,9 @@ class Summaries:
     def __init__(self, analysis: Analysis, chains: Chains | None = None) -> None:
         self.analysis = analysis
         self.chains = chains or Chains(analysis)
-        # the first LIST/WATCH of each client's resource: (component, verb, group, resource)
+        # the first LIST or WATCH of each client's resource: (component, group, resource)
         # → its exchange's id; exchanges explained later (a stream's) are added in time order
-        self._first: dict[tuple[str, str, str, str], str] = {}
+        self._first: dict[tuple[str, str, str], str] = {}
         for exchange in analysis.exchanges:
             self.saw(exchange)
 
@@ -159,11 +181,12 @@ class Summaries:
 
     def saw(self, exchange: Exchange) -> bool:
         """Note `exchange` (in time order); True if it is its client's first LIST or WATCH
-        of its resource (an informer starting)."""
+        of its resource (an informer starting): a LIST after a watch list is a relist (the
+        reflector falls back to one when its watch list fails)."""
         info = exchange.info
         if info.verb not in ("list", WATCH) or not info.is_resource_request:
             return False
-        key = (exchange.component, info.verb, info.group, info.resource)
+        key = (exchange.component, info.group, info.resource)
         return self._first.setdefault(key, exchange.id) == exchange.id
 
     def explain(self, exchange: Exchange) -> Explanation:
@@ -212,6 +235,8 @@ class Summaries:
             "namespace": _namespace_of(info.group, info.resource, meta, info.namespace),
             "body": body.value if body.ok else None,
             "deleting": bool(meta.get("deletionTimestamp")),
+            "third_party": third_party(exchange.component),
+            "unanswered": exchange.status is None and exchange.error is not None,
         }
 
     # -- what the templates say -------------------------------------------------------------
@@ -237,7 +262,8 @@ class Summaries:
         "involved": lambda s, e, f: _involved(f["body"]),
         "cause": lambda s, e, f: s._cause(e),
         "verbs": lambda s, e, f: _third_person(e.info.verb),
-        "who": lambda s, e, f: e.request_header("kubectl-command") or e.component,
+        "error": lambda s, e, f: (e.error or "").rstrip(".").lower(),
+        "who": lambda s, e, f: e.request_header("kubectl-command") or spoken(e.component),
         "what": lambda s, e, f: (
             _what(f["object"], e.info.subresource) if e.info.is_resource_request else f["path"]
         ),
