@@ -6,10 +6,14 @@ asserted whole, as `explain` prints it.
 
 recordings/wide-session.jsonl.gz is the wide session of the 1.37 lab;
 recordings/apply-story-1.20.jsonl.gz the apply story against 1.20, for what 1.20 does its
-own way (the clusterrole aggregation controller's UPDATE, the tokens controller)."""
+own way (the clusterrole aggregation controller's UPDATE, the tokens controller).
+Preemption, which neither recording holds, is recorded here from a lab whose every client
+talks through the wiretap: a pod of high priority that fits only if a pod of low priority
+leaves the node."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,8 @@ from k8s_wiretap.capture.reader import iter_records
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
 from k8s_wiretap.explain.summaries import Summaries
+from k8s_wiretap.lab.lab import Lab, UpOptions
+from tests.conftest import Kubectl, wait_until
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 GENERIC = {"write", "read", "other"}
@@ -63,7 +69,7 @@ def _row(explainer: Explainer, exchange: Exchange) -> Row:
     )
 
 
-def _rows(name: str) -> list[Row]:
+def _rows(name: str | Path) -> list[Row]:
     out: list[Row] = []
     explained(iter_records(RECORDINGS / name, []), _row, out.append)
     return out
@@ -382,3 +388,66 @@ def test_the_1_20_tokens_controller_makes_each_service_account_a_token_secret(
         "the tokens controller updates ServiceAccount kube-system/node-controller"
     }
     assert not [r for r in wide if r.component == tokens and r.verb == "create"]
+
+
+PRIORITY_POD = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {name}}}
+value: {value}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: default}}
+spec:
+  priorityClassName: {name}
+  terminationGracePeriodSeconds: 0
+  containers:
+  - {{name: main, image: registry.k8s.io/pause:3.10, resources: {{requests: {{cpu: 700m}}}}}}
+"""
+
+
+def _phase(kubectl: Kubectl, pod: str) -> str:
+    return kubectl.run("get", "pod", pod, "-o", "jsonpath={.status.phase}", check=False).stdout
+
+
+@pytest.fixture(scope="module")
+def preemption(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
+    """A lab (one node of 1 CPU) recorded through the wiretap: Pod low (priority 1, 700m)
+    runs, then Pod high (priority 1000, 700m) comes and fits only once low is gone."""
+    folder = tmp_path_factory.mktemp("preemption")
+    lab = Lab(folder / "lab")
+    state = lab.up(UpOptions(build=False, record=folder / "session.jsonl"))
+    try:
+        kubectl = Kubectl(state.kubeconfig, folder / "cache")
+        wait_until(lambda: "node-1" in kubectl.run("get", "nodes").stdout, 60, "the node")
+        kubectl.run("apply", "-f", "-", stdin=PRIORITY_POD.format(name="low", value=1))
+        wait_until(lambda: _phase(kubectl, "low") == "Running", 60, "pod low running")
+        kubectl.run("apply", "-f", "-", stdin=PRIORITY_POD.format(name="high", value=1000))
+        wait_until(lambda: _phase(kubectl, "high") == "Running", 90, "pod high running")
+        time.sleep(1)  # the last status patches reach the recording
+    finally:
+        lab.down()
+    return _rows(folder / "session.jsonl")
+
+
+@pytest.mark.lab
+def test_the_scheduler_preempts_a_pod_of_lower_priority(preemption: list[Row]) -> None:
+    """The pending pod is nominated to the node, the victim gets its DisruptionTarget
+    condition and is deleted, then the pending pod is bound."""
+    nominated = find(preemption, "scheduler", "patch", "pods/status", name="high")
+    assert (
+        "the scheduler sets Pod default/high's status: nominates node node-1 (preemption);"
+        " PodScheduled=False (Unschedulable): 0/1 nodes are available: 1 Insufficient cpu."
+    ) in summaries(nominated)
+    assert summaries(find(preemption, "scheduler", "patch", "pods/status", name="low")) == {
+        "the scheduler sets Pod default/low's status: DisruptionTarget=True"
+        " (PreemptionByScheduler): default-scheduler: preempting to accommodate a higher"
+        " priority pod"
+    }
+    assert summaries(find(preemption, "scheduler", "delete", "pods", name="low")) == {
+        "the scheduler preempts Pod default/low (deletes it for a higher-priority pod)"
+    }
+    assert summaries(find(preemption, "scheduler", "create", "pods/binding", name="high")) == {
+        "the scheduler binds Pod high to node node-1"
+    }
