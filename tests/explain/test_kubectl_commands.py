@@ -141,6 +141,12 @@ def test_a_merge_patch_of_a_custom_resource(said: list[Found]) -> None:
     )
 
 
+def test_apply_of_a_custom_resource_looks_for_its_crd(said: list[Found]) -> None:
+    assert _summary(said, "kubectl apply", "list", "customresourcedefinitions") == (
+        "kubectl apply lists the CustomResourceDefinitions: is the kind it sends a custom resource?"
+    )
+
+
 def test_wait_reads_then_watches_until_the_condition(said: list[Found]) -> None:
     assert _summary(said, "kubectl wait", "get", "deployments") == (
         f"kubectl wait reads {WEB} first"
