@@ -65,9 +65,7 @@ def test_a_controller_says_which_event_set_it_off() -> None:
     assert "gets an ownerReference to it and no node yet" in explained(pod).why
     bind = first("scheduler", "create", "pods", "binding")
     assert explained(bind).summary == f"the scheduler binds Pod {bind.info.name} to node node-1"
-    assert "after the replicaset controller's create reached it" in (
-        explained(bind).why
-    )
+    assert "after the replicaset controller's create reached it" in (explained(bind).why)
     assert explained(bind).etcd == {
         "key": f"/registry/pods/default/{bind.info.name}",
         "note": "the binding sets the pod's spec.nodeName: the pod is written",
