@@ -13,6 +13,7 @@ from typing import Any
 __all__ = [
     "aggregated",
     "annotated",
+    "conditions",
     "disruptions",
     "finalizers",
     "owners",
@@ -55,6 +56,21 @@ def _first_sentence(message: str) -> str:
     return head.strip()
 
 
+def conditions(body: Any) -> str:
+    """The conditions a status write sets: `Type=Status (Reason): message` (the message up
+    to a scheduler's ` preemption: ` half)."""
+    said = []
+    for condition in _list(_dict(body, "status").get("conditions")):
+        if not isinstance(condition, dict):
+            continue
+        kind = str(condition.get("type") or "a condition")
+        value = f"={condition['status']}" if condition.get("status") else ""
+        reason = f" ({condition['reason']})" if condition.get("reason") else ""
+        message = _first_sentence(str(condition.get("message") or ""))
+        said.append(f"{kind}{value}{reason}" + (f": {message}" if message else ""))
+    return "; ".join(said) or "no condition"
+
+
 def scheduling(body: Any) -> str:
     """The scheduler's pod status patch: the nominated node (preemption), and the
     PodScheduled or DisruptionTarget condition it sets, with its reason and message."""
@@ -64,14 +80,8 @@ def scheduling(body: Any) -> str:
         said.append(f"nominates node {status['nominatedNodeName']} (preemption)")
     elif "nominatedNodeName" in status:
         said.append("clears its nominated node")
-    for condition in _list(status.get("conditions")):
-        if not isinstance(condition, dict):
-            continue
-        kind = str(condition.get("type") or "a condition")
-        value = f"={condition['status']}" if condition.get("status") else ""
-        reason = f" ({condition['reason']})" if condition.get("reason") else ""
-        message = _first_sentence(str(condition.get("message") or ""))
-        said.append(f"{kind}{value}{reason}" + (f": {message}" if message else ""))
+    if status.get("conditions"):
+        said.append(conditions(body))
     return "; ".join(said) or "a status patch"
 
 

@@ -275,6 +275,7 @@ class Summaries:
         "change": lambda s, e, f: changed(s.analysis, e),
         "taints": lambda s, e, f: detail.taints(f["body"]),
         "scheduling": lambda s, e, f: detail.scheduling(f["body"]),
+        "conditions": lambda s, e, f: detail.conditions(f["body"]),
         "finalizers": lambda s, e, f: detail.finalizers(f["body"]),
         "owners": lambda s, e, f: detail.owners(f["body"]),
         "aggregated": lambda s, e, f: detail.aggregated(f["body"]),

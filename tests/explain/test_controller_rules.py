@@ -13,12 +13,17 @@ leaves the node."""
 
 from __future__ import annotations
 
+import base64
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import iter_records
@@ -406,48 +411,244 @@ spec:
   - {{name: main, image: registry.k8s.io/pause:3.10, resources: {{requests: {{cpu: 700m}}}}}}
 """
 
+# One of each thing some controller acts on that the recordings lack: a ReplicationController,
+# a ResourceQuota, a PersistentVolume and the claim it binds to, a generic ephemeral volume
+# and a StatefulSet's volumeClaimTemplate (of a class no volume has: they stay pending), a
+# Service without selector and its hand-made Endpoints, a ValidatingAdmissionPolicy, and a
+# Deployment that keeps no old ReplicaSet.
+WORKS = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: works}
+---
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy, namespace: works}
+spec:
+  replicas: 1
+  selector: {app: legacy}
+  template:
+    metadata: {labels: {app: legacy}}
+    spec: {containers: [{name: main, image: registry.k8s.io/pause:3.10}]}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: quota, namespace: works}
+spec: {hard: {pods: "10"}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: disk}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual
+  hostPath: {path: /tmp/disk}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: claim, namespace: works}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch, namespace: works}
+spec:
+  containers: [{name: main, image: registry.k8s.io/pause:3.10}]
+  volumes:
+  - name: tmp
+    ephemeral:
+      volumeClaimTemplate:
+        spec:
+          accessModes: [ReadWriteOnce]
+          storageClassName: slow
+          resources: {requests: {storage: 1Gi}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: store, namespace: works}
+spec:
+  serviceName: store
+  replicas: 1
+  selector: {matchLabels: {app: store}}
+  template:
+    metadata: {labels: {app: store}}
+    spec: {containers: [{name: main, image: registry.k8s.io/pause:3.10}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      storageClassName: slow
+      resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: outside, namespace: works}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: outside, namespace: works}
+subsets: [{addresses: [{ip: 192.0.2.10}], ports: [{port: 80}]}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: replicas-limit}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}
+  validations: [{expression: "object.spec.replicas <= 5"}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hist, namespace: works}
+spec:
+  revisionHistoryLimit: 0
+  replicas: 1
+  selector: {matchLabels: {app: hist}}
+  template:
+    metadata: {labels: {app: hist}}
+    spec: {containers: [{name: main, image: registry.k8s.io/pause:3.10}]}
+"""
 
-def _phase(kubectl: Kubectl, pod: str) -> str:
-    return kubectl.run("get", "pod", pod, "-o", "jsonpath={.status.phase}", check=False).stdout
+
+def _signing_request() -> str:
+    """A CertificateSigningRequest of a fresh key, for a client certificate."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "visitor")])
+    csr = x509.CertificateSigningRequestBuilder().subject_name(subject).sign(key, hashes.SHA256())
+    pem = base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode()
+    return (
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\n"
+        "metadata: {name: visitor}\n"
+        f"spec: {{request: {pem}, signerName: kubernetes.io/kube-apiserver-client,"
+        " usages: [client auth]}\n"
+    )
+
+
+def _get(kubectl: Kubectl, *what: str) -> str:
+    return kubectl.run("get", *what, check=False).stdout
 
 
 @pytest.fixture(scope="module")
-def preemption(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
-    """A lab (one node of 1 CPU) recorded through the wiretap: Pod low (priority 1, 700m)
-    runs, then Pod high (priority 1000, 700m) comes and fits only once low is gone."""
-    folder = tmp_path_factory.mktemp("preemption")
+def at_work(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
+    """A lab (one node of 1 CPU) whose every client talks through the wiretap, recorded:
+    Pod low (priority 1, 700m) runs, then Pod high (priority 1000, 700m) comes and fits
+    only once low is gone; then WORKS, a CertificateSigningRequest approved, and the
+    Deployment's image set (its old ReplicaSet goes)."""
+    folder = tmp_path_factory.mktemp("at-work")
     lab = Lab(folder / "lab")
     state = lab.up(UpOptions(build=False, record=folder / "session.jsonl"))
     try:
         kubectl = Kubectl(state.kubeconfig, folder / "cache")
-        wait_until(lambda: "node-1" in kubectl.run("get", "nodes").stdout, 60, "the node")
+        wait_until(lambda: "node-1" in _get(kubectl, "nodes"), 60, "the node")
         kubectl.run("apply", "-f", "-", stdin=PRIORITY_POD.format(name="low", value=1))
-        wait_until(lambda: _phase(kubectl, "low") == "Running", 60, "pod low running")
+        phase = "-o", "jsonpath={.status.phase}"
+        wait_until(lambda: _get(kubectl, "pod", "low", *phase) == "Running", 60, "pod low")
         kubectl.run("apply", "-f", "-", stdin=PRIORITY_POD.format(name="high", value=1000))
-        wait_until(lambda: _phase(kubectl, "high") == "Running", 90, "pod high running")
-        time.sleep(1)  # the last status patches reach the recording
+        wait_until(lambda: _get(kubectl, "pod", "high", *phase) == "Running", 90, "pod high")
+        kubectl.run("apply", "-f", "-", stdin=WORKS)
+        kubectl.run("apply", "-f", "-", stdin=_signing_request())
+        kubectl.run("certificate", "approve", "visitor")
+        signed = "csr", "visitor", "-o", "jsonpath={.status.certificate}"
+        wait_until(lambda: _get(kubectl, *signed) != "", 60, "the certificate")
+        ready = "deployment", "hist", "-n", "works", "-o", "jsonpath={.status.readyReplicas}"
+        wait_until(lambda: _get(kubectl, *ready) == "1", 60, "Deployment hist")
+        kubectl.run("set", "image", "deployment/hist", "-n", "works", "main=pause:3.9")
+        kubectl.run("rollout", "status", "deployment/hist", "-n", "works", "--timeout=60s")
+        wait_until(lambda: _get(kubectl, "pv", "disk", *phase) == "Bound", 60, "the volume")
+        time.sleep(3)  # the last status writes reach the recording
     finally:
         lab.down()
     return _rows(folder / "session.jsonl")
 
 
 @pytest.mark.lab
-def test_the_scheduler_preempts_a_pod_of_lower_priority(preemption: list[Row]) -> None:
+def test_the_scheduler_preempts_a_pod_of_lower_priority(at_work: list[Row]) -> None:
     """The pending pod is nominated to the node, the victim gets its DisruptionTarget
     condition and is deleted, then the pending pod is bound."""
-    nominated = find(preemption, "scheduler", "patch", "pods/status", name="high")
+    nominated = find(at_work, "scheduler", "patch", "pods/status", name="high")
     assert (
         "the scheduler sets Pod default/high's status: nominates node node-1 (preemption);"
         " PodScheduled=False (Unschedulable): 0/1 nodes are available: 1 Insufficient cpu."
     ) in summaries(nominated)
-    assert summaries(find(preemption, "scheduler", "patch", "pods/status", name="low")) == {
+    assert (
         "the scheduler sets Pod default/low's status: DisruptionTarget=True"
         " (PreemptionByScheduler): default-scheduler: preempting to accommodate a higher"
         " priority pod"
-    }
-    assert summaries(find(preemption, "scheduler", "delete", "pods", name="low")) == {
+    ) in summaries(find(at_work, "scheduler", "patch", "pods/status", name="low"))
+    assert summaries(find(at_work, "scheduler", "delete", "pods", name="low")) == {
         "the scheduler preempts Pod default/low (deletes it for a higher-priority pod)"
     }
-    assert summaries(find(preemption, "scheduler", "create", "pods/binding", name="high")) == {
+    assert summaries(find(at_work, "scheduler", "create", "pods/binding", name="high")) == {
         "the scheduler binds Pod high to node node-1"
     }
+
+
+@pytest.mark.lab
+def test_controllers_the_recordings_do_not_show_at_work(at_work: list[Row]) -> None:
+    """The replication, resource quota, persistent volume, PVC protection, ephemeral
+    volume, endpoint slice mirroring, CSR signing and ValidatingAdmissionPolicy status
+    controllers, a StatefulSet's claim and a Deployment's old ReplicaSet going."""
+    rc = f"{CM}/replication-controller"
+    (pod,) = find(at_work, rc, "create", "pods", prefix="legacy-")
+    assert pod.summary == f"the replication controller creates Pod {pod.name}"
+    assert summaries(find(at_work, rc, "update", "replicationcontrollers/status")) == {
+        "the replication controller writes ReplicationController works/legacy's status"
+    }
+    quota = find(at_work, f"{CM}/resourcequota-controller", "update", "resourcequotas/status")
+    assert summaries(quota) == {
+        "the resourcequota controller writes ResourceQuota works/quota's status"
+        " (what the namespace uses)"
+    }
+    binder = f"{CM}/persistent-volume-binder"
+    assert summaries(find(at_work, binder, "update", "persistentvolumes", name="disk")) == {
+        "the persistent volume binder updates PersistentVolume disk"
+    }
+    assert summaries(find(at_work, binder, "update", "persistentvolumes/status")) == {
+        "the persistent volume binder writes PersistentVolume disk's status (its phase)"
+    }
+    assert summaries(find(at_work, binder, "update", "persistentvolumeclaims", name="claim")) == {
+        "the persistent volume binder updates PersistentVolumeClaim works/claim"
+        " (binding it to a volume)"
+    }
+    protection = f"{CM}/pvc-protection-controller"  # a bound claim no pod uses
+    assert summaries(find(at_work, protection, "list", "pods", namespace="works")) == {
+        "the PVC protection controller lists the pods of works: does one still use the claim?"
+    }
+    unused = find(at_work, protection, "update", "persistentvolumeclaims/status", name="claim")
+    assert summaries(unused) == {
+        "the PVC protection controller writes PersistentVolumeClaim works/claim's status:"
+        " Unused=True (NoPodsUsingPVC): No pods are currently referencing this PVC"
+    }
+    ephemeral = f"{CM}/ephemeral-volume-controller"
+    assert summaries(find(at_work, ephemeral, "create", "persistentvolumeclaims")) == {
+        "the ephemeral volume controller creates PersistentVolumeClaim works/scratch-tmp for a pod"
+    }
+    sts = f"{CM}/statefulset-controller"
+    assert summaries(find(at_work, sts, "create", "persistentvolumeclaims")) == {
+        "the statefulset controller creates PersistentVolumeClaim works/data-store-0 for its pod"
+    }
+    (mirrored,) = find(
+        at_work, f"{CM}/endpointslicemirroring-controller", "create", "endpointslices"
+    )
+    assert mirrored.name.startswith("outside-")
+    assert mirrored.summary == f"{mirrored.who} creates EndpointSlice works/{mirrored.name}"
+    signer = f"{CM}/certificate-controller"
+    signed = find(at_work, signer, "update", "certificatesigningrequests/status")
+    assert summaries(signed) == {
+        "the CSR signing controller writes CertificateSigningRequest visitor's status:"
+        " the signed certificate"
+    }
+    vap = f"{CM}/validatingadmissionpolicy-status-controller"
+    assert summaries(find(at_work, vap, "patch", "validatingadmissionpolicies/status")) == {
+        "the ValidatingAdmissionPolicy status controller writes ValidatingAdmissionPolicy"
+        " replicas-limit's status (its type checks)"
+    }
+    (old,) = find(at_work, f"{CM}/deployment-controller", "delete", "replicasets")
+    assert old.summary == f"the deployment controller deletes old ReplicaSet works/{old.name}"
