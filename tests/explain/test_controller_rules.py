@@ -535,6 +535,44 @@ def _get(kubectl: Kubectl, *what: str) -> str:
     return kubectl.run("get", *what, check=False).stdout
 
 
+LATER = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: brief, namespace: works}
+spec:
+  activeDeadlineSeconds: 2
+  ttlSecondsAfterFinished: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: registry.k8s.io/pause:3.10}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: works}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: main, image: registry.k8s.io/pause:3.10}]}
+"""
+
+
+def _and_then(kubectl: Kubectl) -> None:
+    """A Job past its deadline (its pod deleted, the Job failed, then deleted at once by
+    its TTL); a DaemonSet whose template changes (its pod replaced); the StatefulSet
+    scaled to zero; Deployment hist deleted with its ReplicaSet orphaned."""
+    kubectl.run("apply", "-f", "-", stdin=LATER)
+    pods = "pods", "-n", "works", "-l", "app=agent", "-o", "jsonpath={.items[*].status.phase}"
+    wait_until(lambda: _get(kubectl, *pods) == "Running", 60, "the DaemonSet's pod")
+    kubectl.run("set", "image", "daemonset/agent", "-n", "works", "main=pause:3.9")
+    kubectl.run("rollout", "status", "daemonset/agent", "-n", "works", "--timeout=60s")
+    kubectl.run("scale", "statefulset/store", "-n", "works", "--replicas=0")
+    kubectl.run("delete", "deployment", "hist", "-n", "works", "--cascade=orphan")
+    jobs = "jobs", "-n", "works", "-o", "name"
+    wait_until(lambda: _get(kubectl, *jobs) == "", 60, "the Job gone")
+
+
 @pytest.fixture(scope="module")
 def at_work(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
     """A lab (one node of 1 CPU) whose every client talks through the wiretap, recorded:
@@ -562,6 +600,7 @@ def at_work(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
         kubectl.run("set", "image", "deployment/hist", "-n", "works", "main=pause:3.9")
         kubectl.run("rollout", "status", "deployment/hist", "-n", "works", "--timeout=60s")
         wait_until(lambda: _get(kubectl, "pv", "disk", *phase) == "Bound", 60, "the volume")
+        _and_then(kubectl)
         time.sleep(3)  # the last status writes reach the recording
     finally:
         lab.down()
@@ -652,3 +691,33 @@ def test_controllers_the_recordings_do_not_show_at_work(at_work: list[Row]) -> N
     }
     (old,) = find(at_work, f"{CM}/deployment-controller", "delete", "replicasets")
     assert old.summary == f"the deployment controller deletes old ReplicaSet works/{old.name}"
+
+
+@pytest.mark.lab
+def test_jobs_daemonsets_statefulsets_and_orphans_at_work(at_work: list[Row]) -> None:
+    """A Job past its deadline, deleted by its TTL; a DaemonSet's pod replaced by a new
+    template; a StatefulSet scaled to zero; a ReplicaSet orphaned by its Deployment's
+    delete."""
+    job = f"{CM}/job-controller"
+    (pod,) = find(at_work, job, "delete", "pods", prefix="brief-")
+    assert pod.summary == f"the job controller deletes Pod works/{pod.name}"
+    ttl = f"{CM}/ttl-after-finished-controller"
+    assert summaries(find(at_work, ttl, "get", "jobs", name="brief")) == {
+        "the ttl-after-finished controller reads Job works/brief live before deleting it"
+    }
+    assert summaries(find(at_work, ttl, "delete", "jobs", name="brief")) == {
+        "the ttl-after-finished controller deletes finished Job works/brief"
+    }
+    ds = f"{CM}/daemon-set-controller"
+    (replaced,) = find(at_work, ds, "delete", "pods", prefix="agent-")
+    assert replaced.summary == f"the daemonset controller deletes Pod works/{replaced.name}"
+    sts = f"{CM}/statefulset-controller"
+    assert summaries(find(at_work, sts, "delete", "pods", name="store-0")) == {
+        "the statefulset controller deletes Pod works/store-0"
+    }
+    gc = f"{CM}/generic-garbage-collector"
+    (orphaned,) = find(at_work, gc, "patch", "replicasets", prefix="hist-")
+    assert orphaned.summary == (
+        f"the garbage collector patches ReplicaSet works/{orphaned.name}:"
+        " removes its ownerReference to a deleted owner (orphans it)"
+    )
