@@ -535,6 +535,20 @@ def _get(kubectl: Kubectl, *what: str) -> str:
     return kubectl.run("get", *what, check=False).stdout
 
 
+CRONJOB = """
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: tick, namespace: default}
+spec:
+  schedule: "* * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: main, image: registry.k8s.io/pause:3.10}]
+"""
+
 LATER = """
 apiVersion: batch/v1
 kind: Job
@@ -576,15 +590,17 @@ def _and_then(kubectl: Kubectl) -> None:
 @pytest.fixture(scope="module")
 def at_work(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
     """A lab (one node of 1 CPU) whose every client talks through the wiretap, recorded:
-    Pod low (priority 1, 700m) runs, then Pod high (priority 1000, 700m) comes and fits
-    only once low is gone; then WORKS, a CertificateSigningRequest approved, and the
-    Deployment's image set (its old ReplicaSet goes)."""
+    a CronJob due every minute (waited for at the end); Pod low (priority 1, 700m) runs,
+    then Pod high (priority 1000, 700m) comes and fits only once low is gone; then WORKS,
+    a CertificateSigningRequest approved, the Deployment's image set (its old ReplicaSet
+    goes), and what `_and_then` does."""
     folder = tmp_path_factory.mktemp("at-work")
     lab = Lab(folder / "lab")
     state = lab.up(UpOptions(build=False, record=folder / "session.jsonl"))
     try:
         kubectl = Kubectl(state.kubeconfig, folder / "cache")
         wait_until(lambda: "node-1" in _get(kubectl, "nodes"), 60, "the node")
+        kubectl.run("apply", "-f", "-", stdin=CRONJOB)  # due at the next minute
         kubectl.run("apply", "-f", "-", stdin=PRIORITY_POD.format(name="low", value=1))
         phase = "-o", "jsonpath={.status.phase}"
         wait_until(lambda: _get(kubectl, "pod", "low", *phase) == "Running", 60, "pod low")
@@ -601,6 +617,8 @@ def at_work(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
         kubectl.run("rollout", "status", "deployment/hist", "-n", "works", "--timeout=60s")
         wait_until(lambda: _get(kubectl, "pv", "disk", *phase) == "Bound", 60, "the volume")
         _and_then(kubectl)
+        jobs = "jobs", "-n", "default", "-o", "name"
+        wait_until(lambda: "job.batch/tick-" in _get(kubectl, *jobs), 70, "the CronJob's Job")
         time.sleep(3)  # the last status writes reach the recording
     finally:
         lab.down()
@@ -721,3 +739,14 @@ def test_jobs_daemonsets_statefulsets_and_orphans_at_work(at_work: list[Row]) ->
         f"the garbage collector patches ReplicaSet works/{orphaned.name}:"
         " removes its ownerReference to a deleted owner (orphans it)"
     )
+
+
+@pytest.mark.lab
+def test_a_cronjob_creates_its_job_on_schedule(at_work: list[Row]) -> None:
+    cron = f"{CM}/cronjob-controller"
+    (job,) = find(at_work, cron, "create", "jobs", prefix="tick-")
+    assert job.summary == f"the cronjob controller creates Job default/{job.name} on schedule"
+    assert summaries(find(at_work, cron, "update", "cronjobs/status", name="tick")) == {
+        "the cronjob controller updates CronJob default/tick's status"
+        " (its active jobs and last schedule)"
+    }
