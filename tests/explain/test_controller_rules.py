@@ -593,7 +593,7 @@ def at_work(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
     a CronJob due every minute (waited for at the end); Pod low (priority 1, 700m) runs,
     then Pod high (priority 1000, 700m) comes and fits only once low is gone; then WORKS,
     a CertificateSigningRequest approved, the Deployment's image set (its old ReplicaSet
-    goes), and what `_and_then` does."""
+    goes), what `_and_then` does, and at last the kubelet stopped (its node unreachable)."""
     folder = tmp_path_factory.mktemp("at-work")
     lab = Lab(folder / "lab")
     state = lab.up(UpOptions(build=False, record=folder / "session.jsonl"))
@@ -617,8 +617,12 @@ def at_work(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
         kubectl.run("rollout", "status", "deployment/hist", "-n", "works", "--timeout=60s")
         wait_until(lambda: _get(kubectl, "pv", "disk", *phase) == "Bound", 60, "the volume")
         _and_then(kubectl)
+        kubelet = next(p for p in state.processes if p.name == "kubelet")
+        assert kubelet.stop()  # the node stops reporting: NotReady after its grace period
         jobs = "jobs", "-n", "default", "-o", "name"
         wait_until(lambda: "job.batch/tick-" in _get(kubectl, *jobs), 70, "the CronJob's Job")
+        taints = "node", "node-1", "-o", "jsonpath={.spec.taints[*].effect}"
+        wait_until(lambda: "NoExecute" in _get(kubectl, *taints), 90, "the node unreachable")
         time.sleep(3)  # the last status writes reach the recording
     finally:
         lab.down()
@@ -750,3 +754,26 @@ def test_a_cronjob_creates_its_job_on_schedule(at_work: list[Row]) -> None:
         "the cronjob controller updates CronJob default/tick's status"
         " (its active jobs and last schedule)"
     }
+
+
+@pytest.mark.lab
+def test_the_node_controller_marks_a_silent_node_unreachable(at_work: list[Row]) -> None:
+    """The kubelet stopped: after the grace period the node's conditions are Unknown, its
+    pods not ready, and it is tainted unreachable, NoSchedule and NoExecute."""
+    node = f"{CM}/node-controller"
+    assert summaries(find(at_work, node, "update", "nodes/status", name="node-1")) == {
+        "the node controller marks Node node-1's conditions Unknown (its kubelet stopped reporting)"
+    }
+    head = "the node controller sets Node node-1's taints: "
+    taints = [  # the NoSchedule and NoExecute passes may patch once or twice, in either order
+        set(s.removeprefix(head).split(", "))
+        for s in summaries(find(at_work, node, "patch", "nodes", name="node-1"))
+        if s.startswith(head)
+    ]
+    assert {"node.kubernetes.io/unreachable:NoExecute"} in [
+        t - {"node.kubernetes.io/unreachable:NoSchedule"} for t in taints
+    ]
+    for pod in find(at_work, node, "update", "pods/status", prefix="legacy-"):
+        assert pod.summary == (
+            f"the node controller marks Pod works/{pod.name} not ready (its node stopped reporting)"
+        )
