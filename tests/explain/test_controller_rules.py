@@ -777,3 +777,16 @@ def test_the_node_controller_marks_a_silent_node_unreachable(at_work: list[Row])
         assert pod.summary == (
             f"the node controller marks Pod works/{pod.name} not ready (its node stopped reporting)"
         )
+
+
+def test_the_endpoint_controllers_and_events(wide: list[Row]) -> None:
+    """Endpoints and EndpointSlices follow the Service's ready pods; a controller's Event
+    names what it is about."""
+    endpoints = find(wide, f"{CM}/endpoint-controller", "update", "endpoints", name="web")
+    assert summaries(endpoints) == {f"{endpoints[0].who} updates Endpoints shop/web"}
+    (created,) = find(
+        wide, f"{CM}/endpointslice-controller", "create", "endpointslices", prefix="web-"
+    )
+    assert created.summary == f"{created.who} creates EndpointSlice shop/{created.name}"
+    events = find(wide, f"{CM}/daemon-set-controller", "create", "events", namespace="shop")
+    assert f"{events[0].who} records an Event about DaemonSet shop/agent" in summaries(events)
