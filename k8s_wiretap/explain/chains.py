@@ -27,6 +27,10 @@ listed object to its controller as added, which reacts to it as to a watch event
 A client unknown to `controllers.yaml` but kubectl (a third-party controller, an operator)
 is taken at its word: its writes are linked to the events its own watches received.
 
+Of the events that could have set a write off, one another client's write made is chosen
+before the write's own client's echo (its own last write, come back to it), which only a
+write nothing else explains is linked to (the namespace controller's next round).
+
 Nothing is invented: a write with no such event has no cause, and when other events could
 explain it as well (within `TIE` of the chosen one, on other objects), the cause says how
 many (`alternatives`). Instead it may have a `Reason` (`reason`): a retry of the same
@@ -55,14 +59,19 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.history import Observation
 from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.kube.controllers import Client, Reason, client, longest_delay, third_party
-from k8s_wiretap.kube.refs import ObjectRef, resource_version
+from k8s_wiretap.kube.refs import ObjectRef, metadata_of, resource_version
 from k8s_wiretap.kube.selectors import selector_of, selects
 from k8s_wiretap.kube.verbs import WATCH, WRITES
 
 __all__ = ["Cause", "Chains", "Hop", "Reason", "Write"]
 
 WINDOW = 5.0  # seconds: a reaction comes within milliseconds; older events are not a cause
-LIST, LISTED = "list", "LISTED"  # an Observation's source; a listed object's Hop type
+LIST, LISTED, DELETED = (
+    "list",
+    "LISTED",
+    "DELETED",
+)  # an Observation's source; a listed object's Hop type
+EVENT_MEMORY = 600.0  # seconds an Event's subject is remembered for its next PATCH
 RETRY_WINDOW = 60.0  # seconds: a client's work queue retries a failed write within a minute
 TIE = 0.005  # seconds: events this close to the chosen one explain the write as well
 SELECTING = frozenset({("", "services"), ("policy", "poddisruptionbudgets")})  # select pods
@@ -179,9 +188,13 @@ class Chains:
         self._owned: dict[str, set[ObjectRef]] = defaultdict(set)  # owner uid →
         self._causes: dict[str, Cause | None] = {}
         self._reasons: dict[str, Reason | None] = {}
-        self._failed: dict[tuple[str, ObjectRef], tuple[float, str, str]] = {}  # → time, id, said
+        # (client, object) → its last refused write: time, id, verb, status
+        self._failed: dict[tuple[str, ObjectRef], tuple[float, str, str, int]] = {}
         self._pods: dict[str, dict[ObjectRef, dict[str, Any]]] = defaultdict(dict)  # ns → labels
         self._selectors: dict[ObjectRef, dict[str, Any]] = {}
+        self._versions: dict[tuple[str, ObjectRef], int] = {}  # the latest each watcher saw
+        self._gone: dict[ObjectRef, float] = {}  # deleted objects, when: `forget` lets go
+        self._about: dict[ObjectRef, tuple[ObjectRef, float]] = {}  # an Event → what it is about
         self._chains: dict[str, tuple[str, ...]] = {}
         self._children: dict[str, list[str]] = defaultdict(list)
         self._added: set[str] = set()
@@ -215,12 +228,14 @@ class Chains:
         self._causes[exchange.id] = cause
         self._reasons[exchange.id] = reason
         if reacts and (exchange.status or 0) >= 400:  # what a retry shortly after repeats
-            said = f"{exchange.info.verb} failed with {exchange.status}"
             self._failed[(exchange.component, self._aimed(exchange))] = (
                 exchange.time,
                 exchange.id,
-                said,
+                exchange.info.verb,
+                exchange.status or 0,
             )
+        elif reacts and self._failed:  # it went through: nothing later retries it
+            self._failed.pop((exchange.component, self._aimed(exchange)), None)
         parent = cause.exchange if cause is not None else None
         if parent is not None and self.keep:
             self._children[parent].append(exchange.id)
@@ -259,6 +274,10 @@ class Chains:
                 del held[exchange_id]
         self._added &= set(self._causes)
         self._failed = {k: f for k, f in self._failed.items() if f[0] >= before - RETRY_WINDOW}
+        self._about = {e: a for e, a in self._about.items() if a[1] >= before - EVENT_MEMORY}
+        for ref in [r for r, when in self._gone.items() if when < horizon]:
+            del self._gone[ref]
+            self._forget_object(ref)
 
     # -- questions --------------------------------------------------------------------------
     def exchange(self, exchange_id: str) -> Exchange:
@@ -354,13 +373,24 @@ class Chains:
         for owner in _owner_uids(observation.object):
             self._owners[ref].add(owner)
             self._owned[owner].add(ref)
-        self._learn_labels(ref, observation.object)
         if observation.source == WATCH and observation.event is not None:
             kind = self.analysis.events(exchange)[observation.event].type
         elif observation.source == LIST:
             kind = LISTED
         else:
+            self._learn_labels(ref, observation.object)
             return
+        seen = (observation.component, ref)
+        version = observation.resource_version
+        if kind == DELETED:  # its labels stay while its deletion can still be a cause
+            self._gone[ref] = observation.time
+            self._versions.pop(seen, None)
+        else:
+            self._learn_labels(ref, observation.object)
+            if version is not None:
+                if kind == LISTED and version <= self._versions.get(seen, -1):
+                    return  # a relist of what its watch already gave it: no change to act on
+                self._versions[seen] = max(version, self._versions.get(seen, -1))
         hop = Hop(
             observation.exchange,
             observation.event,
@@ -372,12 +402,22 @@ class Chains:
         )
         self._hops[(observation.component, ref)].add(hop)
 
+    def _forget_object(self, ref: ObjectRef) -> None:
+        """A deleted pod's labels, a deleted Service's or budget's selector."""
+        pods = self._pods.get(ref.namespace)
+        if pods is not None:
+            pods.pop(ref, None)
+            if not pods:
+                del self._pods[ref.namespace]
+        self._selectors.pop(ref, None)
+
     def _learn_labels(self, ref: ObjectRef, obj: Any) -> None:
         """A pod's labels and a selecting object's selector (the size of the cluster)."""
         if not isinstance(obj, dict):
             return
         if (ref.group, ref.resource) == ("", "pods"):
-            labels = (obj.get("metadata") or {}).get("labels")
+            meta = obj.get("metadata")
+            labels = meta.get("labels") if isinstance(meta, dict) else None
             self._pods[ref.namespace][ref] = dict(labels) if isinstance(labels, dict) else {}
         elif (ref.group, ref.resource) in SELECTING:
             selector = selector_of(obj)
@@ -417,8 +457,10 @@ class Chains:
         obj = self._object(exchange)
         if obj is None and exchange.status is not None and exchange.status >= 300:
             sent = self.analysis.request_body(exchange).value
-            if isinstance(sent, dict) and isinstance(sent.get("metadata"), dict):
-                return sent
+            meta = sent.get("metadata") if isinstance(sent, dict) else None
+            if isinstance(meta, dict):  # a body sent seldom names its namespace: the URL does
+                namespace = meta.get("namespace") or exchange.info.namespace
+                return {**sent, "metadata": {**meta, "namespace": namespace}}
         return obj
 
     def _cause(self, exchange: Exchange) -> Cause | None:
@@ -440,15 +482,20 @@ class Chains:
                     candidates.append(hop)
         if not candidates:
             return None
-        chosen = max(candidates, key=lambda h: h.time)
+        writes = {id(h): self._write_of(h) for h in candidates}
+        echoes = {
+            id(h)
+            for h in candidates
+            if (by := writes[id(h)]) is not None and self._made[by].component == exchange.component
+        }
+        others_ = [h for h in candidates if id(h) not in echoes]
+        chosen = max(others_ or candidates, key=lambda h: h.time)
         others = sum(
             1
             for h in candidates
             if h is not chosen and h.ref != chosen.ref and chosen.time - h.time <= TIE
         )
-        by = self._write_of(chosen)
-        own = by is not None and self._made[by].component == exchange.component
-        return Cause(chosen, by, others, own)
+        return Cause(chosen, writes[id(chosen)], others, id(chosen) in echoes)
 
     def _latest(self, watcher: str, ref: ObjectRef, before: float) -> Hop | None:
         timeline = self._hops.get((watcher, ref))
@@ -484,6 +531,10 @@ class Chains:
             related |= self._owned.get(uid, set())
         involved = _involved(obj, self.analysis)
         if involved is not None:
+            self._about[target] = (involved, exchange.time)
+        elif target in self._about:  # an Event's PATCH (its next count) that names none
+            involved = self._about[target][0]
+        if involved is not None:
             related.add(involved)
         if target.namespace and known is not None and known.by_namespace:
             related.add(ObjectRef("", "namespaces", "", target.namespace))
@@ -500,7 +551,8 @@ class Chains:
         if (ref.group, ref.resource) not in SELECTING:
             return set()
         selector = selector_of(obj) if obj is not None else None
-        selector = selector or self._selectors.get(ref)
+        if selector is None:
+            selector = self._selectors.get(ref)
         if selector is None:
             return set()
         pods = self._pods.get(ref.namespace, {})
@@ -515,9 +567,12 @@ class Chains:
         failed = self._failed.get((exchange.component, self._aimed(exchange)))
         if failed is None or exchange.time - failed[0] > RETRY_WINDOW:
             return None
-        after = f"{exchange.time - failed[0]:.1f} s"
-        says = f"it writes the same object again, {after} after its {failed[2]}"
-        return Reason("retry", says, exchange=failed[1])
+        when, refused, verb, status = failed
+        if verb != exchange.info.verb:  # another write of it (an Event's next PATCH)
+            return None
+        after = f"{exchange.time - when:.1f} s"
+        says = f"it sends its {verb} again, {after} after the API server refused it ({status})"
+        return Reason("retry", says, exchange=refused)
 
     def _listed(self, exchange: Exchange) -> Reason | None:
         """What controllers.yaml says the client does unprompted, for such a write."""
@@ -532,7 +587,7 @@ class Chains:
 def _owner_uids(obj: Any) -> list[str]:
     if not isinstance(obj, dict):
         return []
-    owners = (obj.get("metadata") or {}).get("ownerReferences") or []
+    owners = metadata_of(obj).get("ownerReferences") or []
     return [str(o["uid"]) for o in owners if isinstance(o, dict) and o.get("uid")]
 
 
@@ -566,7 +621,7 @@ def _service_of(target: ObjectRef, obj: Any) -> ObjectRef | None:
     if (target.group, target.resource) == ("", "endpoints") and target.name:
         return ObjectRef("", "services", target.namespace, target.name)
     if (target.group, target.resource) == ("discovery.k8s.io", "endpointslices"):
-        labels = (obj.get("metadata") or {}).get("labels") if isinstance(obj, dict) else None
+        labels = metadata_of(obj).get("labels") if isinstance(obj, dict) else None
         name = labels.get(SERVICE_NAME) if isinstance(labels, dict) else None
         if name:
             return ObjectRef("", "services", target.namespace, str(name))
@@ -586,7 +641,7 @@ def _named_in_request(target: ObjectRef, sent: Any) -> set[ObjectRef]:
     ServiceAccount a token Secret is for (1.20's tokens controller makes one for each)."""
     if not isinstance(sent, dict):
         return set()
-    annotations = (sent.get("metadata") or {}).get("annotations")
+    annotations = metadata_of(sent).get("annotations")
     account = annotations.get(SERVICE_ACCOUNT) if isinstance(annotations, dict) else None
     if account and (target.group, target.resource) == ("", "secrets"):
         return {ObjectRef("", "serviceaccounts", target.namespace, str(account))}

@@ -168,22 +168,42 @@ def test_start_ups_are_named(seen: list[Seen]) -> None:
 
 
 def test_a_write_again_after_a_failure_is_a_retry_of_it(seen: list[Seen]) -> None:
+    """The same client sends the same write of the same object again after the API server
+    refused it, with no success of it in between (a success ends the retrying)."""
     by_id = {s.exchange.id: s for s in seen}
     retries = [s for s in seen if s.reason is not None and s.reason.kind == "retry"]
     assert retries
     for s in retries:
         assert s.reason is not None and s.reason.exchange is not None
         failed = by_id[s.reason.exchange]
+        info, then = s.exchange.info, failed.exchange.info
         assert failed.exchange.component == s.exchange.component
+        assert (then.verb, then.resource, then.namespace) == (
+            info.verb,
+            info.resource,
+            info.namespace,
+        )
         assert failed.exchange.status is not None and failed.exchange.status >= 400
         assert 0 < s.exchange.time - failed.exchange.time <= 60
-        assert s.said.startswith("a retry: it writes the same object again")
+        between = [
+            o
+            for o in seen
+            if failed.exchange.time < o.exchange.time < s.exchange.time
+            and o.exchange.component == s.exchange.component
+            and (o.exchange.info.verb, o.exchange.info.resource) == (info.verb, info.resource)
+            and o.exchange.info.name == info.name
+            and (o.exchange.status or 0) < 300
+        ]
+        assert between == [], s.said
+        assert s.said.startswith(f"a retry: it sends its {info.verb} again, ")
+        assert s.said.endswith(f"after the API server refused it ({failed.exchange.status})")
         assert s.json["reason"]["exchange"] == failed.exchange.id
 
 
 def test_a_write_nothing_explains_says_so(seen: list[Seen]) -> None:
-    """The first refused creates in the terminating namespace come long after any event:
-    nothing is made up for them."""
+    """The garbage collector's delete of the operator's ConfigMap (its Greeting deleted
+    by the namespace controller, of which no event reached the collector in time) has no
+    event nor reason: nothing is made up for it."""
     unexplained = [
         s
         for s in seen
@@ -192,6 +212,9 @@ def test_a_write_nothing_explains_says_so(seen: list[Seen]) -> None:
         and s.cause is None
         and s.reason is None
     ]
+    assert any(
+        s.exchange.component == "controller-manager/generic-garbage-collector" for s in unexplained
+    )
     for s in unexplained:
         assert s.said == "no watch event explains it, and no timer or start-up is known for it"
         assert s.json["caused_by"] is None and s.json["reason"] is None
