@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from k8s_wiretap.kube.fields import LAST_APPLIED
+from k8s_wiretap.kube.refs import metadata_of
 
 __all__ = ["FieldChange", "apply_fields", "server_side_fields"]
 
@@ -49,7 +50,7 @@ def last_applied(obj: Any) -> dict[str, Any] | None:
     """The file a client-side apply stored on `obj` (None if there is none)."""
     if not isinstance(obj, dict):
         return None
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    annotations = metadata_of(obj).get("annotations") or {}
     text = annotations.get(LAST_APPLIED) if isinstance(annotations, dict) else None
     try:
         value = json.loads(text) if isinstance(text, str) else None
@@ -129,7 +130,7 @@ def _covered(path: str, leaves: dict[str, Any]) -> bool:
 def _owners(obj: dict[str, Any]) -> list[tuple[str, str]]:
     """(path prefix, manager) for every leaf the live object's managedFields list."""
     owners: list[tuple[str, str]] = []
-    for entry in (obj.get("metadata") or {}).get("managedFields") or []:
+    for entry in metadata_of(obj).get("managedFields") or []:
         if isinstance(entry, dict) and isinstance(entry.get("fieldsV1"), dict):
             manager = str(entry.get("manager", ""))
             for path in _field_paths(entry["fieldsV1"], ""):

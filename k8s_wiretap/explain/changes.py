@@ -37,7 +37,7 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.patches import predecessor
 from k8s_wiretap.kube.fields import LAST_APPLIED, SERVER_METADATA
 from k8s_wiretap.kube.media import patch_type
-from k8s_wiretap.kube.refs import resource_version, uid_of
+from k8s_wiretap.kube.refs import metadata_of, resource_version, uid_of
 
 __all__ = ["access_review", "change", "changed", "deletion"]
 
@@ -187,14 +187,14 @@ def _revision(analysis: Analysis, exchange: Exchange, body: Any) -> str | None:
         seen = history.before(ref, exchange.time)
         replicaset = seen.object if seen is not None else {}
         if _owned_by(replicaset, "Deployment", info.name) and _restores(replicaset, template):
-            annotations = (replicaset.get("metadata") or {}).get("annotations") or {}
+            annotations = metadata_of(replicaset).get("annotations") or {}
             if annotations.get(REVISION):
                 return str(annotations[REVISION])
     return None
 
 
 def _owned_by(obj: dict[str, Any], kind: str, name: str) -> bool:
-    owners = (obj.get("metadata") or {}).get("ownerReferences") or []
+    owners = metadata_of(obj).get("ownerReferences") or []
     return any(
         isinstance(o, dict) and o.get("kind") == kind and o.get("name") == name for o in owners
     )
@@ -206,7 +206,7 @@ def _restores(replicaset: dict[str, Any], template: Any) -> bool:
     if not isinstance(own, dict):
         return False
     own = json.loads(json.dumps(own))
-    labels = (own.get("metadata") or {}).get("labels")
+    labels = metadata_of(own).get("labels")
     if isinstance(labels, dict):
         labels.pop(TEMPLATE_HASH, None)
     return bool(_pruned(own) == _pruned(template))
@@ -299,11 +299,12 @@ def _under(path: Path, named: list[Path]) -> bool:
     return any(path[: len(n)] == n or n[: len(path)] == path for n in named)
 
 
-def _parts(pointer: str, before: Any, after: Any) -> Path:
+def _parts(pointer: str, before: Any, after: Any, *, added: bool = False) -> Path:
     """A JSON pointer as parts; a list index as its item's name when the item has one
-    (`[web]`), a condition's as its type (`<Ready>`)."""
+    (`[web]`), a condition's as its type (`<Ready>`). `added`: the pointer is where an
+    `add` inserts, so its item is the one after it, not the one it pushed along."""
     parts: list[str | int] = []
-    here: list[Any] = [before, after]
+    here: list[Any] = [after, before] if added else [before, after]
     for raw in pointer.split("/")[1:]:
         key = raw.replace("~1", "/").replace("~0", "~")
         if any(isinstance(h, list) for h in here) and key.isdigit():
@@ -411,7 +412,8 @@ def _json_patch(
     for op in ops:
         if not isinstance(op, dict):
             continue
-        path = _pointer_path(str(op.get("path", "")), before, after)
+        added = op.get("op") == "add"
+        path = _pointer_path(str(op.get("path", "")), before, after, added=added)
         if revision is not None and path == ("metadata", "annotations"):
             found = _differences(before, after, [path], subresource)
             if found == []:  # kubectl keeps the Deployment's own annotations: say them if changed
@@ -484,8 +486,8 @@ def _verbed(op: str) -> str:
     return {"add": "adds", "replace": "replaces", "remove": "removes"}.get(op, f"{op}s")
 
 
-def _pointer_path(pointer: str, before: Any, after: Any) -> Path:
-    return _parts(pointer, before, after) if pointer.startswith("/") else ()
+def _pointer_path(pointer: str, before: Any, after: Any, *, added: bool = False) -> Path:
+    return _parts(pointer, before, after, added=added) if pointer.startswith("/") else ()
 
 
 def _joined(said: list[str], between: str = "; ") -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["ObjectRef", "resource_version", "uid_of"]
+__all__ = ["ObjectRef", "metadata_of", "resource_version", "uid_of"]
 
 
 class ObjectRef(NamedTuple):
@@ -35,11 +35,17 @@ class ObjectRef(NamedTuple):
         return ObjectRef(self.group, self.resource, self.namespace, name)
 
 
+def metadata_of(obj: Any) -> dict[str, Any]:
+    """An object's metadata; {} when it has none or it is not an object (a malformed body)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
 def resource_version(obj: Any) -> int | None:
     """The numeric resourceVersion of an object (etcd's revision when it was written)."""
     if not isinstance(obj, dict):
         return None
-    value = (obj.get("metadata") or {}).get("resourceVersion")
+    value = metadata_of(obj).get("resourceVersion")
     if value is None:  # an object not stored yet (a create's body): no exception to raise
         return None
     try:
@@ -51,4 +57,4 @@ def resource_version(obj: Any) -> int | None:
 def uid_of(obj: Any) -> str:
     if not isinstance(obj, dict):
         return ""
-    return str((obj.get("metadata") or {}).get("uid") or "")
+    return str(metadata_of(obj).get("uid") or "")

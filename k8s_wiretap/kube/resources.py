@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.kube import datafiles
-from k8s_wiretap.kube.refs import ObjectRef
+from k8s_wiretap.kube.refs import ObjectRef, metadata_of
 
 __all__ = [
     "DISCOVERY_FILES",
@@ -98,7 +98,7 @@ def _aggregated(document: dict[str, Any]) -> list[ApiResource]:
     preferred one, so only a resource's first version is kept."""
     found: dict[tuple[str, str], ApiResource] = {}
     for group in document.get("items") or []:
-        name = str((group.get("metadata") or {}).get("name") or "")
+        name = str(metadata_of(group).get("name") or "")
         for version in group.get("versions") or []:
             for entry in version.get("resources") or []:
                 kind = (entry.get("responseKind") or {}).get("kind")

@@ -4,7 +4,8 @@ Two forms exist: a Service's `spec.selector` is a plain map (every label equal),
 a LabelSelector (`matchLabels` and `matchExpressions` with In, NotIn, Exists,
 DoesNotExist), as staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go
 (LabelSelectorAsSelector) reads it. A LabelSelector with neither selects everything; a
-Service with no selector selects nothing (its endpoints are managed by hand).
+Service with no selector selects nothing (its endpoints are managed by hand); an empty
+LabelSelector of a PodDisruptionBudget (policy/v1) selects every pod of its namespace.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ def selector_of(obj: Any) -> dict[str, Any] | None:
     found = spec.get("selector") if isinstance(spec, dict) else None
     if not isinstance(found, dict):
         return None
-    if obj.get("kind") == "Service" or not {"matchLabels", "matchExpressions"} & found.keys():
+    if obj.get("kind") == "Service":
         return {"matchLabels": found} if found else None
-    return found
+    if found and not {"matchLabels", "matchExpressions"} & found.keys():
+        return {"matchLabels": found}  # a map where a LabelSelector was meant: read as one
+    return found  # {}: every object (policy/v1's empty PodDisruptionBudget selector)
 
 
 def selects(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
@@ -33,12 +36,15 @@ def selects(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
     if not isinstance(wanted, dict) or any(labels.get(k) != v for k, v in wanted.items()):
         return False
     expressions = selector.get("matchExpressions") or []
+    if not isinstance(expressions, list):
+        return False
     return all(_holds(e, labels) for e in expressions if isinstance(e, dict))
 
 
 def _holds(expression: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
     key, operator = str(expression.get("key", "")), expression.get("operator")
-    values = expression.get("values") or []
+    values = expression.get("values")
+    values = values if isinstance(values, list) else []
     if operator == "In":
         return key in labels and labels[key] in values
     if operator == "NotIn":

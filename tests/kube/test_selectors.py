@@ -54,3 +54,15 @@ def test_match_labels_and_expressions_must_all_hold() -> None:
     assert not selects(selector, WEB)
     assert selects({"matchLabels": {"app": "web"}}, WEB)
     assert selects({}, WEB)  # an empty LabelSelector selects everything
+
+
+def test_a_budgets_empty_selector_selects_every_pod() -> None:
+    budget = {"kind": "PodDisruptionBudget", "spec": {"selector": {}}}
+    selector = selector_of(budget)
+    assert selector == {}
+    assert selects(selector, WEB) and selects(selector, {})
+
+
+def test_values_that_are_not_a_list_select_nothing() -> None:
+    expression = {"key": "app", "operator": "In", "values": "webapp"}  # not ["web"]
+    assert not selects({"matchExpressions": [expression]}, WEB)
