@@ -154,13 +154,26 @@ def clients() -> dict[str, Client]:
     return {c.wiretap_name: c for c in found}
 
 
-PEOPLE = frozenset({"kubectl", "k8s-wiretap", "unknown", ""})  # a person's, the wiretap's probe
+# clients a person drives (and the wiretap's own probe), and Kubernetes' own binaries (as
+# agents.yaml names them): neither is a third party, known here or not
+PEOPLE = frozenset({"kubectl", "helm", "k8s-wiretap", "unknown", ""})
+KUBERNETES = frozenset(
+    {
+        "apiserver",
+        "cloud-controller-manager",
+        "controller-manager",
+        "kube-proxy",
+        "kubelet",
+        "scheduler",
+    }
+)
 
 
 def third_party(component: str) -> bool:
-    """A client that acts on its own (an operator) but that this file does not know: not
-    a person's kubectl, not the wiretap's own requests."""
-    return client(component) is None and component.split("/")[0] not in PEOPLE
+    """A client that acts on its own (an operator, Argo CD, Flux) but that this file does
+    not know: not one a person drives, not a part of Kubernetes."""
+    binary = component.split("/")[0]
+    return client(component) is None and binary not in PEOPLE | KUBERNETES
 
 
 @cache

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from k8s_wiretap.capture.reader import load
-from k8s_wiretap.kube.controllers import Operation, client, clients
+from k8s_wiretap.kube.controllers import Operation, client, clients, third_party
 from k8s_wiretap.kube.verbs import WRITES
 from tests.recorded import STORY, STORY_1_20
 
@@ -86,3 +86,19 @@ def test_clients_the_older_release_lacks_say_since_when() -> None:
     for name in old:
         known = client(name)
         assert known is None or not known.since, name
+
+
+def test_a_third_party_is_neither_a_persons_tool_nor_kubernetes() -> None:
+    assert third_party("greeter-operator")
+    assert third_party("argocd/application-controller")
+    assert third_party("flux/kustomize-controller")
+    for own in [
+        "kubectl",
+        "helm",
+        "k8s-wiretap",
+        "unknown",
+        "controller-manager/deployment-controller",
+    ]:
+        assert not third_party(own), own
+    for kubernetes in ["apiserver", "kube-proxy", "cloud-controller-manager/service-controller"]:
+        assert not third_party(kubernetes), kubernetes
