@@ -12,8 +12,9 @@ event set it off. The etcd key each exchange reads or writes comes with it (`kub
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from operator import itemgetter
 from typing import Any, ClassVar
@@ -169,9 +170,10 @@ class Summaries:
     def __init__(self, analysis: Analysis, chains: Chains | None = None) -> None:
         self.analysis = analysis
         self.chains = chains or Chains(analysis)
-        # the first LIST or WATCH of each client's resource: (component, group, resource)
-        # → its exchange's id; exchanges explained later (a stream's) are added in time order
-        self._first: dict[tuple[str, str, str], str] = {}
+        # each client's LISTs and WATCHes of a resource, (component, group, resource) → the
+        # latest and whether each of the last few started an informer; exchanges explained
+        # later (a stream's) are added in time order
+        self._first: dict[tuple[str, str, str], _Started] = {}
         for exchange in analysis.exchanges:
             self.saw(exchange)
 
@@ -180,14 +182,26 @@ class Summaries:
         return self.analysis.server_release
 
     def saw(self, exchange: Exchange) -> bool:
-        """Note `exchange` (in time order); True if it is its client's first LIST or WATCH
-        of its resource (an informer starting): a LIST after a watch list is a relist (the
-        reflector falls back to one when its watch list fails)."""
+        """Note `exchange` (in time order); True if it is an informer starting: its client's
+        first LIST or WATCH of its resource, or one beside another still open (several
+        informers of one client, as the dynamic certificate controllers' watches of one
+        ConfigMap). One after an earlier one ended is a relist or a rewatch (a LIST after a
+        failed watch list: the reflector's fallback)."""
         info = exchange.info
         if info.verb not in ("list", WATCH) or not info.is_resource_request:
             return False
         key = (exchange.component, info.group, info.resource)
-        return self._first.setdefault(key, exchange.id) == exchange.id
+        known = self._first.get(key)
+        if known is not None:
+            for said, initial in known.decided:
+                if said == exchange.id:
+                    return initial
+        initial = known is None or _open_at(known.latest, exchange.time)
+        if known is None:
+            known = self._first[key] = _Started(exchange)
+        known.latest = exchange
+        known.decided.append((exchange.id, initial))
+        return initial
 
     def explain(self, exchange: Exchange) -> Explanation:
         facts = self._facts(exchange)
@@ -259,7 +273,7 @@ class Summaries:
         "events": lambda s, e, f: len(e.watch_events()),
         "served": _served,
         "node": lambda s, e, f: _binding_target(f["body"]),
-        "involved": lambda s, e, f: _involved(f["body"]),
+        "involved": lambda s, e, f: _involved(f["body"], s.analysis.response_body(e).value),
         "cause": lambda s, e, f: s._cause(e),
         "verbs": lambda s, e, f: _third_person(e.info.verb),
         "error": lambda s, e, f: (e.error or "").rstrip(".").lower(),
@@ -340,6 +354,19 @@ class Summaries:
             return {"stored": {"format": "deleted", "value": None, "time": change.time}}, None
         stored = {"format": decoded.format, "value": _plain(decoded), "time": change.time}
         return {"stored": stored}, decoded
+
+
+@dataclass(slots=True)
+class _Started:
+    """A client's LISTs and WATCHes of one resource, as `Summaries.saw` took them."""
+
+    latest: Exchange
+    decided: deque[tuple[str, bool]] = field(default_factory=lambda: deque(maxlen=64))
+
+
+def _open_at(exchange: Exchange, when: float) -> bool:
+    """Whether `exchange` was still open at `when` (no end yet, or an end after it)."""
+    return exchange.end is None or exchange.end.time > when
 
 
 def _squeezed(text: str) -> str:
@@ -460,7 +487,11 @@ def _binding_target(body: Any) -> str:
     return str(target.get("name", "?")) if isinstance(target, dict) else "?"
 
 
-def _involved(body: Any) -> str:
+def _involved(body: Any, answer: Any = None) -> str:
+    """What an Event is about: from the body sent, else (a PATCH's) from the answer."""
+    sent = body.get("involvedObject") or body.get("regarding") if isinstance(body, dict) else None
+    if not sent and isinstance(answer, dict) and answer.get("kind") == "Event":
+        body = answer
     if not isinstance(body, dict):
         return "something"
     about = body.get("involvedObject") or body.get("regarding") or {}

@@ -292,7 +292,8 @@ def test_the_disruption_and_autoscaler_controllers(wide: list[Row]) -> None:
 def test_the_volume_and_garbage_controllers(wide: list[Row], old: list[Row]) -> None:
     pvc = f"{CM}/pvc-protection-controller"
     assert summaries(find(wide, pvc, "list", "pods", namespace="shop")) == {
-        "the PVC protection controller lists the pods of shop: does one still use the claim?"
+        "the PVC protection controller lists the pods of shop,"
+        " to see whether one still uses the claim"
     }
     assert summaries(find(wide, pvc, "update", "persistentvolumeclaims", name="data")) == {
         "the PVC protection controller updates PersistentVolumeClaim shop/data: no finalizer left"
@@ -680,7 +681,8 @@ def test_controllers_the_recordings_do_not_show_at_work(at_work: list[Row]) -> N
     }
     protection = f"{CM}/pvc-protection-controller"  # a bound claim no pod uses
     assert summaries(find(at_work, protection, "list", "pods", namespace="works")) == {
-        "the PVC protection controller lists the pods of works: does one still use the claim?"
+        "the PVC protection controller lists the pods of works,"
+        " to see whether one still uses the claim"
     }
     unused = find(at_work, protection, "update", "persistentvolumeclaims/status", name="claim")
     assert summaries(unused) == {

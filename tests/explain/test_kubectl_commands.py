@@ -143,7 +143,8 @@ def test_a_merge_patch_of_a_custom_resource(said: list[Found]) -> None:
 
 def test_apply_of_a_custom_resource_looks_for_its_crd(said: list[Found]) -> None:
     assert _summary(said, "kubectl apply", "list", "customresourcedefinitions") == (
-        "kubectl apply lists the CustomResourceDefinitions: is the kind it sends a custom resource?"
+        "kubectl apply lists the CustomResourceDefinitions, to tell whether the kind it sends"
+        " is a custom resource"
     )
 
 
