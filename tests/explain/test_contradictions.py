@@ -65,6 +65,21 @@ def test_no_summary_of_the_wide_session_contradicts_its_request(said: list[Said]
             "kubectl replace updates ConfigMap shop/menu",
             "a 409 said as a success",
         ),
+        (
+            ("kubectl", "get", "configmaps", 404),
+            "kubectl get: get ConfigMap shop/gone: conflict",
+            "a 404 said as a success",
+        ),
+        (
+            ("kubectl", "create", "serviceaccounts/token", 201),
+            "kubectl create token: TokenRequest for shop/robot: refused (429)",
+            "a 201 said as a failure",
+        ),
+        (
+            ("kubectl", "patch", "nodes", 200),
+            "kubectl cordon deletes Node node-1",
+            "a patch said as 'deletes'",
+        ),
     ],
 )
 def test_the_contradictions_found_before_are_caught(

@@ -16,10 +16,10 @@ import pytest
 from bench.explain_coverage import RECORDING, Said, coverage, explain
 from tests.conftest import cli
 
-# Checked by hand in the recording (explain --format json):
-SET_IMAGE = "7584eaa1-cd43-4a29-84ca-8aca0d379c77"  # kubectl set image: PATCH deployments/web
-NEW_REPLICASET = "abc0f42f-66ed-4602-b65f-66cd89fb9f14"  # the deployment controller's answer
-EVICTION_REFUSED = "392a1085-e0c2-4d39-8c9e-1e77255f7a93"  # kubectl drain: 429 eviction
+# Checked by hand in the recording (explain --format json), found by what they are:
+SET_IMAGE = "set image"  # kubectl set image: PATCH deployments/web
+NEW_REPLICASET = "new replicaset"  # the deployment controller's answer, just after it
+EVICTION_REFUSED = "eviction refused"  # kubectl drain: a 429 eviction
 WRITES = ("create", "update", "patch", "delete", "deletecollection")
 
 
@@ -30,7 +30,27 @@ def said() -> list[Said]:
 
 @pytest.fixture(scope="module")
 def by_id(said: list[Said]) -> dict[str, Said]:
-    return {s.id: s for s in said}
+    """The exchanges checked by hand, by what they are (their ids change when the session
+    is recorded again)."""
+    at = next(
+        n
+        for n, s in enumerate(said)
+        if (s.component, s.verb, s.resource) == ("kubectl", "patch", "deployments")
+        and s.summary.startswith("kubectl set image")
+    )
+    answer = next(
+        s
+        for s in said[at:]
+        if (s.component, s.verb, s.resource)
+        == ("controller-manager/deployment-controller", "create", "replicasets")
+    )
+    refused = next(
+        s
+        for s in said
+        if (s.component, s.verb, s.resource, s.status)
+        == ("kubectl", "create", "pods/eviction", 429)
+    )
+    return {SET_IMAGE: said[at], NEW_REPLICASET: answer, EVICTION_REFUSED: refused}
 
 
 def test_the_recording_is_the_wide_session(said: list[Said]) -> None:
