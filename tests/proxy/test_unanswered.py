@@ -8,23 +8,37 @@ import json
 import socket
 import time
 
+from k8s_wiretap.capture.exchange import Exchange
 from tests.conftest import cli
 from tests.proxy.conftest import Wiretap
 from tests.proxy.test_malformed import recorded
 
-PATH = "/api/v1/namespaces/default/configmaps?unanswered=1"
+PATH = "/api/v1/namespaces/default/configmaps?unanswered="
+
+
+def give_up(wiretap: Wiretap) -> Exchange:
+    """POST 20 bytes of the 1,000 promised, then close; the exchange once recorded ended.
+    The proxy must have read the request before the close (else it saw no request, only a
+    closed connection): a busy machine gets a few tries, each waiting longer."""
+    for attempt in range(1, 4):
+        path = f"{PATH}{attempt}"
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            "User-Agent: kubectl/v1.37.0 (linux/amd64) kubernetes/abcdef0\r\n"
+            "Content-Length: 1000\r\n\r\n"
+        ).encode()
+        with socket.create_connection(("127.0.0.1", wiretap.port), timeout=15) as conn:
+            conn.sendall(head + b'{"kind": "ConfigMap"')
+            time.sleep(0.5 * attempt)
+        try:
+            return recorded(wiretap, path)
+        except AssertionError:
+            continue
+    raise AssertionError("the proxy never recorded the request")
 
 
 def test_a_post_its_client_gives_up_on_says_it_got_no_answer(wiretap: Wiretap) -> None:
-    head = (
-        f"POST {PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        "User-Agent: kubectl/v1.37.0 (linux/amd64) kubernetes/abcdef0\r\n"
-        "Content-Length: 1000\r\n\r\n"
-    ).encode()
-    with socket.create_connection(("127.0.0.1", wiretap.port), timeout=15) as conn:
-        conn.sendall(head + b'{"kind": "ConfigMap"')  # 20 bytes of the 1,000 promised
-        time.sleep(0.5)  # the proxy has the request; the client gives up
-    ended = recorded(wiretap, PATH)
+    ended = give_up(wiretap)
     assert ended.status is None
     assert ended.error
 
