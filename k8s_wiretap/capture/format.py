@@ -20,6 +20,16 @@ that started after it; its `time` is when the request began. A request the proxy
 got, a Kubernetes Status, and an `end` whose `error` says why; bytes that were not HTTP and
 TLS handshakes that failed are `note`s naming the peer.
 
+An imported recording (`k8s-wiretap import`, docs/importing.md) names its source in the
+header (`"imported": "audit log"`). An audit log's request records have an `audit` field:
+what the API server's audit Event said beyond the request line (`auditID`, `level`,
+`stage`, `verb`, `requestURI`, `user`, `impersonatedUser`, `sourceIPs`, `userAgent`,
+`objectRef`, the authorization `decision` and `reason`, `annotations`) and `absent`, what
+the record lacks because the log does not hold it ("request body", "response headers",
+...); their end records have one too (`stages`, the final `responseStatus` and
+`annotations`, and the response's `absent`). Their `identity` is `{"credential": "audit
+log", "user": USERNAME}`.
+
 A recording in parts (`proxy --workers N`, one file per worker process: `rec.jsonl`,
 `rec.jsonl.1`, …) has in every part's header `"recording": ID` (shared by the parts) and
 `"part": K`; part 0, the file the user named, also has `"workers": N`. Each part is a

@@ -1,0 +1,384 @@
+"""The API server's audit log (audit.k8s.io/v1 `Event`s) as a recording (docs/importing.md).
+
+Read, one JSON value a line (a file ending in gzip's magic bytes is read through gzip):
+
+- an `Event` (the log backend's lines);
+- an `EventList` (the webhook backend's batches; its items need no `kind`);
+- an object with the Event, or an EventList, as a JSON string or an object under `log`,
+  `message` or `properties.log` (what log shippers and cloud log exports write).
+
+The stages of one `auditID` (RequestReceived, ResponseStarted, ResponseComplete, Panic) make
+one exchange: its request record is written at the first ResponseStarted, ResponseComplete
+or Panic (a RequestReceived event is held until then: the request object comes later), its
+response record at the first of those that has a `responseStatus`, its end at
+ResponseComplete or Panic. A watch is one exchange whose response started at its
+ResponseStarted and ended at its ResponseComplete. An exchange the log does not finish is
+written as far as it goes, and a note with its id says what the log lacks.
+
+What a record takes from the event: the request's time (`requestReceivedTimestamp`), method
+(from the verb: `METHODS`), path (`requestURI`), User-Agent, the status
+(`responseStatus.code`), and, when the level logs them, the bodies (`requestObject`,
+`responseObject`, as JSON, with a Content-Type of `application/json` that names the
+encoding the log holds, not the one on the wire). The user becomes the request's identity
+(`{"credential": "audit log", "user": USERNAME}`: `explain` attributes by it as it does a
+proxied request's credential) and the first source IP its client address. Everything else
+the event says is kept in an `audit` field (`capture/format.py`), with `absent`: what the
+record lacks because the log does not hold it. Nothing absent is made up.
+
+A line that cannot be read (not JSON, not an Event, an Event without what an exchange needs)
+is skipped and told to the sink with its file and line number; reading goes on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, cast
+
+from k8s_wiretap.importers.sink import Sink
+
+__all__ = ["LEVELS", "METHODS", "STAGES", "AuditImport", "BadEvent", "import_audit"]
+
+STAGES = ("RequestReceived", "ResponseStarted", "ResponseComplete", "Panic")
+ENDS = ("ResponseComplete", "Panic")
+LEVELS = ("Metadata", "Request", "RequestResponse")
+WRAPPERS = ("log", "message")  # where log shippers put the line they read
+CREDENTIAL = "audit log"  # the identity's credential: the API server's authentication
+JSON = "application/json"
+JSON_PATCH = "application/json-patch+json"
+
+# The HTTP method of each RequestInfo verb (apiserver pkg/endpoints/request/requestinfo.go
+# derives the verb from the method: GET is get, list or watch, POST create, PUT update,
+# PATCH patch, DELETE delete or deletecollection). A non-resource request's verb is its
+# method in lower case; `proxy` (the /api/v1/proxy paths) may be any method: unknown.
+METHODS = {
+    "get": "GET",
+    "list": "GET",
+    "watch": "GET",
+    "create": "POST",
+    "update": "PUT",
+    "patch": "PATCH",
+    "delete": "DELETE",
+    "deletecollection": "DELETE",
+    "post": "POST",
+    "put": "PUT",
+    "head": "HEAD",
+    "options": "OPTIONS",
+}
+DONE_LIMIT = 100_000  # finished auditIDs remembered (to tell a repeated one), at most
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class BadEvent(ValueError):
+    """A line, or an item of it, that is no usable audit Event; the message says why."""
+
+
+# -- reading ----------------------------------------------------------------------------------
+def _open(path: Path) -> BinaryIO:
+    """The file's bytes, through gzip when it starts with gzip's magic bytes."""
+    stream = path.open("rb")
+    if stream.peek(2)[:2] != GZIP_MAGIC:
+        return stream
+    stream.close()
+    return cast(BinaryIO, gzip.open(path, "rb"))
+
+
+def _loaded(value: Any, what: str) -> Any:
+    if isinstance(value, str | bytes):
+        try:
+            return json.loads(value)
+        except ValueError as error:
+            raise BadEvent(f"{what} is not JSON ({error})") from None
+    return value
+
+
+def events_of(value: Any, *, wrapped: bool = False) -> list[dict[str, Any]]:
+    """The Events one line holds (parsed JSON, or its text): an Event, an EventList's
+    items, or either under `log`, `message` or `properties.log`."""
+    value = _loaded(value, "the wrapped Event" if wrapped else "the line")
+    if not isinstance(value, dict):
+        raise BadEvent(f"a JSON {type(value).__name__}, not an object")
+    kind = value.get("kind")
+    if kind == "EventList" or (kind is None and "items" in value):
+        items = value.get("items")
+        if not isinstance(items, list):
+            raise BadEvent("an EventList without a list of items")
+        return items
+    if kind == "Event" or (kind is None and "auditID" in value):
+        return [value]
+    if not wrapped:
+        for key in WRAPPERS:
+            if key in value:
+                return events_of(value[key], wrapped=True)
+        properties = value.get("properties")
+        if isinstance(properties, dict) and "log" in properties:
+            return events_of(properties["log"], wrapped=True)
+    raise BadEvent(
+        f"not an audit Event (kind {kind!r}), an EventList, or one under log, message or "
+        "properties.log"
+    )
+
+
+def _time(event: dict[str, Any], key: str) -> float:
+    value = event.get(key)
+    if not isinstance(value, str):
+        raise BadEvent(f"no {key}")
+    try:
+        return dt.datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        raise BadEvent(f"{key} {value!r} is not an RFC 3339 time") from None
+
+
+@dataclass(frozen=True)
+class Event:
+    """One audit Event, checked: what an exchange needs is there and of its type."""
+
+    raw: dict[str, Any]
+    audit_id: str
+    stage: str
+    level: str
+    verb: str
+    uri: str
+    received: float
+    at: float  # stageTimestamp
+    code: int | None
+
+    @classmethod
+    def of(cls, raw: Any) -> Event:
+        if not isinstance(raw, dict):
+            raise BadEvent(f"an item that is a JSON {type(raw).__name__}, not an Event")
+        audit_id, stage, level = raw.get("auditID"), raw.get("stage"), raw.get("level")
+        if not isinstance(audit_id, str) or not audit_id:
+            raise BadEvent("an Event without an auditID")
+        if stage not in STAGES:
+            raise BadEvent(f"stage {stage!r} is none of {', '.join(STAGES)}")
+        if level not in LEVELS:
+            raise BadEvent(f"level {level!r} is none of {', '.join(LEVELS)}")
+        verb, uri = raw.get("verb"), raw.get("requestURI")
+        if not isinstance(verb, str) or not isinstance(uri, str) or not uri.startswith("/"):
+            raise BadEvent("an Event without a verb and a requestURI")
+        status = raw.get("responseStatus")
+        code = status.get("code") if isinstance(status, dict) else None
+        if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+            raise BadEvent(f"responseStatus.code {code!r} is not a number")
+        received = _time(raw, "requestReceivedTimestamp")
+        at = _time(raw, "stageTimestamp")
+        return cls(raw, audit_id, str(stage), str(level), verb, uri, received, at, code)
+
+    @property
+    def watch(self) -> bool:
+        return self.verb == "watch"
+
+
+def read_events(paths: Iterable[Path], sink: Sink) -> Iterator[Event]:
+    """The Events of the files, in order; what cannot be read is skipped (told to `sink`
+    with FILE:LINE, and FILE:LINE item K for an EventList's)."""
+    for path in paths:
+        with _open(path) as stream:
+            yield from _file_events(path, stream, sink)
+
+
+def _file_events(path: Path, stream: BinaryIO, sink: Sink) -> Iterator[Event]:
+    try:
+        for number, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                raws = events_of(line)
+            except BadEvent as error:
+                sink.skip(where, str(error))
+                continue
+            for index, raw in enumerate(raws):
+                try:
+                    yield Event.of(raw)
+                except BadEvent as error:
+                    sink.skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
+    except (OSError, EOFError) as error:  # a gzip cut short or corrupt: the rest is lost
+        sink.skip(f"{path}", f"the file could not be read on: {error}")
+
+
+# -- exchanges --------------------------------------------------------------------------------
+def _method(verb: str) -> str:
+    return METHODS.get(verb, "")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _dumped(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _request_type(event: Event) -> str:
+    """The Content-Type of the request object as the log holds it: JSON, a JSON patch when
+    it is a list; a patch's other types (merge, strategic, apply) the log does not say."""
+    if event.verb != "patch":
+        return JSON
+    return JSON_PATCH if isinstance(event.raw.get("requestObject"), list) else ""
+
+
+def _request_absent(event: Event) -> list[str]:
+    absent = ["request headers but User-Agent"]
+    if (
+        "requestObject" not in event.raw
+        and event.level == "Metadata"
+        and event.verb
+        not in (
+            "get",
+            "list",
+            "watch",
+        )
+    ):
+        absent.append("request body")
+    if event.verb == "patch" and not _request_type(event):
+        absent.append("the patch type")
+    if not _method(event.verb):
+        absent.append("method")
+    return absent
+
+
+def _response_absent(event: Event) -> list[str]:
+    absent = ["response headers"]
+    if event.watch and event.code == 200:
+        absent.append("watch events")
+    elif "responseObject" not in event.raw:
+        absent.append("response body")
+    return absent
+
+
+def _audit(event: Event) -> dict[str, Any]:
+    """The request record's `audit` field: what the event says beyond the request line."""
+    raw = event.raw
+    annotations = _dict(raw.get("annotations"))
+    audit: dict[str, Any] = {
+        "auditID": event.audit_id,
+        "level": event.level,
+        "stage": event.stage,
+        "verb": event.verb,
+        "requestURI": event.uri,
+        "user": raw.get("user") or {},
+    }
+    for key in ("impersonatedUser", "sourceIPs", "userAgent", "objectRef"):
+        if key in raw:
+            audit[key] = raw[key]
+    audit["decision"] = annotations.get("authorization.k8s.io/decision", "")
+    audit["reason"] = annotations.get("authorization.k8s.io/reason", "")
+    audit["annotations"] = annotations
+    audit["absent"] = _request_absent(event)
+    return audit
+
+
+@dataclass
+class _Exchange:
+    held: Event | None = None  # a RequestReceived event, until the request is written
+    requested: bool = False
+    responded: bool = False
+    stages: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AuditImport:
+    """Feeds Events to a `Sink` as exchanges; `finish` writes what the log left open."""
+
+    sink: Sink
+    events: int = 0
+    _open: dict[str, _Exchange] = field(default_factory=dict)
+    _done: dict[str, None] = field(default_factory=dict)  # an ordered set, bounded
+
+    def feed(self, event: Event) -> None:
+        self.events += 1
+        if event.audit_id in self._done:
+            self.sink.note(f"a {event.stage} event of {event.audit_id} after its end: ignored")
+            return
+        state = self._open.setdefault(event.audit_id, _Exchange())
+        if event.stage in state.stages:
+            self.sink.note(f"a second {event.stage} event of {event.audit_id}: ignored")
+            return
+        state.stages.append(event.stage)
+        if event.stage == "RequestReceived":
+            state.held = event
+            return
+        self._request(state, event)
+        self._response(state, event)
+        if event.stage in ENDS:
+            self._end(state, event)
+
+    def _request(self, state: _Exchange, event: Event) -> None:
+        if state.requested:
+            return
+        state.requested = True
+        raw = event.raw
+        headers = (
+            [("User-Agent", raw["userAgent"])] if isinstance(raw.get("userAgent"), str) else []
+        )
+        body = None
+        if "requestObject" in raw:
+            body = _dumped(raw["requestObject"])
+            if _request_type(event):
+                headers.append(("Content-Type", _request_type(event)))
+        user = _dict(raw.get("user"))
+        identity = {"credential": CREDENTIAL, "user": str(user.get("username") or "")}
+        ips = raw.get("sourceIPs")
+        client = {"address": ips[0]} if isinstance(ips, list) and ips else {}
+        self.sink.request(
+            event.audit_id,
+            event.received,
+            _method(event.verb),
+            event.uri,
+            headers,
+            body,
+            client=client,
+            identity=identity,
+            audit=_audit(event),
+        )
+        state.held = None
+
+    def _response(self, state: _Exchange, event: Event) -> None:
+        if state.responded or event.code is None:
+            return
+        state.responded = True
+        headers = [("Content-Type", JSON)] if "responseObject" in event.raw else []
+        self.sink.response(event.audit_id, event.at, event.code, headers)
+
+    def _end(self, state: _Exchange, event: Event) -> None:
+        del self._open[event.audit_id]
+        self._done[event.audit_id] = None
+        if len(self._done) > DONE_LIMIT:
+            del self._done[next(iter(self._done))]
+        raw = event.raw
+        body = _dumped(raw["responseObject"]) if "responseObject" in raw else None
+        error = None
+        if event.stage == "Panic":
+            error = "the API server panicked serving this request (audit stage Panic)"
+        audit = {
+            "stages": state.stages,
+            "responseStatus": raw.get("responseStatus") or {},
+            "annotations": raw.get("annotations") or {},
+            "absent": _response_absent(event),
+        }
+        self.sink.end(event.audit_id, event.at, body, error=error, audit=audit)
+
+    def finish(self) -> None:
+        """Write the exchanges the log did not finish, as far as it has them."""
+        for audit_id, state in self._open.items():
+            if state.held is not None:
+                self._request(state, state.held)
+                self.sink.note("the log ends before its response", id=audit_id)
+            else:
+                self.sink.note("the log ends before its ResponseComplete", id=audit_id)
+        self._open.clear()
+
+
+def import_audit(paths: Iterable[Path], sink: Sink) -> AuditImport:
+    """Import the audit logs at `paths`, in order, into `sink`."""
+    importer = AuditImport(sink)
+    for event in read_events(paths, sink):
+        importer.feed(event)
+    importer.finish()
+    return importer
