@@ -1,4 +1,5 @@
-"""`k8s-wiretap export RECORDING --otlp OUT | --otlp-endpoint URL`: a recording as traces.
+"""`k8s-wiretap export RECORDING --otlp OUT | --otlp-endpoint URL | --har OUT | --markdown OUT`:
+a recording as traces, as a HAR file, as a Markdown handout.
 
 One span per exchange, one trace per causal chain (views/otlp, docs/tracing.md). `--otlp`
 writes the OTLP/HTTP JSON encoding, one ExportTraceServiceRequest of up to 512 spans per
@@ -6,20 +7,33 @@ line (the layout of the OpenTelemetry Collector's file exporter; a small recordi
 line, one request); `-` is stdout. `--otlp-endpoint` POSTs the same requests to a
 collector's `/v1/traces` (Jaeger's OTLP HTTP port, 4318). Both may be given. The recording
 is read as a stream: any size in bounded memory.
+
+`--har OUT` writes a HAR 1.2 file (views/har.py), also read as a stream; `--markdown OUT`
+the story as `explain --format markdown` prints it (the whole recording in memory, as
+`explain` reads it for the story). Neither replaces an existing OUT without `--overwrite`;
+both are written 0600 (they hold what the recording holds). Each output reads the
+recording once of its own.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.capture.outputs import reason, recording_problem
+from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.errors import UsageError
+from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.views.har import write_har
 from k8s_wiretap.views.otlp import Span, export_batches, export_request, post, traces_url
 from k8s_wiretap.views.otlp.send import encoded
+from k8s_wiretap.views.story import write_story
 
 __all__ = ["register"]
 
@@ -27,10 +41,12 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     export = subparsers.add_parser(
         "export",
-        help="a recording as OpenTelemetry traces (OTLP JSON, or sent to Jaeger)",
-        description="One span per exchange, one trace per causal chain, the component as "
-        "the service, watch deliveries as links, the explanation as attributes "
-        "(docs/tracing.md).",
+        help="a recording as OpenTelemetry traces (OTLP JSON, or sent to Jaeger), "
+        "a HAR file, a Markdown handout",
+        description="OTLP: one span per exchange, one trace per causal chain, the component "
+        "as the service, watch deliveries as links, the explanation as attributes "
+        "(docs/tracing.md). HAR: one entry per exchange, bodies as JSON, watch events in "
+        "_k8sWiretap (docs/importing.md). Markdown: the story, as explain --format markdown.",
     )
     export.add_argument("recording", type=Path, metavar="RECORDING")
     export.add_argument(
@@ -44,6 +60,13 @@ def register(subparsers: Any) -> None:
         metavar="URL",
         help="send by OTLP/HTTP to URL/v1/traces (a collector's OTLP HTTP port, "
         "e.g. http://127.0.0.1:4318)",
+    )
+    export.add_argument("--har", type=Path, metavar="OUT", help="write a HAR 1.2 file to OUT")
+    export.add_argument(
+        "--markdown", type=Path, metavar="OUT", help="write the story as Markdown to OUT"
+    )
+    export.add_argument(
+        "--overwrite", action="store_true", help="--har, --markdown: replace an existing OUT"
     )
     export.set_defaults(handler=_export)
 
@@ -66,8 +89,54 @@ class _Sink:
 
 
 def _export(args: argparse.Namespace) -> int:
-    if args.otlp is None and args.otlp_endpoint is None:
-        raise UsageError("export: say where to: --otlp OUT and/or --otlp-endpoint URL")
+    outputs = (args.otlp, args.otlp_endpoint, args.har, args.markdown)
+    if all(output is None for output in outputs):
+        raise UsageError(
+            "export: say where to: --otlp OUT and/or --otlp-endpoint URL, --har OUT, --markdown OUT"
+        )
+    for option, path in (("--har", args.har), ("--markdown", args.markdown)):
+        problem = path and recording_problem(path, overwrite=args.overwrite, hint="--overwrite")
+        if problem:
+            raise UsageError(f"export: {option} {problem}")
+    if args.otlp is not None or args.otlp_endpoint is not None:
+        _traces(args)
+    if args.har is not None:
+        _har(args.recording, args.har, args.overwrite)
+    if args.markdown is not None:
+        _markdown(args.recording, args.markdown, args.overwrite)
+    return 0
+
+
+def _new(option: str, path: Path, overwrite: bool) -> BinaryIO:
+    """A new output file, 0600 (O_EXCL unless `overwrite`: nothing that appeared since
+    the check is replaced)."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
+    try:
+        return os.fdopen(os.open(path, flags, 0o600), "wb")
+    except OSError as error:
+        raise UsageError(f"export: {option} {path}: {reason(error)}") from error
+
+
+def _har(recording: Path, path: Path, overwrite: bool) -> None:
+    warnings: list[str] = []
+    with _new("--har", path, overwrite) as out:
+        assembler, entries = write_har(iter_records(recording, warnings), out)
+    for warning in warnings + assembler.warnings:
+        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+    print(f"k8s-wiretap: {entries} HAR entries to {path}", file=sys.stderr)
+
+
+def _markdown(recording: Path, path: Path, overwrite: bool) -> None:
+    loaded = load(recording)
+    for warning in loaded.warnings:
+        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+    explainer = Explainer(Analysis.of(loaded))
+    with _new("--markdown", path, overwrite) as raw, io.TextIOWrapper(raw, "utf-8") as out:
+        write_story(explainer, out, markdown=True)
+    print(f"k8s-wiretap: the story in Markdown to {path}", file=sys.stderr)
+
+
+def _traces(args: argparse.Namespace) -> None:
     url = traces_url(args.otlp_endpoint) if args.otlp_endpoint else None
     warnings: list[str] = []
     with ExitStack() as stack:
@@ -90,7 +159,6 @@ def _export(args: argparse.Namespace) -> int:
         + (f" to {where}" if where else ""),
         file=sys.stderr,
     )
-    return 0
 
 
 def _open(path: Path) -> BinaryIO:

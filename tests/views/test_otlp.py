@@ -248,7 +248,8 @@ def test_export_says_in_one_line_what_is_wrong(tmp_path: Path) -> None:
     nowhere = _cli("export", str(STORY))
     assert nowhere.returncode == 2
     assert nowhere.stderr.strip().splitlines() == [
-        "k8s-wiretap: export: say where to: --otlp OUT and/or --otlp-endpoint URL"
+        "k8s-wiretap: export: say where to: --otlp OUT and/or --otlp-endpoint URL, "
+        "--har OUT, --markdown OUT"
     ]
     bad = _cli("export", str(STORY), "--otlp-endpoint", "jaeger:4318")
     assert bad.returncode == 2 and "expected http(s)://HOST:PORT" in bad.stderr
