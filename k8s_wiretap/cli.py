@@ -36,6 +36,7 @@ COMMANDS = {
     "decode": "decode",
     "explain": "decode",
     "export": "export",
+    "import": "importing",
     "lab": "lab",
     "demo": "demo",
     "replay": "replay",
