@@ -11,7 +11,7 @@ from typing import Any
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.lab import build
 from k8s_wiretap.lab.components import CBOR_ENV, DEFAULT, ORDER, resolve
-from k8s_wiretap.lab.lab import Lab, LabError, UpOptions, default_dir
+from k8s_wiretap.lab.lab import AUDIT_LEVELS, Lab, LabError, UpOptions, default_dir
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.releases import CURRENT, KubeVersionError, parse_spec
@@ -73,6 +73,14 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="turn CBOR on (1.32 and later): CBORServingAndStorage on the API server, "
         "ClientsAllowCBOR and ClientsPreferCBOR in its clients (`lab env` shows kubectl's)",
+    )
+    up.add_argument(
+        "--audit-level",
+        choices=AUDIT_LEVELS,
+        default="Metadata",
+        help="what the API server's audit log (DIR/logs/audit.log) holds: Metadata (who "
+        "did what; the default), Request (and request bodies), RequestResponse (and "
+        "response bodies)",
     )
     up.set_defaults(handler=_up)
 
@@ -161,6 +169,7 @@ def _up(args: argparse.Namespace) -> int:
         record=record,
         kube_version=_checked_versions([args.kube_version])[0] if args.kube_version else None,
         cbor=args.cbor,
+        audit_level=args.audit_level,
     )
     state = lab.up(options)
     print(

@@ -3,9 +3,10 @@
 Command lines are templates filled from a `Layout` (folders and ports of one lab). They follow
 what kubeadm gives a real cluster, within what a control plane on 127.0.0.1 needs: certificate
 authentication for every component, Node+RBAC authorization with NodeRestriction, leader
-election on, per-controller service-account credentials, an audit log (Metadata level), and
-the hollow kubelet's server on a free port (it binds all interfaces, and without an explicit
-port a second lab, or anything else on 10250, makes it die).
+election on, per-controller service-account credentials, an audit log (Metadata level unless
+`lab up --audit-level` says another), and the hollow kubelet's server on a free port (it binds
+all interfaces, and without an explicit port a second lab, or anything else on 10250, makes it
+die).
 
 One table serves every release: an argument that only some releases take is an `Only`, with
 the first release that takes it and the first that no longer does, and why.

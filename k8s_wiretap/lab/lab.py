@@ -35,8 +35,12 @@ from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.lab.versions import resolve_release
 from k8s_wiretap.paths import state_dir
 
-__all__ = ["Lab", "LabError", "LabRunningError", "UpOptions", "default_dir"]
+__all__ = ["AUDIT_LEVELS", "Lab", "LabError", "LabRunningError", "UpOptions", "default_dir"]
 
+# The audit levels `lab up --audit-level` takes (audit.k8s.io/v1 Level; None logs nothing):
+# Metadata (who did what, no bodies) unless told, Request adds the request's object,
+# RequestResponse the response's too.
+AUDIT_LEVELS = ("Metadata", "Request", "RequestResponse")
 WIPED_ON_UP = ("etcd", "pki", "kubeconfigs", "logs", "bin")
 
 
@@ -54,6 +58,12 @@ PORT_ATTEMPTS = 3
 PORT_TAKEN = "address already in use"
 
 
+def audit_policy(level: str) -> str:
+    """The API server's audit policy: audit-policy.yaml with its one rule at `level`."""
+    policy = resources.files("k8s_wiretap.lab").joinpath("audit-policy.yaml").read_text()
+    return policy.replace("  - level: Metadata\n", f"  - level: {level}\n")
+
+
 def default_dir() -> Path:
     return Path(os.environ.get("K8S_WIRETAP_LAB_DIR") or state_dir() / "lab")
 
@@ -68,6 +78,7 @@ class UpOptions:
     record: Path | None = None  # run every client through a wiretap recording here
     kube_version: str | None = None  # a --kube-version (releases.DEFAULT when None)
     cbor: bool = False  # the CBOR gates on: components.cbor_args (1.32 and later)
+    audit_level: str = "Metadata"  # the audit policy's one rule: one of AUDIT_LEVELS
 
 
 class Lab:
@@ -89,6 +100,8 @@ class Lab:
             release = resolve_release(options.kube_version, lookup=options.build)
         except KubeVersionError as error:
             raise LabError(str(error)) from error
+        if options.audit_level not in AUDIT_LEVELS:
+            raise LabError(f"audit level {options.audit_level!r} is none of {AUDIT_LEVELS}")
         if options.cbor:
             try:
                 cbor_args("apiserver", release)
@@ -101,7 +114,7 @@ class Lab:
             record = options.record.absolute() if options.record else None
             for attempt in range(1, PORT_ATTEMPTS + 1):
                 layout = Layout(self.dir, free_ports(), record)
-                self._prepare(layout)
+                self._prepare(layout, options.audit_level)
                 _link_kubectl(layout, release, options.bin_dir)
                 state = LabState(
                     components,
@@ -189,7 +202,7 @@ class Lab:
             "run `k8s-wiretap lab down` first"
         )
 
-    def _prepare(self, layout: Layout) -> None:
+    def _prepare(self, layout: Layout, audit_level: str) -> None:
         for name in (*WIPED_ON_UP, "wiretap"):
             shutil.rmtree(self.dir / name, ignore_errors=True)
         link = self.dir / "kubelet"
@@ -200,8 +213,7 @@ class Lab:
             folder.mkdir(parents=True)
         _fresh_private_dir(layout.runtime_dir)
         link.symlink_to(layout.runtime_dir)
-        policy = resources.files("k8s_wiretap.lab").joinpath("audit-policy.yaml").read_text()
-        (layout.dir / "audit-policy.yaml").write_text(policy)
+        (layout.dir / "audit-policy.yaml").write_text(audit_policy(audit_level))
         write_pki(layout)
 
     def _start(
