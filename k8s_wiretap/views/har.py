@@ -3,25 +3,29 @@
 One entry per exchange, in time order, as `explain --format json` orders and decodes them
 (`views/json.py`'s `exchange_record`: the same decoded bodies and watch events):
 
-- `startedDateTime` is when the request began; `timings.wait` runs to the response's
-  head, `timings.receive` from there to the exchange's end (a watch: its last event or its
-  close); `send` is 0 (the proxy records a request when it is whole); `time` is their sum.
+- `startedDateTime` is when the request began (to the microsecond); `timings.wait` runs to
+  the response's head, `timings.receive` from there to the exchange's end (a watch: its
+  last event or its close); `send` is 0 (the proxy records a request when it is whole);
+  `time` is their sum.
 - `request.headers` and `response.headers` are the recorded ones (redacted as the recording
   is: a recording the proxy redacted exports redacted, nothing is added back).
 - Bodies (`request.postData.text`, `response.content.text`) are the JSON the server would
-  send: a JSON or text body as recorded, a protobuf, CBOR, YAML or gnostic OpenAPI body
-  decoded to JSON (ASCII only, `\\u` escapes: a reader that guesses the charset from
+  send: a JSON, YAML (an apply's) or text body as recorded, a protobuf, CBOR or gnostic
+  OpenAPI body decoded to JSON (ASCII only, `\\u` escapes: a reader that guesses the charset from
   the Content-Type reads it right). `mimeType` stays the recorded Content-Type; the custom field
   `_k8sWiretap` beside the text says what the text is: `{"format": F, "text": "json" |
   "as recorded" | "base64"}` (F as `explain --format json`'s `request_format`), with
   `truncated`, `redacted` and `error` (an undecodable body: its recorded bytes, base64,
   `encoding: "base64"`) when they apply.
-- A watch's `response.content.text` is its events as a JSON watch stream sends them, one
+- A watch's `response.content.text` (unless it was answered with a body, a failure's
+  Status) is its events as a JSON watch stream sends them, one
   `{"type": ..., "object": ...}` a line (an undecodable event: `{}`), and the entry's
   `_k8sWiretap.events` has one summary per line, in order: `{type, kind, namespace, name,
   resource_version, time, phase?, expired?, error?}` (`explain --format json`'s `events`).
-- The entry's `_k8sWiretap` also has the exchange's `id`, `component`, and `error` (why an
-  exchange ended without an answer). An exchange with no response has `status` 0.
+- The entry's `_k8sWiretap` also has the exchange's `id`, `component`, what the proxy saw
+  of the client (`listener`, `client`: {address, tls, alpn?, certificate?}, `identity`:
+  {credential, user?}, as in a recording's request record), and `error` (why an exchange
+  ended without an answer). An exchange with no response has `status` 0.
 - `log._k8sWiretap` has the recording's `redacted` and `tool` (its header's).
 
 The file is written as the recording is read (`explain/stream.py`): bounded memory.
@@ -51,11 +55,11 @@ from k8s_wiretap.wire.media import is_cbor
 __all__ = ["FIELD", "write_har"]
 
 FIELD = "_k8sWiretap"  # the custom field (HAR 1.2: custom fields start with "_")
-AS_RECORDED = ("json", "text", "empty")  # formats whose recorded bytes are already the text
+AS_RECORDED = ("json", "yaml", "text", "empty")  # formats whose recorded bytes are already the text
 
 
 def _iso(when: float) -> str:
-    return dt.datetime.fromtimestamp(when, dt.UTC).isoformat(timespec="milliseconds")
+    return dt.datetime.fromtimestamp(when, dt.UTC).isoformat(timespec="microseconds")
 
 
 def _ms(start: float, end: float | None) -> float:
@@ -146,10 +150,24 @@ def _url(exchange: Exchange) -> str:
     return server.rstrip("/") + exchange.path
 
 
+def _connection(exchange: Exchange) -> dict[str, Any]:
+    """What the proxy saw of the client (which the HAR headers, redacted, no longer say):
+    the listener, the client's connection, the identity it went upstream as."""
+    request = exchange.request
+    client, identity = request.client, request.identity
+    seen: dict[str, Any] = {"address": client.address, "tls": client.tls}
+    seen.update(
+        {k: v for k, v in (("alpn", client.alpn), ("certificate", client.certificate)) if v}
+    )
+    who = {"credential": identity.credential, **({"user": identity.user} if identity.user else {})}
+    return {"listener": request.listener, "client": seen, "identity": who}
+
+
 def entry(explainer: Explainer, exchange: Exchange) -> dict[str, Any]:
     """The HAR entry of one explained exchange."""
     record = exchange_record(explainer.analysis, exchange)
-    watch = "events" in record
+    body = exchange.response_body
+    watch = "events" in record and (bool(record["events"]) or body is None or not body.data)
     response = exchange.response
     timings = _timings(exchange)
     url = _url(exchange)
@@ -170,6 +188,7 @@ def entry(explainer: Explainer, exchange: Exchange) -> dict[str, Any]:
     if post is not None:
         request["postData"] = post
     custom: dict[str, Any] = {"id": exchange.id, "component": record["component"]}
+    custom.update(_connection(exchange))
     if watch:
         custom["events"] = record["events"]
     if exchange.error:
