@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-SOURCES: tuple[str, ...] = ("audit",)  # each one's module: k8s_wiretap.commands.import_<source>
+# each one's module: k8s_wiretap.commands.import_<source>
+SOURCES: tuple[str, ...] = ("audit", "har", "mitmproxy")
 
 
 def register(subparsers: Any) -> None:

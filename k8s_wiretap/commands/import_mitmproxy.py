@@ -1,0 +1,37 @@
+"""`k8s-wiretap import mitmproxy FILE -o RECORDING [--overwrite]`: a mitmproxy flow file
+(`mitmdump -w FILE`) as a recording (`importers.mitmflows`, docs/importing.md).
+
+Every flow that cannot be imported is said on stderr (`FILE:flow N: skipped: REASON`) and
+the import goes on; the last line says how many exchanges were written and how many flows
+were skipped. A missing FILE, a FILE that is no flow file, or a RECORDING that exists
+(without `--overwrite`) or cannot be written, is a one-line error, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from k8s_wiretap.commands.import_har import imported
+from k8s_wiretap.importers.mitmflows import mitm_reader
+
+__all__ = ["register"]
+
+
+def register(sources: Any) -> None:
+    parser = sources.add_parser(
+        "mitmproxy",
+        help="a mitmproxy flow file (mitmdump -w FILE)",
+        description="Read a mitmproxy flow file with mitmproxy's own reader and write its "
+        "HTTP flows as a recording: one exchange per flow, watch responses split into "
+        "events, Secrets redacted (docs/importing.md).",
+    )
+    parser.add_argument("file", type=Path, metavar="FILE")
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="RECORDING")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing RECORDING")
+    parser.set_defaults(handler=_import)
+
+
+def _import(args: argparse.Namespace) -> int:
+    return imported(args, "mitmproxy", "mitmproxy flows", mitm_reader, "flows")

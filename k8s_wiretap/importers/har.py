@@ -1,0 +1,323 @@
+"""HAR 1.2 files (browser devtools, HAR tooling, `k8s-wiretap export --har`) as a recording
+(docs/importing.md).
+
+A HAR file is one JSON document: it is read whole (`json.load`), then each entry of
+`log.entries` becomes one exchange, written through the sink (redacted as the proxy
+redacts). An entry that is not what HAR says an entry is (no `request.method`, no absolute
+http(s) `request.url`, no `startedDateTime`, a `response.status` that is no integer, a body
+that is not base64 where it says so) is skipped and told to the sink as `FILE:entry N`
+(N counts from 1) with the reason; reading goes on.
+
+What an exchange takes from an entry: the request at `startedDateTime`; the response's head
+`blocked + dns + connect + send + wait` milliseconds later (the `timings` that are not -1),
+its end `time` milliseconds after the start; the URL's scheme and host as the server, its
+path and query as the path; the headers as they are; the bodies from `postData.text` and
+`content.text` (base64 where `encoding` says so). A status of 0 is an exchange without an
+answer. The identity is what the Authorization header says (as the proxy reads it, before
+redacting it).
+
+A watch (`watch=true`, or a watch path) answered 2xx has its response body split into events by the
+framer of its Content-Type, as the proxy frames a stream; each event is timed at the
+exchange's end unless the entry says better.
+
+What `export --har` adds in `_k8sWiretap` is read back: the exchange's id, listener, client
+and identity (the HAR headers are redacted, so these say what they no longer can), why it
+ended without an answer (`error`), and each watch event's time. A body the export decoded
+to JSON (`_k8sWiretap.text: "json"` beside it) is imported as JSON: its Content-Type header
+becomes `application/json` (a watch's: the JSON watch stream it is; a patch keeps its patch
+type, an apply CBOR's becomes `application/apply-patch+yaml`), so it decodes as what it is;
+the original encoding stays named in the record's `imported_as` field (`{"request": F,
+"response": F}`).
+
+The HAR headers of `export --har` are the recording's, redacted; the sink redacts again
+(as the proxy would: nothing passes as "already redacted"), so a placeholder of the
+original becomes another placeholder: equal values stay equal, no value comes back.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import json
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from k8s_wiretap.capture.identity import client_identity
+from k8s_wiretap.importers.sink import Sink
+from k8s_wiretap.kube.media import patch_type
+from k8s_wiretap.kube.requestinfo import parse_request
+from k8s_wiretap.wire.framing import framer_for
+from k8s_wiretap.wire.media import is_json, media_type
+
+__all__ = ["FIELD", "Flow", "Malformed", "entry_flow", "har_reader", "import_flows", "write_flow"]
+
+FIELD = "_k8sWiretap"
+Headers = list[tuple[str, str]]
+
+
+class Malformed(ValueError):
+    """An entry or flow that cannot be made an exchange; its message says why."""
+
+
+@dataclass
+class Flow:
+    """One exchange as a source gives it, checked before anything of it is written."""
+
+    id: str
+    start: float
+    method: str
+    url: str
+    headers: Headers
+    body: bytes | None = None
+    http_version: str = "HTTP/1.1"
+    status: int = 0  # 0: no answer
+    reason: str = ""
+    response_version: str = "HTTP/1.1"
+    response_headers: Headers = field(default_factory=list)
+    response_time: float | None = None
+    response_body: bytes | None = None
+    end: float | None = None
+    event_times: list[float] = field(default_factory=list)  # a watch's, when the source has them
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # listener, client, identity, ...
+
+
+def _header(headers: Headers, name: str) -> str:
+    return next((value for key, value in headers if key.lower() == name), "")
+
+
+def _as_json_media(content_type: str) -> str:
+    """The Content-Type of a body that was sent as `content_type` and is JSON now: a patch
+    keeps its patch type (an apply's JSON is its YAML: JSON is YAML), anything else is
+    `application/json`."""
+    media = media_type(content_type)
+    if patch_type(media) == "apply":
+        return "application/apply-patch+yaml"
+    if patch_type(media) is not None or is_json(media):
+        return content_type
+    return "application/json"
+
+
+def _frames(flow: Flow) -> list[bytes]:
+    framer = framer_for(_header(flow.response_headers, "content-type"))
+    data = flow.response_body or b""
+    return [frame for frame in [*framer.feed(data), *framer.flush()] if frame.strip()]
+
+
+def write_flow(flow: Flow, sink: Sink) -> None:
+    """One checked exchange, through the sink: request, response, events or body, end."""
+    parts = urlsplit(flow.url)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    fields: dict[str, Any] = {
+        "server": f"{parts.scheme}://{parts.netloc}",
+        "http_version": flow.http_version,
+        "listener": "imported",
+        "identity": client_identity(_header(flow.headers, "authorization") or None, None),
+        **flow.extra,
+    }
+    sink.request(flow.id, flow.start, flow.method, path, flow.headers, flow.body, **fields)
+    end = flow.end if flow.end is not None else flow.response_time or flow.start
+    if not flow.status:
+        sink.end(flow.id, end, error=flow.error or "the source has no response")
+        return
+    head = flow.response_time if flow.response_time is not None else flow.start
+    version = flow.response_version
+    sink.response(
+        flow.id, head, flow.status, flow.response_headers, reason=flow.reason, http_version=version
+    )
+    if parse_request(flow.method, path).verb != "watch" or not 200 <= flow.status < 300:
+        sink.end(flow.id, end, flow.response_body, error=flow.error)
+        return
+    frames = _frames(flow)
+    times = flow.event_times if len(flow.event_times) == len(frames) else []
+    for index, frame in enumerate(frames):
+        sink.event(flow.id, times[index] if times else end, frame)
+    sink.end(flow.id, end, events=len(frames), error=flow.error)
+
+
+# -- HAR -------------------------------------------------------------------------------------
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise Malformed(f"{what} is not an object")
+    return value
+
+
+def _headers(value: Any, what: str) -> Headers:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Malformed(f"{what} is not a list")
+    headers: Headers = []
+    for header in value:
+        if not isinstance(header, dict) or not isinstance(header.get("name"), str):
+            raise Malformed(f"{what} has a header without a name")
+        headers.append((header["name"], str(header.get("value", ""))))
+    return headers
+
+
+def _time(value: Any) -> float:
+    if not isinstance(value, str):
+        raise Malformed("startedDateTime is missing")
+    try:
+        when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as error:
+        raise Malformed(f"startedDateTime {value!r} is no ISO 8601 time") from error
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.timestamp()
+
+
+def _ms(value: Any) -> float:
+    number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+    return number if math.isfinite(number) and number > 0 else 0.0
+
+
+def _body(holder: dict[str, Any] | None, what: str) -> tuple[bytes | None, dict[str, Any]]:
+    """A body's bytes (None: no body) and what `export --har` said of it."""
+    if not holder or holder.get("text") is None:
+        return None, {}
+    text = holder["text"]
+    said = holder.get(FIELD)
+    facts: dict[str, Any] = said if isinstance(said, dict) else {}
+    if not isinstance(text, str):
+        raise Malformed(f"{what}.text is not a string")
+    if holder.get("encoding") == "base64":
+        try:
+            return base64.b64decode(text, validate=True), facts
+        except (binascii.Error, ValueError) as error:
+            raise Malformed(f"{what}.text is not base64: {error}") from error
+    return text.encode("utf-8", "surrogateescape"), facts
+
+
+def _as_json(headers: Headers, facts: dict[str, Any]) -> Headers:
+    """The headers of a body `export --har` decoded to JSON (a watch's too: a JSON watch
+    stream is plain `application/json`): its Content-Type says JSON (`_as_json_media`)."""
+    if facts.get("text") != "json":
+        return headers
+    return [
+        (name, _as_json_media(value) if name.lower() == "content-type" else value)
+        for name, value in headers
+    ]
+
+
+def _custom(entry: dict[str, Any]) -> dict[str, Any]:
+    custom = entry.get(FIELD)
+    return custom if isinstance(custom, dict) else {}
+
+
+def _extra(
+    custom: dict[str, Any], request: dict[str, Any], content: dict[str, Any]
+) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    for name in ("listener", "client", "identity"):
+        if name in custom and isinstance(custom[name], str | dict):
+            extra[name] = custom[name]
+    formats = {
+        side: holder[FIELD]["format"]
+        for side, holder in (("request", request.get("postData")), ("response", content))
+        if isinstance(holder, dict)
+        and isinstance(holder.get(FIELD), dict)
+        and holder[FIELD].get("text") == "json"
+    }
+    if formats:
+        extra["imported_as"] = formats
+    return extra
+
+
+def _event_times(custom: dict[str, Any]) -> list[float]:
+    events = custom.get("events")
+    if not isinstance(events, list):
+        return []
+    times = [e.get("time") if isinstance(e, dict) else None for e in events]
+    if not all(isinstance(t, int | float) and not isinstance(t, bool) for t in times):
+        return []
+    return [float(t) for t in times]  # type: ignore[arg-type]
+
+
+def entry_flow(entry: Any, number: int) -> Flow:
+    """The exchange of one HAR entry (`number`: its place, from 1); Malformed if it has none."""
+    entry = _object(entry, "the entry")
+    request = _object(entry.get("request"), "request")
+    response = _object(entry.get("response", {}), "response")
+    method, url = request.get("method"), request.get("url")
+    if not isinstance(method, str) or not method:
+        raise Malformed("request.method is missing")
+    if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
+        raise Malformed(f"request.url {url!r} is no absolute http(s) URL")
+    status = response.get("status", 0)
+    if not isinstance(status, int) or isinstance(status, bool) or not 0 <= status <= 999:
+        raise Malformed(f"response.status {status!r} is no HTTP status")
+    start = _time(entry.get("startedDateTime"))
+    timings = entry.get("timings") if isinstance(entry.get("timings"), dict) else {}
+    head = sum(_ms(timings.get(k)) for k in ("blocked", "dns", "connect", "send", "wait"))
+    custom = _custom(entry)
+    body, body_facts = _body(request.get("postData"), "request.postData")
+    said_content = response.get("content")
+    content: dict[str, Any] = said_content if isinstance(said_content, dict) else {}
+    response_body, content_facts = _body(content, "response.content")
+    said_id = custom.get("id")
+    exchange_id = said_id if isinstance(said_id, str) and said_id else f"har-{number}"
+    error = custom.get("error") if isinstance(custom.get("error"), str) else None
+    return Flow(
+        id=exchange_id,
+        start=start,
+        method=method,
+        url=url,
+        headers=_as_json(_headers(request.get("headers"), "request.headers"), body_facts),
+        body=body,
+        http_version=str(request.get("httpVersion") or "HTTP/1.1"),
+        status=status,
+        reason=str(response.get("statusText") or ""),
+        response_version=str(response.get("httpVersion") or "HTTP/1.1"),
+        response_headers=_as_json(
+            _headers(response.get("headers"), "response.headers"), content_facts
+        ),
+        response_time=start + head / 1000,
+        response_body=response_body,
+        end=start + max(_ms(entry.get("time")), head) / 1000,
+        event_times=_event_times(custom),
+        error=error,
+        extra=_extra(custom, request, content),
+    )
+
+
+def _entries(path: Path) -> list[Any]:
+    try:
+        with path.open("rb") as file:
+            document = json.load(file)
+    except (OSError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError too
+        raise Malformed(f"{path}: not a HAR file: {error}") from error
+    log = document.get("log") if isinstance(document, dict) else None
+    entries = log.get("entries") if isinstance(log, dict) else None
+    if not isinstance(entries, list):
+        raise Malformed(f"{path}: not a HAR file: no log.entries")
+    return entries
+
+
+def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int:
+    """Each (where, item) made a Flow by `make(item, number)` and written; one that
+    cannot be is skipped and told to the sink. Returns how many were read."""
+    count = 0
+    for count, (where, item) in enumerate(flows, 1):
+        try:
+            flow = make(item, count)
+        except Malformed as error:
+            sink.skip(where, str(error))
+            continue
+        write_flow(flow, sink)
+    return count
+
+
+def har_reader(path: Path) -> Callable[[Sink], int]:
+    """What writes the entries of the HAR file at `path` to a sink (and says how many it
+    read); the file is read and checked first: Malformed when it is no HAR file at all."""
+    entries = _entries(path)
+    numbered = [(f"{path}:entry {n}", entry) for n, entry in enumerate(entries, 1)]
+    return lambda sink: import_flows(numbered, sink, entry_flow)

@@ -1,0 +1,109 @@
+"""mitmproxy's flow files (`mitmdump -w FILE`, mitmproxy's "save") as a recording
+(docs/importing.md).
+
+The file is read with mitmproxy's own reader (`mitmproxy.io.FlowReader`, which migrates
+flows of older mitmproxy versions), one flow at a time: bounded memory. Each HTTP flow
+becomes one exchange, written through the sink (redacted as the proxy redacts):
+
+- the request at `request.timestamp_start`, its method, URL (the server is its scheme and
+  host, the path its path and query), HTTP version, headers and body (content-encoding
+  removed, as the proxy records it);
+- the response's head at `response.timestamp_start`, its status, reason, headers and body,
+  the end at `response.timestamp_end`; a flow without a response ends with its error
+  (`flow.error`) or "the source has no response";
+- a watch's body (what mitmproxy kept of a stream it buffered: a watch that ended) split
+  into events by the framer of its Content-Type, each timed at the response's end: a flow
+  file does not time them. A streamed body (`stream_large_bodies`) is not in the file and
+  is missing from the exchange too;
+- the client's address, TLS and ALPN as the proxy records a client's, the identity from
+  the Authorization header as the proxy reads it.
+
+A flow that is not HTTP (TCP, UDP, DNS) is skipped as `FILE:flow N` with the reason. A file
+that stops being readable part way (cut short, overwritten) ends the import there, the
+point and mitmproxy's reason told as a skip; what came before is kept. A file that is no
+flow file at all is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import exceptions, flow, http
+from mitmproxy.io import FlowReader
+
+from k8s_wiretap.importers.har import Flow, Malformed, import_flows
+from k8s_wiretap.importers.sink import Sink
+
+__all__ = ["flow_of", "mitm_reader"]
+
+
+def _headers(headers: http.Headers) -> list[tuple[str, str]]:
+    return [(k.decode("utf-8", "replace"), v.decode("utf-8", "replace")) for k, v in headers.fields]
+
+
+def _client(connection: Any) -> dict[str, Any]:
+    peer = connection.peername
+    address = f"{peer[0]}:{peer[1]}" if peer else ""
+    client: dict[str, Any] = {"address": address, "tls": bool(connection.tls_established)}
+    if connection.alpn:
+        client["alpn"] = connection.alpn.decode("ascii", "replace")
+    return client
+
+
+def flow_of(item: flow.Flow, number: int) -> Flow:
+    """The exchange of one mitmproxy flow; Malformed if it is not an HTTP flow."""
+    if not isinstance(item, http.HTTPFlow):
+        raise Malformed(f"a {item.type} flow, not HTTP")
+    request, response = item.request, item.response
+    found = Flow(
+        id=item.id,
+        start=request.timestamp_start,
+        method=request.method,
+        url=request.url,
+        headers=_headers(request.headers),
+        body=request.get_content(strict=False) or None,
+        http_version=request.http_version,
+        error=item.error.msg if item.error else None,
+        extra={"client": _client(item.client_conn)},
+    )
+    if response is not None:
+        found.status = response.status_code
+        found.reason = response.reason
+        found.response_version = response.http_version
+        found.response_headers = _headers(response.headers)
+        found.response_time = response.timestamp_start
+        found.response_body = response.get_content(strict=False)
+        found.end = response.timestamp_end or response.timestamp_start
+    return found
+
+
+def _flows(path: Path, sink: Sink) -> Iterator[tuple[str, flow.Flow]]:
+    """The flows of the file, numbered; where it stops being readable, a skip, and no more."""
+    number = 0
+    with path.open("rb") as file:
+        try:
+            for number, item in enumerate(FlowReader(file).stream(), 1):
+                yield f"{path}:flow {number}", item
+        except exceptions.FlowReadException as error:
+            sink.skip(f"{path}:flow {number + 1}", f"unreadable, the rest of the file too: {error}")
+
+
+def _checked(path: Path) -> None:
+    """Refuse what is no flow file (a flow file is tnetstrings: a length, then `:`)."""
+    try:
+        with path.open("rb") as file:
+            start = file.read(16)
+    except OSError as error:
+        raise Malformed(f"{path}: {error.strerror}") from error
+    length, colon, _ = start.partition(b":")
+    if start and not (colon and length.isdigit()):
+        raise Malformed(f"{path}: not a mitmproxy flow file")
+
+
+def mitm_reader(path: Path) -> Callable[[Sink], int]:
+    """What writes the flows of the file at `path` to a sink (and says how many it read);
+    Malformed, before anything is written, when the file is no flow file."""
+    _checked(path)
+    return lambda sink: import_flows(_flows(path, sink), sink, flow_of)

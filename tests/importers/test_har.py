@@ -1,0 +1,121 @@
+"""`import har` of what `export --har` wrote of the committed recordings (the apply story;
+the wide session: protobuf bodies, watches, failures): the import explains as the original
+does, exchange by exchange (method, path, status, who, verb, summary, why, cause, events).
+A HAR with broken entries imports the rest and says each broken one (entry number, reason)
+and how many; a file that is no HAR, or an existing output, is a one-line error and nothing
+is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import cli
+from tests.recorded import RECORDINGS, STORY
+
+WIDE = RECORDINGS / "wide-session.jsonl.gz"
+SAME = ("method", "path", "status", "component", "verb", "summary", "why", "events")
+
+
+def _explained(recording: Path) -> dict[str, dict[str, Any]]:
+    result = cli("explain", str(recording), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    return {line["id"]: line for line in lines}
+
+
+def _exported(recording: Path, folder: Path) -> Path:
+    har = folder / "out.har"
+    result = cli("export", str(recording), "--har", str(har))
+    assert result.returncode == 0, result.stderr
+    return har
+
+
+def _cause(line: dict[str, Any]) -> Any:
+    cause = line.get("caused_by")
+    return (cause or {}).get("event", {}).get("watch"), (cause or {}).get("exchange")
+
+
+@pytest.mark.parametrize("recording", [STORY, WIDE], ids=["apply-story", "wide-session"])
+def test_an_exported_har_imports_and_explains_as_the_original(
+    recording: Path, tmp_path: Path
+) -> None:
+    har = _exported(recording, tmp_path)
+    out = tmp_path / "imported.jsonl"
+    result = cli("import", "har", str(har), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    original, imported = _explained(recording), _explained(out)
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"{out}: {len(original):,} exchanges from {har}; 0 unreadable entries skipped"
+    )
+    assert list(imported) == list(original)  # the same exchanges, in the same order
+    for key, line in original.items():
+        again = imported[key]
+        assert {k: again[k] for k in SAME if k in line} == {k: line[k] for k in SAME if k in line}
+        assert _cause(again) == _cause(line)
+        assert again["response_format"] in (line["response_format"], "json")
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["imported"] == "HAR file" and header["redacted"] is True
+    if recording == WIDE:  # protobuf made JSON, watches made events again, failures kept
+        formats = {line["response_format"] for line in original.values()}
+        assert "protobuf" in formats
+        assert sum(len(line.get("events", [])) for line in imported.values()) > 1000
+        assert any((line["status"] or 0) >= 400 for line in imported.values())
+
+
+def _broken(har: Path) -> Path:
+    document = json.loads(har.read_text())
+    entries = document["log"]["entries"]
+    del entries[2]["request"]["method"]
+    entries[3]["request"]["url"] = "/api/v1/pods"
+    entries[4]["response"]["content"].update(text="not base64!", encoding="base64")
+    entries[5] = "an entry"
+    broken = har.with_name("broken.har")
+    broken.write_text(json.dumps(document))
+    return broken
+
+
+def test_broken_entries_are_said_and_skipped(tmp_path: Path) -> None:
+    broken = _broken(_exported(STORY, tmp_path))
+    out = tmp_path / "rec.jsonl"
+    result = cli("import", "har", str(broken), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[:4] == [
+        f"{broken}:entry 3: skipped: request.method is missing",
+        f"{broken}:entry 4: skipped: request.url '/api/v1/pods' is no absolute http(s) URL",
+        f"{broken}:entry 5: skipped: response.content.text is not base64: "
+        "Only base64 data is allowed",
+        f"{broken}:entry 6: skipped: the entry is not an object",
+    ]
+    total = len(json.loads(broken.read_text())["log"]["entries"])
+    assert (
+        lines[-1] == f"{out}: {total - 4:,} exchanges from {broken}; 4 unreadable entries skipped"
+    )
+    assert len(_explained(out)) == total - 4
+    notes = [json.loads(line) for line in out.read_text().splitlines() if '"note"' in line]
+    assert notes[-1]["message"] == "import skipped 4 unreadable part(s) of its source"
+
+
+def test_what_is_no_har_or_would_be_overwritten_is_refused(tmp_path: Path) -> None:
+    not_har, out = tmp_path / "notes.txt", tmp_path / "rec.jsonl"
+    not_har.write_text("hello\n")
+    result = cli("import", "har", str(not_har), "-o", str(out))
+    assert result.returncode == 2 and not out.exists()
+    assert result.stderr.strip().splitlines() == [
+        f"k8s-wiretap: import har: {not_har}: not a HAR file: "
+        "Expecting value: line 1 column 1 (char 0)"
+    ]
+    har = _exported(STORY, tmp_path)
+    out.write_text("kept")
+    again = cli("import", "har", str(har), "-o", str(out))
+    assert again.returncode == 2 and out.read_text() == "kept"
+    assert again.stderr.strip().splitlines() == [
+        f"k8s-wiretap: import har: -o {out} exists (--overwrite)"
+    ]
+    replaced = cli("import", "har", str(har), "-o", str(out), "--overwrite")
+    assert replaced.returncode == 0, replaced.stderr
+    assert len(_explained(out)) > 800
