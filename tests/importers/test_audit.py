@@ -1,0 +1,256 @@
+"""`import audit` on the real lab's own audit log: it explains with nothing unattributed, a
+watch's stages are one exchange, Secrets are redacted, bad lines are said and skipped, an
+existing output is kept, and every shape a log arrives in (EventList batches, wrappers,
+gzip) reads as the plain lines do."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from k8s_wiretap.lab import Lab, UpOptions
+from k8s_wiretap.lab.lab import audit_policy
+from k8s_wiretap.lab.state import LabState
+from tests.conftest import Kubectl, cli, wait_until
+
+pytestmark = pytest.mark.lab
+
+SECRET_VALUE = "hunter2-audit-import"
+METADATA_LINES = 20_000  # the session lab's start-up and first tests: every component
+
+
+def audit_log(lab: LabState) -> Path:
+    return Path(lab.kubeconfig).parent / "logs" / "audit.log"
+
+
+def events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def imported(tmp_path: Path, *logs: Path, name: str = "rec.jsonl") -> tuple[Path, str]:
+    out = tmp_path / name
+    result = cli("import", "audit", *map(str, logs), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    return out, result.stderr
+
+
+@pytest.fixture(scope="module")
+def rr_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LabState, Kubectl]]:
+    """A lab whose audit log is at RequestResponse, with a Secret written and read and a
+    watch that the server ended (both of its stages in the log)."""
+    lab = Lab(tmp_path_factory.mktemp("audit") / "lab")
+    state = lab.up(UpOptions(build=False, audit_level="RequestResponse"))
+    try:
+        kubectl = Kubectl(state.kubeconfig, tmp_path_factory.mktemp("kubecache"))
+        kubectl(
+            "create", "secret", "generic", "imported", f"--from-literal=password={SECRET_VALUE}"
+        )
+        kubectl("get", "secret", "imported", "-o", "json")
+        kubectl("get", "--raw", "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1")
+        log = audit_log(state)
+        wait_until(lambda: "timeoutSeconds=1" in _completed(log), 30, "the watch's end logged")
+        yield state, kubectl
+    finally:
+        lab.down()
+
+
+def _completed(log: Path) -> str:
+    return "\n".join(
+        line for line in log.read_text().splitlines() if '"stage":"ResponseComplete"' in line
+    )
+
+
+def test_the_lab_writes_the_level_it_is_told(rr_lab: tuple[LabState, Kubectl]) -> None:
+    levels = {e["level"] for e in events(audit_log(rr_lab[0]))}
+    assert levels == {"RequestResponse"}
+    assert "  - level: Request\n" in audit_policy("Request")
+
+
+def test_the_session_labs_log_explains_with_nothing_unattributed(
+    lab: LabState, tmp_path: Path
+) -> None:
+    """The session lab's log (Metadata) from its start: every component's traffic, each
+    exchange attributed from its user and user agent."""
+    lines = audit_log(lab).read_text().splitlines(keepends=True)[:METADATA_LINES]
+    log = tmp_path / "audit.log"
+    log.write_text("".join(lines))
+    ids = {json.loads(line)["auditID"] for line in lines}
+    out, said = imported(tmp_path, log)
+    assert "0 unreadable line(s) skipped" in said
+    requests = [r for r in records(out) if r["record"] == "request"]
+    assert len(requests) == len(ids)
+    assert all(r["identity"]["credential"] == "audit log" for r in requests)
+    writes = [r for r in requests if r["method"] in ("POST", "PUT", "PATCH")]
+    assert writes and all("request body" in r["audit"]["absent"] for r in writes)
+    ends = [r for r in records(out) if r["record"] == "end"]
+    assert all(("response body" in e["audit"]["absent"]) != ("body" in e) for e in ends)
+    result = cli("explain", "--format", "json", str(out))
+    assert result.returncode == 0, result.stderr
+    explained = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(explained) == len(ids)
+    unknown = [e for e in explained if e["component"] == "unknown"]
+    assert unknown == []
+    components = {e["component"] for e in explained}
+    assert {"apiserver", "scheduler", "kubelet"} <= components
+    assert any(c.startswith("controller-manager/") for c in components)
+    assert all(e["who"]["identity"].endswith("[audit log]") for e in explained)
+    story = cli("explain", str(out))
+    assert story.returncode == 0, story.stderr
+
+
+def test_a_watch_is_one_exchange(rr_lab: tuple[LabState, Kubectl], tmp_path: Path) -> None:
+    log = audit_log(rr_lab[0])
+    stages = [
+        e for e in events(log) if e["verb"] == "watch" and "timeoutSeconds=1" in e["requestURI"]
+    ]
+    assert [e["stage"] for e in stages] == ["ResponseStarted", "ResponseComplete"]
+    audit_id = stages[0]["auditID"]
+    out, _ = imported(tmp_path, log)
+    mine = [r for r in records(out) if r.get("id") == audit_id]
+    assert [r["record"] for r in mine] == ["request", "response", "end"]
+    request, response, end = mine
+    assert request["method"] == "GET" and request["path"] == stages[0]["requestURI"]
+    assert response["status"] == 200
+    assert response["time"] < end["time"]  # started, then complete: one exchange
+    assert end["audit"]["stages"] == ["ResponseStarted", "ResponseComplete"]
+    assert "watch events" in end["audit"]["absent"]
+    assert request["audit"]["user"]["username"] == "kubernetes-admin"
+    assert request["audit"]["decision"] == "allow"
+    assert request["headers"][0][0] == "User-Agent"
+
+
+def test_a_secret_is_redacted_as_the_proxy_redacts(
+    rr_lab: tuple[LabState, Kubectl], tmp_path: Path
+) -> None:
+    log = audit_log(rr_lab[0])
+    encoded = base64.b64encode(SECRET_VALUE.encode()).decode()
+    assert encoded in log.read_text()  # the log holds it: the import must not
+    out, _ = imported(tmp_path, log)
+    text = out.read_text()
+    assert encoded not in text and SECRET_VALUE not in text
+    create = next(
+        r
+        for r in records(out)
+        if r["record"] == "request"
+        and r["method"] == "POST"
+        and r["audit"]["objectRef"]["resource"] == "secrets"
+        and json.loads(r["body"]["text"])["metadata"]["name"] == "imported"
+    )
+    assert create["body"]["redacted"] is True
+    sent = json.loads(create["body"]["text"])
+    value = base64.b64decode(sent["data"]["password"]).decode()
+    assert value.startswith("redacted:")
+    ends = [r for r in records(out) if r["record"] == "end" and r["id"] == create["id"]]
+    assert ends[0]["body"]["redacted"] is True
+    stored = json.loads(ends[0]["body"]["text"])
+    assert base64.b64decode(stored["data"]["password"]).decode() == value
+
+
+def test_bad_lines_are_said_with_their_numbers_and_skipped(
+    rr_lab: tuple[LabState, Kubectl], tmp_path: Path
+) -> None:
+    good = audit_log(rr_lab[0]).read_text().splitlines()[:50]
+    event = json.loads(good[0])
+    bad = [
+        "not json at all",
+        "[1, 2]",
+        json.dumps({"kind": "Pod", "apiVersion": "v1"}),
+        json.dumps({**event, "stage": "Halfway", "auditID": "x1"}),
+        json.dumps({**event, "requestReceivedTimestamp": "yesterday", "auditID": "x2"}),
+        good[1][: len(good[1]) // 2],  # a line cut short
+    ]
+    lines = [good[0], *bad, *good[1:]]
+    log = tmp_path / "audit.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = cli("import", "audit", str(log), "-o", str(tmp_path / "rec.jsonl"))
+    assert result.returncode == 0, result.stderr
+    said = result.stderr.splitlines()
+    skipped = [line for line in said if ": skipped: " in line]
+    assert [line.split(": skipped: ")[0] for line in skipped] == [f"{log}:{n}" for n in range(2, 8)]
+    assert "stage 'Halfway' is none of" in skipped[3]
+    assert "is not an RFC 3339 time" in skipped[4]
+    assert said[-1].endswith("6 unreadable line(s) skipped")
+    clean = tmp_path / "clean.log"
+    clean.write_text("\n".join(good) + "\n")
+    plain, _ = imported(tmp_path, clean, name="plain.jsonl")
+    assert _exchanges(tmp_path / "rec.jsonl") == _exchanges(plain)
+    notes = [r["message"] for r in records(tmp_path / "rec.jsonl") if r["record"] == "note"]
+    assert notes[-1] == "import skipped 6 unreadable part(s) of its source"
+
+
+def test_an_existing_output_is_kept_without_overwrite(
+    rr_lab: tuple[LabState, Kubectl], tmp_path: Path
+) -> None:
+    log = audit_log(rr_lab[0])
+    out = tmp_path / "mine.jsonl"
+    out.write_text("the user's own file\n")
+    result = cli("import", "audit", str(log), "-o", str(out))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"k8s-wiretap: import audit: -o {out} exists (--overwrite)"
+    assert out.read_text() == "the user's own file\n"
+    again = cli("import", "audit", str(log), "-o", str(out), "--overwrite")
+    assert again.returncode == 0, again.stderr
+    assert records(out)[0]["imported"] == "audit log"
+    missing = cli("import", "audit", str(tmp_path / "nope.log"), "-o", str(tmp_path / "x"))
+    assert missing.returncode == 2
+    assert missing.stderr.strip().endswith("nope.log does not exist")
+    assert not (tmp_path / "x").exists()
+
+
+def _exchanges(path: Path) -> list[dict[str, Any]]:
+    """The exchange records, without what differs between two imports of one log."""
+    return [r for r in records(path) if r["record"] in ("request", "response", "event", "end")]
+
+
+def _sample(log: Path) -> list[str]:
+    """Real lines of the log without Secrets (their placeholders differ between imports,
+    the key being made for each recording): the watch's two stages and those around it."""
+    lines = [line for line in log.read_text().splitlines() if '"secrets"' not in line]
+    watch = [i for i, line in enumerate(lines) if "timeoutSeconds=1" in line]
+    return lines[:20] + [lines[i] for i in watch]
+
+
+def test_every_shape_reads_as_the_plain_lines(
+    rr_lab: tuple[LabState, Kubectl], tmp_path: Path
+) -> None:
+    lines = _sample(audit_log(rr_lab[0]))
+    plain = tmp_path / "plain.log"
+    plain.write_text("\n".join(lines) + "\n")
+    expected = _exchanges(imported(tmp_path, plain, name="plain.jsonl")[0])
+    assert len([r for r in expected if r["record"] == "request"]) >= 10
+    loaded = [json.loads(line) for line in lines]
+    batches = []
+    for start in range(0, len(loaded), 7):  # the webhook's items carry no kind
+        items = [{k: v for k, v in e.items() if k not in ("kind", "apiVersion")} for e in loaded]
+        batches.append(
+            {
+                "kind": "EventList",
+                "apiVersion": "audit.k8s.io/v1",
+                "items": items[start : start + 7],
+            }
+        )
+    shapes = {
+        "eventlist": [json.dumps(b) for b in batches],
+        "log-string": [json.dumps({"log": line, "stream": "stdout"}) for line in lines],
+        "message-object": [json.dumps({"message": e, "severity": "INFO"}) for e in loaded],
+        "properties-log": [json.dumps({"properties": {"log": line}}) for line in lines],
+    }
+    for name, shaped in shapes.items():
+        log = tmp_path / f"{name}.log"
+        log.write_text("\n".join(shaped) + "\n")
+        out, said = imported(tmp_path, log, name=f"{name}.jsonl")
+        assert "0 unreadable line(s) skipped" in said, name
+        assert _exchanges(out) == expected, name
+    zipped = tmp_path / "audit.log.gz"
+    zipped.write_bytes(gzip.compress(plain.read_bytes()))
+    assert _exchanges(imported(tmp_path, zipped, name="gz.jsonl")[0]) == expected
