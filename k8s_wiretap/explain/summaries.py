@@ -36,6 +36,8 @@ from k8s_wiretap.kube.release import Release
 from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.kube.verbs import READS, WATCH, WRITES
 
+AUDIT_LOG = "audit log"  # the credential of an exchange imported from one (importers.audit)
+
 __all__ = ["Explanation", "Rule", "Summaries", "rules"]
 
 FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules match on
@@ -270,7 +272,7 @@ class Summaries:
         "selector": lambda s, e, f: (
             f["param"].get("fieldSelector") or f["param"].get("labelSelector") or "all"
         ),
-        "events": lambda s, e, f: len(e.watch_events()),
+        "events": lambda s, e, f: _events(e),
         "served": _served,
         "node": lambda s, e, f: _binding_target(f["body"]),
         "involved": lambda s, e, f: _involved(f["body"], s.analysis.response_body(e).value),
@@ -362,6 +364,14 @@ class _Started:
 
     latest: Exchange
     decided: deque[tuple[str, bool]] = field(default_factory=lambda: deque(maxlen=64))
+
+
+def _events(exchange: Exchange) -> int | str:
+    """How many events a watch had; an audit log holds none of them: not 0, not recorded."""
+    events = exchange.watch_events()
+    if not events and exchange.request.identity.credential == AUDIT_LOG:
+        return "no recorded"
+    return len(events)
 
 
 def _open_at(exchange: Exchange, when: float) -> bool:

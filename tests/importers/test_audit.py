@@ -104,6 +104,9 @@ def test_the_session_labs_log_explains_with_nothing_unattributed(
     assert {"apiserver", "scheduler", "kubelet"} <= components
     assert any(c.startswith("controller-manager/") for c in components)
     assert all(e["who"]["identity"].endswith("[audit log]") for e in explained)
+    summaries = [e["summary"] for e in explained]
+    assert not [s for s in summaries if "(0 events)" in s]  # the log holds none: not 0
+    assert any("(no recorded events)" in s for s in summaries)
     story = cli("explain", str(out))
     assert story.returncode == 0, story.stderr
 
