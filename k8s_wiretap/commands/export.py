@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import os
 import sys
 from contextlib import ExitStack
@@ -118,9 +119,19 @@ def _new(option: str, path: Path, overwrite: bool) -> BinaryIO:
 
 
 def _har(recording: Path, path: Path, overwrite: bool) -> None:
+    """The HAR file; a recording that cannot be read at all is said before OUT is made,
+    and one that fails part way leaves no OUT behind."""
     warnings: list[str] = []
-    with _new("--har", path, overwrite) as out:
-        assembler, entries = write_har(iter_records(recording, warnings), out)
+    records = iter_records(recording, warnings)
+    first = next(records, None)  # the header: what cannot be read raises here
+    out = _new("--har", path, overwrite)
+    try:
+        with out:
+            source = itertools.chain([first] if first is not None else [], records)
+            assembler, entries = write_har(source, out)
+    except BaseException:
+        path.unlink(missing_ok=True)  # the file this export made, half written
+        raise
     for warning in warnings + assembler.warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
     print(f"k8s-wiretap: {entries} HAR entries to {path}", file=sys.stderr)

@@ -126,3 +126,14 @@ def test_markdown_is_the_handout_and_nothing_is_replaced(tmp_path: Path) -> None
     replaced = _cli("export", str(STORY), "--har", str(har), "--overwrite")
     assert replaced.returncode == 0, replaced.stderr
     assert json.loads(har.read_text())["log"]["entries"]
+
+
+def test_an_unreadable_recording_leaves_no_file(tmp_path: Path) -> None:
+    bad, har = tmp_path / "bad.jsonl", tmp_path / "out.har"
+    bad.write_text('{"record": "request"}\n')
+    result = _cli("export", str(bad), "--har", str(har))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"k8s-wiretap: {bad}: not a k8s-wiretap recording (no header line)"
+    ]
+    assert not har.exists()
