@@ -179,8 +179,10 @@ def _ms(value: Any) -> float:
     return number if math.isfinite(number) and number > 0 else 0.0
 
 
-def _body(holder: dict[str, Any] | None, what: str) -> tuple[bytes | None, dict[str, Any]]:
+def _body(holder: Any, what: str) -> tuple[bytes | None, dict[str, Any]]:
     """A body's bytes (None: no body) and what `export --har` said of it."""
+    if holder is not None and not isinstance(holder, dict):
+        raise Malformed(f"{what} is not an object")
     if not holder or holder.get("text") is None:
         return None, {}
     text = holder["text"]
@@ -216,11 +218,11 @@ def _extra(
     custom: dict[str, Any], request: dict[str, Any], content: dict[str, Any]
 ) -> dict[str, Any]:
     extra: dict[str, Any] = {}
-    for name in ("listener", "client", "identity"):
-        if name in custom and isinstance(custom[name], str | dict):
+    for name, kind in (("listener", str), ("client", dict), ("identity", dict)):
+        if isinstance(custom.get(name), kind):
             extra[name] = custom[name]
     formats = {
-        side: holder[FIELD]["format"]
+        side: str(holder[FIELD].get("format", ""))
         for side, holder in (("request", request.get("postData")), ("response", content))
         if isinstance(holder, dict)
         and isinstance(holder.get(FIELD), dict)
@@ -236,7 +238,9 @@ def _event_times(custom: dict[str, Any]) -> list[float]:
     if not isinstance(events, list):
         return []
     times = [e.get("time") if isinstance(e, dict) else None for e in events]
-    if not all(isinstance(t, int | float) and not isinstance(t, bool) for t in times):
+    if not all(
+        isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) for t in times
+    ):
         return []
     return [float(t) for t in times]  # type: ignore[arg-type]
 
@@ -304,13 +308,16 @@ def _entries(path: Path) -> list[Any]:
 def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int:
     """Each (where, item) made a Flow by `make(item, number)` and written; one that
     cannot be is skipped and told to the sink. Returns how many were read."""
-    count = 0
+    count, seen = 0, set()
     for count, (where, item) in enumerate(flows, 1):
         try:
             flow = make(item, count)
         except Malformed as error:
             sink.skip(where, str(error))
             continue
+        if flow.id in seen:  # two exchanges, never one: an id that repeats is made unique
+            flow.id = f"{flow.id}-{count}"
+        seen.add(flow.id)
         write_flow(flow, sink)
     return count
 

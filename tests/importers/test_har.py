@@ -73,6 +73,8 @@ def _broken(har: Path) -> Path:
     entries[3]["request"]["url"] = "/api/v1/pods"
     entries[4]["response"]["content"].update(text="not base64!", encoding="base64")
     entries[5] = "an entry"
+    entries[6]["request"]["postData"] = "a body"
+    entries[8]["_k8sWiretap"]["id"] = entries[7]["_k8sWiretap"]["id"]  # still two exchanges
     broken = har.with_name("broken.har")
     broken.write_text(json.dumps(document))
     return broken
@@ -84,20 +86,21 @@ def test_broken_entries_are_said_and_skipped(tmp_path: Path) -> None:
     result = cli("import", "har", str(broken), "-o", str(out))
     assert result.returncode == 0, result.stderr
     lines = result.stderr.strip().splitlines()
-    assert lines[:4] == [
+    assert lines[:5] == [
         f"{broken}:entry 3: skipped: request.method is missing",
         f"{broken}:entry 4: skipped: request.url '/api/v1/pods' is no absolute http(s) URL",
         f"{broken}:entry 5: skipped: response.content.text is not base64: "
         "Only base64 data is allowed",
         f"{broken}:entry 6: skipped: the entry is not an object",
+        f"{broken}:entry 7: skipped: request.postData is not an object",
     ]
     total = len(json.loads(broken.read_text())["log"]["entries"])
     assert (
-        lines[-1] == f"{out}: {total - 4:,} exchanges from {broken}; 4 unreadable entries skipped"
+        lines[-1] == f"{out}: {total - 5:,} exchanges from {broken}; 5 unreadable entries skipped"
     )
-    assert len(_explained(out)) == total - 4
+    assert len(_explained(out)) == total - 5
     notes = [json.loads(line) for line in out.read_text().splitlines() if '"note"' in line]
-    assert notes[-1]["message"] == "import skipped 4 unreadable part(s) of its source"
+    assert notes[-1]["message"] == "import skipped 5 unreadable part(s) of its source"
 
 
 def test_what_is_no_har_or_would_be_overwritten_is_refused(tmp_path: Path) -> None:
