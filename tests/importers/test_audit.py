@@ -30,11 +30,17 @@ def audit_log(lab: LabState) -> Path:
 
 
 def events(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in log_lines(path)]
+
+
+def log_lines(path: Path) -> list[str]:
+    """The lines of a log, split at newlines only (str.splitlines also splits at U+0085 and
+    U+2028, which a JSON string may hold as they are)."""
+    return [line for line in path.read_text().split("\n") if line.strip()]
 
 
 def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return [json.loads(line) for line in path.read_bytes().split(b"\n") if line]
 
 
 def imported(tmp_path: Path, *logs: Path, name: str = "rec.jsonl") -> tuple[Path, str]:
@@ -65,9 +71,7 @@ def rr_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LabState,
 
 
 def _completed(log: Path) -> str:
-    return "\n".join(
-        line for line in log.read_text().splitlines() if '"stage":"ResponseComplete"' in line
-    )
+    return "\n".join(line for line in log_lines(log) if '"stage":"ResponseComplete"' in line)
 
 
 def test_the_lab_writes_the_level_it_is_told(rr_lab: tuple[LabState, Kubectl]) -> None:
@@ -81,7 +85,7 @@ def test_the_session_labs_log_explains_with_nothing_unattributed(
 ) -> None:
     """The session lab's log (Metadata) from its start: every component's traffic, each
     exchange attributed from its user and user agent."""
-    lines = audit_log(lab).read_text().splitlines(keepends=True)[:METADATA_LINES]
+    lines = [line + "\n" for line in log_lines(audit_log(lab))[:METADATA_LINES]]
     log = tmp_path / "audit.log"
     log.write_text("".join(lines))
     ids = {json.loads(line)["auditID"] for line in lines}
@@ -96,7 +100,7 @@ def test_the_session_labs_log_explains_with_nothing_unattributed(
     assert all(("response body" in e["audit"]["absent"]) != ("body" in e) for e in ends)
     result = cli("explain", "--format", "json", str(out))
     assert result.returncode == 0, result.stderr
-    explained = [json.loads(line) for line in result.stdout.splitlines()]
+    explained = [json.loads(line) for line in result.stdout.split("\n") if line]
     assert len(explained) == len(ids)
     unknown = [e for e in explained if e["component"] == "unknown"]
     assert unknown == []
@@ -162,7 +166,7 @@ def test_a_secret_is_redacted_as_the_proxy_redacts(
 def test_bad_lines_are_said_with_their_numbers_and_skipped(
     rr_lab: tuple[LabState, Kubectl], tmp_path: Path
 ) -> None:
-    good = audit_log(rr_lab[0]).read_text().splitlines()[:50]
+    good = log_lines(audit_log(rr_lab[0]))[:50]
     event = json.loads(good[0])
     bad = [
         "not json at all",
@@ -218,7 +222,7 @@ def _exchanges(path: Path) -> list[dict[str, Any]]:
 def _sample(log: Path) -> list[str]:
     """Real lines of the log without Secrets (their placeholders differ between imports,
     the key being made for each recording): the watch's two stages and those around it."""
-    lines = [line for line in log.read_text().splitlines() if '"secrets"' not in line]
+    lines = [line for line in log_lines(log) if '"secrets"' not in line]
     watch = [i for i, line in enumerate(lines) if "timeoutSeconds=1" in line]
     return lines[:20] + [lines[i] for i in watch]
 
@@ -257,3 +261,29 @@ def test_every_shape_reads_as_the_plain_lines(
     zipped = tmp_path / "audit.log.gz"
     zipped.write_bytes(gzip.compress(plain.read_bytes()))
     assert _exchanges(imported(tmp_path, zipped, name="gz.jsonl")[0]) == expected
+
+
+def test_what_a_level_lacks_is_marked_absent(
+    rr_lab: tuple[LabState, Kubectl], tmp_path: Path
+) -> None:
+    """The RequestResponse log's events as Request and Metadata would have logged them
+    (the same events without the objects those levels leave out)."""
+    loaded = events(audit_log(rr_lab[0]))
+    left_out = {"Request": ("responseObject",), "Metadata": ("requestObject", "responseObject")}
+    for level, keys in left_out.items():
+        log = tmp_path / f"{level}.log"
+        lowered = [
+            {**{k: v for k, v in e.items() if k not in keys}, "level": level} for e in loaded
+        ]
+        log.write_text("".join(json.dumps(e) + "\n" for e in lowered))
+        out, _ = imported(tmp_path, log, name=f"{level}.jsonl")
+        written = records(out)
+        ends = [r for r in written if r["record"] == "end"]
+        assert ends and not [e for e in ends if "body" in e]
+        assert all({"response body", "watch events"} & set(e["audit"]["absent"]) for e in ends)
+        writes = [r for r in written if r["record"] == "request" and r["method"] == "POST"]
+        assert writes
+        if level == "Request":
+            assert all("body" in r and "request body" not in r["audit"]["absent"] for r in writes)
+        else:
+            assert all("body" not in r and "request body" in r["audit"]["absent"] for r in writes)

@@ -1,0 +1,87 @@
+"""The audit importer on any input: whatever a line holds, it is imported or skipped with
+its line number, never a crash; a gzip file cut short keeps what came before it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from k8s_wiretap.importers.audit import import_audit
+from k8s_wiretap.importers.sink import Sink
+
+EVENT = {
+    "kind": "Event",
+    "apiVersion": "audit.k8s.io/v1",
+    "level": "Metadata",
+    "auditID": "3cf9bff8-2bbc-43d2-8ff4-7e389d030ebb",
+    "stage": "ResponseComplete",
+    "requestURI": "/api/v1/namespaces/default/pods",
+    "verb": "list",
+    "user": {"username": "kubernetes-admin", "groups": ["system:masters"]},
+    "sourceIPs": ["127.0.0.1"],
+    "userAgent": "kubectl/v1.37.2 (linux/amd64) kubernetes/abc",
+    "responseStatus": {"metadata": {}, "code": 200},
+    "requestReceivedTimestamp": "2026-12-03T13:46:05.321570Z",
+    "stageTimestamp": "2026-12-03T13:46:05.363843Z",
+}
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner),
+    max_leaves=12,
+)
+fields = st.sampled_from(sorted(EVENT)) | st.sampled_from(["log", "message", "items"])
+
+
+@st.composite
+def lines(draw: st.DrawFn) -> bytes:
+    """A line: bytes, a JSON value, or the Event with one field replaced by anything."""
+    choice = draw(st.integers(0, 2))
+    if choice == 0:
+        return draw(st.binary(max_size=60)).replace(b"\n", b" ")
+    if choice == 1:
+        return json.dumps(draw(json_values)).encode()
+    event = {**EVENT, draw(fields): draw(json_values)}
+    return json.dumps(event).encode()
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(lines(), max_size=8))
+def test_any_line_is_imported_or_skipped_with_its_number(
+    tmp_path: Path, given: list[bytes]
+) -> None:
+    log = tmp_path / "audit.log"
+    log.write_bytes(b"\n".join(given) + b"\n")
+    out = tmp_path / "rec.jsonl"
+    said: list[str] = []
+    with Sink(out, source="audit log", overwrite=True, on_skip=said.append) as sink:
+        importer = import_audit([log], sink)
+    numbers = [int(line.split(": skipped: ")[0].split(":")[-1].split()[0]) for line in said]
+    assert sink.skipped == len(said)
+    assert all(0 < n <= len(given) and given[n - 1].strip() for n in numbers)
+    assert importer.events + len(set(numbers)) >= sum(1 for line in given if line.strip()) - sum(
+        1
+        for line in given
+        if b"items" in line  # an EventList may hold no Event
+    )
+    written = out.read_bytes().split(b"\n")  # one record a line (str.splitlines splits more)
+    assert written[-1] == b"" and all(json.loads(line) for line in written[:-1])
+
+
+def test_a_gzip_cut_short_keeps_the_lines_before(tmp_path: Path) -> None:
+    events = [{**EVENT, "auditID": f"id-{n}"} for n in range(200)]
+    whole = gzip.compress("".join(json.dumps(e) + "\n" for e in events).encode())
+    log = tmp_path / "audit.log.gz"
+    log.write_bytes(whole[: len(whole) // 2])
+    said: list[str] = []
+    with Sink(tmp_path / "rec.jsonl", source="audit log", on_skip=said.append) as sink:
+        importer = import_audit([log], sink)
+    assert 0 < importer.events < 200
+    assert sink.exchanges == importer.events
+    assert len(said) == 1 and said[0].startswith(f"{log}: skipped: the file could not be read")
