@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import json
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,7 +199,7 @@ def _file_events(path: Path, stream: BinaryIO, sink: Sink) -> Iterator[Event]:
                     yield Event.of(raw)
                 except BadEvent as error:
                     sink.skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
-    except (OSError, EOFError) as error:  # a gzip cut short or corrupt: the rest is lost
+    except (OSError, EOFError, zlib.error) as error:  # a gzip cut short or corrupt
         sink.skip(f"{path}", f"the file could not be read on: {error}")
 
 
