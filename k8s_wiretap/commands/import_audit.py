@@ -54,6 +54,10 @@ def _checked(args: argparse.Namespace) -> None:
         raise UsageError(f"import audit: -o {problem}")
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def _skipped(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -66,9 +70,7 @@ def _import(args: argparse.Namespace) -> int:
         raise UsageError(f"import audit: -o {args.output}: {reason(error)}") from error
     with sink:
         importer = import_audit(args.logs, sink)
-    print(
-        f"{args.output}: {sink.exchanges:,} exchanges from {importer.events:,} audit events; "
-        f"{sink.skipped:,} unreadable line(s) skipped",
-        file=sys.stderr,
-    )
+    exchanges, events = _count(sink.exchanges, "exchange"), _count(importer.events, "audit event")
+    skipped = _count(sink.skipped, "unreadable line")
+    print(f"{args.output}: {exchanges} from {events}; {skipped} skipped", file=sys.stderr)
     return 0

@@ -58,7 +58,7 @@ class Sink:
     """Writes an import's exchanges to a new recording at `path` (0600), redacted.
 
     `source` names what was imported (the header's `imported` field); `on_skip` is told
-    each skipped part, one line ("FILE:LINE: REASON")."""
+    each skipped part, one line ("FILE:LINE: skipped: REASON")."""
 
     def __init__(
         self,

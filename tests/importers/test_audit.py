@@ -90,7 +90,7 @@ def test_the_session_labs_log_explains_with_nothing_unattributed(
     log.write_text("".join(lines))
     ids = {json.loads(line)["auditID"] for line in lines}
     out, said = imported(tmp_path, log)
-    assert "0 unreadable line(s) skipped" in said
+    assert "0 unreadable lines skipped" in said
     requests = [r for r in records(out) if r["record"] == "request"]
     assert len(requests) == len(ids)
     assert all(r["identity"]["credential"] == "audit log" for r in requests)
@@ -186,7 +186,7 @@ def test_bad_lines_are_said_with_their_numbers_and_skipped(
     assert [line.split(": skipped: ")[0] for line in skipped] == [f"{log}:{n}" for n in range(2, 8)]
     assert "stage 'Halfway' is none of" in skipped[3]
     assert "is not an RFC 3339 time" in skipped[4]
-    assert said[-1].endswith("6 unreadable line(s) skipped")
+    assert said[-1].endswith("6 unreadable lines skipped")
     clean = tmp_path / "clean.log"
     clean.write_text("\n".join(good) + "\n")
     plain, _ = imported(tmp_path, clean, name="plain.jsonl")
@@ -256,7 +256,7 @@ def test_every_shape_reads_as_the_plain_lines(
         log = tmp_path / f"{name}.log"
         log.write_text("\n".join(shaped) + "\n")
         out, said = imported(tmp_path, log, name=f"{name}.jsonl")
-        assert "0 unreadable line(s) skipped" in said, name
+        assert "0 unreadable lines skipped" in said, name
         assert _exchanges(out) == expected, name
     zipped = tmp_path / "audit.log.gz"
     zipped.write_bytes(gzip.compress(plain.read_bytes()))

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from k8s_wiretap.importers.audit import import_audit
 from k8s_wiretap.importers.sink import Sink
+from tests.conftest import cli
 
 EVENT = {
     "kind": "Event",
@@ -62,8 +63,12 @@ def test_any_line_is_imported_or_skipped_with_its_number(
     said: list[str] = []
     with Sink(out, source="audit log", overwrite=True, on_skip=said.append) as sink:
         importer = import_audit([log], sink)
-    numbers = [int(line.split(": skipped: ")[0].split(":")[-1].split()[0]) for line in said]
+    places = [line.split(": skipped: ")[0] for line in said]
     assert sink.skipped == len(said)
+    if f"{log}" in places:  # the whole file from there: only when gzip's bytes start it
+        assert given[0].startswith(b"\x1f\x8b") and places[-1] == f"{log}"
+        places.pop()
+    numbers = [int(place.removeprefix(f"{log}:").split()[0]) for place in places]
     assert all(0 < n <= len(given) and given[n - 1].strip() for n in numbers)
     assert importer.events + len(set(numbers)) >= sum(1 for line in given if line.strip()) - sum(
         1
@@ -85,3 +90,22 @@ def test_a_gzip_cut_short_keeps_the_lines_before(tmp_path: Path) -> None:
     assert 0 < importer.events < 200
     assert sink.exchanges == importer.events
     assert len(said) == 1 and said[0].startswith(f"{log}: skipped: the file could not be read")
+
+
+def test_a_missing_log_or_a_wrong_flag_is_one_line_exit_2(tmp_path: Path) -> None:
+    out = tmp_path / "rec.jsonl"
+    missing = cli("import", "audit", str(tmp_path / "nope.log"), "-o", str(out))
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        f"k8s-wiretap: import audit: {tmp_path / 'nope.log'} does not exist\n",
+    )
+    log = tmp_path / "audit.log"
+    log.write_text(json.dumps(EVENT) + "\n")
+    wrong = cli("import", "audit", str(log), "-o", str(out), "--no-such-flag")
+    assert wrong.returncode == 2 and len(wrong.stderr.splitlines()) == 1
+    folder = cli("import", "audit", str(log), "-o", str(tmp_path / "no" / "rec.jsonl"))
+    assert folder.returncode == 2 and "does not exist" in folder.stderr
+    assert not out.exists()
+    done = cli("import", "audit", str(log), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.endswith("1 exchange from 1 audit event; 0 unreadable lines skipped\n")
