@@ -10,9 +10,9 @@ is read as a stream: any size in bounded memory.
 
 `--har OUT` writes a HAR 1.2 file (views/har.py), also read as a stream; `--markdown OUT`
 the story as `explain --format markdown` prints it (the whole recording in memory, as
-`explain` reads it for the story). Neither replaces an existing OUT without `--overwrite`;
-both are written 0600 (they hold what the recording holds). Each output reads the
-recording once of its own.
+`explain` reads it for the story); `-`, for either, is stdout. Neither replaces an existing
+OUT without `--overwrite`; both are written 0600 (they hold what the recording holds).
+Each output reads the recording once of its own.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ from k8s_wiretap.views.story import write_story
 
 __all__ = ["register"]
 
+STDOUT = Path("-")
+
 
 def register(subparsers: Any) -> None:
     export = subparsers.add_parser(
@@ -62,9 +64,11 @@ def register(subparsers: Any) -> None:
         help="send by OTLP/HTTP to URL/v1/traces (a collector's OTLP HTTP port, "
         "e.g. http://127.0.0.1:4318)",
     )
-    export.add_argument("--har", type=Path, metavar="OUT", help="write a HAR 1.2 file to OUT")
     export.add_argument(
-        "--markdown", type=Path, metavar="OUT", help="write the story as Markdown to OUT"
+        "--har", type=Path, metavar="OUT", help="write a HAR 1.2 file to OUT (`-`: stdout)"
+    )
+    export.add_argument(
+        "--markdown", type=Path, metavar="OUT", help="write the story as Markdown to OUT (`-`)"
     )
     export.add_argument(
         "--overwrite", action="store_true", help="--har, --markdown: replace an existing OUT"
@@ -96,7 +100,9 @@ def _export(args: argparse.Namespace) -> int:
             "export: say where to: --otlp OUT and/or --otlp-endpoint URL, --har OUT, --markdown OUT"
         )
     for option, path in (("--har", args.har), ("--markdown", args.markdown)):
-        problem = path and recording_problem(path, overwrite=args.overwrite, hint="--overwrite")
+        if path is None or path == STDOUT:
+            continue
+        problem = recording_problem(path, overwrite=args.overwrite, hint="--overwrite")
         if problem:
             raise UsageError(f"export: {option} {problem}")
     if args.otlp is not None or args.otlp_endpoint is not None:
@@ -124,14 +130,18 @@ def _har(recording: Path, path: Path, overwrite: bool) -> None:
     warnings: list[str] = []
     records = iter_records(recording, warnings)
     first = next(records, None)  # the header: what cannot be read raises here
-    out = _new("--har", path, overwrite)
-    try:
-        with out:
-            source = itertools.chain([first] if first is not None else [], records)
-            assembler, entries = write_har(source, out)
-    except BaseException:
-        path.unlink(missing_ok=True)  # the file this export made, half written
-        raise
+    source = itertools.chain([first] if first is not None else [], records)
+    if path == STDOUT:
+        sys.stdout.flush()
+        assembler, entries = write_har(source, sys.stdout.buffer)
+    else:
+        out = _new("--har", path, overwrite)
+        try:
+            with out:
+                assembler, entries = write_har(source, out)
+        except BaseException:
+            path.unlink(missing_ok=True)  # the file this export made, half written
+            raise
     for warning in warnings + assembler.warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
     print(f"k8s-wiretap: {entries} HAR entries to {path}", file=sys.stderr)
@@ -142,6 +152,9 @@ def _markdown(recording: Path, path: Path, overwrite: bool) -> None:
     for warning in loaded.warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
     explainer = Explainer(Analysis.of(loaded))
+    if path == STDOUT:
+        write_story(explainer, sys.stdout, markdown=True)
+        return
     with _new("--markdown", path, overwrite) as raw, io.TextIOWrapper(raw, "utf-8") as out:
         write_story(explainer, out, markdown=True)
     print(f"k8s-wiretap: the story in Markdown to {path}", file=sys.stderr)

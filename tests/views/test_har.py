@@ -125,7 +125,9 @@ def test_markdown_is_the_handout_and_nothing_is_replaced(tmp_path: Path) -> None
     assert har.read_text() == "kept"
     replaced = _cli("export", str(STORY), "--har", str(har), "--overwrite")
     assert replaced.returncode == 0, replaced.stderr
-    assert json.loads(har.read_text())["log"]["entries"]
+    printed_har = _cli("export", str(STORY), "--har", "-")
+    assert printed_har.returncode == 0 and not Path("-").exists()
+    assert json.loads(printed_har.stdout) == json.loads(har.read_text())
 
 
 def test_an_unreadable_recording_leaves_no_file(tmp_path: Path) -> None:
