@@ -167,7 +167,7 @@ def test_a_secret_is_redacted_as_the_proxy_redacts(
 def test_bad_lines_are_said_with_their_numbers_and_skipped(
     rr_lab: tuple[LabState, Kubectl], tmp_path: Path
 ) -> None:
-    good = log_lines(audit_log(rr_lab[0]))[:50]
+    good = [line for line in log_lines(audit_log(rr_lab[0])) if '"secrets"' not in line][:50]
     event = json.loads(good[0])
     bad = [
         "not json at all",
