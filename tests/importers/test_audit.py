@@ -63,6 +63,8 @@ def rr_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LabState,
         )
         kubectl("get", "secret", "imported", "-o", "json")
         kubectl("get", "--raw", "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1")
+        denied = kubectl.run("get", "configmaps", "--as=jane", "--as-group=team", check=False)
+        assert "forbidden" in denied.stderr
         log = audit_log(state)
         wait_until(lambda: "timeoutSeconds=1" in _completed(log), 30, "the watch's end logged")
         yield state, kubectl
@@ -288,3 +290,33 @@ def test_what_a_level_lacks_is_marked_absent(
             assert all("body" in r and "request body" not in r["audit"]["absent"] for r in writes)
         else:
             assert all("body" not in r and "request body" in r["audit"]["absent"] for r in writes)
+
+
+def test_the_user_impersonation_and_decision_are_kept(
+    rr_lab: tuple[LabState, Kubectl], tmp_path: Path
+) -> None:
+    out, _ = imported(tmp_path, audit_log(rr_lab[0]))
+    written = records(out)
+    request = next(
+        r
+        for r in written
+        if r["record"] == "request"
+        and "impersonatedUser" in r["audit"]
+        and r["audit"].get("objectRef", {}).get("resource") == "configmaps"
+    )
+    audit = request["audit"]
+    assert audit["impersonatedUser"] == {
+        "username": "jane",
+        "groups": ["team", "system:authenticated"],
+    }
+    assert audit["user"]["username"] == "kubernetes-admin"
+    assert "system:masters" in audit["user"]["groups"]
+    assert request["identity"] == {"credential": "audit log", "user": "kubernetes-admin"}
+    assert audit["decision"] == "forbid"
+    assert audit["annotations"]["authorization.k8s.io/decision"] == "forbid"
+    assert audit["sourceIPs"] == ["127.0.0.1"] and request["client"] == {"address": "127.0.0.1"}
+    assert audit["userAgent"].startswith("kubectl/")
+    response = next(r for r in written if r["record"] == "response" and r["id"] == request["id"])
+    assert response["status"] == 403
+    end = next(r for r in written if r["record"] == "end" and r["id"] == request["id"])
+    assert end["audit"]["responseStatus"]["reason"] == "Forbidden"
