@@ -109,3 +109,11 @@ def test_a_missing_log_or_a_wrong_flag_is_one_line_exit_2(tmp_path: Path) -> Non
     done = cli("import", "audit", str(log), "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert done.stderr.endswith("1 exchange from 1 audit event; 0 unreadable lines skipped\n")
+
+
+def test_lab_up_takes_only_the_audit_levels(tmp_path: Path) -> None:
+    """A level the API server does not know is refused before any lab starts."""
+    refused = cli("lab", "up", "--dir", str(tmp_path / "lab"), "--audit-level", "Everything")
+    assert refused.returncode == 2
+    assert "(choose from 'Metadata', 'Request', 'RequestResponse')" in refused.stderr
+    assert not (tmp_path / "lab").exists()
