@@ -66,8 +66,8 @@ def test_any_line_is_imported_or_skipped_with_its_number(
     places = [line.split(": skipped: ")[0] for line in said]
     assert sink.skipped == len(said)
     if f"{log}" in places:  # the whole file from there: only when gzip's bytes start it
-        assert given[0].startswith(b"\x1f\x8b") and places[-1] == f"{log}"
-        places.pop()
+        assert given[0].startswith(b"\x1f\x8b") and places == [f"{log}"]
+        return
     numbers = [int(place.removeprefix(f"{log}:").split()[0]) for place in places]
     assert all(0 < n <= len(given) and given[n - 1].strip() for n in numbers)
     assert importer.events + len(set(numbers)) >= sum(1 for line in given if line.strip()) - sum(
