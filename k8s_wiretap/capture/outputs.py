@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 from k8s_wiretap.capture.format import header_record
 
-__all__ = ["FileOutput", "reason", "recording_problem"]
+__all__ = ["FileOutput", "create", "reason", "recording_problem"]
 
 
 def reason(error: BaseException) -> str:
@@ -31,11 +32,26 @@ def recording_problem(path: Path, *, overwrite: bool, hint: str) -> str | None:
     return None
 
 
+def create(path: Path, *, overwrite: bool) -> int:
+    """A new file at `path`, 0600, open for writing (its descriptor).
+
+    `O_EXCL | O_NOFOLLOW`: nothing that exists is written into, a symlink is never
+    followed. With `overwrite`, what is at `path` (a file, or a symlink: the link, never
+    what it points to) is removed first, so the output is always a file of its own, 0600,
+    whatever the old one's mode was; something that appears at `path` in between is not
+    replaced (FileExistsError)."""
+    if overwrite:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+
+
 class FileOutput:
     """Appends records to a new recording file (0600: it holds cluster data).
 
     The file must not exist (`O_EXCL`: nothing that appeared since a check is replaced)
-    unless `overwrite`, which empties an existing one. `header`: fields the header adds
+    unless `overwrite`, which removes an existing one (a symlink is removed, never
+    followed) and makes a new file, 0600 (`create`). `header`: fields the header adds
     (a part's, `parts.py`). Open it only once the proxy is sure
     to run: opening is what creates or empties the file.
 
@@ -58,8 +74,7 @@ class FileOutput:
         header: dict[str, Any] | None = None,
     ) -> None:
         self.path = path
-        replace = os.O_TRUNC if overwrite else os.O_EXCL
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | replace, 0o600)
+        self._fd = create(path, overwrite=overwrite)
         self._pending: list[str] = []
         self._pending_size = 0
         self.lost = 0  # records the last failed flush did not write whole

@@ -12,7 +12,9 @@ is read as a stream: any size in bounded memory.
 the story as `explain --format markdown` prints it (the whole recording in memory, as
 `explain` reads it for the story); `-`, for either, is stdout. Neither replaces an existing
 OUT without `--overwrite`; both are written 0600 (they hold what the recording holds).
-Each output reads the recording once of its own.
+An OUT replaced with `--overwrite` (and `--otlp`'s, which always replaces) is removed and
+made anew, 0600 (`capture.outputs.create`): a symlink there is removed, never followed. An
+OUT that is the recording itself is refused. Each output reads the recording once of its own.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from k8s_wiretap.capture.outputs import reason, recording_problem
+from k8s_wiretap.capture.outputs import create, reason, recording_problem
 from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.explain.analysis import Analysis
@@ -99,8 +101,12 @@ def _export(args: argparse.Namespace) -> int:
         raise UsageError(
             "export: say where to: --otlp OUT and/or --otlp-endpoint URL, --har OUT, --markdown OUT"
         )
-    for option, path in (("--har", args.har), ("--markdown", args.markdown)):
+    for option, path in (("--otlp", args.otlp), ("--har", args.har), ("--markdown", args.markdown)):
         if path is None or path == STDOUT:
+            continue
+        if _same(path, args.recording):
+            raise UsageError(f"export: {option} {path} is the recording")
+        if option == "--otlp":
             continue
         problem = recording_problem(path, overwrite=args.overwrite, hint="--overwrite")
         if problem:
@@ -114,12 +120,19 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _new(option: str, path: Path, overwrite: bool) -> BinaryIO:
-    """A new output file, 0600 (O_EXCL unless `overwrite`: nothing that appeared since
-    the check is replaced)."""
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
+def _same(out: Path, recording: Path) -> bool:
+    """Whether `out` is the recording (the same file, or the same path once resolved)."""
     try:
-        return os.fdopen(os.open(path, flags, 0o600), "wb")
+        return os.path.samefile(out, recording)
+    except OSError:
+        return out.resolve() == recording.resolve()
+
+
+def _new(option: str, path: Path, overwrite: bool) -> BinaryIO:
+    """A new output file, 0600 (`create`: nothing that appeared since the check is
+    replaced unless `overwrite`, a symlink never followed)."""
+    try:
+        return os.fdopen(create(path, overwrite=overwrite), "wb")
     except OSError as error:
         raise UsageError(f"export: {option} {path}: {reason(error)}") from error
 
@@ -169,7 +182,7 @@ def _traces(args: argparse.Namespace) -> None:
             out = (
                 sys.stdout.buffer
                 if str(args.otlp) == "-"
-                else stack.enter_context(_open(args.otlp))
+                else stack.enter_context(_new("--otlp", args.otlp, overwrite=True))
             )
         sink = _Sink(out, url)
         assembler = export_batches(iter_records(args.recording, warnings), sink)
@@ -183,10 +196,3 @@ def _traces(args: argparse.Namespace) -> None:
         + (f" to {where}" if where else ""),
         file=sys.stderr,
     )
-
-
-def _open(path: Path) -> BinaryIO:
-    try:
-        return path.open("wb")
-    except OSError as error:
-        raise UsageError(f"--otlp {path}: {error.strerror}") from error

@@ -139,3 +139,39 @@ def test_an_unreadable_recording_leaves_no_file(tmp_path: Path) -> None:
         f"k8s-wiretap: {bad}: not a k8s-wiretap recording (no header line)"
     ]
     assert not har.exists()
+
+
+def test_overwritten_outputs_are_0600_and_symlinks_are_not_followed(tmp_path: Path) -> None:
+    """An OUT replaced with --overwrite (or --otlp's, which always replaces) is a new file,
+    0600, whatever the old one's mode; a symlink there is removed, never written through."""
+    har, markdown, otlp = tmp_path / "out.har", tmp_path / "out.md", tmp_path / "out.otlp"
+    for path in (har, markdown, otlp):
+        path.write_text("old")
+        path.chmod(0o644)
+    argv = ("--har", str(har), "--markdown", str(markdown), "--otlp", str(otlp))
+    result = _cli("export", str(STORY), *argv, "--overwrite")
+    assert result.returncode == 0, result.stderr
+    for path in (har, markdown, otlp):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_text() != "old"
+    target = tmp_path / "target.txt"
+    target.write_text("not yours")
+    for path in (har, markdown, otlp):
+        path.unlink()
+        path.symlink_to(target)
+    result = _cli("export", str(STORY), *argv, "--overwrite")
+    assert result.returncode == 0, result.stderr
+    assert target.read_text() == "not yours"
+    for path in (har, markdown, otlp):
+        assert not path.is_symlink() and stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_the_recording_is_never_its_own_output(tmp_path: Path) -> None:
+    recording = tmp_path / "r.jsonl.gz"
+    recording.write_bytes(STORY.read_bytes())
+    for option in ("--har", "--markdown", "--otlp"):
+        result = _cli("export", str(recording), option, str(recording), "--overwrite")
+        assert result.returncode == 2
+        assert result.stderr.strip().splitlines() == [
+            f"k8s-wiretap: export: {option} {recording} is the recording"
+        ]
+        assert recording.read_bytes() == STORY.read_bytes()
