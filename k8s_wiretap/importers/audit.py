@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import json
+import re
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -72,6 +73,9 @@ METHODS = {
 }
 DONE_LIMIT = 100_000  # finished auditIDs remembered (to tell a repeated one), at most
 GZIP_MAGIC = b"\x1f\x8b"
+# JSON's escape of a surrogate, or one encoded as UTF-8 bytes (json.loads decodes those too)
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+STATUS_CODES = range(100, 1000)  # an HTTP status has three digits (RFC 9110 15)
 
 
 class BadEvent(ValueError):
@@ -94,7 +98,22 @@ def _loaded(value: Any, what: str) -> Any:
             return json.loads(value)
         except ValueError as error:
             raise BadEvent(f"{what} is not JSON ({error})") from None
+        except RecursionError:
+            raise BadEvent(f"{what} is nested too deep to read") from None
     return value
+
+
+def _text(line: bytes, value: Any) -> None:
+    """Refuse a value holding a lone surrogate (JSON's `"\\ud800"`, or its bytes as UTF-8
+    would give them): valid JSON, but no Unicode text, which a recording is. The line is
+    skipped rather than its text changed: nothing is made up. Only a line that may hold
+    one (an escape or bytes in the surrogates' range) is checked."""
+    if _SURROGATE.search(line) is None:
+        return
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadEvent("a lone surrogate in a string (no Unicode text)") from None
 
 
 def events_of(value: Any, *, wrapped: bool = False) -> list[dict[str, Any]]:
@@ -147,6 +166,7 @@ class Event:
     received: float
     at: float  # stageTimestamp
     code: int | None
+    bad_code: str = ""  # why responseStatus.code is not taken as the status
 
     @classmethod
     def of(cls, raw: Any) -> Event:
@@ -166,9 +186,13 @@ class Event:
         code = status.get("code") if isinstance(status, dict) else None
         if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
             raise BadEvent(f"responseStatus.code {code!r} is not a number")
+        bad_code = ""
+        if code is not None and code not in STATUS_CODES:
+            bad_code = f"responseStatus.code {code} is no HTTP status (100 to 999): status absent"
+            code = None
         received = _time(raw, "requestReceivedTimestamp")
         at = _time(raw, "stageTimestamp")
-        return cls(raw, audit_id, str(stage), str(level), verb, uri, received, at, code)
+        return cls(raw, audit_id, str(stage), str(level), verb, uri, received, at, code, bad_code)
 
     @property
     def watch(self) -> bool:
@@ -191,6 +215,7 @@ def _file_events(path: Path, stream: BinaryIO, sink: Sink) -> Iterator[Event]:
             where = f"{path}:{number}"
             try:
                 raws = events_of(line)
+                _text(line, raws)
             except BadEvent as error:
                 sink.skip(where, str(error))
                 continue
@@ -341,6 +366,8 @@ class AuditImport:
         state.held = None
 
     def _response(self, state: _Exchange, event: Event) -> None:
+        if event.bad_code and not state.responded:
+            self.sink.note(event.bad_code, id=event.audit_id)
         if state.responded or event.code is None:
             return
         state.responded = True
@@ -361,7 +388,7 @@ class AuditImport:
             "stages": state.stages,
             "responseStatus": raw.get("responseStatus") or {},
             "annotations": raw.get("annotations") or {},
-            "absent": _response_absent(event),
+            "absent": _response_absent(event) + ([] if state.responded else ["status"]),
         }
         self.sink.end(event.audit_id, event.at, body, error=error, audit=audit)
 

@@ -31,7 +31,10 @@ EVENT = {
 }
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(st.characters(exclude_categories=()), max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner),
     max_leaves=12,
 )
@@ -117,3 +120,56 @@ def test_lab_up_takes_only_the_audit_levels(tmp_path: Path) -> None:
     assert refused.returncode == 2
     assert "(choose from 'Metadata', 'Request', 'RequestResponse')" in refused.stderr
     assert not (tmp_path / "lab").exists()
+
+
+def _import_lines(tmp_path: Path, *lines: str) -> tuple[list[str], list[dict[str, object]]]:
+    """Import `lines` as a log: what was said skipped, and the records written."""
+    log = tmp_path / "audit.log"
+    log.write_bytes("".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass"))
+    out = tmp_path / "rec.jsonl"
+    said: list[str] = []
+    with Sink(out, source="audit log", overwrite=True, on_skip=said.append) as sink:
+        import_audit([log], sink)
+    written = [json.loads(line) for line in out.read_bytes().split(b"\n") if line]
+    return said, written
+
+
+def _requests(written: list[dict[str, object]]) -> list[object]:
+    return [r["id"] for r in written if r["record"] == "request"]
+
+
+def test_a_lone_surrogate_is_a_skipped_line_and_the_rest_is_read(tmp_path: Path) -> None:
+    """A lone surrogate is valid JSON but no text a recording can hold: the line is skipped
+    with its number, whether escaped or as the bytes UTF-8 would give it."""
+    escaped = json.dumps({**EVENT, "auditID": "s1", "userAgent": "\ud800"})
+    raw = json.dumps({**EVENT, "auditID": "s2", "userAgent": "\ud800"}, ensure_ascii=False)
+    paired = json.dumps({**EVENT, "auditID": "p", "userAgent": "\ud83d\ude00"})
+    good = json.dumps({**EVENT, "auditID": "after"})
+    said, written = _import_lines(tmp_path, escaped, raw, paired, good)
+    log = tmp_path / "audit.log"
+    assert said == [
+        f"{log}:{n}: skipped: a lone surrogate in a string (no Unicode text)" for n in (1, 2)
+    ]
+    assert _requests(written) == ["p", "after"]
+
+
+def test_json_nested_too_deep_is_a_skipped_line(tmp_path: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    said, written = _import_lines(tmp_path, deep, json.dumps({**EVENT, "auditID": "after"}))
+    assert said == [f"{tmp_path / 'audit.log'}:1: skipped: the line is nested too deep to read"]
+    assert _requests(written) == ["after"]
+
+
+def test_a_status_code_that_is_no_http_status_is_absent(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({**EVENT, "auditID": f"c{code}", "responseStatus": {"code": code}})
+        for code in (-5, 99, 1000, 10**20, 100, 999)
+    ]
+    said, written = _import_lines(tmp_path, *lines)
+    assert said == []
+    statuses = {r["id"]: r["status"] for r in written if r["record"] == "response"}
+    assert statuses == {"c100": 100, "c999": 999}
+    ends = {r["id"]: r["audit"]["absent"] for r in written if r["record"] == "end"}
+    assert all("status" in ends[f"c{code}"] for code in (-5, 99, 1000, 10**20))
+    notes = [r["message"] for r in written if r["record"] == "note" and r.get("id") == "c-5"]
+    assert notes == ["responseStatus.code -5 is no HTTP status (100 to 999): status absent"]
