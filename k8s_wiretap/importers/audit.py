@@ -42,6 +42,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from k8s_wiretap.importers.sink import Sink
+from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
+from k8s_wiretap.kube.sensitive import SENSITIVE_RESOURCES
 
 __all__ = ["LEVELS", "METHODS", "STAGES", "AuditImport", "BadEvent", "import_audit"]
 
@@ -71,6 +73,10 @@ METHODS = {
     "head": "HEAD",
     "options": "OPTIONS",
 }
+# A mutating webhook's JSON patch, as the API server records it at level Request and above
+# (apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go, PatchAuditAnnotationPrefix):
+# a webhook changing a Secret puts the Secret's values there.
+PATCH_ANNOTATION = "patch.webhook.admission.k8s.io/"
 DONE_LIMIT = 100_000  # finished auditIDs remembered (to tell a repeated one), at most
 GZIP_MAGIC = b"\x1f\x8b"
 # JSON's escape of a surrogate, or one encoded as UTF-8 bytes (json.loads decodes those too)
@@ -278,21 +284,70 @@ def _response_absent(event: Event) -> list[str]:
     return absent
 
 
-def _audit(event: Event) -> dict[str, Any]:
-    """The request record's `audit` field: what the event says beyond the request line."""
+def _info(event: Event) -> tuple[RequestInfo, bool]:
+    """The request's RequestInfo, and whether its objects are sensitive (kube/sensitive.py)
+    by the event's objectRef, or by its request line when that says more."""
+    info = parse_request(_method(event.verb) or "GET", event.uri)
+    ref = _dict(event.raw.get("objectRef"))
+    group, resource, sub = (str(ref.get(k) or "") for k in ("apiGroup", "resource", "subresource"))
+    keys = ((info.group, info.resource, info.subresource), (group, resource, sub))
+    return info, any(key in SENSITIVE_RESOURCES for key in keys)
+
+
+def redacted_annotations(event: Event, sink: Sink) -> dict[str, Any]:
+    """The event's annotations, each webhook patch redacted: replaced whole on a sensitive
+    resource, else redacted as a body of the request would be (a Secret object in it)."""
+    annotations = _dict(event.raw.get("annotations"))
+    if not any(key.startswith(PATCH_ANNOTATION) for key in annotations):
+        return annotations
+    info, sensitive = _info(event)
+    redacted = {}
+    for key, value in annotations.items():
+        if key.startswith(PATCH_ANNOTATION):
+            text = value if isinstance(value, str) else _dumped(value).decode()
+            if sensitive:
+                value = sink.placeholder(text)
+            else:
+                value = sink.redacted(info, JSON, text.encode()).decode("utf-8", "replace")
+        redacted[key] = value
+    return redacted
+
+
+def redacted_user(user: Any, sink: Sink) -> Any:
+    """A UserInfo with each of its `extra` values replaced by its placeholder: extra may
+    carry credentials (a token's claims, an authenticating proxy's headers)."""
+    if not isinstance(user, dict) or "extra" not in user:
+        return user
+    extra = user["extra"]
+    if isinstance(extra, dict):
+        values = {k: _placeholders(v, sink) for k, v in extra.items()}
+    else:
+        values = _placeholders(extra, sink)
+    return {**user, "extra": values}
+
+
+def _placeholders(values: Any, sink: Sink) -> Any:
+    if isinstance(values, list):
+        return [_placeholders(value, sink) for value in values]
+    return sink.placeholder(values if isinstance(values, str) else _dumped(values).decode())
+
+
+def _audit(event: Event, sink: Sink) -> dict[str, Any]:
+    """The request record's `audit` field: what the event says beyond the request line
+    (redacted: webhook patches, users' extra)."""
     raw = event.raw
-    annotations = _dict(raw.get("annotations"))
+    annotations = redacted_annotations(event, sink)
     audit: dict[str, Any] = {
         "auditID": event.audit_id,
         "level": event.level,
         "stage": event.stage,
         "verb": event.verb,
         "requestURI": event.uri,
-        "user": raw.get("user") or {},
+        "user": redacted_user(raw.get("user"), sink) or {},
     }
     for key in ("impersonatedUser", "sourceIPs", "userAgent", "objectRef"):
         if key in raw:
-            audit[key] = raw[key]
+            audit[key] = redacted_user(raw[key], sink) if key == "impersonatedUser" else raw[key]
     audit["decision"] = annotations.get("authorization.k8s.io/decision", "")
     audit["reason"] = annotations.get("authorization.k8s.io/reason", "")
     audit["annotations"] = annotations
@@ -361,7 +416,7 @@ class AuditImport:
             body,
             client=client,
             identity=identity,
-            audit=_audit(event),
+            audit=_audit(event, self.sink),
         )
         state.held = None
 
@@ -387,7 +442,7 @@ class AuditImport:
         audit = {
             "stages": state.stages,
             "responseStatus": raw.get("responseStatus") or {},
-            "annotations": raw.get("annotations") or {},
+            "annotations": redacted_annotations(event, self.sink),
             "absent": _response_absent(event) + ([] if state.responded else ["status"]),
         }
         self.sink.end(event.audit_id, event.at, body, error=error, audit=audit)

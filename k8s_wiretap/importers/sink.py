@@ -152,6 +152,15 @@ class Sink:
             record["error"] = error
         self._output.write(record)
 
+    # -- redaction of what an importer passes as given ------------------------------------
+    def placeholder(self, value: str) -> str:
+        """The placeholder the recording's bodies and headers give `value`."""
+        return self._redactor.text(value)
+
+    def redacted(self, info: RequestInfo, content_type: str, data: bytes) -> bytes:
+        """`data` redacted as a body of `info`'s request would be (whole, not truncated)."""
+        return self._redactor.body(info, content_type, data)[0]
+
     # -- the rest -------------------------------------------------------------------------
     def note(self, message: str, *, level: str = "warning", id: str | None = None) -> None:
         record: dict[str, Any] = {

@@ -3,6 +3,7 @@ its line number, never a crash; a gzip file cut short keeps what came before it.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 from pathlib import Path
@@ -173,3 +174,75 @@ def test_a_status_code_that_is_no_http_status_is_absent(tmp_path: Path) -> None:
     assert all("status" in ends[f"c{code}"] for code in (-5, 99, 1000, 10**20))
     notes = [r["message"] for r in written if r["record"] == "note" and r.get("id") == "c-5"]
     assert notes == ["responseStatus.code -5 is no HTTP status (100 to 999): status absent"]
+
+
+def _event(audit_id: str, verb: str, uri: str, ref: dict[str, str], **more: object) -> str:
+    """A RequestResponse ResponseComplete Event whose users carry a token in `extra`."""
+    extra = {"authentication.kubernetes.io/credential-id": ["JTI=EXTRA-TOKEN-1"]}
+    return json.dumps(
+        {
+            **EVENT,
+            "level": "RequestResponse",
+            "auditID": audit_id,
+            "verb": verb,
+            "requestURI": uri,
+            "objectRef": ref,
+            "user": {"username": "alice", "extra": extra},
+            "impersonatedUser": {"username": "bob", "extra": {"token": ["EXTRA-TOKEN-2"]}},
+            "responseStatus": {"metadata": {}, "code": 201},
+            **more,
+        }
+    )
+
+
+def _patch(operations: list[dict[str, object]]) -> str:
+    """A webhook's patch annotation as the API server writes it (dispatcher.go)."""
+    return json.dumps(
+        {"configuration": "c", "webhook": "w", "patch": operations, "patchType": "JSONPatch"}
+    )
+
+
+def test_webhook_patches_and_users_extra_are_redacted(tmp_path: Path) -> None:
+    """A mutating webhook's patch of a Secret (or of a token request) and the users' extra
+    are in the audit field only as placeholders; a patch elsewhere is kept."""
+    secret = base64.b64encode(b"WEBHOOK-SECRET").decode()
+    key = "patch.webhook.admission.k8s.io/round_0_index_0"
+    on_secret = {key: _patch([{"op": "add", "path": "/data/pw", "value": secret}])}
+    on_token = {key: _patch([{"op": "add", "path": "/status/token", "value": "TOKEN-SECRET"}])}
+    on_pod = {key: _patch([{"op": "add", "path": "/metadata/labels/x", "value": "KEPT"}])}
+    embedded = {"kind": "Secret", "data": {"pw": secret}}
+    on_map = {key: _patch([{"op": "add", "path": "/data/s", "value": embedded}])}
+    secrets = {"resource": "secrets", "namespace": "default", "apiVersion": "v1"}
+    lines = [
+        _event("s", "create", "/api/v1/namespaces/default/secrets", secrets, annotations=on_secret),
+        _event(
+            "t",
+            "create",
+            "/api/v1/namespaces/default/serviceaccounts/default/token",
+            {"resource": "serviceaccounts", "subresource": "token", "apiVersion": "v1"},
+            annotations=on_token,
+        ),
+        _event(
+            "p",
+            "create",
+            "/api/v1/namespaces/default/pods",
+            {"resource": "pods"},
+            annotations=on_pod,
+        ),
+        _event(
+            "c",
+            "create",
+            "/api/v1/namespaces/default/configmaps",
+            {"resource": "configmaps"},
+            annotations=on_map,
+        ),
+    ]
+    said, written = _import_lines(tmp_path, *lines)
+    assert said == []
+    recording = (tmp_path / "rec.jsonl").read_bytes()
+    for value in (secret, "WEBHOOK-SECRET", "TOKEN-SECRET", "EXTRA-TOKEN-1", "EXTRA-TOKEN-2"):
+        assert value.encode() not in recording, value
+    assert b"KEPT" in recording
+    audits = [r["audit"] for r in written if r["record"] in ("request", "end")]
+    assert all(key in a["annotations"] for a in audits)
+    assert all(a["user"]["extra"] for a in audits if a.get("user"))
