@@ -4,14 +4,18 @@
 A HAR file is one JSON document: it is read whole (`json.load`), then each entry of
 `log.entries` becomes one exchange, written through the sink (redacted as the proxy
 redacts). An entry that is not what HAR says an entry is (no `request.method`, no absolute
-http(s) `request.url`, no `startedDateTime`, a `response.status` that is no integer, a body
-that is not base64 where it says so) is skipped and told to the sink as `FILE:entry N`
-(N counts from 1) with the reason; reading goes on.
+http(s) `request.url` with a host, no `startedDateTime`, a `response.status` that is no
+integer, a body that is not base64 where it says so, a string holding a lone surrogate such
+as `"\\ud800"`: valid JSON, but no Unicode text, so it could not be written) is skipped
+and told to the sink as `FILE:entry N` (N counts from 1) with the reason; reading goes
+on. A file that is no JSON, or JSON nested too deeply to read, is refused before anything
+is written.
 
 What an exchange takes from an entry: the request at `startedDateTime`; the response's head
 `blocked + dns + connect + send + wait` milliseconds later (the `timings` that are not -1),
-its end `time` milliseconds after the start; the URL's scheme and host as the server, its
-path and query as the path; the headers as they are; the bodies from `postData.text` and
+its end `time` milliseconds after the start; the URL's scheme, host and port as the server
+(a user and password in the URL are dropped: never recorded), its path and query as the
+path; the headers as they are; the bodies from `postData.text` and
 `content.text` (base64 where `encoding` says so). A status of 0 is an exchange without an
 answer. The identity is what the Authorization header says (as the proxy reads it, before
 redacting it).
@@ -20,7 +24,9 @@ A watch (`watch=true`, or a watch path) answered 2xx has its response body split
 framer of its Content-Type, as the proxy frames a stream; each event is timed at the
 exchange's end unless the entry says better.
 
-What `export --har` adds in `_k8sWiretap` is read back: the exchange's id, listener, client
+What `export --har` adds in `_k8sWiretap` is read back: the exchange's id (an id that is
+already taken gets `-N`, N the entry's number, then `-N-2`, ... until it is unused: two
+entries are never one exchange), listener, client
 and identity (the HAR headers are redacted, so these say what they no longer can), why it
 ended without an answer (`error`), and each watch event's time. A body the export decoded
 to JSON (`_k8sWiretap.text: "json"` beside it) is imported as JSON: its Content-Type header
@@ -109,12 +115,23 @@ def _frames(flow: Flow) -> list[bytes]:
     return [frame for frame in [*framer.feed(data), *framer.flush()] if frame.strip()]
 
 
+def _server(url: str) -> str:
+    """`scheme://host[:port]` of `url`: never the user and password it may hold; ValueError
+    when it has no host or its port is no port."""
+    parts = urlsplit(url)
+    host, port = parts.hostname, parts.port  # .port raises ValueError
+    if not host:
+        raise ValueError("no host")
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
 def write_flow(flow: Flow, sink: Sink) -> None:
     """One checked exchange, through the sink: request, response, events or body, end."""
     parts = urlsplit(flow.url)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     fields: dict[str, Any] = {
-        "server": f"{parts.scheme}://{parts.netloc}",
+        "server": _server(flow.url),
         "http_version": flow.http_version,
         "listener": "imported",
         "identity": client_identity(_header(flow.headers, "authorization") or None, None),
@@ -195,7 +212,7 @@ def _body(holder: Any, what: str) -> tuple[bytes | None, dict[str, Any]]:
             return base64.b64decode(text, validate=True), facts
         except (binascii.Error, ValueError) as error:
             raise Malformed(f"{what}.text is not base64: {error}") from error
-    return text.encode("utf-8", "surrogateescape"), facts
+    return text.encode("utf-8"), facts  # no lone surrogate: `_no_surrogates`
 
 
 def _as_json(headers: Headers, facts: dict[str, Any]) -> Headers:
@@ -245,9 +262,38 @@ def _event_times(custom: dict[str, Any]) -> list[float]:
     return [float(t) for t in times]  # type: ignore[arg-type]
 
 
+def _no_surrogates(entry: Any) -> None:
+    """Malformed when a string of `entry` (a key or a value) holds a lone surrogate: JSON
+    may say `"\\ud800"`, but it is no Unicode text, and a recording is UTF-8. Walked with a
+    stack of its own: the depth of an entry is no limit."""
+    stack: list[tuple[str, Any]] = [("the entry", entry)]
+    while stack:
+        where, value = stack.pop()
+        items: Iterable[tuple[Any, Any]] = ()
+        if isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        elif isinstance(value, str):
+            _checked_text(value, where)
+        for key, item in items:
+            if isinstance(key, str):
+                _checked_text(key, f"a key of {where}")
+            stack.append((f"{where}[{key!r}]" if where != "the entry" else repr(key), item))
+
+
+def _checked_text(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        lone = text[error.start : error.end].encode("unicode_escape").decode()
+        raise Malformed(f"{where} holds a lone surrogate ({lone}): no Unicode text") from error
+
+
 def entry_flow(entry: Any, number: int) -> Flow:
     """The exchange of one HAR entry (`number`: its place, from 1); Malformed if it has none."""
     entry = _object(entry, "the entry")
+    _no_surrogates(entry)
     request = _object(entry.get("request"), "request")
     response = _object(entry.get("response", {}), "response")
     method, url = request.get("method"), request.get("url")
@@ -255,6 +301,10 @@ def entry_flow(entry: Any, number: int) -> Flow:
         raise Malformed("request.method is missing")
     if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
         raise Malformed(f"request.url {url!r} is no absolute http(s) URL")
+    try:
+        _server(url)
+    except ValueError as bad:
+        raise Malformed(f"request.url: {bad}") from bad
     status = response.get("status", 0)
     if not isinstance(status, int) or isinstance(status, bool) or not 0 <= status <= 999:
         raise Malformed(f"response.status {status!r} is no HTTP status")
@@ -298,6 +348,8 @@ def _entries(path: Path) -> list[Any]:
             document = json.load(file)
     except (OSError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError too
         raise Malformed(f"{path}: not a HAR file: {error}") from error
+    except RecursionError as error:
+        raise Malformed(f"{path}: not a HAR file: JSON nested too deeply to read") from error
     log = document.get("log") if isinstance(document, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
@@ -305,18 +357,29 @@ def _entries(path: Path) -> list[Any]:
     return entries
 
 
+def _unused(id: str, number: int, seen: set[str]) -> str:
+    """`id`, or when it is taken `id-number`, then `id-number-2`, ...: the first one
+    unused (two exchanges, never one)."""
+    if id not in seen:
+        return id
+    unique, tries = f"{id}-{number}", 1
+    while unique in seen:
+        tries += 1
+        unique = f"{id}-{number}-{tries}"
+    return unique
+
+
 def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int:
     """Each (where, item) made a Flow by `make(item, number)` and written; one that
     cannot be is skipped and told to the sink. Returns how many were read."""
-    count, seen = 0, set()
+    count, seen = 0, set[str]()
     for count, (where, item) in enumerate(flows, 1):
         try:
             flow = make(item, count)
         except Malformed as error:
             sink.skip(where, str(error))
             continue
-        if flow.id in seen:  # two exchanges, never one: an id that repeats is made unique
-            flow.id = f"{flow.id}-{count}"
+        flow.id = _unused(flow.id, count, seen)
         seen.add(flow.id)
         write_flow(flow, sink)
     return count

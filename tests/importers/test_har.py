@@ -122,3 +122,113 @@ def test_what_is_no_har_or_would_be_overwritten_is_refused(tmp_path: Path) -> No
     replaced = cli("import", "har", str(har), "-o", str(out), "--overwrite")
     assert replaced.returncode == 0, replaced.stderr
     assert len(_explained(out)) > 800
+
+
+def _entry(url: str, *, id: str | None = None, header: str = "v", body: str = "{}") -> Any:
+    """A HAR entry as HAR tooling writes one (a GET of `url`, 200, a JSON body)."""
+    entry: dict[str, Any] = {
+        "startedDateTime": "2026-01-01T00:00:00.000Z",
+        "time": 5,
+        "request": {
+            "method": "GET",
+            "url": url,
+            "httpVersion": "HTTP/1.1",
+            "headers": [{"name": "X-Test", "value": header}],
+        },
+        "response": {
+            "status": 200,
+            "statusText": "OK",
+            "headers": [{"name": "Content-Type", "value": "application/json"}],
+            "content": {"mimeType": "application/json", "text": body},
+        },
+        "timings": {"send": 0, "wait": 1, "receive": 1},
+    }
+    if id is not None:
+        entry["_k8sWiretap"] = {"id": id}
+    return entry
+
+
+def _har(folder: Path, entries: list[Any]) -> Path:
+    har = folder / "in.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}))
+    return har
+
+
+def _records(out: Path, kind: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    return [line for line in lines if line["record"] == kind]
+
+
+API = "https://127.0.0.1:6443/api/v1"
+
+
+def test_a_password_in_the_url_is_never_recorded(tmp_path: Path) -> None:
+    entries = [
+        _entry("https://admin:PASSWORDINURL@127.0.0.1:6443/api/v1/namespaces"),
+        _entry("https://user@[::1]/api/v1/pods"),
+    ]
+    out = tmp_path / "rec.jsonl"
+    result = cli("import", "har", str(_har(tmp_path, entries)), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    servers = [r["server"] for r in _records(out, "request")]
+    assert servers == ["https://127.0.0.1:6443", "https://[::1]"]
+    assert "PASSWORDINURL" not in out.read_text() and "admin" not in out.read_text()
+
+
+def test_repeated_ids_stay_as_many_exchanges(tmp_path: Path) -> None:
+    ids = ["a", "a-3", "a", "a", "a-3"]
+    entries = [_entry(f"{API}/namespaces/n{n}", id=id) for n, id in enumerate(ids)]
+    out = tmp_path / "rec.jsonl"
+    result = cli("import", "har", str(_har(tmp_path, entries)), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    requests = _records(out, "request")
+    assert [r["path"] for r in requests] == [f"/api/v1/namespaces/n{n}" for n in range(5)]
+    assert [r["id"] for r in requests] == ["a", "a-3", "a-3-2", "a-4", "a-3-5"]
+    assert len({r["id"] for r in _records(out, "end")}) == 5
+
+
+def test_a_lone_surrogate_skips_its_entry_and_keeps_the_rest(tmp_path: Path) -> None:
+    entries = [
+        _entry(f"{API}/pods", body='{"name": "\ud800"}'),
+        _entry(f"{API}/nodes"),
+        _entry(f"{API}/services", header="x\udc80y"),
+        _entry(f"{API}/namespaces"),
+    ]
+    har, out = _har(tmp_path, entries), tmp_path / "rec.jsonl"
+    result = cli("import", "har", str(har), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"{har}:entry 1: skipped: 'response'['content']['text'] holds a lone surrogate "
+        "(\\ud800): no Unicode text",
+        f"{har}:entry 3: skipped: 'request'['headers'][0]['value'] holds a lone surrogate "
+        "(\\udc80): no Unicode text",
+        f"{out}: 2 exchanges from {har}; 2 unreadable entries skipped",
+    ]
+    assert [r["path"] for r in _records(out, "request")] == ["/api/v1/nodes", "/api/v1/namespaces"]
+
+
+def test_json_nested_too_deeply_is_a_one_line_error(tmp_path: Path) -> None:
+    deep, out = tmp_path / "deep.har", tmp_path / "rec.jsonl"
+    deep.write_text('{"log": {"entries": [' + "[" * 100_000 + "]" * 100_000 + "]}}")
+    result = cli("import", "har", str(deep), "-o", str(out))
+    assert result.returncode == 2 and not out.exists()
+    assert result.stderr.strip().splitlines() == [
+        f"k8s-wiretap: import har: {deep}: not a HAR file: JSON nested too deeply to read"
+    ]
+
+
+def test_an_overwritten_output_is_0600_and_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    har, out = _har(tmp_path, [_entry(f"{API}/pods")]), tmp_path / "rec.jsonl"
+    out.write_text("old")
+    out.chmod(0o644)
+    result = cli("import", "har", str(har), "-o", str(out), "--overwrite")
+    assert result.returncode == 0, result.stderr
+    assert out.stat().st_mode & 0o777 == 0o600 and len(_records(out, "request")) == 1
+    target = tmp_path / "target.txt"
+    target.write_text("not yours")
+    out.unlink()
+    out.symlink_to(target)
+    result = cli("import", "har", str(har), "-o", str(out), "--overwrite")
+    assert result.returncode == 0, result.stderr
+    assert target.read_text() == "not yours"
+    assert not out.is_symlink() and out.stat().st_mode & 0o777 == 0o600
