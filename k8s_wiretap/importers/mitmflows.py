@@ -1,8 +1,9 @@
 """mitmproxy's flow files (`mitmdump -w FILE`, mitmproxy's "save") as a recording
 (docs/importing.md).
 
-The file is read with mitmproxy's own reader (`mitmproxy.io.FlowReader`, which migrates
-flows of older mitmproxy versions), one flow at a time: bounded memory. Each HTTP flow
+The file is read as mitmproxy's own reader (`mitmproxy.io.FlowReader`) reads it, one flow at
+a time (bounded memory): each tnetstring loaded, migrated from older mitmproxy versions
+(`compat.migrate_flow`) and made a flow (`Flow.from_state`). Each HTTP flow
 becomes one exchange, written through the sink (redacted as the proxy redacts):
 
 - the request at `request.timestamp_start`, its method, URL (the server is its scheme and
@@ -18,20 +19,23 @@ becomes one exchange, written through the sink (redacted as the proxy redacts):
 - the client's address, TLS and ALPN as the proxy records a client's, the identity from
   the Authorization header as the proxy reads it.
 
-A flow that is not HTTP (TCP, UDP, DNS) is skipped as `FILE:flow N` with the reason. A file
-that stops being readable part way (cut short, overwritten) ends the import there, the
-point and mitmproxy's reason told as a skip; what came before is kept. A file that is no
-flow file at all is refused before anything is written.
+A flow that is not HTTP (TCP, UDP, DNS), or that mitmproxy cannot make a flow of (a state
+it cannot migrate, a field missing: whatever mitmproxy raises), is skipped as `FILE:flow N`
+with the reason, and reading goes on: the tnetstring around it was whole. A file that stops
+being readable part way (cut short, overwritten: no tnetstring where one should start) ends
+the import there, the point and the reason told as a skip; what came before is kept. A
+file that is no flow file at all is refused before anything is written.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from mitmproxy import exceptions, flow, http
-from mitmproxy.io import FlowReader
+from mitmproxy import flow, http
+from mitmproxy.io import compat, tnetstring
 
 from k8s_wiretap.importers.har import Flow, Malformed, import_flows
 from k8s_wiretap.importers.sink import Sink
@@ -79,15 +83,33 @@ def flow_of(item: flow.Flow, number: int) -> Flow:
     return found
 
 
-def _flows(path: Path, sink: Sink) -> Iterator[tuple[str, flow.Flow]]:
-    """The flows of the file, numbered; where it stops being readable, a skip, and no more."""
-    number = 0
+def _state_flow(state: Any, number: int) -> Flow:
+    """The exchange of one flow's saved state (`FlowReader.stream`'s steps); Malformed when
+    mitmproxy cannot make a flow of it or it is not HTTP."""
+    if not isinstance(state, dict):
+        raise Malformed(f"not a flow: a {type(state).__name__}")
+    try:
+        item = flow.Flow.from_state(compat.migrate_flow(state))
+    except Exception as error:  # mitmproxy raises what it meets: KeyError, TypeError, ...
+        raise Malformed(
+            f"not a flow mitmproxy can read: {type(error).__name__}: {error}"
+        ) from error
+    return flow_of(item, number)
+
+
+def _flows(path: Path, sink: Sink) -> Iterator[tuple[str, Any]]:
+    """The flows' states of the file, numbered; where it stops being readable, a skip, and
+    no more."""
     with path.open("rb") as file:
-        try:
-            for number, item in enumerate(FlowReader(file).stream(), 1):
-                yield f"{path}:flow {number}", item
-        except exceptions.FlowReadException as error:
-            sink.skip(f"{path}:flow {number + 1}", f"unreadable, the rest of the file too: {error}")
+        for number in itertools.count(1):
+            try:
+                state = tnetstring.load(file)
+            except (ValueError, TypeError, IndexError, RecursionError) as error:
+                if str(error) != "not a tnetstring: empty file":  # the end
+                    reason = f"unreadable, the rest of the file too: {error}"
+                    sink.skip(f"{path}:flow {number}", reason)
+                return
+            yield f"{path}:flow {number}", state
 
 
 def _checked(path: Path) -> None:
@@ -106,4 +128,4 @@ def mitm_reader(path: Path) -> Callable[[Sink], int]:
     """What writes the flows of the file at `path` to a sink (and says how many it read);
     Malformed, before anything is written, when the file is no flow file."""
     _checked(path)
-    return lambda sink: import_flows(_flows(path, sink), sink, flow_of)
+    return lambda sink: import_flows(_flows(path, sink), sink, _state_flow)
