@@ -5,21 +5,19 @@ The logs are read in the order given (a rotated log's older files first), one re
 written. Every line that cannot be read is said on stderr (`FILE:LINE: skipped: REASON`)
 and the import goes on; the last line says how many exchanges were written and how many
 lines were skipped. A missing LOG, or a RECORDING that exists (without `--overwrite`) or
-cannot be written, is a one-line error, exit 2, before anything is written.
+cannot be written, is a one-line error, exit 2, before anything is written
+(`commands.importing`). Repeated or late events of an auditID, when the log has any, are
+counted at the end of the last line.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.capture.outputs import reason, recording_problem
-from k8s_wiretap.errors import UsageError
+from k8s_wiretap.commands.importing import add_output, checked, count, said, sink
 from k8s_wiretap.importers.audit import import_audit
-from k8s_wiretap.importers.sink import Sink
 
 __all__ = ["register"]
 
@@ -34,43 +32,14 @@ def register(sources: Any) -> None:
         "Secrets redacted (docs/importing.md).",
     )
     parser.add_argument("logs", nargs="+", type=Path, metavar="LOG")
-    parser.add_argument("-o", "--output", type=Path, required=True, metavar="RECORDING")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing RECORDING")
+    add_output(parser)
     parser.set_defaults(handler=_import)
 
 
-def _checked(args: argparse.Namespace) -> None:
-    for log in args.logs:
-        if not log.is_file():
-            what = "is not a file" if log.exists() else "does not exist"
-            raise UsageError(f"import audit: {log} {what}")
-        if not os.access(log, os.R_OK):
-            raise UsageError(f"import audit: cannot read {log}")
-    output = args.output
-    if any(output.resolve() == log.resolve() for log in args.logs):
-        raise UsageError(f"import audit: -o {output} is one of the logs")
-    problem = recording_problem(output, overwrite=args.overwrite, hint="--overwrite")
-    if problem:
-        raise UsageError(f"import audit: -o {problem}")
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number:,} {noun}{'' if number == 1 else 's'}"
-
-
-def _skipped(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def _import(args: argparse.Namespace) -> int:
-    _checked(args)
-    try:
-        sink = Sink(args.output, source="audit log", overwrite=args.overwrite, on_skip=_skipped)
-    except OSError as error:
-        raise UsageError(f"import audit: -o {args.output}: {reason(error)}") from error
-    with sink:
-        importer = import_audit(args.logs, sink)
-    exchanges, events = _count(sink.exchanges, "exchange"), _count(importer.events, "audit event")
-    skipped = _count(sink.skipped, "unreadable line")
-    print(f"{args.output}: {exchanges} from {events}; {skipped} skipped", file=sys.stderr)
-    return 0
+    checked("audit", args.logs, args)
+    with sink("audit", args, "audit log") as written:
+        importer = import_audit(args.logs, written)
+    ignored = count(importer.ignored, "repeated or late audit event")
+    more = (f"{ignored} ignored",) if importer.ignored else ()
+    return said(args, written, count(importer.events, "audit event"), "line", *more)

@@ -4,23 +4,20 @@
 Every entry that cannot be read is said on stderr (`FILE:entry N: skipped: REASON`) and the
 import goes on; the last line says how many exchanges were written and how many entries
 were skipped. A missing FILE, a FILE that is no HAR file, or a RECORDING that exists
-(without `--overwrite`) or cannot be written, is a one-line error, exit 2.
+(without `--overwrite`) or cannot be written, is a one-line error, exit 2
+(`commands.importing`).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.capture.outputs import reason, recording_problem
-from k8s_wiretap.errors import UsageError
-from k8s_wiretap.importers.har import Malformed, har_reader
-from k8s_wiretap.importers.sink import Sink
+from k8s_wiretap.commands.importing import add_output, imported
+from k8s_wiretap.importers.har import har_reader
 
-__all__ = ["imported", "register"]
+__all__ = ["register"]
 
 
 def register(sources: Any) -> None:
@@ -32,50 +29,9 @@ def register(sources: Any) -> None:
         "wrote in _k8sWiretap read back (docs/importing.md).",
     )
     parser.add_argument("file", type=Path, metavar="FILE")
-    parser.add_argument("-o", "--output", type=Path, required=True, metavar="RECORDING")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing RECORDING")
+    add_output(parser)
     parser.set_defaults(handler=_import)
 
 
 def _import(args: argparse.Namespace) -> int:
-    return imported(args, "har", "HAR file", har_reader, "entries")
-
-
-def _skipped(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-def imported(
-    args: argparse.Namespace,
-    name: str,
-    source: str,
-    reader: Callable[[Path], Callable[[Sink], int]],
-    parts: str,
-) -> int:
-    """`import NAME`: FILE, checked by `reader(FILE)` before anything is written, then
-    written to `args.output` by what it returns; said in one last line (`parts`: what FILE
-    is made of, "entries" or "flows")."""
-    if not args.file.is_file():
-        what = "is not a file" if args.file.exists() else "does not exist"
-        raise UsageError(f"import {name}: {args.file} {what}")
-    if args.output.resolve() == args.file.resolve():
-        raise UsageError(f"import {name}: -o {args.output} is the file read")
-    problem = recording_problem(args.output, overwrite=args.overwrite, hint="--overwrite")
-    if problem:
-        raise UsageError(f"import {name}: -o {problem}")
-    try:
-        write = reader(args.file)
-    except Malformed as error:
-        raise UsageError(f"import {name}: {error}") from error
-    try:
-        sink = Sink(args.output, source=source, overwrite=args.overwrite, on_skip=_skipped)
-    except OSError as error:
-        raise UsageError(f"import {name}: -o {args.output}: {reason(error)}") from error
-    with sink:
-        write(sink)
-    print(
-        f"{args.output}: {sink.exchanges:,} exchanges from {args.file}; "
-        f"{sink.skipped:,} unreadable {parts} skipped",
-        file=sys.stderr,
-    )
-    return 0
+    return imported(args, "har", "HAR file", har_reader, "entry|entries")

@@ -4,7 +4,8 @@
 Every flow that cannot be imported is said on stderr (`FILE:flow N: skipped: REASON`) and
 the import goes on; the last line says how many exchanges were written and how many flows
 were skipped. A missing FILE, a FILE that is no flow file, or a RECORDING that exists
-(without `--overwrite`) or cannot be written, is a one-line error, exit 2.
+(without `--overwrite`) or cannot be written, is a one-line error, exit 2
+(`commands.importing`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.commands.import_har import imported
+from k8s_wiretap.commands.importing import add_output, imported
 from k8s_wiretap.importers.mitmflows import mitm_reader
 
 __all__ = ["register"]
@@ -28,10 +29,9 @@ def register(sources: Any) -> None:
         "events, Secrets redacted (docs/importing.md).",
     )
     parser.add_argument("file", type=Path, metavar="FILE")
-    parser.add_argument("-o", "--output", type=Path, required=True, metavar="RECORDING")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing RECORDING")
+    add_output(parser)
     parser.set_defaults(handler=_import)
 
 
 def _import(args: argparse.Namespace) -> int:
-    return imported(args, "mitmproxy", "mitmproxy flows", mitm_reader, "flows")
+    return imported(args, "mitmproxy", "mitmproxy flows", mitm_reader, "flow")

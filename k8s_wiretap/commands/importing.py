@@ -3,12 +3,29 @@
 
 Each source has a module of its own, `commands/import_<source>.py`, whose `register(sources)`
 adds its subcommand; `SOURCES` lists those that exist, in the order `--help` shows them.
+What they share is here: the `-o RECORDING [--overwrite]` options (`add_output`), the checks
+made before anything is written (`checked`: each input a readable file, the output none of
+them and free unless `--overwrite`; one-line errors, exit 2), the sink (`sink`: each
+skipped part said on stderr as it is found) and the last line (`said`: the counts in words,
+"1 exchange", "2 exchanges").
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+from k8s_wiretap.capture.outputs import reason, recording_problem
+from k8s_wiretap.errors import UsageError
+from k8s_wiretap.importers.har import Malformed
+from k8s_wiretap.importers.sink import Sink
+
+__all__ = ["SOURCES", "add_output", "checked", "count", "imported", "register", "said", "sink"]
 
 # each one's module: k8s_wiretap.commands.import_<source>
 SOURCES: tuple[str, ...] = ("audit", "har", "mitmproxy")
@@ -24,3 +41,72 @@ def register(subparsers: Any) -> None:
     sources = parser.add_subparsers(dest="source", metavar="SOURCE", required=True)
     for source in SOURCES:
         importlib.import_module(f"k8s_wiretap.commands.import_{source}").register(sources)
+
+
+def add_output(parser: argparse.ArgumentParser) -> None:
+    """`-o RECORDING` (required) and `--overwrite`."""
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="RECORDING")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing RECORDING")
+
+
+def count(number: int, singular: str, plural: str = "") -> str:
+    """`number` and its noun: "1 exchange", "2 exchanges", "3 entries" (with `plural`)."""
+    return f"{number:,} {singular if number == 1 else plural or singular + 's'}"
+
+
+def checked(name: str, inputs: Sequence[Path], args: argparse.Namespace) -> None:
+    """The inputs are readable files and `args.output` is none of them and may be written."""
+    for path in inputs:
+        if not path.is_file():
+            what = "is not a file" if path.exists() else "does not exist"
+            raise UsageError(f"import {name}: {path} {what}")
+        if not os.access(path, os.R_OK):
+            raise UsageError(f"import {name}: cannot read {path}")
+    output = args.output
+    if any(output.resolve() == path.resolve() for path in inputs):
+        raise UsageError(f"import {name}: -o {output} is a file it reads")
+    problem = recording_problem(output, overwrite=args.overwrite, hint="--overwrite")
+    if problem:
+        raise UsageError(f"import {name}: -o {problem}")
+
+
+def _skipped(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def sink(name: str, args: argparse.Namespace, source: str) -> Sink:
+    """The sink writing `args.output`; each skipped part said on stderr as it is found."""
+    try:
+        return Sink(args.output, source=source, overwrite=args.overwrite, on_skip=_skipped)
+    except OSError as error:
+        raise UsageError(f"import {name}: -o {args.output}: {reason(error)}") from error
+
+
+def said(args: argparse.Namespace, written: Sink, origin: str, parts: str, *more: str) -> int:
+    """The last line: `OUT: N exchanges from ORIGIN; K unreadable PARTS skipped[; MORE]`
+    (`parts`: the noun counted, "line" or "entr|y|ies", singular|plural)."""
+    singular, _, plural = parts.partition("|")
+    skipped = count(written.skipped, f"unreadable {singular}", plural and f"unreadable {plural}")
+    exchanges = f"{count(written.exchanges, 'exchange')} from {origin}"
+    print(f"{args.output}: " + "; ".join((exchanges, f"{skipped} skipped", *more)), file=sys.stderr)
+    return 0
+
+
+def imported(
+    args: argparse.Namespace,
+    name: str,
+    source: str,
+    reader: Callable[[Path], Callable[[Sink], int]],
+    parts: str,
+) -> int:
+    """`import NAME FILE`: FILE checked by `reader(FILE)` before anything is written (a
+    `Malformed` FILE is a one-line error), then written to `args.output` by what it
+    returns; said in one last line (`parts` as `said` takes it)."""
+    checked(name, [args.file], args)
+    try:
+        write = reader(args.file)
+    except Malformed as error:
+        raise UsageError(f"import {name}: {error}") from error
+    with sink(name, args, source) as written:
+        write(written)
+    return said(args, written, str(args.file), parts)

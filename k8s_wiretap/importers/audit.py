@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import hashlib
 import json
 import re
 import zlib
@@ -41,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from k8s_wiretap.importers.sink import Sink
+from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.kube.sensitive import SENSITIVE_RESOURCES
 
@@ -355,8 +356,32 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
     return audit
 
 
+class _Forgotten:
+    """The ids forgotten past DONE_LIMIT, as a Bloom filter (8 MiB, made when the first is
+    forgotten): it holds every id added; it may also say it holds one never added, and
+    that exchange is then given a derived id too (said in its note), which costs nothing
+    but the rename."""
+
+    BITS = 1 << 26
+
+    def __init__(self) -> None:
+        self._bits = bytearray(self.BITS // 8)
+
+    def _places(self, key: str) -> list[int]:
+        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=24).digest()
+        return [int.from_bytes(digest[i : i + 8]) % self.BITS for i in (0, 8, 16)]
+
+    def add(self, key: str) -> None:
+        for place in self._places(key):
+            self._bits[place >> 3] |= 1 << (place & 7)
+
+    def __contains__(self, key: str) -> bool:
+        return all(self._bits[p >> 3] & (1 << (p & 7)) for p in self._places(key))
+
+
 @dataclass
 class _Exchange:
+    id: str  # the exchange's id: its auditID, or one derived from it (see `_fresh`)
     held: Event | None = None  # a RequestReceived event, until the request is written
     requested: bool = False
     responded: bool = False
@@ -371,15 +396,20 @@ class AuditImport:
     events: int = 0
     _open: dict[str, _Exchange] = field(default_factory=dict)
     _done: dict[str, None] = field(default_factory=dict)  # an ordered set, bounded
+    _forgotten: _Forgotten | None = None  # ids dropped from _done, and derived ids
+    ignored: int = 0  # repeated or late events
+    _noted: int = 0  # capped notes asked for
 
     def feed(self, event: Event) -> None:
         self.events += 1
         if event.audit_id in self._done:
-            self.sink.note(f"a {event.stage} event of {event.audit_id} after its end: ignored")
+            self._ignored(f"a {event.stage} event of {event.audit_id} after its end: ignored")
             return
-        state = self._open.setdefault(event.audit_id, _Exchange())
+        state = self._open.get(event.audit_id)
+        if state is None:
+            state = self._open[event.audit_id] = _Exchange(self._fresh(event.audit_id))
         if event.stage in state.stages:
-            self.sink.note(f"a second {event.stage} event of {event.audit_id}: ignored")
+            self._ignored(f"a second {event.stage} event of {event.audit_id}: ignored")
             return
         state.stages.append(event.stage)
         if event.stage == "RequestReceived":
@@ -389,6 +419,35 @@ class AuditImport:
         self._response(state, event)
         if event.stage in ENDS:
             self._end(state, event)
+
+    def _ignored(self, message: str) -> None:
+        self.ignored += 1
+        self._note(message)
+
+    def _note(self, message: str, id: str | None = None) -> None:
+        """A note of the import, the first SKIP_NOTES of them written (a log can repeat
+        without end); `finish` says how many were not."""
+        self._noted += 1
+        if self._noted <= SKIP_NOTES:
+            self.sink.note(message, id=id)
+
+    def _fresh(self, audit_id: str) -> str:
+        """The id of a new exchange: its auditID, unless that may be one forgotten (past
+        DONE_LIMIT, a repeat cannot be told from a new exchange): then `ID~N`, the first
+        N that no exchange has had."""
+        forgotten = self._forgotten
+        if forgotten is None or audit_id not in forgotten:
+            return audit_id
+        n = 1
+        while (new := f"{audit_id}~{n}") in forgotten or new in self._done or new in self._open:
+            n += 1
+        forgotten.add(new)
+        self._note(
+            f"auditID {audit_id} may repeat one of the finished exchanges no longer "
+            f"remembered (past the last {DONE_LIMIT:,}): imported as {new}",
+            id=new,
+        )
+        return new
 
     def _request(self, state: _Exchange, event: Event) -> None:
         if state.requested:
@@ -408,7 +467,7 @@ class AuditImport:
         ips = raw.get("sourceIPs")
         client = {"address": ips[0]} if isinstance(ips, list) and ips else {}
         self.sink.request(
-            event.audit_id,
+            state.id,
             event.received,
             _method(event.verb),
             event.uri,
@@ -422,18 +481,22 @@ class AuditImport:
 
     def _response(self, state: _Exchange, event: Event) -> None:
         if event.bad_code and not state.responded:
-            self.sink.note(event.bad_code, id=event.audit_id)
+            self._note(event.bad_code, id=state.id)
         if state.responded or event.code is None:
             return
         state.responded = True
         headers = [("Content-Type", JSON)] if "responseObject" in event.raw else []
-        self.sink.response(event.audit_id, event.at, event.code, headers)
+        self.sink.response(state.id, event.at, event.code, headers)
 
     def _end(self, state: _Exchange, event: Event) -> None:
         del self._open[event.audit_id]
         self._done[event.audit_id] = None
         if len(self._done) > DONE_LIMIT:
-            del self._done[next(iter(self._done))]
+            oldest = next(iter(self._done))
+            del self._done[oldest]
+            if self._forgotten is None:
+                self._forgotten = _Forgotten()
+            self._forgotten.add(oldest)
         raw = event.raw
         body = _dumped(raw["responseObject"]) if "responseObject" in raw else None
         error = None
@@ -445,17 +508,22 @@ class AuditImport:
             "annotations": redacted_annotations(event, self.sink),
             "absent": _response_absent(event) + ([] if state.responded else ["status"]),
         }
-        self.sink.end(event.audit_id, event.at, body, error=error, audit=audit)
+        self.sink.end(state.id, event.at, body, error=error, audit=audit)
 
     def finish(self) -> None:
         """Write the exchanges the log did not finish, as far as it has them."""
-        for audit_id, state in self._open.items():
+        for state in self._open.values():
             if state.held is not None:
                 self._request(state, state.held)
-                self.sink.note("the log ends before its response", id=audit_id)
+                self.sink.note("the log ends before its response", id=state.id)
             else:
-                self.sink.note("the log ends before its ResponseComplete", id=audit_id)
+                self.sink.note("the log ends before its ResponseComplete", id=state.id)
         self._open.clear()
+        if self._noted > SKIP_NOTES:
+            self.sink.note(
+                f"{self.ignored:,} repeated or late audit events ignored, "
+                f"{self._noted - SKIP_NOTES:,} not noted"
+            )
 
 
 def import_audit(paths: Iterable[Path], sink: Sink) -> AuditImport:

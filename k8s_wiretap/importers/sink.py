@@ -142,7 +142,8 @@ class Sink:
         **fields: Any,
     ) -> None:
         """The exchange's end: the response body, or how many events a watch had."""
-        state = self._open.pop(id, None) or _Open(parse_request("GET", "/"))
+        state = self._state(id)
+        del self._open[id]
         record: dict[str, Any] = {"record": "end", "id": id, "time": when, **fields}
         if body is not None:
             record["body"] = self._body(state.info, state.response_type, body)
@@ -193,7 +194,12 @@ class Sink:
         self._open.clear()
 
     def _state(self, id: str) -> _Open:
-        return self._open.get(id) or self._open.setdefault(id, _Open(parse_request("GET", "/")))
+        """The open exchange `id`; one without a request record (or already ended) is an
+        importer's bug, raised: its bodies could not be redacted by their request."""
+        state = self._open.get(id)
+        if state is None:
+            raise KeyError(f"import: exchange {id!r} has no open request record")
+        return state
 
     def _headers(self, headers: Headers) -> list[list[str]]:
         return [list(h) for h in self._redactor.headers(list(headers))]

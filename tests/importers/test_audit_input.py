@@ -8,9 +8,11 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from k8s_wiretap.importers import audit
 from k8s_wiretap.importers.audit import import_audit
 from k8s_wiretap.importers.sink import Sink
 from tests.conftest import cli
@@ -246,3 +248,50 @@ def test_webhook_patches_and_users_extra_are_redacted(tmp_path: Path) -> None:
     audits = [r["audit"] for r in written if r["record"] in ("request", "end")]
     assert all(key in a["annotations"] for a in audits)
     assert all(a["user"]["extra"] for a in audits if a.get("user"))
+
+
+def test_repeated_stages_are_noted_up_to_the_cap_and_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit, "SKIP_NOTES", 2)
+    _, written = _import_lines(tmp_path, *[json.dumps(EVENT)] * 6)
+    notes = [r["message"] for r in written if r["record"] == "note"]
+    repeat = f"a ResponseComplete event of {EVENT['auditID']} after its end: ignored"
+    assert notes == [repeat, repeat, "5 repeated or late audit events ignored, 3 not noted"]
+    log = tmp_path / "audit.log"
+    done = cli("import", "audit", str(log), "-o", str(tmp_path / "cli.jsonl"))
+    assert done.stderr.endswith(
+        "1 exchange from 6 audit events; 0 unreadable lines skipped; "
+        "5 repeated or late audit events ignored\n"
+    )
+
+
+def test_an_id_repeated_past_the_remembered_ones_is_a_new_exchange_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past DONE_LIMIT finished ids, a repeat cannot be told from a new exchange: it is
+    one, under an id derived from its auditID that no other exchange has."""
+    monkeypatch.setattr(audit, "DONE_LIMIT", 2)
+    ids = ["a", "b", "c", "a", "a~1", "b"]
+    _, written = _import_lines(tmp_path, *[json.dumps({**EVENT, "auditID": i}) for i in ids])
+    assert _requests(written) == ["a", "b", "c", "a~1", "a~1~1", "b~1"]
+    notes = [r for r in written if r["record"] == "note"]
+    assert notes[0] == {
+        **notes[0],
+        "id": "a~1",
+        "message": "auditID a may repeat one of the finished exchanges no longer remembered "
+        "(past the last 2): imported as a~1",
+    }
+
+
+def test_an_exchange_without_its_request_is_an_importers_bug_raised(tmp_path: Path) -> None:
+    """Its bodies could not be redacted by their request: never written as if a GET /."""
+    with Sink(tmp_path / "rec.jsonl", source="audit log") as sink:
+        with pytest.raises(KeyError, match="'nope' has no open request record"):
+            sink.response("nope", 1.0, 200, [])
+        with pytest.raises(KeyError, match="'nope' has no open request record"):
+            sink.end("nope", 1.0, b"{}")
+        sink.request("r", 1.0, "GET", "/api/v1/secrets", [])
+        sink.end("r", 1.0)
+        with pytest.raises(KeyError, match="'r' has no open request record"):
+            sink.end("r", 1.0)
