@@ -262,11 +262,11 @@ def _event_times(custom: dict[str, Any]) -> list[float]:
     return [float(t) for t in times]  # type: ignore[arg-type]
 
 
-def _no_surrogates(entry: Any) -> None:
+def _no_surrogates(entry: Any, root: str = "the entry") -> None:
     """Malformed when a string of `entry` (a key or a value) holds a lone surrogate: JSON
     may say `"\\ud800"`, but it is no Unicode text, and a recording is UTF-8. Walked with a
-    stack of its own: the depth of an entry is no limit."""
-    stack: list[tuple[str, Any]] = [("the entry", entry)]
+    stack of its own: the depth of an entry is no limit. `root`: what `entry` is called."""
+    stack: list[tuple[str, Any]] = [(root, entry)]
     while stack:
         where, value = stack.pop()
         items: Iterable[tuple[Any, Any]] = ()
@@ -279,7 +279,25 @@ def _no_surrogates(entry: Any) -> None:
         for key, item in items:
             if isinstance(key, str):
                 _checked_text(key, f"a key of {where}")
-            stack.append((f"{where}[{key!r}]" if where != "the entry" else repr(key), item))
+            stack.append((f"{where}[{key!r}]" if where != root else repr(key), item))
+
+
+def _texts(flow: Flow) -> None:
+    """Malformed when a text of `flow` holds a lone surrogate (mitmproxy decodes a method,
+    URL or HTTP version that is no UTF-8 with `surrogateescape`): a recording is UTF-8."""
+    named = [
+        ("the method", flow.method),
+        ("the URL", flow.url),
+        ("the HTTP version", flow.http_version),
+        ("the reason", flow.reason),
+        ("the response's HTTP version", flow.response_version),
+        ("the error", flow.error or ""),
+    ]
+    for side, headers in (("request", flow.headers), ("response", flow.response_headers)):
+        named += [(f"a {side} header", text) for pair in headers for text in pair]
+    for where, text in named:
+        _checked_text(text, where)
+    _no_surrogates(flow.extra, "the exchange's fields")
 
 
 def _checked_text(text: str, where: str) -> None:
@@ -376,6 +394,7 @@ def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int
     for count, (where, item) in enumerate(flows, 1):
         try:
             flow = make(item, count)
+            _texts(flow)
         except Malformed as error:
             sink.skip(where, str(error))
             continue

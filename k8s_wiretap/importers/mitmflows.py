@@ -21,7 +21,9 @@ becomes one exchange, written through the sink (redacted as the proxy redacts):
 
 A flow that is not HTTP (TCP, UDP, DNS), or that mitmproxy cannot make a flow of (a state
 it cannot migrate, a field missing: whatever mitmproxy raises), is skipped as `FILE:flow N`
-with the reason, and reading goes on: the tnetstring around it was whole. A file that stops
+with the reason, and reading goes on: the tnetstring around it was whole. So is a flow whose
+method, URL, HTTP version or header is no UTF-8 (mitmproxy gives it with lone surrogates,
+which a UTF-8 recording cannot hold). A file that stops
 being readable part way (cut short, overwritten: no tnetstring where one should start) ends
 the import there, the point and the reason told as a skip; what came before is kept. A
 file that is no flow file at all is refused before anything is written.

@@ -11,6 +11,7 @@ flows after it are imported."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 import signal
 import subprocess
@@ -191,20 +192,26 @@ def test_a_flow_mitmproxy_cannot_read_is_skipped_and_the_rest_imported(
     flows: Path, tmp_path: Path
 ) -> None:
     """A whole tnetstring that is no flow mitmproxy can make (its migration meets a missing
-    field: KeyError) is one skipped flow; reading goes on after it."""
+    field: KeyError), or a flow whose path is no UTF-8, is one skipped flow; reading goes on
+    after it."""
     with flows.open("rb") as file:
         states = []
         while file.peek(1):
             states.append(tnetstring.dumps(tnetstring.load(file)))
     bad = tnetstring.dumps({b"version": 21, b"type": b"http"})
+    not_utf8 = tnetstring.load(io.BytesIO(states[0]))
+    not_utf8["request"]["path"] = b"/api/v1/namespaces/\xff"  # type: ignore[index]
     mixed = tmp_path / "mixed.mitm"
-    mixed.write_bytes(b"".join([*states[:2], bad, *states[2:]]))
+    mixed.write_bytes(b"".join([*states[:2], bad, tnetstring.dumps(not_utf8), *states[2:]]))
     out = tmp_path / "mixed.jsonl"
     result = cli("import", "mitmproxy", str(mixed), "-o", str(out))
     assert result.returncode == 0, result.stderr
     whole = len(_read(flows))
     lines = result.stderr.strip().splitlines()
-    assert lines[0] == f"{mixed}:flow 3: skipped: not a flow mitmproxy can read: KeyError: 'type'"
-    assert lines[1].startswith(f"{out}: {whole:,} exchanges from {mixed}; 1 unreadable flow")
-    assert len(lines) == 2
+    assert lines[:2] == [
+        f"{mixed}:flow 3: skipped: not a flow mitmproxy can read: KeyError: 'type'",
+        f"{mixed}:flow 4: skipped: the URL holds a lone surrogate (\\udcff): no Unicode text",
+    ]
+    assert lines[2].startswith(f"{out}: {whole:,} exchanges from {mixed}; 2 unreadable flows")
+    assert len(lines) == 3
     assert len(_explained(out)) == whole
