@@ -82,6 +82,10 @@ DONE_LIMIT = 100_000  # finished auditIDs remembered (to tell a repeated one), a
 GZIP_MAGIC = b"\x1f\x8b"
 # JSON's escape of a surrogate, or one encoded as UTF-8 bytes (json.loads decodes those too)
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+# Nesting a line may have: deeper than any Kubernetes object, and well inside what the
+# redactor, which walks a body recursively, can walk (Python's recursion limit is 1,000).
+MAX_DEPTH = 200
+TOO_DEEP = "the line is nested too deep to read"
 STATUS_CODES = range(100, 1000)  # an HTTP status has three digits (RFC 9110 15)
 
 
@@ -106,8 +110,22 @@ def _loaded(value: Any, what: str) -> Any:
         except ValueError as error:
             raise BadEvent(f"{what} is not JSON ({error})") from None
         except RecursionError:
-            raise BadEvent(f"{what} is nested too deep to read") from None
+            raise BadEvent(TOO_DEEP) from None
     return value
+
+
+def _shallow(line: bytes, value: Any) -> None:
+    """Refuse a value nested deeper than MAX_DEPTH (JSON that parses, but that redacting
+    would recurse through too deep). Only a line with that many brackets is walked."""
+    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
+        return
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BadEvent(TOO_DEEP)
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
 
 
 def _text(line: bytes, value: Any) -> None:
@@ -222,6 +240,7 @@ def _file_events(path: Path, stream: BinaryIO, sink: Sink) -> Iterator[Event]:
             where = f"{path}:{number}"
             try:
                 raws = events_of(line)
+                _shallow(line, raws)
                 _text(line, raws)
             except BadEvent as error:
                 sink.skip(where, str(error))

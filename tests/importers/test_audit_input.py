@@ -33,11 +33,13 @@ EVENT = {
     "stageTimestamp": "2026-12-03T13:46:05.363843Z",
 }
 
+# any character, lone surrogates too (JSON may hold one), those drawn often (a list of
+# characters joined: st.text leaves surrogates out)
+texts = st.lists(
+    st.characters(exclude_categories=()) | st.sampled_from("\ud800\udc00\udfff"), max_size=20
+).map("".join)
 json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.text(st.characters(exclude_categories=()), max_size=20),
+    st.none() | st.booleans() | st.integers() | texts,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner),
     max_leaves=12,
 )
@@ -46,8 +48,12 @@ fields = st.sampled_from(sorted(EVENT)) | st.sampled_from(["log", "message", "it
 
 @st.composite
 def lines(draw: st.DrawFn) -> bytes:
-    """A line: bytes, a JSON value, or the Event with one field replaced by anything."""
-    choice = draw(st.integers(0, 2))
+    """A line: bytes, a JSON value, the Event with one field replaced by anything, or one
+    of its strings by any text."""
+    choice = draw(st.integers(0, 3))
+    if choice == 3:
+        key = draw(st.sampled_from(["auditID", "userAgent", "requestURI"]))
+        return json.dumps({**EVENT, key: EVENT[key] + draw(texts)}).encode()
     if choice == 0:
         return draw(st.binary(max_size=60)).replace(b"\n", b" ")
     if choice == 1:
@@ -157,9 +163,21 @@ def test_a_lone_surrogate_is_a_skipped_line_and_the_rest_is_read(tmp_path: Path)
 
 
 def test_json_nested_too_deep_is_a_skipped_line(tmp_path: Path) -> None:
-    deep = "[" * 100_000 + "]" * 100_000
-    said, written = _import_lines(tmp_path, deep, json.dumps({**EVENT, "auditID": "after"}))
-    assert said == [f"{tmp_path / 'audit.log'}:1: skipped: the line is nested too deep to read"]
+    """Too deep for json to parse, or parsed but too deep to redact (a Secret's body, a
+    user's extra, walked recursively): skipped with the line's number."""
+    deep = json.loads("[" * 3000 + "]" * 3000)
+    secret = {"kind": "Secret", "apiVersion": "v1", "data": {"x": deep}}
+    secrets = "/api/v1/namespaces/default/secrets"
+    lines = [
+        "[" * 100_000 + "]" * 100_000,
+        json.dumps({**EVENT, "level": "Request", "requestURI": secrets, "requestObject": secret}),
+        json.dumps({**EVENT, "user": {"username": "a", "extra": {"k": deep}}}),
+        json.dumps({"log": json.dumps({**EVENT, "annotations": {"a": deep}})}),
+        json.dumps({**EVENT, "auditID": "after"}),
+    ]
+    said, written = _import_lines(tmp_path, *lines)
+    log = tmp_path / "audit.log"
+    assert said == [f"{log}:{n}: skipped: the line is nested too deep to read" for n in range(1, 5)]
     assert _requests(written) == ["after"]
 
 
