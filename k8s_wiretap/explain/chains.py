@@ -59,7 +59,7 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.history import Observation
 from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.kube.controllers import Client, Reason, client, longest_delay, third_party
-from k8s_wiretap.kube.refs import ObjectRef, metadata_of, resource_version
+from k8s_wiretap.kube.refs import ObjectRef, involved_of, metadata_of, resource_version
 from k8s_wiretap.kube.selectors import selector_of, selects
 from k8s_wiretap.kube.verbs import WATCH, WRITES
 
@@ -416,8 +416,7 @@ class Chains:
         if not isinstance(obj, dict):
             return
         if (ref.group, ref.resource) == ("", "pods"):
-            meta = obj.get("metadata")
-            labels = meta.get("labels") if isinstance(meta, dict) else None
+            labels = metadata_of(obj).get("labels")
             self._pods[ref.namespace][ref] = dict(labels) if isinstance(labels, dict) else {}
         elif (ref.group, ref.resource) in SELECTING:
             selector = selector_of(obj)
@@ -595,8 +594,8 @@ def _involved(obj: Any, analysis: Analysis) -> ObjectRef | None:
     """What an Event is about (`involvedObject`, or `regarding` in events.k8s.io)."""
     if not isinstance(obj, dict) or obj.get("kind") != "Event":
         return None
-    about = obj.get("involvedObject") or obj.get("regarding")
-    if not isinstance(about, dict) or not about.get("name"):
+    about = involved_of(obj)
+    if about is None or not about.get("name"):
         return None
     served = analysis.resources.resource_of(
         str(about.get("apiVersion", "")), str(about.get("kind", ""))
@@ -632,8 +631,8 @@ def _about_kind(obj: Any) -> str:
     """The kind an Event is about ("" for anything else)."""
     if not isinstance(obj, dict) or obj.get("kind") != "Event":
         return ""
-    about = obj.get("involvedObject") or obj.get("regarding")
-    return str(about.get("kind") or "") if isinstance(about, dict) else ""
+    about = involved_of(obj)
+    return str(about.get("kind") or "") if about is not None else ""
 
 
 def _named_in_request(target: ObjectRef, sent: Any) -> set[ObjectRef]:

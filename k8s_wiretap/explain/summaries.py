@@ -31,7 +31,7 @@ from k8s_wiretap.kube.etcd import etcd_key
 from k8s_wiretap.kube.explanations import RULES_FILE, Rule, rules
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.reads import served_from
-from k8s_wiretap.kube.refs import resource_version
+from k8s_wiretap.kube.refs import involved_of, resource_version
 from k8s_wiretap.kube.release import Release
 from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.kube.verbs import READS, WATCH, WRITES
@@ -499,13 +499,10 @@ def _binding_target(body: Any) -> str:
 
 def _involved(body: Any, answer: Any = None) -> str:
     """What an Event is about: from the body sent, else (a PATCH's) from the answer."""
-    sent = body.get("involvedObject") or body.get("regarding") if isinstance(body, dict) else None
-    if not sent and isinstance(answer, dict) and answer.get("kind") == "Event":
-        body = answer
-    if not isinstance(body, dict):
-        return "something"
-    about = body.get("involvedObject") or body.get("regarding") or {}
-    if not isinstance(about, dict) or not about.get("name"):
+    about = involved_of(body)
+    if about is None and isinstance(answer, dict) and answer.get("kind") == "Event":
+        about = involved_of(answer)
+    if about is None or not about.get("name"):
         return "something"
     return _object(
         str(about.get("kind", "")), str(about.get("namespace", "")), str(about["name"]), ""

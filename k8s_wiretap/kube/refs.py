@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["ObjectRef", "metadata_of", "resource_version", "uid_of"]
+__all__ = ["ObjectRef", "involved_of", "metadata_of", "resource_version", "uid_of"]
 
 
 class ObjectRef(NamedTuple):
@@ -39,6 +39,13 @@ def metadata_of(obj: Any) -> dict[str, Any]:
     """An object's metadata; {} when it has none or it is not an object (a malformed body)."""
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     return meta if isinstance(meta, dict) else {}
+
+
+def involved_of(obj: Any) -> dict[str, Any] | None:
+    """The reference to what an Event is about: `involvedObject` (core/v1), or `regarding`
+    (events.k8s.io); None when `obj` holds neither."""
+    about = obj.get("involvedObject") or obj.get("regarding") if isinstance(obj, dict) else None
+    return about if isinstance(about, dict) else None
 
 
 def resource_version(obj: Any) -> int | None:

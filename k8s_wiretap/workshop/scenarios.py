@@ -24,7 +24,7 @@ from typing import TextIO
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.workshop import manifest
 
-__all__ = ["STORIES", "Step", "Story", "environment", "restart_api_server", "run_story"]
+__all__ = ["GREETING", "STORIES", "Step", "Story", "environment", "restart_api_server", "run_story"]
 
 
 @dataclass(frozen=True)

@@ -31,18 +31,13 @@ explain_coverage`.
 from __future__ import annotations
 
 from k8s_wiretap.workshop import manifest
-from k8s_wiretap.workshop.scenarios import Step, Story
+from k8s_wiretap.workshop.scenarios import GREETING, Step, Story
 
 __all__ = ["NAMESPACE", "WIDE"]
 
 NAMESPACE = "shop"
 NODE = "node-1"  # the lab's hollow node
 
-GREETING = """apiVersion: workshop.example.com/v1
-kind: Greeting
-metadata: {name: hello}
-spec: {message: hello, times: 1}
-"""
 MENU = """apiVersion: v1
 kind: ConfigMap
 metadata: {name: menu%s}
