@@ -122,9 +122,12 @@ class RemoteProxy:
             ["kubectl", *args], capture_output=True, text=True, env=env, timeout=120, check=False
         )
 
-    def exchanges(self, agent: str, path: str, count: int = 1) -> list[Exchange]:
-        """The recorded exchanges of `path` by clients whose User-Agent holds `agent`, once
-        there are `count` with responses (records are written asynchronously)."""
+    def exchanges(
+        self, agent: str, path: str, count: int = 1, since: float = 0.0
+    ) -> list[Exchange]:
+        """The recorded exchanges of `path` by clients whose User-Agent holds `agent`, sent
+        at or after `since`, once there are `count` with responses (records are written
+        asynchronously, so earlier tests' exchanges must not count as the awaited ones)."""
         found: list[Exchange] = []
 
         def enough() -> bool:
@@ -132,6 +135,7 @@ class RemoteProxy:
                 e
                 for e in load(self.record).exchanges
                 if agent in e.user_agent and e.path.startswith(path) and e.status
+                if e.request.time >= since
             ]
             return len(found) >= count
 
@@ -181,9 +185,10 @@ def test_kubectl_with_the_proxy_kubeconfig_is_the_admin(lab: LabState, remote: R
     whoami = remote.kubectl(kubeconfig, "auth", "whoami", "-o", "json")
     assert whoami.returncode == 0, whoami.stderr
     assert "system:masters" in json.loads(whoami.stdout)["status"]["userInfo"]["groups"]
+    started = time.time()
     secrets = remote.kubectl(kubeconfig, "get", "secrets", "-A", "-o", "name")
     assert secrets.returncode == 0, secrets.stderr
-    (listed,) = remote.exchanges("kubectl", "/api/v1/secrets")
+    (listed,) = remote.exchanges("kubectl", "/api/v1/secrets", since=started)
     assert listed.status == 200
     assert listed.request.identity.credential == "added by proxy"
     assert "system:masters" in listed.request.identity.user
@@ -200,6 +205,7 @@ def test_a_client_without_a_certificate_of_the_client_ca_gets_403_and_no_credent
     stranger.write(remote.folder / "stranger.crt", remote.folder / "stranger.key")
     serving = client_authority(remote.confdir).issue("server", hosts=["a.example"], client=False)
     serving.write(remote.folder / "serving.crt", remote.folder / "serving.key")
+    started = time.time()
     attempts = [
         remote.get("/api/v1/secrets"),
         remote.get("/api/v1/secrets", host="127.0.0.1"),
@@ -217,7 +223,7 @@ def test_a_client_without_a_certificate_of_the_client_ca_gets_403_and_no_credent
         assert status == 403
         assert body["kind"] == "Status" and body["reason"] == "Forbidden"
         assert NEEDS_CERT in str(body["message"])
-    refused = remote.exchanges("remote-test", "/api/v1/secrets", len(attempts))
+    refused = remote.exchanges("remote-test", "/api/v1/secrets", len(attempts), since=started)
     assert len(refused) == len(attempts)
     assert {e.request.identity.credential for e in refused} == {"none"}
     assert {e.status for e in refused} == {403}
@@ -226,11 +232,11 @@ def test_a_client_without_a_certificate_of_the_client_ca_gets_403_and_no_credent
     ca_pem = (remote.confdir / "mitmproxy-ca-cert.pem").read_bytes()
     server = f"https://{remote.address}:{remote.port}"
     write_kubeconfig(config, server=server, ca_pem=ca_pem, client=stranger, name="stranger")
-    started = time.time()
+    started = time.time()  # kubectl of the test before is in the recording too
     kubectl = remote.kubectl(config, "get", "secrets", "-A")
     assert kubectl.returncode == 1
     assert "Error from server (Forbidden)" in kubectl.stderr  # discovery hides the message
-    strangers = [e for e in remote.exchanges("kubectl", "/api") if e.request.time >= started]
+    strangers = remote.exchanges("kubectl", "/api", since=started)
     assert strangers
     assert {(e.status, e.request.identity.credential) for e in strangers} == {(403, "none")}
 
