@@ -417,6 +417,7 @@ class AuditImport:
     _done: dict[str, None] = field(default_factory=dict)  # an ordered set, bounded
     _forgotten: _Forgotten | None = None  # ids dropped from _done, and derived ids
     ignored: int = 0  # repeated or late events
+    unfinished: int = 0  # exchanges the log did not finish (counted by `finish`)
     _noted: int = 0  # capped notes asked for
 
     def feed(self, event: Event) -> None:
@@ -530,19 +531,25 @@ class AuditImport:
         self.sink.end(state.id, event.at, body, error=error, audit=audit)
 
     def finish(self) -> None:
-        """Write the exchanges the log did not finish, as far as it has them."""
+        """Write the exchanges the log did not finish, as far as it has them, each with a
+        note (capped with the others: a log cut short may leave thousands of watches open);
+        past the cap, a last note counts them and the ignored events."""
         for state in self._open.values():
+            self.unfinished += 1
             if state.held is not None:
                 self._request(state, state.held)
-                self.sink.note("the log ends before its response", id=state.id)
+                self._note("the log ends before its response", id=state.id)
             else:
-                self.sink.note("the log ends before its ResponseComplete", id=state.id)
+                self._note("the log ends before its ResponseComplete", id=state.id)
         self._open.clear()
         if self._noted > SKIP_NOTES:
-            self.sink.note(
-                f"{self.ignored:,} repeated or late audit events ignored, "
-                f"{self._noted - SKIP_NOTES:,} not noted"
-            )
+            counts = []
+            if self.ignored or not self.unfinished:
+                counts.append(f"{self.ignored:,} repeated or late audit events ignored")
+            if self.unfinished:
+                exchanges = "exchange" if self.unfinished == 1 else "exchanges"
+                counts.append(f"{self.unfinished:,} {exchanges} the log does not finish")
+            self.sink.note(f"{', '.join(counts)}, {self._noted - SKIP_NOTES:,} not noted")
 
 
 def import_audit(paths: Iterable[Path], sink: Sink) -> AuditImport:
