@@ -14,6 +14,7 @@ import inspect
 import sys
 
 from bench import (
+    audit_import,
     decode_bodies,
     explain_coverage,
     explain_recording,
@@ -33,6 +34,7 @@ BENCHMARKS = {
     "patch_replay": patch_replay.main,
     "explain_recording": explain_recording.main,
     "explain_coverage": explain_coverage.main,
+    "audit_import": audit_import.main,
     "proxy_latency": proxy_latency.main,
     "tui_first_screen": tui_first_screen.main,
     "tui_live": tui_live.main,

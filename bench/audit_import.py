@@ -1,0 +1,258 @@
+"""`import audit` and `explain` over an audit log of a million events built from a real one:
+`python -m bench audit_import [--sizes 100000 1000000] [--log PATH] [--gzip] [--keep DIR]`.
+
+The log repeated is recordings/wide-session.audit.log.gz: a real lab's API server's own
+audit log at RequestResponse, through the wide session (k8s_wiretap/workshop/wide.py) from
+the lab's start to its end, recorded by scripts/record_audit.py (2,029 events, 1,883
+exchanges; Secrets' bodies dropped, see there). It is repeated, whole copies, until the log
+holds at least each size's events (10,000 and 100,000 by default; `--sizes 100000 1000000`
+for the figures of docs/benchmarks.md). Each copy gives every auditID a fresh one (the
+last 12 hex digits of the UUID are the copy's number), moves `requestReceivedTimestamp` and
+`stageTimestamp` on by the sample's span, and every resourceVersion (`"resourceVersion":
+"N"` in the objects, `resourceVersion=N` in the request URIs; 0, "any", kept) past the
+sample's highest: the same session again and again on one cluster, in time order, with
+nothing else changed (names and uids repeat, as the session's objects are made again).
+The lines are made one at a time and written as they come (the log is never held), to a
+plain file (`--gzip`: gzipped, level 1, which `import audit` reads as is; the peer then
+reads it through gzip too).
+
+Each step runs in a process of its own, measured by `os.wait4` (wall clock, the CPU
+seconds it used, its peak resident memory):
+
+- the peer: a plain `json.loads` of every line of the same file, in the same Python (the
+  floor any importer of this log pays: the importer parses each line with `json.loads`
+  too). *vs peer* is the import's CPU seconds over the peer's: how many times the bare
+  parse the import costs (1.00 would be an import that does nothing but parse);
+- `k8s-wiretap import audit LOG -o RECORDING`: events per second;
+- `k8s-wiretap explain RECORDING --format json`, output to /dev/null: exchanges per second.
+
+Bounded memory means the same peak at every size. What `import audit` keeps grows to a
+cap and stays there: the open exchanges (as many as the cluster has requests in flight),
+and the last 100,000 finished auditIDs (DONE_LIMIT), past which a Bloom filter of 8 MiB
+holds those forgotten; so the peak rises up to about 100,000 exchanges and no further.
+The figures are reported, not asserted: the exit status is 0 unless a step fails, or the
+import writes another number of exchanges than the log holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gzip
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, cast
+
+SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "wide-session.audit.log.gz"
+SIZES = (10_000, 100_000)
+# What a copy changes in a line: the auditID, the two times, a resourceVersion.
+SLOTS = re.compile(
+    r'"auditID":"(?P<id>[^"]+)"'
+    r'|"(?:requestReceivedTimestamp|stageTimestamp)":"(?P<time>[^"]+)"'
+    r'|(?:"resourceVersion":"|resourceVersion=)(?P<rv>[1-9][0-9]*)'
+)
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"  # the audit log's (metav1.MicroTime, in UTC)
+PEER = (
+    "import gzip, json, sys\n"
+    "path = sys.argv[1]\n"
+    "stream = gzip.open(path, 'rb') if path.endswith('.gz') else open(path, 'rb')\n"
+    "for line in stream:\n"
+    "    if line.strip():\n"
+    "        json.loads(line)\n"
+)
+SAID = re.compile(r"([\d,]+) exchanges? from ([\d,]+) audit events?")
+
+Part = str | tuple[str, object]  # a literal, or a slot: ("id", ID), ("time", T), ("rv", N)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The log repeated: each line as literals and slots; what one copy moves them by."""
+
+    lines: list[list[Part]]
+    span: dt.timedelta  # a copy's times move on by this
+    versions: int  # and its resourceVersions by this
+    exchanges: int  # distinct auditIDs in a copy
+
+
+def _text(path: Path, mode: str, *, zipped: bool) -> IO[str]:
+    """`path` opened as UTF-8 text, through gzip (level 1 to write) when `zipped`."""
+    if zipped:
+        return cast(IO[str], gzip.open(path, mode + "t", 1, encoding="utf-8"))
+    return path.open(mode, encoding="utf-8")
+
+
+def template(line: str) -> list[Part]:
+    """`line` cut at its slots (SLOTS), each slot's value parsed."""
+    parts: list[Part] = []
+    at = 0
+    for match in SLOTS.finditer(line):
+        kind = match.lastgroup or ""
+        start, end = match.span(kind)
+        value: object = match[kind]
+        if kind == "time":
+            value = dt.datetime.fromisoformat(match[kind])
+        elif kind == "rv":
+            value = int(match[kind])
+        parts += [line[at:start], (kind, value)]
+        at = end
+    parts.append(line[at:])
+    return parts
+
+
+def load(path: Path) -> Sample:
+    """The log at `path` (gzip or not) as a Sample."""
+    with _text(path, "r", zipped=path.read_bytes()[:2] == b"\x1f\x8b") as stream:
+        lines = [template(line.rstrip("\n")) for line in stream if line.strip()]
+    slots = [p for parts in lines for p in parts if isinstance(p, tuple)]
+    times = [v for k, v in slots if k == "time" and isinstance(v, dt.datetime)]
+    versions = [v for k, v in slots if k == "rv" and isinstance(v, int)]
+    ids = {v for k, v in slots if k == "id"}
+    if not times or not ids:
+        raise SystemExit(f"{path}: no audit events")
+    span = max(times) - min(times) + dt.timedelta(seconds=1)
+    return Sample(lines, span, max(versions, default=0), len(ids))
+
+
+def _slot(kind: str, value: object, copy: int, sample: Sample) -> str:
+    if kind == "id":
+        return f"{str(value)[:-12]}{copy:012x}"
+    if kind == "time" and isinstance(value, dt.datetime):
+        return (value + copy * sample.span).strftime(TIME_FORMAT)
+    if kind == "rv" and isinstance(value, int):
+        return str(value + copy * sample.versions)
+    raise ValueError(f"no slot {kind}")
+
+
+def repeated(sample: Sample, copies: int) -> Iterator[str]:
+    """The sample's lines, `copies` times over, each copy moved on (see the docstring)."""
+    for copy in range(copies):
+        for parts in sample.lines:
+            yield "".join(p if isinstance(p, str) else _slot(*p, copy, sample) for p in parts)
+
+
+def write(sample: Sample, copies: int, path: Path, *, zipped: bool) -> None:
+    """Write `copies` copies of the sample to `path`, a line at a time."""
+    with _text(path, "w", zipped=zipped) as out:
+        for line in repeated(sample, copies):
+            out.write(line + "\n")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One process: wall-clock seconds, CPU seconds, peak RSS in bytes."""
+
+    seconds: float
+    cpu: float
+    peak: int
+
+
+def run(command: list[str], stderr: Path | None = None) -> Run:
+    """Run `command` (stdout to /dev/null, stderr to `stderr` if given) and measure it."""
+    started = time.perf_counter()
+    with open(stderr or os.devnull, "w") as errors:
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - started
+    if status != 0:
+        said = stderr.read_text()[-2000:] if stderr else ""
+        raise SystemExit(f"{' '.join(command)} failed ({status})\n{said}")
+    return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024)
+
+
+def imported(said: str) -> tuple[int, int]:
+    """Exchanges and events from `import audit`'s last line."""
+    match = SAID.search(said.strip().splitlines()[-1])
+    if match is None:
+        raise SystemExit(f"import audit said no count: {said[-500:]}")
+    return int(match[1].replace(",", "")), int(match[2].replace(",", ""))
+
+
+# import's and explain's CPU seconds and peak resident memory (MB) each in its own column
+COLUMNS = [
+    ("events", 10),
+    ("exchanges", 10),
+    ("log MB", 7),
+    ("peer s", 7),
+    ("import s", 9),
+    ("events/s", 9),
+    ("imp CPU", 8),
+    ("vs peer", 8),
+    ("imp RSS", 8),
+    ("explain s", 10),
+    ("exch./s", 8),
+    ("exp CPU", 8),
+    ("exp RSS", 8),
+]
+
+
+def measure(sample: Sample, size: int, folder: Path, *, zipped: bool) -> str:
+    """Build the log of `size` events (whole copies), import it, explain it: one row."""
+    copies = -(-size // len(sample.lines))
+    log = folder / (f"audit-{size}.log" + (".gz" if zipped else ""))
+    recording = folder / f"audit-{size}.jsonl"
+    said = folder / f"audit-{size}.import.txt"
+    recording.unlink(missing_ok=True)
+    write(sample, copies, log, zipped=zipped)
+    python = sys.executable
+    peer = run([python, "-c", PEER, str(log)])
+    command = [python, "-m", "k8s_wiretap", "import", "audit", str(log), "-o", str(recording)]
+    imports = run(command, said)
+    exchanges, events = imported(said.read_text())
+    if (events, exchanges) != (copies * len(sample.lines), copies * sample.exchanges):
+        raise SystemExit(
+            f"import audit wrote {exchanges:,} exchanges from {events:,} events; the log "
+            f"has {copies * sample.exchanges:,} from {copies * len(sample.lines):,}"
+        )
+    explain = run([python, "-m", "k8s_wiretap", "explain", str(recording), "--format", "json"])
+    values = [
+        f"{events:,}",
+        f"{exchanges:,}",
+        f"{log.stat().st_size / 1e6:,.0f}",
+        f"{peer.seconds:.1f}",
+        f"{imports.seconds:.1f}",
+        f"{events / imports.seconds:,.0f}",
+        f"{imports.cpu:.1f}",
+        f"{imports.cpu / peer.cpu:.2f}",
+        f"{imports.peak / 1e6:,.0f}",
+        f"{explain.seconds:.1f}",
+        f"{exchanges / explain.seconds:,.0f}",
+        f"{explain.cpu:.1f}",
+        f"{explain.peak / 1e6:,.0f}",
+    ]
+    return " ".join(f"{v:>{w}}" for v, (_, w) in zip(values, COLUMNS, strict=True))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench audit_import")
+    parser.add_argument("--log", type=Path, default=SAMPLE, help="the audit log repeated")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="events")
+    parser.add_argument("--gzip", action="store_true", help="write the logs gzipped")
+    parser.add_argument("--keep", type=Path, default=None, help="build the files in this folder")
+    args = parser.parse_args(argv or [])
+    sample = load(args.log)
+    zipped = " gzipped" if args.gzip else ""
+    print(
+        f"import audit and explain over {args.log.name} repeated ({len(sample.lines):,} "
+        f"events, {sample.exchanges:,} exchanges a copy{zipped}); vs peer: import CPU over "
+        "a json.loads of every line"
+    )
+    print(" ".join(f"{name:>{width}}" for name, width in COLUMNS))
+    with tempfile.TemporaryDirectory(prefix="k8s-wiretap-bench-") as temporary:
+        folder = args.keep or Path(temporary)
+        for size in args.sizes:
+            print(measure(sample, size, folder, zipped=args.gzip), flush=True)
+            if args.keep is None:
+                for path in folder.iterdir():
+                    path.unlink()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
