@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from k8s_wiretap.capture.format import body_bytes
+from k8s_wiretap.capture.format import AUDIT_LOG, body_bytes
 from k8s_wiretap.kube.agents import component_of
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.once import once
@@ -108,6 +108,10 @@ _client = lru_cache(maxsize=4096)(Client)
 _identity = lru_cache(maxsize=1024)(Identity)
 
 
+def _audit(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
 def _headers(pairs: Any) -> Headers:
     return tuple([(str(k), str(v)) for k, v in pairs or ()])
 
@@ -149,6 +153,7 @@ class Request(_Headed):
     client: Client = field(default_factory=Client)
     identity: Identity = field(default_factory=Identity)
     unrecorded: bool = False  # only later records of the exchange were in the recording
+    audit: dict[str, Any] | None = None  # the audit Event's facts (import audit, --join)
     names: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -168,6 +173,7 @@ class Request(_Headed):
             Client.from_record(record.get("client")),
             Identity.from_record(record.get("identity")),
             bool(record.get("unrecorded")),
+            _audit(record.get("audit")),
         )
 
 
@@ -276,6 +282,12 @@ class Exchange:
     @once  # the request never changes; asked four times an exchange
     def user_agent(self) -> str:
         return self.request_header("user-agent")
+
+    @property
+    def audit_only(self) -> bool:
+        """Whether the exchange comes from an audit log alone (`import audit`): the API
+        server logged it; its client's watch events are nowhere in the recording."""
+        return self.request.identity.credential == AUDIT_LOG
 
     @once
     def component(self) -> str:

@@ -28,7 +28,11 @@ what the API server's audit Event said beyond the request line (`auditID`, `leve
 the record lacks because the log does not hold it ("request body", "response headers",
 ...); their end records have one too (`stages`, the final `responseStatus` and
 `annotations`, and the response's `absent`). Their `identity` is `{"credential": "audit
-log", "user": USERNAME}`.
+log", "user": USERNAME}`. A proxy's recording joined with an audit log (`import audit
+--join`) says `"joined": "audit log"` in its header; an exchange the API server answered
+through the proxy keeps the proxy's records, its request and end records given the log's
+`audit` fields (without `absent`; the request's with `"joined": true`); an exchange the
+proxy did not see is as the import writes it, its request's `audit` with `"only": true`.
 
 A recording in parts (`proxy --workers N`, one file per worker process: `rec.jsonl`,
 `rec.jsonl.1`, …) has in every part's header `"recording": ID` (shared by the parts) and
@@ -49,10 +53,11 @@ import pybase64
 from k8s_wiretap import __version__
 from k8s_wiretap.wire.envelope import is_protobuf
 
-__all__ = ["FORMAT", "VERSION", "body_bytes", "body_record", "header_record"]
+__all__ = ["AUDIT_LOG", "FORMAT", "VERSION", "body_bytes", "body_record", "header_record"]
 
 FORMAT = "k8s-wiretap-recording"
 VERSION = 1
+AUDIT_LOG = "audit log"  # the identity's credential of an exchange an audit log gave
 
 
 def header_record(*, redacted: bool, max_body: int, **more: Any) -> dict[str, Any]:

@@ -39,6 +39,14 @@ says the client does unprompted (a timer, its start-up). The controller manager'
 controllers receive their events through the shared informers, whose watches carry their
 own User-Agent suffix (`shared-informers`, `metadata-informers`).
 
+An exchange an audit log gave (`import audit`: `Exchange.audit_only`) had its client's
+watches go unrecorded: the log holds no watch events. Its cause is taken from the writes
+instead: every successful write whose answer names its object (level RequestResponse)
+stands for the event the API server then sent every watcher of that object (`INFERRED`:
+its type from the verb, its resourceVersion the write's). Such a cause is weaker evidence
+than a recorded event — the write was seen, its delivery was not — and says so
+(`inferred`); a recorded event, where there is one, is always preferred.
+
 Writes are taken in time order, each linked only to what came before it. Over a stream
 (`keep=False`, `explain/stream.py`) memory stays bounded: `forget` drops the watch events
 older than `WINDOW` before the next write (they can no longer be a cause), the writes older
@@ -74,6 +82,9 @@ LIST, LISTED, DELETED = (
 EVENT_MEMORY = 600.0  # seconds an Event's subject is remembered for its next PATCH
 RETRY_WINDOW = 60.0  # seconds: a client's work queue retries a failed write within a minute
 TIE = 0.005  # seconds: events this close to the chosen one explain the write as well
+STARTS = frozenset({LIST, WATCH})  # how an informer begins: what it then hands on
+INFERRED = ""  # the watcher of a write's inferred event: every watcher of its object
+INFERRED_TYPES = {"create": "ADDED", "delete": "DELETED"}  # any other write: MODIFIED
 SELECTING = frozenset({("", "services"), ("policy", "poddisruptionbudgets")})  # select pods
 SERVICE_NAME = "kubernetes.io/service-name"  # an EndpointSlice's label naming its Service
 SERVICE_ACCOUNT = "kubernetes.io/service-account.name"  # a token Secret's annotation
@@ -97,11 +108,12 @@ class Hop:
     ref: ObjectRef
     resource_version: int | None
     time: float
-    watcher: str  # the component whose watch it was
+    watcher: str  # the component whose watch it was (INFERRED: any)
+    inferred: bool = False  # no recorded event: the write (`watch`) it must have followed
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "watch": self.watch,
+        record: dict[str, Any] = {
+            "watch": None if self.inferred else self.watch,
             "event": self.event,
             "type": self.type,
             "object": str(self.ref),
@@ -109,6 +121,9 @@ class Hop:
             "time": self.time,
             "watcher": self.watcher,
         }
+        if self.inferred:
+            record["inferred_from"] = "resourceVersion"
+        return record
 
 
 @dataclass(slots=True)
@@ -133,6 +148,8 @@ class Cause:
             record["alternatives"] = self.alternatives
         if self.own:
             record["own_change"] = True
+        if self.hop.inferred:
+            record["evidence"] = "inferred from the write's resourceVersion: no watch event"
         return record
 
 
@@ -198,6 +215,9 @@ class Chains:
         self._chains: dict[str, tuple[str, ...]] = {}
         self._children: dict[str, list[str]] = defaultdict(list)
         self._added: set[str] = set()
+        self._opened: dict[
+            tuple[str, str, str], float
+        ] = {}  # audit only: a client's last LIST/WATCH
         by_id = {e.id: e for e in analysis.exchanges}
         history = analysis.history
         for ref in history:
@@ -214,6 +234,9 @@ class Chains:
             return
         _ = self.analysis.history  # every watch event recorded so far, taken in
         self._added.add(exchange.id)
+        if exchange.audit_only and exchange.info.verb in STARTS:
+            info = exchange.info
+            self._opened[(exchange.component, info.group, info.resource)] = exchange.time
         if self.keep:
             self._by_id[exchange.id] = exchange
         reacts = self._reacts(exchange)
@@ -307,6 +330,8 @@ class Chains:
         hop = cause.hop
         kind = self.analysis.resources.kind_of(hop.ref.group, hop.ref.resource) or hop.ref.resource
         where = f"{hop.ref.namespace}/{hop.ref.name}" if hop.ref.namespace else hop.ref.name
+        if hop.inferred:
+            return self._said_inferred(exchange, hop, f"{kind} {where}")
         seen = f"{hop.type} of {kind} {where}"
         if hop.type == LISTED:
             seen = f"{kind} {where} in its informer's LIST"
@@ -318,6 +343,19 @@ class Chains:
         writer = self.write(cause.exchange)
         own = "its own " if cause.own else f"{spoken(writer.component)}'s "
         return f"the {seen} after {own}{writer.act} reached it {ms:.0f} ms before{waited}"
+
+    def _said_inferred(self, exchange: Exchange, hop: Hop, what: str) -> str:
+        """A cause from the writes alone: what was written, and that its event is inferred."""
+        writer = self.write(hop.watch)
+        version = f" (resourceVersion {hop.resource_version})" if hop.resource_version else ""
+        wrote = f"{spoken(writer.component)}'s {writer.act}{version} of {what}"
+        unseen = "(inferred: the audit log holds no watch events)"
+        ms = (exchange.time - hop.time) * 1000
+        if hop.type == LISTED:
+            return (
+                f"{wrote}, handed to it by the LIST or watch it began {ms:.0f} ms before {unseen}"
+            )
+        return f"{wrote} {ms:.0f} ms before, as the {hop.type} its watch must have had {unseen}"
 
     def children(self, exchange: Exchange) -> list[Exchange]:
         return [self._by_id[i] for i in self._children.get(exchange.id, ())]
@@ -362,6 +400,10 @@ class Chains:
             bisect.insort(self._blind_writes[target], (exchange.time, exchange.id))
         else:  # a subresource's answer (a Scale) carries its object's version too
             self._writes.setdefault((target, version), write)
+        if exchange.audit_only and target.name:  # what its watchers got, unrecorded
+            kind = INFERRED_TYPES.get(info.verb, "MODIFIED")
+            hop = Hop(exchange.id, None, kind, target, version, exchange.time, INFERRED, True)
+            self._hops[(INFERRED, target)].add(hop)
 
     def _take(self, exchange: Exchange, ref: ObjectRef, observation: Observation) -> None:
         order = self._order.setdefault(ref, len(self._order))
@@ -473,15 +515,17 @@ class Chains:
             for ref in self._related(exchange, target, obj, known)
             if known is None or known.watches_resource(ref.group, ref.resource)
         ]
-        candidates: list[Hop] = []
-        for watcher in _informers(known) if known else (exchange.component,):
-            for ref in watched:
-                hop = self._latest(watcher, ref, exchange.time - (known.delay if known else 0))
-                if hop is not None:
-                    candidates.append(hop)
+        before = exchange.time - (known.delay if known else 0)
+        candidates = self._candidates(
+            _informers(known) if known else (exchange.component,), watched, before
+        )
+        if not candidates and exchange.audit_only:
+            candidates = self._candidates((INFERRED,), watched, before)
+            if not candidates:
+                candidates = self._initial(known, exchange.component, watched, before)
         if not candidates:
             return None
-        writes = {id(h): self._write_of(h) for h in candidates}
+        writes = {id(h): h.watch if h.inferred else self._write_of(h) for h in candidates}
         echoes = {
             id(h)
             for h in candidates
@@ -495,6 +539,34 @@ class Chains:
             if h is not chosen and h.ref != chosen.ref and chosen.time - h.time <= TIE
         )
         return Cause(chosen, writes[id(chosen)], others, id(chosen) in echoes)
+
+    def _candidates(
+        self, watchers: tuple[str, ...], watched: list[ObjectRef], before: float
+    ) -> list[Hop]:
+        """The latest event each watcher had of each object, within `WINDOW` of `before`."""
+        found = (self._latest(w, ref, before) for w in watchers for ref in watched)
+        return [hop for hop in found if hop is not None]
+
+    def _initial(
+        self, known: Client | None, component: str, watched: list[ObjectRef], before: float
+    ) -> list[Hop]:
+        """Audit only: the objects a LIST or WATCH its client began shortly before handed
+        it (an informer's list, or a watch list's initial events), each as the write that
+        made its version — however long before that was."""
+        found = []
+        for watcher in _informers(known) if known else (component,):
+            for ref in watched:
+                opened = self._opened.get((watcher, ref.group, ref.resource))
+                if opened is None or not 0 <= before - opened <= WINDOW:
+                    continue
+                timeline = self._hops.get((INFERRED, ref))
+                index = bisect.bisect_left(timeline.times, opened) if timeline else 0
+                if timeline and index:
+                    made = timeline.hops[index - 1]
+                    hop = Hop(made.watch, None, LISTED, ref, made.resource_version, opened, watcher)
+                    hop.inferred = True
+                    found.append(hop)
+        return found
 
     def _latest(self, watcher: str, ref: ObjectRef, before: float) -> Hop | None:
         timeline = self._hops.get((watcher, ref))

@@ -36,8 +36,6 @@ from k8s_wiretap.kube.release import Release
 from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.kube.verbs import READS, WATCH, WRITES
 
-AUDIT_LOG = "audit log"  # the credential of an exchange imported from one (importers.audit)
-
 __all__ = ["Explanation", "Rule", "Summaries", "rules"]
 
 FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules match on
@@ -369,7 +367,7 @@ class _Started:
 def _events(exchange: Exchange) -> int | str:
     """How many events a watch had; an audit log holds none of them: not 0, not recorded."""
     events = exchange.watch_events()
-    if not events and exchange.request.identity.credential == AUDIT_LOG:
+    if not events and exchange.audit_only:
         return "no recorded"
     return len(events)
 

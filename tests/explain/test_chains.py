@@ -117,3 +117,12 @@ def test_no_cause_is_invented() -> None:
     # the garbage collector's and quota controller's metadata informers start on their own
     starts = [e for e in analysis.exchanges if e.component.endswith("metadata-informers")]
     assert starts and all(chains().caused_by(e) is None for e in starts)
+
+
+def test_a_proxied_recording_has_no_inferred_cause() -> None:
+    """Causes inferred from resourceVersions are for audit-only exchanges (whose watches
+    went unrecorded); a proxy's recording links each write to a recorded event or LIST."""
+    causes = [chains().caused_by(e) for e in chains().analysis.exchanges]
+    found = [c for c in causes if c is not None]
+    assert found and not [c for c in found if c.hop.inferred]
+    assert all(c.hop.event is not None or c.hop.type == "LISTED" for c in found)

@@ -332,3 +332,74 @@ def test_the_user_impersonation_and_decision_are_kept(
     assert response["status"] == 403
     end = next(r for r in written if r["record"] == "end" and r["id"] == request["id"])
     assert end["audit"]["responseStatus"]["reason"] == "Forbidden"
+
+
+def _explained(path: Path) -> list[dict[str, Any]]:
+    result = cli("explain", "--format", "json", str(path))
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.split("\n") if line]
+
+
+def test_causes_are_inferred_from_the_writes_resource_versions(
+    rr_lab: tuple[LabState, Kubectl], tmp_path: Path
+) -> None:
+    """An audit log holds no watch events; at RequestResponse its writes' answers name their
+    objects, so each controller write is linked to the write its watch must have delivered:
+    kubectl's Deployment → the deployment controller's ReplicaSet → the replicaset
+    controller's pods → the scheduler's bindings, each cause marked as inferred. (The
+    scheduler also watches ReplicaSets: a binding may be linked to the ReplicaSet's status
+    write just before it, as it is when a recorded event of it came last.)"""
+    state, kubectl = rr_lab
+    kubectl("apply", "-f", str(Path("k8s_wiretap/workshop/web.yaml").resolve()))
+    kubectl("rollout", "status", "deployment/web", "--timeout=60s")
+    log = audit_log(state)
+    wait_until(lambda: "/binding" in _completed(log), 30, "the bindings logged")
+    out, _ = imported(tmp_path, log)
+    explained = _explained(out)
+    by_id = {e["id"]: e for e in explained}
+
+    def cause(entry: dict[str, Any]) -> dict[str, Any]:
+        found = entry["caused_by"]
+        assert found is not None, entry["summary"]
+        assert found["event"]["inferred_from"] == "resourceVersion"
+        assert found["event"]["watch"] is None  # no watch recorded it
+        assert "no watch event" in found["evidence"]
+        return by_id[found["exchange"]]
+
+    def written(component: str, verb: str, resource: str) -> list[dict[str, Any]]:
+        return [
+            e
+            for e in explained
+            if e["component"] == component
+            and e["verb"] == verb
+            and e["resource"] == resource
+            and e["status"] in (200, 201)
+            and e["namespace"] == "default"
+        ]
+
+    (replicaset,) = written("controller-manager/deployment-controller", "create", "replicasets")
+    applied = cause(replicaset)
+    assert applied["component"] == "kubectl"
+    assert applied["verb"] == "create" and applied["resource"] == "deployments"
+    assert applied["response_body"]["metadata"]["name"] == "web"
+    pods = written("controller-manager/replicaset-controller", "create", "pods")
+    assert len(pods) == 2
+    assert {cause(p)["id"] for p in pods} == {replicaset["id"]}
+    bindings = [
+        e
+        for e in written("scheduler", "create", "pods")
+        if e["subresource"] == "binding" and e["name"].startswith("web-")
+    ]
+    assert len(bindings) == 2
+    for binding in bindings:  # its pod's ADDED, or the ReplicaSet's status the scheduler
+        assert cause(binding)["component"] == "controller-manager/replicaset-controller"
+        assert binding["chain"][:2] == [applied["id"], replicaset["id"]]
+    assert "(inferred: the audit log holds no watch events)" in replicaset["why"]
+    # at start-up: the namespaces the API server made long before, handed to the service
+    # account controller by the informer it had just begun
+    defaults = written("controller-manager/service-account-controller", "create", "serviceaccounts")
+    (default,) = defaults
+    made = cause(default)
+    assert made["component"] == "apiserver" and made["resource"] == "namespaces"
+    assert default["caused_by"]["event"]["type"] == "LISTED"
+    assert "handed to it by the LIST or watch it began" in default["why"]
