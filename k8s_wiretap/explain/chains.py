@@ -234,9 +234,7 @@ class Chains:
             return
         _ = self.analysis.history  # every watch event recorded so far, taken in
         self._added.add(exchange.id)
-        if exchange.audit_only and exchange.info.verb in STARTS:
-            info = exchange.info
-            self._opened[(exchange.component, info.group, info.resource)] = exchange.time
+        self.began(exchange)
         if self.keep:
             self._by_id[exchange.id] = exchange
         reacts = self._reacts(exchange)
@@ -268,6 +266,13 @@ class Chains:
         self._chains[exchange.id] = chain
         if self._is_write(exchange):
             self._index_write(exchange, chain)
+
+    def began(self, exchange: Exchange) -> None:
+        """Take in that an audit-only LIST or WATCH began (a stream, which explains a watch
+        when it ends, says so as soon as it is first in line): `_initial` needs it."""
+        info = exchange.info
+        if exchange.audit_only and info.verb in STARTS:
+            self._opened[(exchange.component, info.group, info.resource)] = exchange.time
 
     def forget(self, before: float) -> None:
         """Drop what no write at `before` or later can need: watch events older than

@@ -134,6 +134,7 @@ class _Stream[T]:
                 # a watch, say: explained when it ends; it needs no chain of its own
                 self.waiting.pop(0)
                 self.explainer.summaries.saw(exchange)
+                self.explainer.chains.began(exchange)
                 self.aside[exchange.id] = (exchange, self.output.slot())
                 continue
             if not _complete(exchange, now):
