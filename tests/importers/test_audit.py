@@ -302,6 +302,9 @@ def test_what_a_level_lacks_is_marked_absent(
             assert all("body" in r and "request body" not in r["audit"]["absent"] for r in writes)
         else:
             assert all("body" not in r and "request body" in r["audit"]["absent"] for r in writes)
+        explained = _explained(out)  # every level explains, with nothing unattributed
+        assert len(explained) == len({e["auditID"] for e in lowered})
+        assert not [e for e in explained if e["component"] == "unknown"]
 
 
 def test_the_user_impersonation_and_decision_are_kept(
@@ -356,6 +359,7 @@ def test_causes_are_inferred_from_the_writes_resource_versions(
     wait_until(lambda: "/binding" in _completed(log), 30, "the bindings logged")
     out, _ = imported(tmp_path, log)
     explained = _explained(out)
+    assert not [e for e in explained if e["component"] == "unknown"]
     by_id = {e["id"]: e for e in explained}
 
     def cause(entry: dict[str, Any]) -> dict[str, Any]:
