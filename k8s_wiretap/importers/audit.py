@@ -5,7 +5,10 @@ Read, one JSON value a line (a file ending in gzip's magic bytes is read through
 - an `Event` (the log backend's lines);
 - an `EventList` (the webhook backend's batches; its items need no `kind`);
 - an object with the Event, or an EventList, as a JSON string or an object under `log`,
-  `message` or `properties.log` (what log shippers and cloud log exports write).
+  `message` or `properties.log` (what log shippers and cloud log exports write);
+- GKE's Kubernetes audit entry, as Cloud Logging exports it (a `protoPayload` AuditLog),
+  made an Event by `gke.event_of`; a file laid out as gcloud's JSON array of entries is read
+  item by item (`gke.numbered`).
 
 The stages of one `auditID` (RequestReceived, ResponseStarted, ResponseComplete, Panic) make
 one exchange: its request record is written at the first ResponseStarted, ResponseComplete
@@ -42,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from k8s_wiretap.importers import gke
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.kube.sensitive import SENSITIVE_RESOURCES
@@ -155,6 +159,11 @@ def events_of(value: Any, *, wrapped: bool = False) -> list[dict[str, Any]]:
         return items
     if kind == "Event" or (kind is None and "auditID" in value):
         return [value]
+    if gke.is_entry(value):  # GKE's, from Cloud Logging (importers/gke.py)
+        try:
+            return [gke.event_of(value)]
+        except gke.BadEntry as error:
+            raise BadEvent(str(error)) from None
     if not wrapped:
         for key in WRAPPERS:
             if key in value:
@@ -234,7 +243,10 @@ def read_events(paths: Iterable[Path], sink: Sink) -> Iterator[Event]:
 
 def _file_events(path: Path, stream: BinaryIO, sink: Sink) -> Iterator[Event]:
     try:
-        for number, line in enumerate(stream, 1):
+        for number, line in gke.numbered(stream):  # JSON lines, or gcloud's JSON array
+            if isinstance(line, gke.BadEntry):
+                sink.skip(f"{path}:{number}", str(line))
+                continue
             if not line.strip():
                 continue
             where = f"{path}:{number}"
@@ -276,7 +288,7 @@ def _request_type(event: Event) -> str:
 
 
 def _request_absent(event: Event) -> list[str]:
-    absent = ["request headers but User-Agent"]
+    absent = ["request headers but User-Agent", *_dict(event.raw.get(gke.CLOUD)).get("absent", [])]
     if (
         "requestObject" not in event.raw
         and event.level == "Metadata"
@@ -365,7 +377,7 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
         "requestURI": event.uri,
         "user": redacted_user(raw.get("user"), sink) or {},
     }
-    for key in ("impersonatedUser", "sourceIPs", "userAgent", "objectRef"):
+    for key in ("impersonatedUser", "sourceIPs", "userAgent", "objectRef", gke.CLOUD):
         if key in raw:
             audit[key] = redacted_user(raw[key], sink) if key == "impersonatedUser" else raw[key]
     audit["decision"] = annotations.get("authorization.k8s.io/decision", "")

@@ -82,11 +82,14 @@ def test_any_line_is_imported_or_skipped_with_its_number(
         return
     numbers = [int(place.removeprefix(f"{log}:").split()[0]) for place in places]
     assert all(0 < n <= len(given) and given[n - 1].strip() for n in numbers)
-    assert importer.events + len(set(numbers)) >= sum(1 for line in given if line.strip()) - sum(
-        1
-        for line in given
-        if b"items" in line  # an EventList may hold no Event
-    )
+    if not (given and given[0].strip() == b"["):  # else a JSON array (gcloud): test_gke.py
+        assert importer.events + len(set(numbers)) >= sum(
+            1 for line in given if line.strip()
+        ) - sum(
+            1
+            for line in given
+            if b"items" in line  # an EventList may hold no Event
+        )
     written = out.read_bytes().split(b"\n")  # one record a line (str.splitlines splits more)
     assert written[-1] == b"" and all(json.loads(line) for line in written[:-1])
 

@@ -1,0 +1,363 @@
+"""GKE's Kubernetes audit entries, as Cloud Logging exports them, made audit.k8s.io `Event`s
+(docs/importing.md, "GKE's Cloud Logging entries").
+
+GKE's API server writes its audit events to a backend GKE manages, which writes them to the
+project's Admin Activity and Data Access logs as Cloud Logging `LogEntry`s
+(https://cloud.google.com/kubernetes-engine/docs/concepts/audit-policy). What an entry holds
+(https://cloud.google.com/logging/docs/reference/v2/rest/v2/LogEntry; googleapis/googleapis
+google/cloud/audit/audit_log.proto; GKE's own schema note, GoogleCloudPlatform/gke-mcp
+pkg/tools/logging/schemas/k8s_audit_logs.md):
+
+- `protoPayload`: an AuditLog (`@type` `type.googleapis.com/google.cloud.audit.AuditLog`),
+  `serviceName` `k8s.io`, `methodName` `io.k8s.<group>.<version>.<resource>.<verb>`
+  (`io.k8s.core.v1.configmaps.get`; a subresource before the verb:
+  `io.k8s.core.v1.pods.exec.create`), `resourceName` `<group>/<version>/namespaces/<ns>/
+  <resource>/<name>[/<subresource>]` or `<group>/<version>/<resource>/<name>` (`core` for the
+  core group; the group written out: `coordination.k8s.io/v1/...`),
+  `authenticationInfo.principalEmail` (the Kubernetes user name: `system:kube-scheduler`, a
+  Google account's or IAM service account's email), `requestMetadata.callerIp` and
+  `.callerSuppliedUserAgent`, `status` (a google.rpc.Status), `request` and `response` (the
+  objects, each with an `@type` such as `core.k8s.io/v1.Pod` added), `authorizationInfo`.
+- `labels`: the Kubernetes event's annotations (`authorization.k8s.io/decision` and
+  `/reason`, `mutation.webhook.admission.k8s.io/round_0_index_4`, `audit.k8s.io/truncated`:
+  KHI reads them there, GoogleCloudPlatform/khi googlecloudlogk8saudit contract,
+  `ExtractGCPK8sAuditLog`; real entries carry them, tests/importers/data/README.md).
+- `insertId` and `operation.id` (the same value), `operation.first` and `.last` (always
+  true: one entry a request), `timestamp` (when the event happened), `receiveTimestamp`
+  (when Logging received it), `resource.labels` (`cluster_name`, `location`, `project_id`).
+
+How KHI reads the same entries (GoogleCloudPlatform/khi, `GCPAuditLogFieldExtractor` and
+`parseKubernetesOperation`): the verb is the last dot-separated part of `methodName`, the
+object from `resourceName`'s parts, the requestor from `principalEmail`, an error from a
+`status.code` other than 0, which it calls a gRPC code, not an HTTP one. falcosecurity/plugins
+plugins/k8saudit-gke (convert.go) rebuilds an audit Event from the same fields, taking
+`insertId` as the auditID and `/` + `resourceName` as the request URI.
+
+The Event made of an entry (`event_of`), then read as any other (`audit.Event.of`):
+
+- auditID: `insertId` (or `operation.id`); stage ResponseComplete (one entry a request);
+- verb: `methodName`'s last part; requestURI: `/api/<version>/...` for the `core` group,
+  `/apis/<group>/<version>/...` for any other, then the rest of `resourceName`. The entry
+  keeps no query string: a watch's URI gets `?watch=true` (the verb says it is one), and
+  every other parameter (selectors, limits, dry run) is absent;
+- user: `{"username": principalEmail}` (no groups, uid or extra: absent); sourceIPs:
+  `[callerIp]`; userAgent: `callerSuppliedUserAgent`;
+- requestReceivedTimestamp and stageTimestamp: both `timestamp` (the entry has one time: how
+  long the request took is absent);
+- level: RequestResponse with a `response`, Request with only a `request`, else Metadata
+  (the entry does not say the level; GKE's policy set it), so that a write without its
+  object is marked as lacking its body;
+- requestObject and responseObject: `request` and `response` without the `@type` GKE adds;
+- responseStatus: the response's own code when the response is a Kubernetes Status (the API
+  server's answer, as it sent it), else the google.rpc code's HTTP mapping
+  (googleapis/googleapis google/rpc/code.proto: OK 200, PERMISSION_DENIED 403, NOT_FOUND 404,
+  ALREADY_EXISTS and ABORTED 409, ...), said in `absent`: a create answered 201 is logged as
+  OK, so its status reads 200;
+- annotations: `labels`; objectRef: from the request's path.
+
+The entry's own fields go in the Event under `cloudLogging` (a key no audit.k8s.io Event
+has), which the importer keeps in the record's `audit` field: logName, insertId, timestamp,
+receiveTimestamp, resource, methodName, resourceName, the google.rpc status,
+authorizationInfo, the `@type`s of the objects, and `absent`: what the entry does not hold
+that an audit Event would.
+
+An entry that is no Kubernetes audit entry (another service's AuditLog, such as
+`container.googleapis.com`'s cluster operations, or no AuditLog at all), or one without what
+an exchange needs, raises `BadEntry`; the importer skips its line and says why.
+
+A file that starts with `[` is one JSON array, as `gcloud logging read --format=json` prints
+it (google-cloud-sdk googlecloudsdk/core/resource/json_printer.py: `[`, each entry indented,
+`,` between them, `]`): `numbered` gives each item with the line it starts on. Any other file
+is one JSON value a line, as sinks to Cloud Storage write them
+(https://cloud.google.com/logging/docs/export/storage).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import IO, Any
+
+from k8s_wiretap.kube.requestinfo import parse_request
+
+__all__ = ["AUDIT_LOG", "CLOUD", "BadEntry", "event_of", "is_entry", "numbered"]
+
+AUDIT_LOG = "type.googleapis.com/google.cloud.audit.AuditLog"
+SERVICE = "k8s.io"
+METHOD_PREFIX = "io.k8s."
+CLOUD = "cloudLogging"  # the Event's key for what the entry says beyond an audit Event
+TYPE = "@type"
+STATUS_KINDS = ("Status",)
+# google.rpc.Code's HTTP mapping (googleapis/googleapis google/rpc/code.proto)
+RPC_HTTP = {
+    0: 200,  # OK
+    1: 499,  # CANCELLED
+    2: 500,  # UNKNOWN
+    3: 400,  # INVALID_ARGUMENT
+    4: 504,  # DEADLINE_EXCEEDED
+    5: 404,  # NOT_FOUND
+    6: 409,  # ALREADY_EXISTS
+    7: 403,  # PERMISSION_DENIED
+    8: 429,  # RESOURCE_EXHAUSTED
+    9: 400,  # FAILED_PRECONDITION
+    10: 409,  # ABORTED
+    11: 400,  # OUT_OF_RANGE
+    12: 501,  # UNIMPLEMENTED
+    13: 500,  # INTERNAL
+    14: 503,  # UNAVAILABLE
+    15: 500,  # DATA_LOSS
+    16: 401,  # UNAUTHENTICATED
+}
+ALWAYS_ABSENT = [
+    "user groups, uid and extra",
+    "the query string",
+    "the response's own time (the entry has one timestamp)",
+]
+WS = b" \t\r\n"
+TOO_DEEP = "an item of the JSON array is nested too deep to read"
+
+
+class BadEntry(ValueError):
+    """A Cloud Logging entry that is no usable Kubernetes audit entry; the message says why."""
+
+
+def is_entry(value: dict[str, Any]) -> bool:
+    """Whether a line's object is a Cloud Logging entry with a protoPayload."""
+    return "protoPayload" in value
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(payload: dict[str, Any], key: str) -> str:
+    value = payload.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _payload(entry: dict[str, Any]) -> dict[str, Any]:
+    payload = entry["protoPayload"]
+    if not isinstance(payload, dict):
+        raise BadEntry(f"protoPayload is a JSON {type(payload).__name__}, not an AuditLog")
+    kind = payload.get(TYPE)
+    if kind != AUDIT_LOG:
+        raise BadEntry(f"protoPayload is a {kind!r}, not an AuditLog ({AUDIT_LOG})")
+    service = payload.get("serviceName")
+    if service != SERVICE:
+        raise BadEntry(f"an audit entry of {service!r}, not of the Kubernetes API ({SERVICE!r})")
+    return payload
+
+
+def _verb(method: str) -> str:
+    """`create` of `io.k8s.core.v1.pods.create` (KHI's parseVerb, falco's getVerb)."""
+    if not method.startswith(METHOD_PREFIX) or method.count(".") < 3:
+        raise BadEntry(f"methodName {method!r} is no Kubernetes method (io.k8s.GROUP...VERB)")
+    return method.rsplit(".", 1)[1]
+
+
+def _path(resource_name: str) -> str:
+    """`/api/v1/namespaces/default/pods/x` of `core/v1/namespaces/default/pods/x`."""
+    parts = resource_name.split("/")
+    if len(parts) < 3 or not all(parts):
+        raise BadEntry(f"resourceName {resource_name!r} is no GROUP/VERSION/RESOURCE path")
+    group, version, rest = parts[0], parts[1], "/".join(parts[2:])
+    prefix = f"/api/{version}" if group == "core" else f"/apis/{group}/{version}"
+    return f"{prefix}/{rest}"
+
+
+def _object(payload: dict[str, Any], key: str) -> tuple[Any, str]:
+    """The request or response object without the `@type` GKE adds, and that type."""
+    value = payload[key]
+    if not isinstance(value, dict) or TYPE not in value:
+        return value, ""
+    kind = value[TYPE]
+    return {k: v for k, v in value.items() if k != TYPE}, str(kind)
+
+
+def _status(payload: dict[str, Any], response: Any) -> tuple[int, str]:
+    """The HTTP status, and, when it is the google.rpc code's mapping, what that was."""
+    if isinstance(response, dict) and response.get("kind") in STATUS_KINDS:
+        code = response.get("code")
+        if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 999:
+            return code, ""
+    rpc = _dict(payload.get("status")).get("code", 0)
+    if not isinstance(rpc, int) or isinstance(rpc, bool) or rpc not in RPC_HTTP:
+        raise BadEntry(f"status.code {rpc!r} is no google.rpc code (0 to 16)")
+    http = RPC_HTTP[rpc]
+    return http, f"the HTTP status ({http} is google.rpc code {rpc}'s HTTP mapping)"
+
+
+def _level(payload: dict[str, Any]) -> str:
+    if "response" in payload:
+        return "RequestResponse"
+    return "Request" if "request" in payload else "Metadata"
+
+
+def _object_ref(uri: str) -> dict[str, str]:
+    """The objectRef of the request's path (what the path names is the same whatever the
+    method)."""
+    info = parse_request("GET", uri)
+    ref = {
+        "resource": info.resource,
+        "namespace": info.namespace,
+        "name": info.name,
+        "apiGroup": info.group,
+        "apiVersion": info.version,
+        "subresource": info.subresource,
+    }
+    return {k: v for k, v in ref.items() if v}
+
+
+def _cloud(entry: dict[str, Any], payload: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
+    """What the entry says beyond an audit Event, kept in the record's `audit` field."""
+    entry_keys = ("logName", "insertId", "timestamp", "receiveTimestamp", "resource", "operation")
+    cloud: dict[str, Any] = {k: entry[k] for k in entry_keys if k in entry}
+    for key in ("methodName", "resourceName", "status", "authorizationInfo", "metadata"):
+        if key in payload:
+            cloud[key] = payload[key]
+    cloud.update(types)
+    return cloud
+
+
+def event_of(entry: dict[str, Any]) -> dict[str, Any]:
+    """The audit.k8s.io Event a GKE Kubernetes audit entry stands for (module docstring)."""
+    payload = _payload(entry)
+    method_name, resource_name = _str(payload, "methodName"), _str(payload, "resourceName")
+    verb, uri = _verb(method_name), _path(resource_name)
+    if verb == "watch":
+        uri += "?watch=true"
+    audit_id = _str(entry, "insertId") or _str(_dict(entry.get("operation")), "id")
+    if not audit_id:
+        raise BadEntry("an entry without an insertId (the request's auditID)")
+    when = _str(entry, "timestamp")
+    if not when:
+        raise BadEntry("an entry without a timestamp")
+    event: dict[str, Any] = {
+        "kind": "Event",
+        "apiVersion": "audit.k8s.io/v1",
+        "level": _level(payload),
+        "auditID": audit_id,
+        "stage": "ResponseComplete",
+        "requestURI": uri,
+        "verb": verb,
+        "requestReceivedTimestamp": when,
+        "stageTimestamp": when,
+    }
+    _people(event, payload)
+    types: dict[str, str] = {}
+    for key, field in (("request", "requestObject"), ("response", "responseObject")):
+        if key in payload:
+            event[field], kind = _object(payload, key)
+            if kind:
+                types[f"{key}Type"] = kind
+    code, derived = _status(payload, event.get("responseObject"))
+    event["responseStatus"] = _response_status(payload, code)
+    labels = entry.get("labels")
+    if isinstance(labels, dict):
+        event["annotations"] = labels
+    event["objectRef"] = _object_ref(uri)
+    cloud = _cloud(entry, payload, types)
+    cloud["absent"] = ALWAYS_ABSENT + ([derived] if derived else []) + _truncated(labels)
+    event[CLOUD] = cloud
+    return event
+
+
+def _people(event: dict[str, Any], payload: dict[str, Any]) -> None:
+    """The user, source IP and user agent, where the entry has them."""
+    email = _str(_dict(payload.get("authenticationInfo")), "principalEmail")
+    event["user"] = {"username": email} if email else {}
+    metadata = _dict(payload.get("requestMetadata"))
+    if ip := _str(metadata, "callerIp"):
+        event["sourceIPs"] = [ip]
+    if agent := _str(metadata, "callerSuppliedUserAgent"):
+        event["userAgent"] = agent
+
+
+def _response_status(payload: dict[str, Any], code: int) -> dict[str, Any]:
+    status: dict[str, Any] = {"metadata": {}, "code": code}
+    message = _str(_dict(payload.get("status")), "message")
+    if message:
+        status["message"] = message
+    return status
+
+
+def _truncated(labels: Any) -> list[str]:
+    """GKE cut the objects short (the `audit.k8s.io/truncated` annotation: KHI reads it)."""
+    if isinstance(labels, dict) and str(labels.get("audit.k8s.io/truncated")).lower() == "true":
+        return ["the whole request and response objects (audit.k8s.io/truncated)"]
+    return []
+
+
+# -- a gcloud JSON array ----------------------------------------------------------------------
+def numbered(stream: IO[bytes]) -> Iterator[tuple[int, bytes | BadEntry]]:
+    """The values of a log with their line numbers: each line of a file of JSON lines, or
+    each item of a file that is one JSON array laid out as gcloud prints it (its first line
+    is `[` alone, which no line of JSON lines is: a line there is a whole value), numbered
+    by the line it starts on. Where the array cannot be read on, a `BadEntry` says why, and
+    reading ends."""
+    first, newline, _ = _peek(stream).partition(b"\n")
+    if not newline or first.strip(WS) != b"[":
+        yield from enumerate(stream, 1)
+        return
+    yield from _items(stream.read().decode("utf-8", "surrogateescape"))
+
+
+def _peek(stream: IO[bytes]) -> bytes:
+    peek = getattr(stream, "peek", None)
+    return bytes(peek(256)) if peek is not None else b""
+
+
+def _items(text: str) -> Iterator[tuple[int, bytes | BadEntry]]:
+    """The items of the array `text` starts with, then what follows its `]`, a line at a
+    time (a JSON value there is read as a line of a JSON-lines file would be)."""
+    decoder, lines = json.JSONDecoder(), _Lines(text)
+    pos, first = _skip(text, _skip(text, 0) + 1), True
+    while not text.startswith("]", pos):
+        if not first and not text.startswith(",", pos):
+            where = lines.of(min(pos, len(text.rstrip())))  # at the end: the last line
+            yield where, BadEntry(f"after an item of the JSON array, {_cut(text, pos)}")
+            return
+        pos, first = _skip(text, pos + (0 if first else 1)), False
+        try:
+            _, end = decoder.raw_decode(text, pos)
+        except ValueError as error:
+            reason = f"an item of the JSON array is not JSON ({error}); the rest unread"
+            yield lines.of(pos), BadEntry(reason)
+            return
+        except RecursionError:
+            yield lines.of(pos), BadEntry(f"{TOO_DEEP}; the rest unread")
+            return
+        yield lines.of(pos), text[pos:end].encode("utf-8", "surrogateescape")
+        pos = _skip(text, end)
+    yield from lines.after(pos + 1)
+
+
+def _cut(text: str, pos: int) -> str:
+    if pos == len(text):
+        return "the file ends without the array's ] (cut short?)"
+    return f"neither , nor ] but {text[pos]!r}; the rest unread"
+
+
+class _Lines:
+    """Line numbers of places in a text (counted forward: places are asked in order)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self._line, self._counted = text, 1, 0
+
+    def of(self, pos: int) -> int:
+        self._line += self.text.count("\n", self._counted, pos)
+        self._counted = pos
+        return self._line
+
+    def after(self, pos: int) -> Iterator[tuple[int, bytes]]:
+        """The text from `pos` on, a line at a time, each with its number."""
+        number = self.of(pos)
+        for offset, line in enumerate(self.text[pos:].split("\n")):
+            if line.strip():
+                yield number + offset, line.encode("utf-8", "surrogateescape")
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
