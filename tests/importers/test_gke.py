@@ -281,3 +281,18 @@ def test_any_gcloud_array_is_imported_or_skipped_by_line(
         assert 0 < number <= len(file_lines) and file_lines[number - 1].strip()
     written = out.read_bytes().split(b"\n")
     assert written[-1] == b"" and all(json.loads(line) for line in written[:-1])
+
+
+def test_a_user_without_a_user_agent_is_attributed_by_their_email(tmp_path: Path) -> None:
+    """The real entry sent by a person's Google account, and by GKE's controller manager,
+    neither naming a user agent: each is attributed by its principalEmail."""
+    people = []
+    for n, email in enumerate(["jane@example.com", "system:kube-controller-manager"]):
+        entry = changed(insertId=f"u{n}")
+        entry["protoPayload"]["authenticationInfo"]["principalEmail"] = email
+        del entry["protoPayload"]["requestMetadata"]["callerSuppliedUserAgent"]
+        people.append(entry)
+    imported(tmp_path, written(tmp_path, *people))
+    person, manager = explained(tmp_path / "rec.jsonl")
+    assert (person["component"], person["who"]["how"]) == ("user/jane@example.com", "identity")
+    assert (manager["component"], manager["who"]["how"]) == ("controller-manager", "identity")
