@@ -1,0 +1,133 @@
+"""The API server's audit webhook, received live: each batch it POSTs is recorded as
+`import audit` records a file (`importers.audit`), through the same `AuditImport` and
+`Sink`, so stages, levels, attribution and redaction are the same (docs/importing.md).
+
+What the API server sends, from its source (kubernetes/kubernetes, staging/src/k8s.io/
+apiserver; the flags are the same in 1.20 and 1.37, `kube-apiserver --help`):
+
+- `plugin/pkg/audit/webhook/webhook.go`: each batch is one POST of an `EventList` of
+  `--audit-webhook-version` (default audit.k8s.io/v1) to the server of the kubeconfig
+  `--audit-webhook-config-file` names, with that kubeconfig's credentials (here a client
+  certificate). The body is JSON (`pkg/util/webhook/webhook.go`: the audit scheme's
+  LegacyCodec, client-go's default content type), one document, on one line; each request
+  may take 30 s.
+- `retryOnError` there: every error is retried, an HTTP status that is no success included,
+  with `pkg/util/webhook`'s backoff: `--audit-webhook-initial-backoff` (default 10 s),
+  times 1.5 with 20 % jitter, five tries (about 80 s in all); then the batch is dropped and
+  the API server logs it (`audit.HandlePluginError`). A receiver that is down or restarting
+  loses only batches whose tries all fall in that time; the API server runs on regardless.
+- `plugin/pkg/audit/buffered/buffered.go` (`--audit-webhook-mode=batch`, the default):
+  events wait in a buffer of 10,000 (a full buffer drops events), and go as a batch of at
+  most 400 (`--audit-webhook-batch-max-size`) or after `--audit-webhook-batch-max-wait`
+  (default 30 s; `lab up --audit-webhook` sets 1 s so the recording is live), at most 10
+  batches a second (burst 15). Each batch is sent from a goroutine of its own: batches may
+  arrive at once, and out of order (a retried one late).
+- The log backend is independent: with both, each event goes to both.
+
+So `WebhookImport.post` takes the bytes of one POST: a body that is no EventList (not JSON,
+not an object, nested too deep, a lone surrogate) is skipped whole, with a note in the
+recording that says why (`Sink.skip`), and raises `BadEvent` (the server answers 400); an
+item that is no usable Event is skipped with its index, the rest recorded. Posts are taken
+one at a time (a lock), and each is flushed to the file before it is answered: a follower
+(the TUI) sees a batch as soon as the API server's POST is answered, and a receiver killed
+at any moment leaves whole lines (at most the batch it was writing is cut short, which the
+reader says). `close` writes what the API server left open (`AuditImport.finish`: watches
+still running, each with a note) and closes the file.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from k8s_wiretap.importers.audit import AuditImport, BadEvent, Event, _shallow, _text, events_of
+from k8s_wiretap.importers.sink import Sink
+
+__all__ = ["Batch", "LiveSink", "Stopped", "WebhookImport"]
+
+
+class Stopped(RuntimeError):
+    """A POST that came after the receiver stopped recording."""
+
+
+class LiveSink(Sink):
+    """A `Sink` whose records can be written to the file now (`flush`), not only when a
+    megabyte waits or the sink closes: a live recording is followed as it grows."""
+
+    def flush(self) -> None:
+        """Write what waits (OSError when the file cannot take it: the disk is full)."""
+        self._output.flush()
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one POST gave: its number, events, new exchanges and skipped items."""
+
+    number: int
+    events: int
+    exchanges: int
+    skipped: int
+
+
+def _items(body: bytes) -> list[Any]:
+    """The items of the EventList `body` holds, checked as `import audit` checks a line
+    (the API server writes the EventList on one line)."""
+    items = events_of(body)
+    _shallow(body, items)
+    _text(body, items)
+    return items
+
+
+class WebhookImport:
+    """Records the EventLists POSTed to the receiver into `sink`; safe across threads."""
+
+    def __init__(self, sink: LiveSink) -> None:
+        self.sink = sink
+        self.importer = AuditImport(sink)
+        self.batches = 0
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def post(self, body: bytes, peer: str) -> Batch:
+        """Record one POST's body from `peer` (who sent it: name and address); BadEvent
+        when the body is no EventList (noted in the recording), Stopped after `close`,
+        OSError when the recording cannot be written."""
+        with self._lock:
+            if self._closed:
+                raise Stopped("the receiver has stopped recording")
+            self.batches += 1
+            where = f"batch {self.batches} from {peer}"
+            exchanges, skipped, events = self.sink.exchanges, self.sink.skipped, 0
+            try:
+                items = _items(body)
+            except BadEvent as error:
+                self.sink.skip(where, str(error))
+                self.sink.flush()
+                raise
+            for index, raw in enumerate(items):
+                try:
+                    event = Event.of(raw)
+                except BadEvent as error:
+                    self.sink.skip(f"{where} item {index}", str(error))
+                    continue
+                self.importer.feed(event)
+                events += 1
+            self.sink.flush()
+            return Batch(
+                self.batches,
+                events,
+                self.sink.exchanges - exchanges,
+                self.sink.skipped - skipped,
+            )
+
+    def close(self) -> None:
+        """Write what is still open, and close the recording; later posts raise Stopped."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self.importer.finish()
+            finally:
+                self.sink.close()

@@ -1,0 +1,340 @@
+"""`audit-webhook`: a real receiver process, and a real lab started with `lab up
+--audit-webhook` posting to it. The receiver records every component's traffic, attributed;
+the TUI follows its recording as it grows; a client without the receiver's client
+certificate is refused and recorded nowhere; a malformed POST gets 400 and a note, and the
+receiver goes on; a receiver killed mid-stream leaves a readable recording; a listen address
+other machines reach needs --allow-remote."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import http.client
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from textual.pilot import Pilot
+
+from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.lab import Lab, UpOptions
+from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.tls import new_authority
+from k8s_wiretap.views.tui import ReplayApp
+from k8s_wiretap.workshop import manifest
+from tests.conftest import Kubectl, cli, wait_until
+from tests.views.tui.pilot import until
+
+
+@dataclass
+class Receiver:
+    """A running `k8s-wiretap audit-webhook --no-tui` and what it wrote."""
+
+    process: subprocess.Popen[bytes]
+    record: Path
+    kubeconfig: Path
+    stdout: Path
+    stderr: Path
+    folder: Path
+
+    @property
+    def port(self) -> int:
+        config = yaml.safe_load(self.kubeconfig.read_text())
+        return int(config["clusters"][0]["cluster"]["server"].rsplit(":", 1)[1])
+
+    def said(self) -> str:
+        return self.stderr.read_text()
+
+    def records(self) -> list[dict[str, Any]]:
+        """The recording's whole lines (the receiver may be writing the next batch)."""
+        data = self.record.read_bytes()
+        return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
+
+    def requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.records() if r["record"] == "request"]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(30)
+
+
+def start_receiver(folder: Path, *extra: str) -> Receiver:
+    """The receiver in a process of its own, its keys in `folder`/state, listening on a
+    free port; returned once it has written its kubeconfig."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record, kubeconfig = folder / "webhook.jsonl", folder / "webhook.kubeconfig"
+    stdout, stderr = folder / "stdout", folder / "stderr"
+    env = {**os.environ, "XDG_STATE_HOME": str(folder / "state")}
+    argv = [sys.executable, "-m", "k8s_wiretap", "audit-webhook", "--record", str(record)]
+    argv += ["--listen", "127.0.0.1:0", "--webhook-kubeconfig", str(kubeconfig), "--no-tui"]
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        process = subprocess.Popen([*argv, *extra], stdout=out, stderr=err, env=env)
+    receiver = Receiver(process, record, kubeconfig, stdout, stderr, folder)
+    wait_until(
+        lambda: "listening on" in receiver.said() or process.poll() is not None, 60, "listening"
+    )
+    assert process.poll() is None, receiver.said()
+    return receiver
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Receiver, LabState, Kubectl]]:
+    """A receiver, and a lab of its own whose API server posts its audit events to it."""
+    folder = tmp_path_factory.mktemp("webhook")
+    receiver = start_receiver(folder / "receiver")
+    lab = Lab(folder / "lab")
+    try:
+        state = lab.up(UpOptions(build=False, audit_webhook=receiver.kubeconfig))
+        kubectl = Kubectl(state.kubeconfig, folder / "kubecache")
+        yield receiver, state, kubectl
+    finally:
+        lab.down()
+        receiver.stop()
+
+
+# -- a client of the receiver ---------------------------------------------------------------
+def context(receiver: Receiver, identity: tuple[bytes, bytes] | None) -> ssl.SSLContext:
+    """A TLS client context trusting the receiver's CA, presenting `identity` (cert, key)."""
+    config = yaml.safe_load(receiver.kubeconfig.read_text())
+    ca = base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"])
+    tls = ssl.create_default_context(cadata=ca.decode())
+    if identity is not None:
+        cert, key = receiver.folder / "client.crt", receiver.folder / "client.key"
+        cert.write_bytes(identity[0])
+        key.write_bytes(identity[1])
+        key.chmod(0o600)
+        tls.load_cert_chain(cert, key)
+    return tls
+
+
+def kubeconfig_identity(receiver: Receiver) -> tuple[bytes, bytes]:
+    """The client certificate and key the receiver issued to the API server."""
+    user = yaml.safe_load(receiver.kubeconfig.read_text())["users"][0]["user"]
+    return (
+        base64.b64decode(user["client-certificate-data"]),
+        base64.b64decode(user["client-key-data"]),
+    )
+
+
+def post(receiver: Receiver, body: bytes, tls: ssl.SSLContext) -> tuple[int, dict[str, Any]]:
+    connection = http.client.HTTPSConnection("127.0.0.1", receiver.port, context=tls, timeout=30)
+    try:
+        connection.request("POST", "/", body=body, headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def lab_event(state: LabState, audit_id: str) -> dict[str, Any]:
+    """An event of the lab's own audit log (a finished one), with another auditID."""
+    log = Path(state.kubeconfig).parent / "logs" / "audit.log"
+    lines = log.read_text().split("\n")
+    event = json.loads(next(line for line in lines if '"ResponseComplete"' in line))
+    return {**event, "auditID": audit_id}
+
+
+def event_list(*events: Any) -> bytes:
+    batch = {"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "items": list(events)}
+    return json.dumps(batch).encode()
+
+
+# -- the tests ------------------------------------------------------------------------------
+@pytest.mark.lab
+def test_the_receiver_records_the_live_lab_every_component_attributed(
+    live: tuple[Receiver, LabState, Kubectl], tmp_path: Path
+) -> None:
+    receiver, state, kubectl = live
+    apiserver = next(p for p in state.processes if p.name == "apiserver")
+    copy = Path(state.kubeconfig).parent / "audit-webhook.kubeconfig"
+    assert f"--audit-webhook-config-file={copy}" in apiserver.argv
+    assert "--audit-webhook-batch-max-wait=1s" in apiserver.argv
+    assert any(a.startswith("--audit-log-path=") for a in apiserver.argv)  # the log stays
+    assert copy.stat().st_mode & 0o777 == 0o600
+    assert copy.read_bytes() == receiver.kubeconfig.read_bytes()
+
+    kubectl("apply", "-f", "-", stdin=manifest("web"))
+
+    def seen(user_agent: str, path: str, method: str = "") -> bool:
+        return any(
+            r["headers"] and r["headers"][0][1].startswith(user_agent) and path in r["path"]
+            for r in receiver.requests()
+            if not method or r["method"] == method
+        )
+
+    wait_until(lambda: seen("kubectl", "/deployments", "POST"), 60, "kubectl's create")
+    wait_until(lambda: seen("kube-scheduler", "/binding", "POST"), 60, "the scheduler's bind")
+    wait_until(lambda: seen("hollow-kubelet", "/status", "PATCH"), 60, "the kubelet's pod status")
+    wait_until(lambda: seen("kube-controller-manager", "/replicasets"), 60, "the replica set")
+
+    header = receiver.records()[0]
+    assert header["imported"] == "audit webhook" and header["redacted"] is True
+    requests = receiver.requests()
+    assert all(r["identity"]["credential"] == "audit log" for r in requests)
+    assert "batch 1 from kube-apiserver (127.0.0.1:" in receiver.stdout.read_text()
+
+    snapshot = tmp_path / "snapshot.jsonl"  # the whole lines written so far
+    data = receiver.record.read_bytes()
+    snapshot.write_bytes(data[: data.rfind(b"\n") + 1])
+    result = cli("explain", "--format", "json", str(snapshot))
+    assert result.returncode == 0, result.stderr
+    explained = [json.loads(line) for line in result.stdout.split("\n") if line]
+    written = [json.loads(line) for line in snapshot.read_bytes().splitlines()]
+    assert len(explained) == sum(r["record"] == "request" for r in written)
+    assert [e for e in explained if e["component"] == "unknown"] == []
+    components = {e["component"] for e in explained}
+    assert {"kubectl", "scheduler", "kubelet", "apiserver"} <= components
+    assert "controller-manager/deployment-controller" in components
+    assert "controller-manager/replicaset-controller" in components
+
+
+@pytest.mark.lab
+def test_the_tui_follows_the_growing_recording(
+    live: tuple[Receiver, LabState, Kubectl],
+) -> None:
+    receiver, _, kubectl = live
+    name = f"followed-{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        app = ReplayApp(receiver.record, follow=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: app.follow_mode.active and len(app.index) > 0, "rows")
+            before = len(app.index)
+            await asyncio.to_thread(kubectl, "create", "configmap", name)
+            await asyncio.to_thread(kubectl, "get", "configmap", name)  # its name in the path
+            await followed(app, pilot, name)
+            assert len(app.index) > before
+
+    async def followed(app: ReplayApp, pilot: Pilot[int], name: str) -> None:
+        def row() -> bool:
+            return any(
+                r.name == name and r.resource == "configmaps" and r.component == "kubectl"
+                for r in app.index.rows
+            )
+
+        await until(pilot, row, "kubectl's read of the configmap in the list", timeout=60)
+
+    asyncio.run(main())
+
+
+@pytest.mark.lab
+def test_a_client_without_the_certificate_is_refused_and_recorded_nowhere(
+    live: tuple[Receiver, LabState, Kubectl],
+) -> None:
+    receiver, state, _ = live
+    audit_id = f"refused-{uuid.uuid4()}"
+    body = event_list(lab_event(state, audit_id))
+    status, answer = post(receiver, body, context(receiver, None))
+    assert status == 401 and answer["reason"] == "Unauthorized"
+    assert "no client certificate" in answer["message"]
+    wait_until(lambda: "nothing recorded from it" in receiver.said(), 30, "the refusal said")
+    stranger = new_authority("another CA").issue("kube-apiserver")
+    with pytest.raises((ssl.SSLError, ConnectionError)):
+        post(receiver, body, context(receiver, (stranger.cert_pem, stranger.key_pem)))
+    wait_until(lambda: "TLS handshake with" in receiver.said(), 30, "the failed handshake said")
+    # what a trusted client sends next is recorded: the refused one's would be there by now
+    trusted = f"trusted-{uuid.uuid4()}"
+    tls = context(receiver, kubeconfig_identity(receiver))
+    assert post(receiver, event_list(lab_event(state, trusted)), tls)[0] == 200
+    text = receiver.record.read_text()
+    assert trusted in text and audit_id not in text
+
+
+@pytest.mark.lab
+def test_a_malformed_post_gets_400_and_a_note_and_the_receiver_goes_on(
+    live: tuple[Receiver, LabState, Kubectl],
+) -> None:
+    receiver, state, _ = live
+    tls = context(receiver, kubeconfig_identity(receiver))
+    status, answer = post(receiver, b'{"kind": "EventList", "items": [', tls)
+    assert status == 400 and answer["reason"] == "BadRequest"
+    assert "not JSON" in answer["message"]
+    good = f"after-{uuid.uuid4()}"
+    mixed = event_list({"auditID": "no-stage"}, lab_event(state, good))
+    assert post(receiver, mixed, tls)[0] == 200  # a bad item is skipped, the rest kept
+    notes = [r["message"] for r in receiver.records() if r["record"] == "note"]
+    assert any(
+        "from kube-apiserver (127.0.0.1:" in n and "skipped: the line is not JSON" in n
+        for n in notes
+    ), notes
+    assert any("item 0: skipped: stage None" in n for n in notes), notes
+    assert any(r.get("id") == good for r in receiver.requests())
+    assert "skipped: the line is not JSON" in receiver.said()
+    assert receiver.process.poll() is None
+
+
+@pytest.mark.lab
+def test_a_killed_receiver_leaves_a_readable_recording(
+    live: tuple[Receiver, LabState, Kubectl], tmp_path: Path
+) -> None:
+    """A receiver of its own, posted to by the test, killed (SIGKILL) after its answers:
+    every batch it answered is in the file, whole, and the file reads."""
+    _, state, _ = live
+    receiver = start_receiver(tmp_path / "killed")
+    tls = context(receiver, kubeconfig_identity(receiver))
+    ids = [f"killed-{n}-{uuid.uuid4()}" for n in range(5)]
+    for audit_id in ids:
+        assert post(receiver, event_list(lab_event(state, audit_id)), tls)[0] == 200
+    receiver.process.send_signal(signal.SIGKILL)
+    receiver.process.wait(30)
+    warnings: list[str] = []
+    records = list(iter_records(receiver.record, warnings))
+    assert warnings == []
+    assert {r["id"] for r in records if r["record"] == "request"} == set(ids)
+    assert {r["id"] for r in records if r["record"] == "end"} == set(ids)
+
+
+def test_a_remote_listen_without_allow_remote_exits_2_in_one_line(tmp_path: Path) -> None:
+    record = tmp_path / "rec.jsonl"
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    result = cli("audit-webhook", "--record", str(record), "--listen", "0.0.0.0:0", env=env)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("k8s-wiretap: --listen 0.0.0.0:0, which other machines ")
+    assert "--allow-remote" in result.stderr
+    assert not record.exists() and not (tmp_path / "state").exists()
+
+
+def test_an_existing_kubeconfig_or_recording_is_kept_without_overwrite(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    mine = tmp_path / "mine.kubeconfig"
+    mine.write_text("the user's own\n")
+    record = tmp_path / "rec.jsonl"
+    args = ["audit-webhook", "--record", str(record), "--listen", "127.0.0.1:0"]
+    result = cli(*args, "--webhook-kubeconfig", str(mine), env=env)
+    assert result.returncode == 2
+    said = f"k8s-wiretap: audit-webhook: --webhook-kubeconfig {mine} exists (--overwrite)\n"
+    assert result.stderr == said
+    assert mine.read_text() == "the user's own\n" and not record.exists()
+    record.write_text("kept\n")
+    result = cli(*args, env=env)
+    assert result.returncode == 2 and "--record" in result.stderr
+    assert record.read_text() == "kept\n"
+
+
+def test_the_keys_are_private_made_once_and_reused(tmp_path: Path) -> None:
+    first = start_receiver(tmp_path / "one")
+    first.stop()
+    keys = tmp_path / "one" / "state" / "k8s-wiretap" / "audit-webhook"
+    files = {p.name: p.read_bytes() for p in keys.iterdir()}
+    assert {"ca.key", "server.key", "client-ca.key"} <= set(files)
+    for name in ("ca.key", "server.key", "client-ca.key", "webhook.kubeconfig"):
+        if (keys / name).exists():
+            assert (keys / name).stat().st_mode & 0o777 == 0o600, name
+    assert keys.stat().st_mode & 0o777 == 0o700
+    assert first.kubeconfig.stat().st_mode & 0o777 == 0o600
+    second = start_receiver(tmp_path / "one", "--overwrite")
+    second.stop()
+    for name in ("ca.crt", "ca.key", "server.crt", "server.key", "client-ca.crt"):
+        assert (keys / name).read_bytes() == files[name], name
