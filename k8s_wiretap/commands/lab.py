@@ -82,6 +82,13 @@ def register(subparsers: Any) -> None:
         "did what; the default), Request (and request bodies), RequestResponse (and "
         "response bodies)",
     )
+    up.add_argument(
+        "--audit-webhook",
+        type=Path,
+        metavar="KUBECONFIG",
+        help="also send the API server's audit events, within a second, to the webhook "
+        "KUBECONFIG names (what `k8s-wiretap audit-webhook` writes); the log stays",
+    )
     up.set_defaults(handler=_up)
 
     down = commands.add_parser("down", help="stop every process of the lab")
@@ -170,6 +177,7 @@ def _up(args: argparse.Namespace) -> int:
         kube_version=_checked_versions([args.kube_version])[0] if args.kube_version else None,
         cbor=args.cbor,
         audit_level=args.audit_level,
+        audit_webhook=args.audit_webhook,
     )
     state = lab.up(options)
     print(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from k8s_wiretap.kube.release import Release
 
 __all__ = [
+    "AUDIT_WEBHOOK_FILE",
     "CBOR_ENV",
     "CBOR_SINCE",
     "COMPONENTS",
@@ -29,6 +30,7 @@ __all__ = [
     "SERVICE_CIDR",
     "Component",
     "Only",
+    "audit_webhook_args",
     "cbor_args",
     "requires",
     "resolve",
@@ -287,6 +289,20 @@ def cbor_args(name: str, release: Release) -> tuple[str, ...]:
             "--cbor needs --kube-version 1.32 or later"
         )
     return _CBOR_ARGS.get(name, ())
+
+
+# `lab up --audit-webhook FILE`: the API server posts its audit events to the webhook the
+# kubeconfig FILE names (`k8s-wiretap audit-webhook` writes one; the lab keeps a copy in its
+# folder, which `lab restart apiserver` reads again), beside its log. A batch goes at the
+# latest a second after its first event, not the default 30 s, so that the receiver's
+# recording is live. The flags are the same in 1.20 and 1.37 (`kube-apiserver --help`;
+# apiserver pkg/server/options/audit.go).
+AUDIT_WEBHOOK_FILE = "audit-webhook.kubeconfig"
+
+
+def audit_webhook_args(kubeconfig: str) -> tuple[str, ...]:
+    """The API server's arguments that post its audit events to the webhook `kubeconfig`."""
+    return (f"--audit-webhook-config-file={kubeconfig}", "--audit-webhook-batch-max-wait=1s")
 
 
 def requires(name: str, components: tuple[str, ...]) -> tuple[str, ...]:

@@ -25,7 +25,16 @@ from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab import build
 from k8s_wiretap.lab.binaries import MissingBinaryError, find_binary, locate
-from k8s_wiretap.lab.components import COMPONENTS, DEFAULT, ORDER, cbor_args, requires, resolve
+from k8s_wiretap.lab.components import (
+    AUDIT_WEBHOOK_FILE,
+    COMPONENTS,
+    DEFAULT,
+    ORDER,
+    audit_webhook_args,
+    cbor_args,
+    requires,
+    resolve,
+)
 from k8s_wiretap.lab.layout import Layout, free_ports, runtime_dir
 from k8s_wiretap.lab.pki import write_pki
 from k8s_wiretap.lab.processes import Process, excerpt, spawn
@@ -34,6 +43,7 @@ from k8s_wiretap.lab.releases import KubeVersionError, built, token_secrets
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.lab.versions import resolve_release
 from k8s_wiretap.paths import state_dir
+from k8s_wiretap.tls import write_private
 
 __all__ = ["AUDIT_LEVELS", "Lab", "LabError", "LabRunningError", "UpOptions", "default_dir"]
 
@@ -79,6 +89,7 @@ class UpOptions:
     kube_version: str | None = None  # a --kube-version (releases.DEFAULT when None)
     cbor: bool = False  # the CBOR gates on: components.cbor_args (1.32 and later)
     audit_level: str = "Metadata"  # the audit policy's one rule: one of AUDIT_LEVELS
+    audit_webhook: Path | None = None  # a kubeconfig: the API server's audit webhook too
 
 
 class Lab:
@@ -102,6 +113,7 @@ class Lab:
             raise LabError(str(error)) from error
         if options.audit_level not in AUDIT_LEVELS:
             raise LabError(f"audit level {options.audit_level!r} is none of {AUDIT_LEVELS}")
+        webhook = _webhook_config(options.audit_webhook)
         if options.cbor:
             try:
                 cbor_args("apiserver", release)
@@ -114,7 +126,7 @@ class Lab:
             record = options.record.absolute() if options.record else None
             for attempt in range(1, PORT_ATTEMPTS + 1):
                 layout = Layout(self.dir, free_ports(), record)
-                self._prepare(layout, options.audit_level)
+                self._prepare(layout, options.audit_level, webhook)
                 _link_kubectl(layout, release, options.bin_dir)
                 state = LabState(
                     components,
@@ -202,7 +214,7 @@ class Lab:
             "run `k8s-wiretap lab down` first"
         )
 
-    def _prepare(self, layout: Layout, audit_level: str) -> None:
+    def _prepare(self, layout: Layout, audit_level: str, webhook: bytes | None) -> None:
         for name in (*WIPED_ON_UP, "wiretap"):
             shutil.rmtree(self.dir / name, ignore_errors=True)
         link = self.dir / "kubelet"
@@ -214,6 +226,9 @@ class Lab:
         _fresh_private_dir(layout.runtime_dir)
         link.symlink_to(layout.runtime_dir)
         (layout.dir / "audit-policy.yaml").write_text(audit_policy(audit_level))
+        (layout.dir / AUDIT_WEBHOOK_FILE).unlink(missing_ok=True)
+        if webhook is not None:  # a copy: the API server reads it again when restarted
+            write_private(layout.dir / AUDIT_WEBHOOK_FILE, webhook)
         write_pki(layout)
 
     def _start(
@@ -230,6 +245,8 @@ class Lab:
             for name in level:
                 component = COMPONENTS[name]
                 extra = list(cbor_args(name, release)) if options.cbor else []
+                if name == "apiserver" and options.audit_webhook is not None:
+                    extra += audit_webhook_args(str(layout.dir / AUDIT_WEBHOOK_FILE))
                 argv = layout.argv(
                     component,
                     binaries[component.binary],
@@ -249,6 +266,16 @@ class Lab:
                 "the default ServiceAccount's token",
                 state.processes,
             )
+
+
+def _webhook_config(path: Path | None) -> bytes | None:
+    """The audit webhook kubeconfig at `path` (None: no webhook); LabError if unreadable."""
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise LabError(f"--audit-webhook {path}: {error.strerror or error}") from error
 
 
 def _binaries(
