@@ -1,23 +1,31 @@
-"""`k8s-wiretap import audit LOG... -o RECORDING [--overwrite]`: the API server's audit log
-as a recording (`importers.audit`, docs/importing.md).
+"""`k8s-wiretap import audit LOG... [--join RECORDING] -o OUT [--overwrite]`: the API
+server's audit log as a recording (`importers.audit`), or joined with a proxy's recording
+of the same cluster (`importers.join`, docs/importing.md).
 
 The logs are read in the order given (a rotated log's older files first), one recording is
 written. Every line that cannot be read is said on stderr (`FILE:LINE: skipped: REASON`)
 and the import goes on; the last line says how many exchanges were written and how many
-lines were skipped. A missing LOG, or a RECORDING that exists (without `--overwrite`) or
+lines were skipped. A missing LOG, or an OUT that exists (without `--overwrite`) or
 cannot be written, is a one-line error, exit 2, before anything is written
-(`commands.importing`). Repeated or late events of an auditID, when the log has any, are
-counted at the end of the last line.
+(`commands.importing`); so is a `--join` RECORDING that is missing or no recording (read
+whole before OUT is made). Repeated or late events of an auditID, when the log has any,
+are counted at the end of the last line; with `--join`, the proxied exchanges joined, those
+whose Audit-ID the log does not hold, and those answered without one.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
+from k8s_wiretap.capture.outputs import reason
+from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.commands.importing import add_output, checked, count, said, sink
-from k8s_wiretap.importers.audit import import_audit
+from k8s_wiretap.errors import UsageError
+from k8s_wiretap.importers.audit import AuditImport, import_audit
+from k8s_wiretap.importers.join import Joined, join_audit, proxied
 
 __all__ = ["register"]
 
@@ -32,14 +40,58 @@ def register(sources: Any) -> None:
         "Secrets redacted (docs/importing.md).",
     )
     parser.add_argument("logs", nargs="+", type=Path, metavar="LOG")
+    parser.add_argument(
+        "--join",
+        type=Path,
+        metavar="RECORDING",
+        help="a proxy's recording of the same cluster: OUT is RECORDING with each proxied "
+        "exchange given its audit Event (by its Audit-ID answer), and the exchanges the "
+        "proxy did not see from the log, marked as seen only there",
+    )
     add_output(parser)
     parser.set_defaults(handler=_import)
 
 
+def _ignored(importer: AuditImport) -> tuple[str, ...]:
+    ignored = count(importer.ignored, "repeated or late audit event")
+    return (f"{ignored} ignored",) if importer.ignored else ()
+
+
 def _import(args: argparse.Namespace) -> int:
+    if args.join is not None:
+        return _join(args)
     checked("audit", args.logs, args)
     with sink("audit", args, "audit log") as written:
         importer = import_audit(args.logs, written)
-    ignored = count(importer.ignored, "repeated or late audit event")
-    more = (f"{ignored} ignored",) if importer.ignored else ()
-    return said(args, written, count(importer.events, "audit event"), "line", *more)
+    return said(args, written, count(importer.events, "audit event"), "line", *_ignored(importer))
+
+
+def _join(args: argparse.Namespace) -> int:
+    checked("audit", [*args.logs, args.join], args)
+    try:
+        seen = proxied(args.join)
+    except RecordingError as error:
+        raise UsageError(f"import audit: --join {error}") from error
+    for warning in seen.warnings:
+        _stderr(warning)
+    try:
+        done = join_audit(args.logs, seen, args.output, overwrite=args.overwrite, on_skip=_stderr)
+    except OSError as error:
+        raise UsageError(f"import audit: -o {args.output}: {reason(error)}") from error
+    return _said(args, done)
+
+
+def _said(args: argparse.Namespace, done: Joined) -> int:
+    """The last line: the exchanges seen only in the log and the lines skipped, as the
+    import says them, then the join's counts."""
+    events = count(done.importer.events, "audit event")
+    joined = (
+        f"{count(done.joined, 'proxied exchange')} of {args.join} joined, "
+        f"{done.unmatched:,} not in the log, {done.without:,} without an Audit-ID"
+    )
+    origin = f"the audit log only ({events})"
+    return said(args, done.sink, origin, "line", joined, *_ignored(done.importer))
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

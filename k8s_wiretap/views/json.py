@@ -7,7 +7,9 @@ fieldManager, ... as sent), non_resource, streaming (exec, attach, portforward),
 error, request_body and response_body (decoded; an undecodable body is the string
 "undecodable: <reason> [<hex preview>]"), their formats, `patch` for PATCHes ({type, body,
 before, after, diff, matches_server, mismatches}), and `events` for watches ([{type, kind,
-namespace, name, resource_version, time}]).
+namespace, name, resource_version, time}]), and `audit` for an exchange an audit log
+gave its facts ({seen: "proxy and audit log" or "audit log only", user, groups,
+impersonated, impersonated_groups, decision, reason, said}: `audit_record`).
 
 `write_json` writes them for a whole recording as it is read, in bounded memory.
 """
@@ -27,7 +29,7 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
 
-__all__ = ["dumps", "exchange_record", "write_json"]
+__all__ = ["audit_record", "dumps", "exchange_record", "write_json"]
 
 
 def _body(decoded: Decoded) -> Any:
@@ -79,6 +81,8 @@ def exchange_record(
     }
     if exchange.error:
         record["error"] = exchange.error
+    if exchange.request.audit is not None:
+        record["audit"] = audit_record(exchange.request.audit)
     replay = analysis.replay(exchange)
     if replay is not None:
         record["patch"] = replay.to_json()
@@ -87,6 +91,36 @@ def exchange_record(
     if explainer is not None:
         record.update(explainer.to_json(exchange, None if body is _body else body))
     return record
+
+
+def _user(user: Any) -> tuple[str, list[str]]:
+    user = user if isinstance(user, dict) else {}
+    groups = user.get("groups")
+    return str(user.get("username") or ""), [str(g) for g in groups or ()]
+
+
+def audit_record(audit: dict[str, Any]) -> dict[str, Any]:
+    """What the audit log said of the request (the `audit` field of its record,
+    capture/format.py): who the API server authenticated, as whom (impersonation), the
+    authorization decision and reason, where the exchange was seen, and all of it in words."""
+    user, groups = _user(audit.get("user"))
+    impersonated, as_groups = _user(audit.get("impersonatedUser"))
+    decision, reason = str(audit.get("decision") or ""), str(audit.get("reason") or "")
+    said = f"{user} ({', '.join(groups)})" if groups else user
+    if impersonated:
+        said += f" as {impersonated}" + (f" ({', '.join(as_groups)})" if as_groups else "")
+    verdict = {"allow": "allowed", "forbid": "forbidden"}.get(decision, decision)
+    said += "".join(f": {part}" for part in (verdict, reason) if part)
+    return {
+        "seen": "proxy and audit log" if audit.get("joined") else "audit log only",
+        "user": user,
+        "groups": groups,
+        "impersonated": impersonated,
+        "impersonated_groups": as_groups,
+        "decision": decision,
+        "reason": reason,
+        "said": said,
+    }
 
 
 def dumps(record: dict[str, Any]) -> bytes:

@@ -93,17 +93,16 @@ def explain_pane(detail: Detail) -> RenderableType:
     parts += _chain(detail)
     parts += _cause(record.get("caused_by"))
     parts.append(_heading("the exchange"))
-    parts.append(
-        _pairs(
-            [
-                ("when", clock(detail.exchange.time)),
-                ("request", f"{detail.exchange.method} {detail.exchange.path}"),
-                ("status", record.get("status") or record.get("error") or "no response"),
-                ("who", f"{who.component} ({who.how}: {who.why})" if who.why else who.component),
-                ("rule", f"{text.rule} — {text.source}" if text.source else text.rule),
-            ]
-        )
-    )
+    pairs = [
+        ("when", clock(detail.exchange.time)),
+        ("request", f"{detail.exchange.method} {detail.exchange.path}"),
+        ("status", record.get("status") or record.get("error") or "no response"),
+        ("who", f"{who.component} ({who.how}: {who.why})" if who.why else who.component),
+    ]
+    if "audit" in record:  # what the API server's audit log said of it
+        pairs.append(("audit", f"{record['audit']['said']} [{record['audit']['seen']}]"))
+    pairs.append(("rule", f"{text.rule} — {text.source}" if text.source else text.rule))
+    parts.append(_pairs(pairs))
     parts += _etcd(text.etcd)
     return Group(*parts)
 
