@@ -80,6 +80,7 @@ is one JSON value a line, as sinks to Cloud Storage write them
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterator
 from typing import IO, Any
@@ -194,9 +195,9 @@ def _status(payload: dict[str, Any], response: Any) -> tuple[int, str]:
 
 
 def _level(payload: dict[str, Any]) -> str:
-    if "response" in payload:
+    if payload.get("response") is not None:
         return "RequestResponse"
-    return "Request" if "request" in payload else "Metadata"
+    return "Request" if payload.get("request") is not None else "Metadata"
 
 
 def _object_ref(uri: str) -> dict[str, str]:
@@ -235,9 +236,7 @@ def event_of(entry: dict[str, Any]) -> dict[str, Any]:
     audit_id = _str(entry, "insertId") or _str(_dict(entry.get("operation")), "id")
     if not audit_id:
         raise BadEntry("an entry without an insertId (the request's auditID)")
-    when = _str(entry, "timestamp")
-    if not when:
-        raise BadEntry("an entry without a timestamp")
+    when = _time(entry)
     event: dict[str, Any] = {
         "kind": "Event",
         "apiVersion": "audit.k8s.io/v1",
@@ -252,7 +251,7 @@ def event_of(entry: dict[str, Any]) -> dict[str, Any]:
     _people(event, payload)
     types: dict[str, str] = {}
     for key, field in (("request", "requestObject"), ("response", "responseObject")):
-        if key in payload:
+        if payload.get(key) is not None:
             event[field], kind = _object(payload, key)
             if kind:
                 types[f"{key}Type"] = kind
@@ -266,6 +265,18 @@ def event_of(entry: dict[str, Any]) -> dict[str, Any]:
     cloud["absent"] = ALWAYS_ABSENT + ([derived] if derived else []) + _truncated(labels)
     event[CLOUD] = cloud
     return event
+
+
+def _time(entry: dict[str, Any]) -> str:
+    """The entry's `timestamp`, checked: RFC 3339 (Cloud Logging writes nanoseconds)."""
+    when = _str(entry, "timestamp")
+    if not when:
+        raise BadEntry("an entry without a timestamp")
+    try:
+        dt.datetime.fromisoformat(when)
+    except ValueError:
+        raise BadEntry(f"timestamp {when!r} is not an RFC 3339 time") from None
+    return when
 
 
 def _people(event: dict[str, Any], payload: dict[str, Any]) -> None:

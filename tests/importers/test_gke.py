@@ -158,6 +158,8 @@ def test_malformed_entries_are_skipped_with_their_line_and_the_rest_imported(
     not_audit["protoPayload"]["@type"] = "type.googleapis.com/google.cloud.audit.Other"
     no_time = changed(insertId="a6")
     del no_time["timestamp"]
+    bad_time = changed(insertId="a7")
+    bad_time["timestamp"] = "yesterday"
     log = written(
         tmp_path,
         not_audit,
@@ -165,6 +167,7 @@ def test_malformed_entries_are_skipped_with_their_line_and_the_rest_imported(
         changed(insertId="a4", resourceName="projects/p"),
         changed(insertId="a5", status={"code": "7"}),
         no_time,
+        bad_time,
         {"protoPayload": "not an object"},
         real(),
     )
@@ -180,9 +183,10 @@ def test_malformed_entries_are_skipped_with_their_line_and_the_rest_imported(
         f"{log}:3: skipped: resourceName 'projects/p' is no GROUP/VERSION/RESOURCE path",
         f"{log}:4: skipped: status.code '7' is no google.rpc code (0 to 16)",
         f"{log}:5: skipped: an entry without a timestamp",
-        f"{log}:6: skipped: protoPayload is a JSON str, not an AuditLog",
+        f"{log}:6: skipped: timestamp 'yesterday' is not an RFC 3339 time",
+        f"{log}:7: skipped: protoPayload is a JSON str, not an AuditLog",
     ]
-    assert "1 exchange from 1 audit event; 6 unreadable lines skipped" in said
+    assert "1 exchange from 1 audit event; 7 unreadable lines skipped" in said
 
 
 def test_a_kubernetes_status_is_the_status_else_the_rpc_codes_mapping(tmp_path: Path) -> None:
@@ -296,3 +300,42 @@ def test_a_user_without_a_user_agent_is_attributed_by_their_email(tmp_path: Path
     person, manager = explained(tmp_path / "rec.jsonl")
     assert (person["component"], person["who"]["how"]) == ("user/jane@example.com", "identity")
     assert (manager["component"], manager["who"]["how"]) == ("controller-manager", "identity")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=8,
+)
+ENTRY_KEYS = ["insertId", "timestamp", "labels", "operation", "protoPayload", "resource"]
+PAYLOAD_KEYS = [
+    "@type",
+    "serviceName",
+    "methodName",
+    "resourceName",
+    "authenticationInfo",
+    "requestMetadata",
+    "status",
+    "request",
+    "response",
+]
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.sampled_from(ENTRY_KEYS + PAYLOAD_KEYS), json_values)
+def test_any_field_of_an_entry_is_imported_or_skipped(tmp_path: Path, key: str, value: Any) -> None:
+    """The real entry with any field replaced by any JSON value: one exchange, or one line
+    skipped with its number; never a crash."""
+    entry = copy.deepcopy(real())
+    (entry if key in ENTRY_KEYS else entry["protoPayload"])[key] = value
+    log = written(tmp_path, entry)
+    out = tmp_path / "rec.jsonl"
+    said: list[str] = []
+    with Sink(out, source="audit log", overwrite=True, on_skip=said.append) as sink:
+        import_audit([log], sink)
+    assert sink.exchanges + len(said) == 1
+    assert all(line.startswith(f"{log}:1: skipped: ") for line in said)
+    written_lines = out.read_bytes().split(b"\n")
+    assert written_lines[-1] == b"" and all(json.loads(line) for line in written_lines[:-1])
