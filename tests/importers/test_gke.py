@@ -339,3 +339,14 @@ def test_any_field_of_an_entry_is_imported_or_skipped(tmp_path: Path, key: str, 
     assert all(line.startswith(f"{log}:1: skipped: ") for line in said)
     written_lines = out.read_bytes().split(b"\n")
     assert written_lines[-1] == b"" and all(json.loads(line) for line in written_lines[:-1])
+
+
+def test_a_null_object_is_an_absent_one(tmp_path: Path) -> None:
+    """The real entry with `request` and `response` null: no body, and marked absent."""
+    entry = changed(insertId="n1")
+    entry["protoPayload"]["request"] = entry["protoPayload"]["response"] = None
+    records, _ = imported(tmp_path, written(tmp_path, entry))
+    request, end = of(records, "request", "n1"), of(records, "end", "n1")
+    assert "body" not in request and "body" not in end
+    assert "request body" in request["audit"]["absent"]
+    assert "response body" in end["audit"]["absent"]
