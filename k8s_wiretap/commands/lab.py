@@ -86,7 +86,7 @@ def register(subparsers: Any) -> None:
         "--audit-webhook",
         type=Path,
         metavar="KUBECONFIG",
-        help="also send the API server's audit events, within a second, to the webhook "
+        help="also send the API server's audit events, batched every second, to the webhook "
         "KUBECONFIG names (what `k8s-wiretap audit-webhook` writes); the log stays",
     )
     up.set_defaults(handler=_up)

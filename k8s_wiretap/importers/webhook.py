@@ -12,10 +12,12 @@ apiserver; the flags are the same in 1.20 and 1.37, `kube-apiserver --help`):
   LegacyCodec, client-go's default content type), one document, on one line; each request
   may take 30 s.
 - `retryOnError` there: every error is retried, an HTTP status that is no success included,
-  with `pkg/util/webhook`'s backoff: `--audit-webhook-initial-backoff` (default 10 s),
-  times 1.5 with 20 % jitter, five tries (about 80 s in all); then the batch is dropped and
-  the API server logs it (`audit.HandlePluginError`). A receiver that is down or restarting
-  loses only batches whose tries all fall in that time; the API server runs on regardless.
+  with the backoff `pkg/server/options/audit.go` gives it
+  (`pkg/util/webhook.DefaultRetryBackoffWithInitialDelay`): `--audit-webhook-initial-backoff`
+  (default 10 s), times 1.5 with 20 % jitter, five tries (about 80 s in all); then the
+  batch is dropped and the API server logs it (`audit.HandlePluginError`). A receiver that
+  is down or restarting loses only the batches whose tries all fall in that time; the API
+  server runs on regardless.
 - `plugin/pkg/audit/buffered/buffered.go` (`--audit-webhook-mode=batch`, the default):
   events wait in a buffer of 10,000 (a full buffer drops events), and go as a batch of at
   most 400 (`--audit-webhook-batch-max-size`) or after `--audit-webhook-batch-max-wait`

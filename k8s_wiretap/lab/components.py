@@ -293,10 +293,10 @@ def cbor_args(name: str, release: Release) -> tuple[str, ...]:
 
 # `lab up --audit-webhook FILE`: the API server posts its audit events to the webhook the
 # kubeconfig FILE names (`k8s-wiretap audit-webhook` writes one; the lab keeps a copy in its
-# folder, which `lab restart apiserver` reads again), beside its log. A batch goes at the
-# latest a second after its first event, not the default 30 s, so that the receiver's
-# recording is live. The flags are the same in 1.20 and 1.37 (`kube-apiserver --help`;
-# apiserver pkg/server/options/audit.go).
+# folder, which `lab restart apiserver` reads again), beside its log. Batches go every
+# second, not every 30 s (the default), so that the receiver's recording is live. The
+# flags are the same in 1.20 and 1.37 (`kube-apiserver --help`; apiserver
+# pkg/server/options/audit.go).
 AUDIT_WEBHOOK_FILE = "audit-webhook.kubeconfig"
 
 
