@@ -20,14 +20,16 @@ pkg/tools/logging/schemas/k8s_audit_logs.md):
   objects, each with an `@type` such as `core.k8s.io/v1.Pod` added), `authorizationInfo`.
 - `labels`: the Kubernetes event's annotations (`authorization.k8s.io/decision` and
   `/reason`, `mutation.webhook.admission.k8s.io/round_0_index_4`, `audit.k8s.io/truncated`:
-  KHI reads them there, GoogleCloudPlatform/khi googlecloudlogk8saudit contract,
-  `ExtractGCPK8sAuditLog`; real entries carry them, tests/importers/data/README.md).
+  KHI reads them there, GoogleCloudPlatform/khi
+  pkg/task/inspection/googlecloudlogk8saudit/contract/extractor.go, `ExtractGCPK8sAuditLog`;
+  real entries carry them, tests/importers/data/README.md).
 - `insertId` and `operation.id` (the same value), `operation.first` and `.last` (always
   true: one entry a request), `timestamp` (when the event happened), `receiveTimestamp`
   (when Logging received it), `resource.labels` (`cluster_name`, `location`, `project_id`).
 
-How KHI reads the same entries (GoogleCloudPlatform/khi, `GCPAuditLogFieldExtractor` and
-`parseKubernetesOperation`): the verb is the last dot-separated part of `methodName`, the
+How KHI reads the same entries (GoogleCloudPlatform/khi, `GCPAuditLogFieldExtractor` in
+pkg/task/inspection/googlecloudlogk8saudit/impl/fieldextractor, `parseKubernetesOperation`
+in contract/extractor.go): the verb is the last dot-separated part of `methodName`, the
 object from `resourceName`'s parts, the requestor from `principalEmail`, an error from a
 `status.code` other than 0, which it calls a gRPC code, not an HTTP one. falcosecurity/plugins
 plugins/k8saudit-gke (convert.go) rebuilds an audit Event from the same fields, taking
@@ -71,12 +73,13 @@ An entry that is no Kubernetes audit entry (another service's AuditLog, such as
 `container.googleapis.com`'s cluster operations, or no AuditLog at all), or one without what
 an exchange needs, raises `BadEntry`; the importer skips its line and says why.
 
-A file that starts with `[` is one JSON array, as `gcloud logging read --format=json` prints
-it (google-cloud-sdk googlecloudsdk/core/resource/json_printer.py: `[`, each entry indented,
-`,` between them, `]`): `numbered` gives each item with the line it starts on. Any other file
-is one JSON value a line, as sinks write their hourly files to Cloud Storage
-(https://cloud.google.com/logging/docs/export/storage names them, `08:00:00_08:59:59_S0.json`;
-a user's sample of one, allinurl/goaccess issue 1192, is one compact entry a line). Entries
+A file whose first line is `[` alone is one JSON array, as `gcloud logging read
+--format=json` prints it (google-cloud-sdk googlecloudsdk/core/resource/json_printer.py:
+`[`, each entry indented, `,` between them, `]`): `numbered` gives each item with the line
+it starts on. Any other file is one JSON value a line, as sinks write their hourly files to
+Cloud Storage (https://cloud.google.com/logging/docs/export/storage names them,
+`08:00:00_08:59:59_S0.json`; a user's sample of one, allinurl/goaccess issue 1192, is one
+compact entry a line). Entries
 routed to Pub/Sub are the LogEntry as JSON, a message each (falco's k8saudit-gke unmarshals
 them so): written one a line, they read the same.
 """
