@@ -325,7 +325,9 @@ def test_an_existing_kubeconfig_or_recording_is_kept_without_overwrite(tmp_path:
 
 def test_the_keys_are_private_made_once_and_reused(tmp_path: Path) -> None:
     first = start_receiver(tmp_path / "one")
-    first.stop()
+    first.stop()  # SIGTERM: a clean stop, and its count
+    assert first.process.returncode == 0
+    assert f"0 exchanges from 0 batches recorded to {first.record}" in first.said()
     keys = tmp_path / "one" / "state" / "k8s-wiretap" / "audit-webhook"
     files = {p.name: p.read_bytes() for p in keys.iterdir()}
     assert {"ca.key", "server.key", "client-ca.key"} <= set(files)
