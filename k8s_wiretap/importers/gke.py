@@ -23,9 +23,10 @@ pkg/tools/logging/schemas/k8s_audit_logs.md):
   KHI reads them there, GoogleCloudPlatform/khi
   pkg/task/inspection/googlecloudlogk8saudit/contract/extractor.go, `ExtractGCPK8sAuditLog`;
   real entries carry them, tests/importers/data/README.md).
-- `insertId` and `operation.id` (the same value), `operation.first` and `.last` (always
-  true: one entry a request), `timestamp` (when the event happened), `receiveTimestamp`
-  (when Logging received it), `resource.labels` (`cluster_name`, `location`, `project_id`).
+- `insertId` and `operation.id` (the same value), `operation.first` and `.last` (true
+  both: one entry a request, gke-mcp says; KHI reads them apart), `timestamp` (when the
+  event happened), `receiveTimestamp` (when Logging received it), `resource.labels`
+  (`cluster_name`, `location`, `project_id`).
 
 How KHI reads the same entries (GoogleCloudPlatform/khi, `GCPAuditLogFieldExtractor` in
 pkg/task/inspection/googlecloudlogk8saudit/impl/fieldextractor, `parseKubernetesOperation`
@@ -37,11 +38,14 @@ plugins/k8saudit-gke (convert.go) rebuilds an audit Event from the same fields, 
 
 The Event made of an entry (`event_of`), then read as any other (`audit.Event.of`):
 
-- auditID: `insertId` (or `operation.id`); stage ResponseComplete (one entry a request);
+- auditID: `operation.id` (or `insertId`: the same value); stage ResponseComplete, or
+  ResponseStarted for an entry that is `operation.first` and not `.last` (KHI reads the two
+  apart: a request logged in two entries is one exchange, its end at the last);
 - verb: `methodName`'s last part; requestURI: `/api/<version>/...` for the `core` group,
   `/apis/<group>/<version>/...` for any other, then the rest of `resourceName`. The entry
-  keeps no query string: a watch's URI gets `?watch=true` (the verb says it is one), and
-  every other parameter (selectors, limits, dry run) is absent;
+  keeps no query string: a watch's URI gets `watch=true` (the verb says it is one), a dry
+  run's `dryRun=All` (the `command.gke.io/dryRun` label: KHI's `IsDryRun`), and every other
+  parameter (selectors, limits, resourceVersion) is absent;
 - user: `{"username": principalEmail}` (no groups, uid or extra: absent); sourceIPs:
   `[callerIp]`; userAgent: `callerSuppliedUserAgent`;
 - requestReceivedTimestamp and stageTimestamp: both `timestamp` (the entry has one time: how
@@ -100,6 +104,7 @@ SERVICE = "k8s.io"
 METHOD_PREFIX = "io.k8s."
 CLOUD = "cloudLogging"  # the Event's key for what the entry says beyond an audit Event
 TYPE = "@type"
+DRY_RUN = "command.gke.io/dryRun"  # a label GKE sets on a dry run (KHI reads it so)
 STATUS_KINDS = ("Status",)
 # google.rpc.Code's HTTP mapping (googleapis/googleapis google/rpc/code.proto)
 RPC_HTTP = {
@@ -235,20 +240,17 @@ def _cloud(entry: dict[str, Any], payload: dict[str, Any], types: dict[str, str]
 def event_of(entry: dict[str, Any]) -> dict[str, Any]:
     """The audit.k8s.io Event a GKE Kubernetes audit entry stands for (module docstring)."""
     payload = _payload(entry)
-    method_name, resource_name = _str(payload, "methodName"), _str(payload, "resourceName")
-    verb, uri = _verb(method_name), _path(resource_name)
-    if verb == "watch":
-        uri += "?watch=true"
-    audit_id = _str(entry, "insertId") or _str(_dict(entry.get("operation")), "id")
-    if not audit_id:
-        raise BadEntry("an entry without an insertId (the request's auditID)")
+    verb = _verb(_str(payload, "methodName"))
+    labels = entry.get("labels")
+    uri = _uri(verb, _str(payload, "resourceName"), _dict(labels))
+    audit_id, stage = _operation(entry)
     when = _time(entry)
     event: dict[str, Any] = {
         "kind": "Event",
         "apiVersion": "audit.k8s.io/v1",
         "level": _level(payload),
         "auditID": audit_id,
-        "stage": "ResponseComplete",
+        "stage": stage,
         "requestURI": uri,
         "verb": verb,
         "requestReceivedTimestamp": when,
@@ -263,7 +265,6 @@ def event_of(entry: dict[str, Any]) -> dict[str, Any]:
                 types[f"{key}Type"] = kind
     code, derived = _status(payload, event.get("responseObject"))
     event["responseStatus"] = _response_status(payload, code)
-    labels = entry.get("labels")
     if isinstance(labels, dict):
         event["annotations"] = labels
     event["objectRef"] = _object_ref(uri)
@@ -271,6 +272,30 @@ def event_of(entry: dict[str, Any]) -> dict[str, Any]:
     cloud["absent"] = ALWAYS_ABSENT + ([derived] if derived else []) + _truncated(labels)
     event[CLOUD] = cloud
     return event
+
+
+def _uri(verb: str, resource_name: str, labels: dict[str, Any]) -> str:
+    """The request URI: the path of `resourceName`, and the query parameters the entry
+    says otherwise: a watch's `watch`, a dry run's `dryRun` (the `command.gke.io/dryRun`
+    label, which KHI reads as one)."""
+    query = ["watch=true"] if verb == "watch" else []
+    if labels.get(DRY_RUN):
+        query.append("dryRun=All")
+    return _path(resource_name) + (f"?{'&'.join(query)}" if query else "")
+
+
+def _operation(entry: dict[str, Any]) -> tuple[str, str]:
+    """The auditID (`operation.id`, else `insertId`: the same value in an entry of its own)
+    and the stage: ResponseStarted for the first of two entries of a request
+    (`operation.first` and not `.last`), else ResponseComplete. Two entries of one request
+    (KHI reads `first` and `last` apart) are then one exchange, and an entry a sink wrote
+    twice is ignored the second time, as a stage seen twice is."""
+    operation = _dict(entry.get("operation"))
+    audit_id = _str(operation, "id") or _str(entry, "insertId")
+    if not audit_id:
+        raise BadEntry("an entry without an insertId or operation.id (the request's auditID)")
+    first, last = (str(operation.get(k)).lower() for k in ("first", "last"))
+    return audit_id, "ResponseStarted" if (first, last) == ("true", "false") else "ResponseComplete"
 
 
 def _time(entry: dict[str, Any]) -> str:

@@ -42,9 +42,10 @@ def real() -> dict[str, Any]:
 
 
 def changed(**fields: Any) -> dict[str, Any]:
-    """The real entry with `insertId` and protoPayload fields changed (None: removed)."""
+    """The real entry with its id (`insertId` and `operation.id`) and protoPayload fields
+    changed (None: removed)."""
     entry = copy.deepcopy(real())
-    entry["insertId"] = fields.pop("insertId")
+    entry["insertId"] = entry["operation"]["id"] = fields.pop("insertId")
     for key, value in fields.items():
         if value is None:
             entry["protoPayload"].pop(key, None)
@@ -350,3 +351,35 @@ def test_a_null_object_is_an_absent_one(tmp_path: Path) -> None:
     assert "body" not in request and "body" not in end
     assert "request body" in request["audit"]["absent"]
     assert "response body" in end["audit"]["absent"]
+
+
+def test_two_entries_of_one_operation_are_one_exchange_and_a_repeat_is_ignored(
+    tmp_path: Path,
+) -> None:
+    """The real entry logged as the first and the last of its operation (as KHI reads
+    `operation.first` and `.last`), each with an insertId of its own, the last 2 s later;
+    then the real entry again, as a sink may write it twice."""
+    first, last = copy.deepcopy(real()), copy.deepcopy(real())
+    first["insertId"], first["operation"]["last"] = "i-1", False
+    last["insertId"], last["operation"]["first"] = "i-2", False
+    last["timestamp"] = "2021-06-01T13:46:26.606609Z"
+    records, said = imported(tmp_path, written(tmp_path, first, last, real()))
+    assert len([r for r in records if r["record"] == "request"]) == 1
+    request, end = of(records, "request"), of(records, "end")
+    assert round(end["time"] - request["time"], 3) == 2.0
+    assert end["audit"]["stages"] == ["ResponseStarted", "ResponseComplete"]
+    assert (
+        f"a ResponseComplete event of {ID} after its end: ignored"
+        in (tmp_path / "rec.jsonl").read_text()
+    )
+    assert "1 exchange from 3 audit events" in said
+
+
+def test_a_dry_run_is_a_dry_run(tmp_path: Path) -> None:
+    """The real entry with GKE's dry-run label (`command.gke.io/dryRun`, as KHI reads it)."""
+    entry = changed(insertId="d1")
+    entry["labels"]["command.gke.io/dryRun"] = "true"
+    records, _ = imported(tmp_path, written(tmp_path, entry))
+    assert of(records, "request", "d1")["path"] == f"{PATH}?dryRun=All"
+    [exchange] = explained(tmp_path / "rec.jsonl")
+    assert exchange["options"].get("dryRun") == "All"
