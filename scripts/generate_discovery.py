@@ -6,7 +6,7 @@
 Without a server, starts a lab of its own (etcd and the API server only, of release V, by
 default the lab's default) in a temporary folder and writes that release's file. The file
 keeps, for every group version the server serves, each resource's group, version, plural,
-kind, scope, verbs and subresources, and each group's preferred version: what
+kind, scope, verbs, subresources and short names, and each group's preferred version: what
 `k8s_wiretap.kube.resources` needs to tell resource, kind and scope apart without guessing.
 `tests/kube/test_resources.py` fetches the same from the test lab and compares.
 """
@@ -53,6 +53,7 @@ def discovery(client: ApiClient) -> dict[str, Any]:
                     "namespaced": item.namespaced,
                     "verbs": list(item.verbs),
                     "subresources": list(item.subresources),
+                    **({"short_names": list(item.short_names)} if item.short_names else {}),
                 }
             )
     version = client.get("/version").json()["gitVersion"]

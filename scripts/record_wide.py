@@ -1,6 +1,8 @@
-"""Record the wide session (k8s_wiretap/workshop/wide.py) into recordings/wide-session.jsonl.gz.
+"""Record the wide session (k8s_wiretap/workshop/wide.py) into recordings/wide-session.jsonl.gz,
+or with `--story history` the history session (k8s_wiretap/workshop/history.py) into
+recordings/history-session.jsonl.gz.
 
-    .venv/bin/python scripts/record_wide.py [--out FILE]
+    .venv/bin/python scripts/record_wide.py [--story wide|history] [--out FILE]
 
 The session runs against a fresh lab of the default release whose every client talks
 through the wiretap (`lab up --via-proxy`): kubectl's traffic and the whole control
@@ -22,14 +24,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from k8s_wiretap.lab import Lab, UpOptions
-from k8s_wiretap.workshop.scenarios import run_story
+from k8s_wiretap.workshop.history import HISTORY
+from k8s_wiretap.workshop.scenarios import Story, run_story
 from k8s_wiretap.workshop.wide import WIDE
 
-OUT = Path(__file__).resolve().parents[1] / "recordings" / "wide-session.jsonl.gz"
+RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
+STORIES = {"wide": WIDE, "history": HISTORY}  # the greeter runs beside the wide one only
 LIMIT = 3_000_000  # bytes, gzipped: the repository keeps recordings small
 OPERATOR = Path(__file__).resolve().parent / "greeter_operator.py"
 
@@ -54,27 +58,32 @@ def greeter(kubeconfig: str, log: Path) -> Iterator[None]:
         raise RuntimeError("the greeter operator stopped before the session ended")
 
 
-def record(out: Path) -> int:
-    """Record the session into `out`; returns its size in bytes."""
+def record(story: Story, out: Path) -> int:
+    """Record `story` into `out`; returns its size in bytes."""
     with tempfile.TemporaryDirectory(prefix="record-wide-") as scratch:
         work = Path(scratch)
         lab = Lab(work / "lab")
-        state = lab.up(UpOptions(build=False, record=work / "wide.jsonl"))
+        state = lab.up(UpOptions(build=False, record=work / "session.jsonl"))
         try:
-            with greeter(state.kubeconfig, work / "greeter.log"):
-                run_story(WIDE, state.kubeconfig, work / "cache", settle=lambda: time.sleep(3))
+            beside = greeter(state.kubeconfig, work / "greeter.log") if story is WIDE else None
+            with beside or nullcontext():
+                run_story(story, state.kubeconfig, work / "cache", settle=lambda: time.sleep(3))
         finally:
             lab.down()
-        with (work / "wide.jsonl").open("rb") as source, gzip.open(out, "wb", 9) as sink:
+        with (work / "session.jsonl").open("rb") as source, gzip.open(out, "wb", 9) as sink:
             shutil.copyfileobj(source, sink)
     return out.stat().st_size
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description="record the wide session")
-    parser.add_argument("--out", type=Path, default=OUT, help=f"where (default {OUT})")
+    parser = argparse.ArgumentParser(description="record the wide or the history session")
+    parser.add_argument("--story", choices=sorted(STORIES), default="wide")
+    parser.add_argument(
+        "--out", type=Path, help="where (default recordings/STORY-session.jsonl.gz)"
+    )
     args = parser.parse_args(argv)
-    size = record(args.out)
+    args.out = args.out or RECORDINGS / f"{args.story}-session.jsonl.gz"
+    size = record(STORIES[args.story], args.out)
     print(f"recorded {args.out} ({size / 1e6:.2f} MB)", file=sys.stderr)
     if size > LIMIT:
         print(f"{args.out} is over {LIMIT / 1e6:.0f} MB: trim the session", file=sys.stderr)

@@ -315,6 +315,19 @@ class Chains:
         """What a write that caused another was (kept after its exchange is gone)."""
         return self._made[exchange_id]
 
+    def written(self, ref: ObjectRef, version: int | None, seen: float) -> str | None:
+        """The id of the write whose answer carried `ref` at `version` (a subresource's
+        answer, a Scale, carries its object's version too); failing one, the write that
+        answered with no object (a delete's Status, a binding) shortly before `seen`."""
+        found = self._writes.get((ref, version)) if version is not None else None
+        if found is not None:
+            return found.id
+        blind = self._blind_writes.get(ref, [])
+        index = bisect.bisect_right(blind, (seen, "\uffff"))
+        if index and seen - blind[index - 1][0] <= WINDOW:
+            return blind[index - 1][1]
+        return None
+
     def caused_by(self, exchange: Exchange) -> Cause | None:
         self.add(exchange)
         return self._causes.get(exchange.id)

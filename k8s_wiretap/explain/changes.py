@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
@@ -39,7 +40,17 @@ from k8s_wiretap.kube.fields import LAST_APPLIED, SERVER_METADATA
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.refs import metadata_of, resource_version, uid_of
 
-__all__ = ["access_review", "change", "changed", "deletion"]
+__all__ = [
+    "Changed",
+    "access_review",
+    "change",
+    "changed",
+    "changes_between",
+    "deletion",
+    "field_path",
+    "leaves",
+    "under",
+]
 
 Path = tuple[str | int, ...]
 REVISION = "deployment.kubernetes.io/revision"  # on each ReplicaSet of a Deployment
@@ -220,6 +231,92 @@ def _pruned(value: Any) -> Any:
     if isinstance(value, list):
         return [_pruned(v) for v in value]
     return value
+
+
+# -- from one version of an object to the next (`history`) --------------------------------
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """One field that differs between two versions of an object: where (`path`, dotted,
+    a named item as `[name]`, a condition as `<Type>`), from what to what (`was_set`,
+    `is_set`: whether it had a value at all), and in words."""
+
+    path: str
+    old: Any
+    new: Any
+    was_set: bool
+    is_set: bool
+    words: str
+
+    @property
+    def how(self) -> str:
+        """set, changed or removed."""
+        return "set" if not self.was_set else "removed" if not self.is_set else "changed"
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"path": self.path, "how": self.how, "words": self.words}
+        if self.was_set:
+            record["old"] = self.old
+        if self.is_set:
+            record["new"] = self.new
+        return record
+
+
+_VERSIONING = frozenset({"resourceVersion", "managedFields"})  # change with every write
+
+
+def changes_between(before: dict[str, Any], after: dict[str, Any]) -> list[Changed]:
+    """Every field that differs from `before` to `after` — status and the metadata the
+    server sets included (generation, deletionTimestamp), but the resourceVersion and
+    managedFields, which every write changes."""
+    before, after = _by_key(before), _by_key(after)
+    found: list[Changed] = []
+    for entry in diff(before, after):
+        path = _parts(entry["path"], before, after)
+        if path[:1] == ("metadata",) and len(path) > 1 and path[1] in _VERSIONING:
+            continue
+        for d in _leaves(path, entry.get("from", _ABSENT), entry.get("to", _ABSENT)):
+            old, new = d.old, d.new
+            found.append(
+                Changed(
+                    _dotted(d.path),
+                    None if old is _ABSENT else old,
+                    None if new is _ABSENT else new,
+                    old is not _ABSENT,
+                    new is not _ABSENT,
+                    _words(d),
+                )
+            )
+    return found
+
+
+def leaves(obj: Any) -> dict[str, Any]:
+    """Every leaf of `obj` by its path as `Changed.path` writes it (a list of scalars, or
+    an empty map or list, is one leaf)."""
+    found: dict[str, Any] = {}
+
+    def walk(path: Path, value: Any) -> None:
+        if isinstance(value, dict) and value:
+            for key, member in value.items():
+                walk((*path, key), member)
+        elif isinstance(value, list) and value and any(isinstance(v, dict) for v in value):
+            for index, member in enumerate(value):
+                walk((*path, index), member)
+        else:
+            found[_dotted(path)] = value
+
+    walk((), _by_key(obj))
+    return found
+
+
+def field_path(text: str) -> str:
+    """A field path as people write it, as `Changed.path` writes it: a named item as
+    `[web]` (`[name=web]` taken too)."""
+    return text.strip().removeprefix(".").replace("[name=", "[")
+
+
+def under(path: str, field: str) -> bool:
+    """Whether `path` is `field` or inside it."""
+    return path == field or path.startswith((f"{field}.", f"{field}["))
 
 
 # -- what differs ------------------------------------------------------------------------

@@ -50,6 +50,7 @@ class ApiResource:
     namespaced: bool
     verbs: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
+    short_names: tuple[str, ...] = ()  # what kubectl also takes: `deploy`, `po`, `no`
 
     @property
     def scalable(self) -> bool:
@@ -86,6 +87,7 @@ def resources_of(resource_list: Any) -> list[ApiResource]:
             bool(entry.get("namespaced")),
             tuple(str(v) for v in entry.get("verbs") or ()),
             tuple(sorted(subresources.get(str(entry["name"]), ()))),
+            tuple(str(n) for n in entry.get("shortNames") or ()),
         )
         for entry in entries
         if "/" not in str(entry.get("name", "/")) and entry.get("kind")
@@ -119,6 +121,7 @@ def _aggregated(document: dict[str, Any]) -> list[ApiResource]:
                         entry.get("scope") == "Namespaced",
                         tuple(str(v) for v in entry.get("verbs") or ()),
                         tuple(subresources),
+                        tuple(str(n) for n in entry.get("shortNames") or ()),
                     ),
                 )
     return list(found.values())
@@ -176,6 +179,15 @@ class Resources:
     def __iter__(self) -> Iterator[ApiResource]:
         return iter(self._table.values())
 
+    def named(self, word: str) -> list[ApiResource]:
+        """The resources a type name as kubectl takes it names: a plural (`deployments`),
+        a kind in any case (`Deployment`, `deployment`), a short name (`deploy`), each with
+        or without its group (`deployments.apps`); the preferred group's first, as kubectl
+        resolves `deploy` (several groups may serve one name: `events`)."""
+        word = word.lower()
+        found = [r for r in self._table.values() if word in _names(r)]
+        return sorted(found, key=lambda r: (bool(r.group) and r.group in _custom(found), r.group))
+
     def ref(
         self, group: str, resource: str, namespace: str, name: str, obj: Any = None
     ) -> ObjectRef:
@@ -192,6 +204,16 @@ class Resources:
         if found is not None and not found.namespaced:
             namespace = ""
         return ObjectRef(group, resource, namespace, name)
+
+
+def _names(item: ApiResource) -> set[str]:
+    bare = {item.resource, item.kind.lower(), *item.short_names}
+    return bare | {f"{name}.{item.group}" for name in bare if item.group}
+
+
+def _custom(found: list[ApiResource]) -> set[str]:
+    """The groups of `found` that are not built in (a CRD's), which kubectl ranks last."""
+    return {r.group for r in found} - api_groups() - {""}
 
 
 def _preferred(item: ApiResource) -> bool:
@@ -248,6 +270,7 @@ def _builtin_table(release: str | None = None) -> dict[tuple[str, str], ApiResou
             entry["namespaced"],
             tuple(entry["verbs"]),
             tuple(entry["subresources"]),
+            tuple(entry.get("short_names", ())),
         )
         key = (item.group, item.resource)
         if key not in table or item.version in preferred.get(item.group, ()):

@@ -1,0 +1,494 @@
+"""One object's history: every version a recording shows, who wrote each, and why.
+
+A recording holds an object's versions wherever they passed: a write's answer, a GET, a
+LIST's item, a watch event (`explain/history.py` keeps them per object). Turned around,
+from exchanges to the object, they are its history:
+
+- **Versions**, one per (incarnation, resourceVersion): an object deleted and created again
+  under its name is another incarnation (uid), told apart; within one, versions are in
+  resourceVersion order (the order etcd wrote them). Each says where it was seen
+  (`sightings`: the write's answer, each watch event and LIST that carried it).
+- **What changed** from the version before it (`explain/changes.changes_between`: set,
+  changed old → new, removed), but the resourceVersion and managedFields, which every
+  write changes. The first version seen of an incarnation has no version before it: if it
+  is its create's answer, everything in it was set then; if not, the recording joined its
+  life later, and its fields are only first seen.
+- **Who wrote it**: the write whose answer is that version (its client, as `who.py` names
+  it: component, kubectl command, user; its verb, patch type, field manager). A version
+  seen only in a watch event, a GET or a LIST was written by a client the proxy did not
+  see (one not routed through it): it says so (`write` is None).
+- **Why**: the write's explanation, and the causal chain up to its root (`chains.py`):
+  "replicas 3 → 5 because the deployment controller scaled … because kubectl scale …".
+- **What the server's managedFields say** of that version: the entries that are new, or
+  whose time or operation moved, since the version before — the manager the API server
+  recorded for the write. Beside our attribution, and where the write's field manager (as
+  the request named it, or the API server's default: the User-Agent's program name) is
+  not among them, `disagrees` says so.
+
+`field_story` tells one field's story from it, value by value: its value in the first
+version of each incarnation (set by the create, or first seen), then each version that
+changed it, with its writer and cause. A path no version holds is refused, with the
+object's top-level fields.
+
+`find` names an object as people do (`deploy/web -n default`, `deployments/default/web`,
+`node/node-1`, a custom resource by its kind or plural); one the recording does not hold
+is refused with the closest names it does hold.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.errors import UsageError
+from k8s_wiretap.explain.changes import Changed, changes_between, field_path, leaves, under
+from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.explain.history import Observation
+from k8s_wiretap.kube.media import patch_type
+from k8s_wiretap.kube.refs import ObjectRef, metadata_of
+from k8s_wiretap.kube.resources import ApiResource
+from k8s_wiretap.kube.verbs import WRITES
+
+__all__ = [
+    "FieldStep",
+    "Lost",
+    "Manager",
+    "ObjectHistory",
+    "Sighting",
+    "Version",
+    "Writer",
+    "field_story",
+    "find",
+    "history_of",
+]
+
+CLOSEST = 5  # names offered for an object the recording does not hold
+
+
+@dataclass(frozen=True, slots=True)
+class Sighting:
+    """Where a version was seen: how (`create`, `patch`, `watch`, `list`, `get`, ...),
+    in which exchange, by which client."""
+
+    source: str
+    exchange: str
+    component: str
+    time: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "exchange": self.exchange,
+            "component": self.component,
+            "time": self.time,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Manager:
+    """A managedFields entry: who the API server says wrote a set of fields, how, when."""
+
+    manager: str
+    operation: str
+    subresource: str
+    time: str
+
+    @classmethod
+    def of(cls, entry: dict[str, Any]) -> Manager:
+        return cls(
+            str(entry.get("manager") or ""),
+            str(entry.get("operation") or ""),
+            str(entry.get("subresource") or ""),
+            str(entry.get("time") or ""),
+        )
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "manager": self.manager,
+            "operation": self.operation,
+            "subresource": self.subresource,
+            "time": self.time,
+        }
+
+    def __str__(self) -> str:
+        on = f" of {self.subresource}" if self.subresource else ""
+        when = f", {self.time}" if self.time else ""
+        return f"{self.manager} ({self.operation}{on}{when})"
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """A manager that no longer manages some fields at a version (taken over, or gone)."""
+
+    manager: Manager
+    fields: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.manager.to_json(), "fields": list(self.fields)}
+
+    def __str__(self) -> str:
+        return f"{self.manager.manager} no longer manages {', '.join(self.fields)}"
+
+
+@dataclass(frozen=True)
+class Writer:
+    """The write that made a version: who sent it, what it was, why."""
+
+    exchange: Exchange
+    component: str
+    command: str  # kubectl's Kubectl-Command, if kubectl
+    identity: str
+    verb: str
+    subresource: str
+    patch: str | None  # merge, strategic, json, apply
+    field_manager: str  # as the request named it, else the API server's default
+    summary: str
+    because: list[str]  # the causal chain's summaries, nearest first, up to its root
+    chain: list[str]  # the chain's exchange ids, root first
+
+    @property
+    def who(self) -> str:
+        return self.command or self.component
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exchange": self.exchange.id,
+            "component": self.component,
+            "command": self.command,
+            "identity": self.identity,
+            "verb": self.verb,
+            "subresource": self.subresource,
+            "patch": self.patch,
+            "field_manager": self.field_manager,
+            "summary": self.summary,
+            "because": self.because,
+            "chain": self.chain,
+        }
+
+
+@dataclass
+class Version:
+    uid: str
+    resource_version: int | None
+    time: float  # first seen
+    object: dict[str, Any]
+    sightings: list[Sighting]
+    writer: Writer | None
+    changes: list[Changed]
+    first: bool  # the first version of its incarnation the recording shows
+    created: bool  # ... and the answer of its create: every field was set by it
+    managers: list[Manager] = field(default_factory=list)
+    lost: list[Lost] = field(default_factory=list)
+
+    @property
+    def disagrees(self) -> bool:
+        """Whether the write's field manager is not among the managers managedFields
+        record for this version (when it records any)."""
+        if self.writer is None or not self.managers:
+            return False
+        return self.writer.field_manager not in {m.manager for m in self.managers}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uid": self.uid,
+            "resource_version": self.resource_version,
+            "time": self.time,
+            "first": self.first,
+            "created": self.created,
+            "writer": self.writer.to_json() if self.writer else None,
+            "changes": [c.to_json() for c in self.changes],
+            "managed_fields": [m.to_json() for m in self.managers],
+            "no_longer_managed": [lost.to_json() for lost in self.lost],
+            "disagrees": self.disagrees,
+            "seen": [s.to_json() for s in self.sightings],
+        }
+
+
+@dataclass
+class ObjectHistory:
+    ref: ObjectRef
+    kind: str
+    versions: list[Version]  # incarnations in the order they were first seen
+
+    def incarnations(self) -> list[list[Version]]:
+        found: dict[str, list[Version]] = {}
+        for version in self.versions:
+            found.setdefault(version.uid, []).append(version)
+        return list(found.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "object": str(self.ref),
+            "kind": self.kind,
+            "versions": [v.to_json() for v in self.versions],
+        }
+
+
+# -- naming an object ------------------------------------------------------------------------
+def find(explainer: Explainer, name: str, namespace: str | None = None) -> ObjectRef:
+    """The object `name` names (`TYPE/NAME`, `TYPE/NAMESPACE/NAME`, `TYPE NAME`), in
+    `namespace` if given (else the only namespace that holds it, else `default`)."""
+    analysis = explainer.analysis
+    kind, parts = _split(name)
+    types = analysis.resources.named(kind)
+    held = list(analysis.history)
+    if not types:  # a custom resource whose discovery the recording did not carry
+        types = [
+            ApiResource(r.group, "", r.resource, "", bool(r.namespace))
+            for r in {ObjectRef(r.group, r.resource, "", "") for r in held}
+            if kind.lower() in (r.resource, f"{r.resource}.{r.group}")
+        ]
+    if not types:
+        raise UsageError(f"no resource type {kind!r} in the recording (nor built in)")
+    if len(parts) == 2:
+        namespace, parts = parts[0], parts[1:]
+    wanted = {(t.group, t.resource) for t in types}
+    same = [r for r in held if (r.group, r.resource) in wanted and r.name == parts[0]]
+    if namespace is not None:
+        same = [r for r in same if r.namespace in (namespace, "")]
+    elif len({r.namespace for r in same}) > 1:
+        same = [r for r in same if r.namespace in ("default", "")]
+    if len(same) == 1 or (same and all(r == same[0] for r in same)):
+        return same[0]
+    wanted_name = f"{kind}/{parts[0]}" + (f" -n {namespace}" if namespace else "")
+    raise UsageError(f"the recording holds no {wanted_name}{_closest(held, parts[0])}")
+
+
+def _split(name: str) -> tuple[str, list[str]]:
+    words = name.replace(" ", "/").split("/")
+    words = [w for w in words if w]
+    if len(words) not in (2, 3):
+        raise UsageError(
+            f"{name!r}: name an object as TYPE/NAME (with -n NAMESPACE), "
+            "TYPE/NAMESPACE/NAME, or TYPE NAME"
+        )
+    return words[0], words[1:]
+
+
+def _closest(held: list[ObjectRef], name: str) -> str:
+    said = {_said(r): r for r in held}
+    close = difflib.get_close_matches(name, [r.name for r in held], CLOSEST, 0.5)
+    found = sorted(s for s, r in said.items() if r.name in close)[:CLOSEST]
+    return f"; closest: {', '.join(found)}" if found else ""
+
+
+def _said(ref: ObjectRef) -> str:
+    resource = f"{ref.resource}.{ref.group}" if ref.group else ref.resource
+    return f"{resource}/{ref.name}" + (f" -n {ref.namespace}" if ref.namespace else "")
+
+
+# -- the history -----------------------------------------------------------------------------
+def history_of(explainer: Explainer, ref: ObjectRef) -> ObjectHistory:
+    """Every version of `ref` the recording shows, each with its changes, writer and why."""
+    analysis = explainer.analysis
+    by_id = {e.id: e for e in analysis.exchanges}
+    groups = _grouped(analysis.history.timeline(ref))
+    versions: list[Version] = []
+    previous: dict[str, Version] = {}
+    for (uid, version), seen in groups:
+        obj = max(seen, key=lambda o: len(o.object)).object  # a whole object, not a partial
+        before = previous.get(uid)
+        first_seen = min(o.time for o in seen)
+        write = _write(seen, by_id) or _written(explainer, by_id, ref, version, first_seen)
+        made = Version(
+            uid,
+            version,
+            first_seen,
+            obj,
+            [Sighting(o.source, o.exchange, o.component, o.time) for o in seen],
+            _writer(explainer, write) if write else None,
+            changes_between(before.object, obj) if before else [],
+            before is None,
+            before is None and write is not None and write.info.verb == "create",
+            _managers(before.object if before else None, obj),
+            _lost(before.object if before else None, obj),
+        )
+        versions.append(made)
+        previous[uid] = made
+    kind = analysis.kind_of(ref.group, ref.resource) or ref.resource
+    return ObjectHistory(ref, kind, versions)
+
+
+def _grouped(
+    observations: list[Observation],
+) -> list[tuple[tuple[str, int | None], list[Observation]]]:
+    """Observations by (uid, resourceVersion): incarnations in the order first seen, each
+    one's versions by resourceVersion (one without a version — a delete's Status — last)."""
+    groups: dict[tuple[str, int | None], list[Observation]] = {}
+    order: dict[str, int] = {}
+    uid = ""
+    for observation in observations:  # one without a uid: of the incarnation seen last
+        uid = observation.uid or uid
+        order.setdefault(uid, len(order))
+        groups.setdefault((uid, observation.resource_version), []).append(observation)
+    return sorted(
+        groups.items(),
+        key=lambda item: (order[item[0][0]], item[0][1] is None, item[0][1] or 0),
+    )
+
+
+def _write(seen: list[Observation], by_id: dict[str, Exchange]) -> Exchange | None:
+    """The write whose answer is this version."""
+    for observation in seen:
+        exchange = by_id.get(observation.exchange)
+        if exchange is not None and observation.source in WRITES:
+            return exchange
+    return None
+
+
+def _written(
+    explainer: Explainer,
+    by_id: dict[str, Exchange],
+    ref: ObjectRef,
+    version: int | None,
+    seen: float,
+) -> Exchange | None:
+    """A write whose answer is not this version but carries its resourceVersion (a
+    Scale), or answered with no object just before it was seen (a delete's Status)."""
+    found = explainer.chains.written(ref, version, seen)
+    return by_id.get(found) if found else None
+
+
+def _writer(explainer: Explainer, exchange: Exchange) -> Writer:
+    analysis = explainer.analysis
+    who = analysis.who(exchange)
+    chain = explainer.chains.chain(exchange)
+    because = [explainer.summaries.explain(e).summary for e in reversed(chain[:-1])]
+    info = exchange.info
+    return Writer(
+        exchange,
+        who.component,
+        who.command,
+        who.identity,
+        info.verb,
+        info.subresource,
+        patch_type(exchange.request_header("content-type")) if info.verb == "patch" else None,
+        info.options().get("fieldManager") or _default_manager(exchange),
+        explainer.summaries.explain(exchange).summary,
+        because,
+        [e.id for e in chain],
+    )
+
+
+def _default_manager(exchange: Exchange) -> str:
+    """The field manager the API server records when a request names none: its
+    User-Agent's program name (apiserver pkg/endpoints/handlers/rest.go,
+    `prefixFromUserAgent`: up to the first '/')."""
+    return exchange.user_agent.split("/", 1)[0]
+
+
+def _managers(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Manager]:
+    """The managedFields entries of `after` that are new or whose time moved since
+    `before`: those the API server recorded for this version's write (to the second: a
+    manager's second write within the second it wrote last shows no entry)."""
+    old = {_entry_key(e) for e in _entries(before)}
+    return [Manager.of(e) for e in _entries(after) if _entry_key(e) not in old]
+
+
+def _lost(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Lost]:
+    """The managers that manage fewer fields in `after` than in `before` (another took
+    them over, or the fields are gone), and which."""
+    if before is None:
+        return []
+    now = {_owner_key(e): _fieldset(e.get("fieldsV1")) for e in _entries(after)}
+    found = []
+    for entry in _entries(before):
+        gone = _fieldset(entry.get("fieldsV1")) - now.get(_owner_key(entry), set())
+        if gone:
+            found.append(Lost(Manager.of(entry), tuple(sorted(gone))))
+    return found
+
+
+def _fieldset(fields: Any, prefix: str = "") -> set[str]:
+    """The leaves of a managedFields `fieldsV1` set as paths (`spec.replicas`, a list item
+    by its key as `[{"name":"nginx"}]`)."""
+    if not isinstance(fields, dict):
+        return set()
+    found = set()
+    for key, value in fields.items():
+        if key == ".":
+            found.add(prefix)
+            continue
+        kind, _, name = key.partition(":")
+        path = (
+            f"{prefix}.{name}"
+            if kind == "f" and prefix
+            else name
+            if kind == "f"
+            else f"{prefix}[{name}]"
+        )
+        leaves_ = _fieldset(value, path)
+        found |= leaves_ or {path}
+    return found
+
+
+def _owner_key(entry: dict[str, Any]) -> tuple[Any, ...]:
+    return (entry.get("manager"), entry.get("operation"), entry.get("subresource"))
+
+
+def _entries(obj: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
+    for entry in metadata_of(obj).get("managedFields") or ():
+        if isinstance(entry, dict):
+            yield entry
+
+
+def _entry_key(entry: dict[str, Any]) -> tuple[Any, ...]:
+    return (*_owner_key(entry), entry.get("time"))
+
+
+# -- one field -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FieldStep:
+    """A version in a field's story: its value there (`values`: path → value, for the
+    first version of an incarnation) or how this version changed it (`changes`)."""
+
+    version: Version
+    values: dict[str, Any]
+    changes: list[Changed]
+
+    def to_json(self) -> dict[str, Any]:
+        version = self.version
+        return {
+            "resource_version": version.resource_version,
+            "uid": version.uid,
+            "time": version.time,
+            "first": version.first,
+            "created": version.created,
+            "values": self.values,
+            "changes": [c.to_json() for c in self.changes],
+            "writer": version.writer.to_json() if version.writer else None,
+            "managed_fields": [m.to_json() for m in version.managers],
+        }
+
+
+def field_story(history: ObjectHistory, text: str) -> list[FieldStep]:
+    """The versions that set, changed or removed the field at `text` (or anything inside
+    it), and its value where each incarnation was first seen."""
+    path = field_path(text)
+    steps: list[FieldStep] = []
+    held = False
+    for version in history.versions:
+        if version.first:
+            values = {p: v for p, v in leaves(version.object).items() if under(p, path)}
+            held = held or bool(values)
+            if values:
+                steps.append(FieldStep(version, values, []))
+            continue
+        changes = [c for c in version.changes if under(c.path, path)]
+        held = held or bool(changes)
+        if changes:
+            steps.append(FieldStep(version, {}, changes))
+    if not held:
+        tops = sorted({k for v in history.versions for k in v.object})
+        raise UsageError(
+            f"no version of {history.kind} {_where(history.ref)} has a field {path}; "
+            f"its top-level fields: {', '.join(tops)}"
+        )
+    return steps
+
+
+def _where(ref: ObjectRef) -> str:
+    return f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
