@@ -67,9 +67,10 @@ receiveTimestamp, resource, methodName, resourceName, the google.rpc status,
 authorizationInfo, the `@type`s of the objects, and `absent`: what the entry does not hold
 that an audit Event would.
 
-Not verified, and so decided conservatively: that `insertId` is the API server's auditID
-(real entries' are UUIDs, as auditIDs are; falco takes it so), how GKE logs a long watch (one
-entry, one time: its events are absent, as in any audit log), and what it writes for
+Not verified, and so decided conservatively: that `operation.id` (and `insertId`) is the
+API server's auditID (real entries' are UUIDs, as auditIDs are; falco takes `insertId` so),
+how GKE logs a long watch (one entry or a first and a last: its events are absent, as in any
+audit log), and what it writes for
 non-resource requests (`/healthz`): a `resourceName` that is no GROUP/VERSION/RESOURCE path
 is skipped, never guessed at.
 
