@@ -18,13 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.views.tui import ReplayApp
 from tests.conftest import Kubectl, cli, wait_until
 from tests.importers.test_audit import audit_log, records
 from tests.proxy.conftest import ProxyProcess, spawn_proxy
+from tests.views.tui.pilot import drive, settle, tab_text
+from tests.views.tui.test_app import type_filter
 
 REFUSED = "/version?refused-by-the-proxy=1"
 
@@ -301,6 +305,26 @@ def test_explain_says_the_audit_user_and_decision(session: Session, tmp_path: Pa
     assert only and not [e for e in only if e["component"] == "kubectl"]
 
 
+@pytest.mark.lab
+def test_the_explain_tab_says_the_audit_facts(request_response: Session, tmp_path: Path) -> None:
+    out, _ = joined(request_response, tmp_path)
+
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        await type_filter(pilot, "~s 403")
+        await settle(app, pilot)
+        detail = app.detail_pane.detail
+        assert detail is not None and detail.exchange.path.startswith(
+            "/api/v1/namespaces/default/secrets"
+        )
+        explain = " ".join(tab_text(app, "explain").split())
+        assert (
+            "audit kubernetes-admin (system:masters, system:authenticated) as jane "
+            "(system:authenticated): forbidden [proxy and audit log]"
+        ) in explain
+
+    drive(script, out)
+
+
 # -- bad input: no lab --------------------------------------------------------------------------
 RECORDING = Path(__file__).resolve().parents[2] / "recordings" / "apply-story.jsonl.gz"
 
@@ -352,3 +376,33 @@ def test_an_existing_output_is_kept(tmp_path: Path) -> None:
     )
     assert again.returncode == 0, again.stderr
     assert len(load(out).exchanges) == len(load(RECORDING).exchanges)
+
+
+@pytest.mark.lab
+def test_an_audit_id_the_recording_has_as_an_id_is_renamed(
+    request_response: Session, tmp_path: Path
+) -> None:
+    """The scheduler's binding (seen only in the log) keeps its auditID as its id unless an
+    exchange of the recording has it: here the refused request is given it."""
+    session = request_response
+    binding = next(
+        e["auditID"]
+        for e in map(json.loads, session.log.read_text().split("\n")[:-1])
+        if e["requestURI"] == "/api/v1/namespaces/default/pods/joined/binding"
+    )
+    (refused,) = _ids_of(session.recording, REFUSED)
+    text = session.recording.read_text().replace(refused, binding)
+    recording = tmp_path / "recording.jsonl"
+    recording.write_text(text)
+    out = tmp_path / "joined.jsonl"
+    result = cli("import", "audit", str(session.log), "--join", str(recording), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    renamed = _one(out, "POST", "/api/v1/namespaces/default/pods/joined/binding", only=True)
+    assert renamed["id"] == f"{binding}~j1"
+    assert [r for r in records(out) if r.get("id") == binding] == [
+        r for r in records(recording) if r.get("id") == binding
+    ]
+    notes = [r["message"] for r in records(out) if r["record"] == "note"]
+    assert (
+        f"auditID {binding} is an exchange id of the recording: imported as {binding}~j1" in notes
+    )
