@@ -2,8 +2,9 @@
 --audit-webhook` posting to it. The receiver records every component's traffic, attributed;
 the TUI follows its recording as it grows; a client without the receiver's client
 certificate is refused and recorded nowhere; a malformed POST gets 400 and a note, and the
-receiver goes on; a receiver killed mid-stream leaves a readable recording; a listen address
-other machines reach needs --allow-remote."""
+receiver goes on; what the API server sent while the receiver was down comes in when it is
+back (the API server retries); a receiver killed mid-stream leaves a readable recording; a
+listen address other machines reach needs --allow-remote."""
 
 from __future__ import annotations
 
@@ -71,13 +72,14 @@ class Receiver:
 
 def start_receiver(folder: Path, *extra: str) -> Receiver:
     """The receiver in a process of its own, its keys in `folder`/state, listening on a
-    free port; returned once it has written its kubeconfig."""
+    free port unless `extra` says another; returned once it listens."""
     folder.mkdir(parents=True, exist_ok=True)
     record, kubeconfig = folder / "webhook.jsonl", folder / "webhook.kubeconfig"
     stdout, stderr = folder / "stdout", folder / "stderr"
     env = {**os.environ, "XDG_STATE_HOME": str(folder / "state")}
     argv = [sys.executable, "-m", "k8s_wiretap", "audit-webhook", "--record", str(record)]
-    argv += ["--listen", "127.0.0.1:0", "--webhook-kubeconfig", str(kubeconfig), "--no-tui"]
+    argv += ["--webhook-kubeconfig", str(kubeconfig), "--no-tui"]
+    argv += [] if "--listen" in extra else ["--listen", "127.0.0.1:0"]
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen([*argv, *extra], stdout=out, stderr=err, env=env)
     receiver = Receiver(process, record, kubeconfig, stdout, stderr, folder)
@@ -272,6 +274,29 @@ def test_a_malformed_post_gets_400_and_a_note_and_the_receiver_goes_on(
     assert any(r.get("id") == good for r in receiver.requests())
     assert "skipped: the line is not JSON" in receiver.said()
     assert receiver.process.poll() is None
+
+
+@pytest.mark.lab
+def test_batches_sent_while_the_receiver_is_down_come_in_when_it_is_back(
+    live: tuple[Receiver, LabState, Kubectl],
+) -> None:
+    """The API server tries a failed batch again, for about 80 s (webhook.py): a receiver
+    restarted on its port, with the same keys, gets what was sent meanwhile. The restarted
+    one takes the stopped one's place in the fixture, with a recording of its own."""
+    receiver, _, kubectl = live
+    port = receiver.port
+    receiver.stop()
+    name = f"while-down-{uuid.uuid4().hex[:8]}"
+    kubectl("create", "configmap", name)
+    folder = receiver.folder.parent / "restarted"
+    folder.mkdir()
+    (folder / "state").symlink_to(receiver.folder / "state")  # the same keys
+    back = start_receiver(folder, "--listen", f"127.0.0.1:{port}")
+    vars(receiver).update(vars(back))
+    assert receiver.port == port
+    wait_until(lambda: name in receiver.record.read_text(), 90, "the retried batch")
+    creates = [r for r in receiver.requests() if r["method"] == "POST"]
+    assert any(r["audit"]["objectRef"].get("name") == name for r in creates)
 
 
 @pytest.mark.lab
