@@ -106,3 +106,14 @@ def test_one_reference_however_the_object_was_seen() -> None:
     assert str(resources.ref("apps", "deployments", "default", "web")) == (
         "deployments.apps default/web"
     )
+
+
+def test_a_type_is_named_by_plural_kind_short_name_or_with_its_group() -> None:
+    """As kubectl resolves a type: short names come from discovery (`shortNames`)."""
+    resources = Resources.builtin()
+    for word in ("deployments", "deployment", "Deployment", "deploy", "deployments.apps"):
+        assert [(r.group, r.resource) for r in resources.named(word)] == [("apps", "deployments")]
+    assert [r.resource for r in resources.named("no")] == ["nodes"]
+    assert [r.group for r in resources.named("events")] == ["", "events.k8s.io"]  # core first
+    assert resources.named("ev")[0].group == ""
+    assert resources.named("gadget") == []

@@ -1,0 +1,179 @@
+"""An object's history on the recorded history session (k8s_wiretap/workshop/history.py):
+one Deployment changed by kubectl apply, kubectl scale, kubectl label as another manager,
+kubectl set image and a server-side apply that takes replicas over, and the controllers'
+status writes after each. Each field's story names the right writer and cause."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from k8s_wiretap.capture.reader import load
+from k8s_wiretap.errors import UsageError
+from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.explain.objects import FieldStep, ObjectHistory, field_story, find, history_of
+from k8s_wiretap.kube.refs import ObjectRef
+from tests.conftest import cli
+from tests.recorded import RECORDINGS
+
+SESSION = RECORDINGS / "history-session.jsonl.gz"
+WIDE = RECORDINGS / "wide-session.jsonl.gz"
+WEB = ObjectRef("apps", "deployments", "default", "web")
+
+
+@cache
+def explainer(path: Path = SESSION) -> Explainer:
+    return Explainer(Analysis.of(load(path)))
+
+
+@cache
+def web() -> ObjectHistory:
+    return history_of(explainer(), WEB)
+
+
+def story(field: str) -> list[FieldStep]:
+    return field_story(web(), field)
+
+
+def test_every_version_in_resource_version_order_with_its_writer() -> None:
+    versions = web().versions
+    assert len({v.uid for v in versions}) == 1
+    numbers = [v.resource_version for v in versions]
+    assert numbers == sorted(n for n in numbers if n is not None)
+    assert versions[0].first and versions[0].created
+    assert all(v.writer is not None for v in versions)  # every client went through the proxy
+    writers = {(v.writer.who, v.writer.field_manager) for v in versions if v.writer}
+    assert writers == {
+        ("kubectl apply", "kubectl-client-side-apply"),
+        ("kubectl scale", "kubectl"),
+        ("kubectl label", "team-b"),
+        ("kubectl set image", "kubectl-set"),
+        ("kubectl apply", "platform"),
+        ("controller-manager/deployment-controller", "kube-controller-manager"),
+    }
+    assert not [v for v in versions if v.disagrees]  # our writer is a manager of its version
+
+
+def test_replicas_set_by_apply_scaled_then_taken_over_by_a_server_side_apply() -> None:
+    created, scaled, taken = story("spec.replicas")
+    assert created.values == {"spec.replicas": 2} and created.version.created
+    assert created.version.writer and created.version.writer.verb == "create"
+    assert [c.words for c in scaled.changes] == ["replicas 2 → 3"]
+    writer = scaled.version.writer
+    assert writer and (writer.who, writer.subresource, writer.patch) == (
+        "kubectl scale",
+        "scale",
+        "merge",
+    )
+    assert [str(lost) for lost in scaled.version.lost] == [
+        "kubectl-client-side-apply no longer manages spec.replicas"
+    ]
+    assert [c.words for c in taken.changes] == ["replicas 3 → 4"]
+    writer = taken.version.writer
+    assert writer and (writer.verb, writer.patch, writer.field_manager) == (
+        "patch",
+        "apply",
+        "platform",
+    )
+    assert [m.manager for m in taken.version.managers] == ["platform"]
+    assert [str(lost) for lost in taken.version.lost] == ["kubectl no longer manages spec.replicas"]
+
+
+def test_a_label_by_another_manager() -> None:
+    (labelled,) = story("metadata.labels.tier")
+    assert [c.words for c in labelled.changes] == ["label tier=front"]
+    writer = labelled.version.writer
+    assert writer and (writer.who, writer.field_manager) == ("kubectl label", "team-b")
+    assert [m.manager for m in labelled.version.managers] == ["team-b"]
+
+
+def test_the_image_by_set_image() -> None:
+    created, changed = story("spec.template.spec.containers[name=nginx].image")
+    assert created.values == {"spec.template.spec.containers[nginx].image": "nginx:1.25"}
+    assert [c.words for c in changed.changes] == ["container nginx's image nginx:1.25 → nginx:1.27"]
+    writer = changed.version.writer
+    assert writer and (writer.who, writer.field_manager) == ("kubectl set image", "kubectl-set")
+
+
+def test_the_status_is_the_controllers_and_its_cause_goes_up_to_kubectl() -> None:
+    """Each status write is the deployment controller's; its causal chain ends at the
+    kubectl command whose change it follows."""
+    steps = story("status.replicas")
+    assert len(steps) >= 4
+    for step in steps[1:]:
+        writer = step.version.writer
+        assert writer and writer.component == "controller-manager/deployment-controller"
+        assert writer.subresource == "status" and writer.because
+        root = explainer().chains.exchange(writer.chain[0])
+        assert root.component == "kubectl"
+    values = [c.new for s in steps[1:] for c in s.changes if c.path == "status.replicas"]
+    assert values[-1] == 4
+
+
+@pytest.mark.parametrize(
+    ("name", "namespace"),
+    [
+        ("deploy/web", None),
+        ("deploy/web", "default"),
+        ("deployments/default/web", None),
+        ("deployment web", None),
+        ("Deployment/web", None),
+        ("deployments.apps/web", None),
+    ],
+)
+def test_an_object_is_named_as_kubectl_names_it(name: str, namespace: str | None) -> None:
+    assert find(explainer(), name, namespace) == WEB
+
+
+def test_cluster_scoped_and_custom_resources_by_kind_plural_or_short_name() -> None:
+    node = ObjectRef("", "nodes", "", "node-1")
+    assert find(explainer(), "no/node-1") == node == find(explainer(), "node node-1")
+    greeting = ObjectRef("workshop.example.com", "greetings", "shop", "hello")
+    assert find(explainer(WIDE), "greeting/hello", "shop") == greeting
+    assert find(explainer(WIDE), "greetings/shop/hello") == greeting
+    history = history_of(explainer(WIDE), greeting)
+    (patched,) = field_story(history, "spec.message")[1:]
+    assert [c.words for c in patched.changes] == ["spec.message hello → bonjour"]
+
+
+def test_an_object_not_held_is_one_line_with_the_closest_names() -> None:
+    with pytest.raises(UsageError) as raised:
+        find(explainer(), "deploy/webb")
+    assert str(raised.value) == (
+        "the recording holds no deploy/webb; closest: deployments.apps/web -n default"
+    )
+    with pytest.raises(UsageError, match="no resource type 'gadgets'"):
+        find(explainer(), "gadgets/web")
+    with pytest.raises(UsageError, match="name an object as TYPE/NAME"):
+        find(explainer(), "web")
+
+
+def test_a_field_never_held_is_said_with_the_top_level_fields() -> None:
+    with pytest.raises(UsageError) as raised:
+        story("spec.replica")
+    assert str(raised.value) == (
+        "no version of Deployment default/web has a field spec.replica; "
+        "its top-level fields: apiVersion, kind, metadata, spec, status"
+    )
+
+
+def test_the_command_tells_the_story_as_text_markdown_and_json() -> None:
+    text = cli("history", str(SESSION), "deploy/web", "--field", "spec.replicas")
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("Deployment default/web: spec.replicas, 3 steps\n")
+    assert "kubectl scale: patch (merge) of scale, field manager kubectl" in text.stdout
+    assert "managedFields: kubectl no longer manages spec.replicas" in text.stdout
+    markdown = cli("history", str(SESSION), "deploy/web", "--format", "markdown")
+    assert markdown.returncode == 0 and markdown.stdout.startswith("## Deployment default/web")
+    whole = cli("history", str(SESSION), "deployments/default/web", "--format", "json")
+    record = json.loads(whole.stdout)
+    assert record["object"] == "deployments.apps default/web"
+    assert len(record["versions"]) == len(web().versions)
+    missing = cli("history", str(SESSION), "deploy/webb")
+    assert missing.returncode == 2 and missing.stdout == ""
+    said = "the recording holds no deploy/webb; closest: deployments.apps/web -n default"
+    assert missing.stderr == f"k8s-wiretap: {said}\n"
