@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from k8s_wiretap.capture.reader import load
+from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
@@ -177,3 +177,32 @@ def test_the_command_tells_the_story_as_text_markdown_and_json() -> None:
     assert missing.returncode == 2 and missing.stdout == ""
     said = "the recording holds no deploy/webb; closest: deployments.apps/web -n default"
     assert missing.stderr == f"k8s-wiretap: {said}\n"
+
+
+def test_a_version_no_recorded_write_made_says_so_with_what_managed_fields_say(
+    tmp_path: Path,
+) -> None:
+    """The same session as if the controller manager had not gone through the proxy: the
+    Deployment's status versions are seen only in kubectl's GETs; no writer is invented,
+    and managedFields name the controller manager and the second it wrote."""
+    records = list(iter_records(SESSION, []))
+    hidden = {
+        r["id"]
+        for r in records
+        if r.get("record") == "request"
+        and any(
+            k.lower() == "user-agent" and "kube-controller-manager" in v for k, v in r["headers"]
+        )
+    }
+    path = tmp_path / "without-controllers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records if r.get("id") not in hidden))
+    history = history_of(Explainer(Analysis.of(load(path))), WEB)
+    unseen = [v for v in history.versions if v.writer is None]
+    assert unseen and all(v.sightings for v in unseen)
+    assert all(s.component == "kubectl" for v in unseen for s in v.sightings)
+    # between two versions kubectl saw, several writes may have come (a scale and the
+    # controller's status): managedFields name every manager that wrote in between
+    managers = [m for v in unseen for m in v.managers if m.manager == "kube-controller-manager"]
+    assert managers and all(m.subresource == "status" and m.time for m in managers)
+    text = cli("history", str(path), "deploy/web", "--field", "status.replicas")
+    assert "written by a client the wiretap did not see; seen in kubectl's get" in text.stdout
