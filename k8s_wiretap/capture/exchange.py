@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from k8s_wiretap.capture.format import AUDIT_LOG, body_bytes
+from k8s_wiretap.capture.format import AUDIT_LOG, QUERY_ABSENT, body_bytes
 from k8s_wiretap.kube.agents import component_of
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.once import once
@@ -288,6 +288,13 @@ class Exchange:
         """Whether the exchange comes from an audit log alone (`import audit`): the API
         server logged it; its client's watch events are nowhere in the recording."""
         return self.request.identity.credential == AUDIT_LOG
+
+    @property
+    def query_unknown(self) -> bool:
+        """Whether the request's query string is not known (an import whose source keeps
+        none, GKE's Cloud Logging entries): its parameters are not absent, only unsaid."""
+        audit = self.request.audit
+        return audit is not None and QUERY_ABSENT in (audit.get("absent") or ())
 
     @once
     def component(self) -> str:

@@ -53,11 +53,20 @@ import pybase64
 from k8s_wiretap import __version__
 from k8s_wiretap.wire.envelope import is_protobuf
 
-__all__ = ["AUDIT_LOG", "FORMAT", "VERSION", "body_bytes", "body_record", "header_record"]
+__all__ = [
+    "AUDIT_LOG",
+    "FORMAT",
+    "QUERY_ABSENT",
+    "VERSION",
+    "body_bytes",
+    "body_record",
+    "header_record",
+]
 
 FORMAT = "k8s-wiretap-recording"
 VERSION = 1
 AUDIT_LOG = "audit log"  # the identity's credential of an exchange an audit log gave
+QUERY_ABSENT = "the query string"  # in `audit.absent`: the path's parameters are not known
 
 
 def header_record(*, redacted: bool, max_body: int, **more: Any) -> dict[str, Any]:

@@ -38,6 +38,9 @@ from k8s_wiretap.kube.verbs import READS, WATCH, WRITES
 
 __all__ = ["Explanation", "Rule", "Summaries", "rules"]
 
+UNKNOWN = "\0"  # the parameter that stands for a query string not known (an import's)
+UNKNOWN_QUERY = {UNKNOWN: "unknown"}
+
 FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules match on
     {
         "component",
@@ -137,7 +140,7 @@ def _rule(facts: dict[str, Any]) -> Rule:
         facts = dict(facts)  # the key's copy: the templates get the real values
         for k, values in named.items():
             facts[k] = facts[k] if facts[k] in values else None
-    key = (_key_of()(facts), *[options.get(n) for n in _matched()[1]])
+    key = (_key_of()(facts), options.get(UNKNOWN), *[options.get(n) for n in _matched()[1]])
     rule = _chosen.get(key)
     if rule is None:
         rule = next(r for r in rules() if _matches(r.match, facts))
@@ -239,7 +242,7 @@ class Summaries:
             "subresource": info.subresource,
             "status": exchange.status,
             "path": exchange.path.split("?")[0] if not info.is_resource_request else "",
-            "param": info.options(),
+            "param": UNKNOWN_QUERY if exchange.query_unknown else info.options(),
             "patch": patch_type(exchange.request_header("content-type")) or "",
             "manager": info.param("fieldManager") or "",
             "initial": self.saw(exchange),
@@ -266,7 +269,7 @@ class Summaries:
         "object": lambda s, e, f: _object(f["kind"], f["namespace"], f["name"], e.info.resource),
         "listed": lambda s, e, f: _listed(f["kind"], f["namespace"], f["name"]),
         "command": lambda s, e, f: e.request_header("kubectl-command") or "kubectl",
-        "rv": lambda s, e, f: f["param"].get("resourceVersion") or "now",
+        "rv": lambda s, e, f: _rv(f["param"]),
         "selector": lambda s, e, f: (
             f["param"].get("fieldSelector") or f["param"].get("labelSelector") or "all"
         ),
@@ -530,7 +533,16 @@ def _many(wanted: Any) -> Iterable[Any]:
     return wanted if isinstance(wanted, list) else [wanted]
 
 
+def _rv(params: dict[str, str]) -> str:
+    """The resourceVersion asked for: none is "now"; an unknown query, not recorded."""
+    if UNKNOWN in params:
+        return "(not recorded)"
+    return params.get("resourceVersion") or "now"
+
+
 def _param(params: dict[str, str], name: str, want: Any) -> bool:
+    if UNKNOWN in params:  # neither present nor absent: no rule on it holds
+        return False
     if want == "*":
         return name in params
     if want == "-":

@@ -96,6 +96,7 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
+from k8s_wiretap.capture.format import QUERY_ABSENT
 from k8s_wiretap.kube.requestinfo import parse_request
 
 __all__ = ["AUDIT_LOG", "CLOUD", "BadEntry", "event_of", "is_entry", "numbered"]
@@ -129,7 +130,7 @@ RPC_HTTP = {
 }
 ALWAYS_ABSENT = [
     "user groups, uid and extra",
-    "the query string",
+    QUERY_ABSENT,
     "the response's own time (the entry has one timestamp)",
 ]
 WS = b" \t\r\n"

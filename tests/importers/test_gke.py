@@ -229,6 +229,9 @@ def test_a_watch_is_a_watch_without_its_events(tmp_path: Path) -> None:
     assert "watch events" in of(records, "end", "w1")["audit"]["absent"]
     [exchange] = explained(tmp_path / "rec.jsonl")
     assert exchange["verb"] == "watch"
+    # the entry keeps no query string: not "from now", which an absent resourceVersion is
+    assert exchange["rule"] == "informer-watch"
+    assert "from resourceVersion (not recorded)" in exchange["summary"]
 
 
 def test_a_secrets_values_are_redacted(tmp_path: Path) -> None:
