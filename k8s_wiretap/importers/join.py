@@ -108,7 +108,7 @@ def _pairs(headers: Any) -> Iterator[tuple[str, str]]:
 
 @dataclass
 class _Facts:
-    """A joined exchange's audit fields, as JSON text until written (a third the memory)."""
+    """A joined exchange's audit fields, as JSON text until written (smaller than dicts)."""
 
     request: str
     end: str | None = None
@@ -223,7 +223,9 @@ def join_audit(
 ) -> Joined:
     """Join the audit `logs` with the recording `seen` (read by `proxied`) into `output`."""
     header = seen.header
-    max_body = int(header.get("max_body") or DEFAULT_MAX_BODY)
+    max_body = header.get("max_body")
+    if not isinstance(max_body, int) or isinstance(max_body, bool) or max_body < 0:
+        max_body = DEFAULT_MAX_BODY
     options = {"max_body": max_body, "on_skip": on_skip}
     temporary = output.parent / f".{output.name}.{secrets.token_hex(6)}.audit-only"
     try:
@@ -263,6 +265,8 @@ def _summary(split: _Splitting, seen: Proxied) -> dict[str, Any]:
         f"answered without an Audit-ID; {split.exchanges:,} exchange(s) seen only in the "
         "audit log"
     )
+    if seen.repeated:
+        message += f"; {seen.repeated:,} answered with an Audit-ID an earlier one had: not joined"
     return {"record": "note", "time": time.time(), "level": "info", "message": message}
 
 
