@@ -1,8 +1,9 @@
 """`k8s-wiretap history RECORDING OBJECT [--field PATH]`: who changed an object, when, why.
 
 The object is named as kubectl names it (`deploy/web -n default`, `deployments/default/web`,
-`node/node-1`, a custom resource by its kind or plural); the recording is read whole
-(`explain/objects.py` turns its exchanges around, into the object's versions).
+`node/node-1`, a custom resource by its kind or plural); the recording is read as a stream,
+in bounded memory (`explain/objects.history_streamed` turns its exchanges around, into the
+object's versions).
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.capture.reader import load
-from k8s_wiretap.explain.analysis import Analysis
-from k8s_wiretap.explain.explainer import Explainer
-from k8s_wiretap.explain.objects import field_story, find, history_of
+from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.explain.objects import field_story, history_streamed
 from k8s_wiretap.views.history import write_field_story, write_history
 
 __all__ = ["register"]
@@ -48,12 +47,11 @@ def register(subparsers: Any) -> None:
 
 
 def _history(args: argparse.Namespace) -> int:
-    recording = load(args.recording)
-    for warning in recording.warnings:
+    warnings: list[str] = []
+    records = iter_records(args.recording, warnings)
+    history = history_streamed(records, " ".join(args.object), args.namespace)
+    for warning in warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
-    explainer = Explainer(Analysis.of(recording))
-    ref = find(explainer, " ".join(args.object), args.namespace)
-    history = history_of(explainer, ref)
     if args.field:
         steps = field_story(history, args.field)
         write_field_story(history, args.field, steps, sys.stdout, args.format)

@@ -38,18 +38,21 @@ is refused with the closest names it does hold.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.errors import UsageError
+from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.chains import WINDOW
 from k8s_wiretap.explain.changes import Changed, changes_between, field_path, leaves, under
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.history import Observation
+from k8s_wiretap.explain.stream import explained
 from k8s_wiretap.kube.media import patch_type
-from k8s_wiretap.kube.refs import ObjectRef, metadata_of
-from k8s_wiretap.kube.resources import ApiResource
+from k8s_wiretap.kube.refs import ObjectRef, metadata_of, resource_version
+from k8s_wiretap.kube.resources import ApiResource, Resources
 from k8s_wiretap.kube.verbs import WRITES
 
 __all__ = [
@@ -63,6 +66,7 @@ __all__ = [
     "field_story",
     "find",
     "history_of",
+    "history_streamed",
 ]
 
 CLOSEST = 5  # names offered for an object the recording does not hold
@@ -232,9 +236,15 @@ def find(explainer: Explainer, name: str, namespace: str | None = None) -> Objec
     """The object `name` names (`TYPE/NAME`, `TYPE/NAMESPACE/NAME`, `TYPE NAME`), in
     `namespace` if given (else the only namespace that holds it, else `default`)."""
     analysis = explainer.analysis
+    return _found(analysis.resources, list(analysis.history), name, namespace)
+
+
+def _found(
+    resources: Resources, held: list[ObjectRef], name: str, namespace: str | None
+) -> ObjectRef:
+    """`find`, among the objects `held`."""
     kind, parts = _split(name)
-    types = analysis.resources.named(kind)
-    held = list(analysis.history)
+    types = resources.named(kind)
     if not types:  # a custom resource whose discovery the recording did not carry
         types = [
             ApiResource(r.group, "", r.resource, "", bool(r.namespace))
@@ -282,34 +292,177 @@ def _said(ref: ObjectRef) -> str:
 
 # -- the history -----------------------------------------------------------------------------
 def history_of(explainer: Explainer, ref: ObjectRef) -> ObjectHistory:
-    """Every version of `ref` the recording shows, each with its changes, writer and why."""
+    """Every version of `ref` the recording shows, each with its changes, writer and why
+    (the whole recording in memory: the TUI's; `history_streamed` reads it as a stream)."""
     analysis = explainer.analysis
     by_id = {e.id: e for e in analysis.exchanges}
-    groups = _grouped(analysis.history.timeline(ref))
+
+    def said(exchange_id: str) -> str:
+        return explainer.summaries.explain(explainer.chains.exchange(exchange_id)).summary
+
+    def writer_of(seen: list[Observation], version: int | None, when: float) -> Writer | None:
+        write = _write(seen, by_id) or _written(explainer, by_id, ref, version, when)
+        return _writer(explainer, write, said) if write else None
+
+    kind = analysis.kind_of(ref.group, ref.resource) or ref.resource
+    return _assembled(ref, kind, analysis.history.timeline(ref), writer_of)
+
+
+WriterOf = Callable[[list[Observation], int | None, float], "Writer | None"]
+
+
+def _assembled(
+    ref: ObjectRef, kind: str, observations: list[Observation], writer_of: WriterOf
+) -> ObjectHistory:
+    """The versions of `observations` (one object's), each with its writer."""
     versions: list[Version] = []
     previous: dict[str, Version] = {}
-    for (uid, version), seen in groups:
+    for (uid, version), seen in _grouped(observations):
         obj = max(seen, key=lambda o: len(o.object)).object  # a whole object, not a partial
         before = previous.get(uid)
         first_seen = min(o.time for o in seen)
-        write = _write(seen, by_id) or _written(explainer, by_id, ref, version, first_seen)
+        writer = writer_of(seen, version, first_seen)
         made = Version(
             uid,
             version,
             first_seen,
             obj,
-            [Sighting(o.source, o.exchange, o.component, o.time) for o in seen],
-            _writer(explainer, write) if write else None,
+            [Sighting(o.source, o.exchange, o.component, o.time) for o in _by_time(seen)],
+            writer,
             changes_between(before.object, obj) if before else [],
             before is None,
-            before is None and write is not None and write.info.verb == "create",
+            before is None and writer is not None and writer.verb == "create",
             _managers(before.object if before else None, obj),
             _lost(before.object if before else None, obj),
         )
         versions.append(made)
         previous[uid] = made
-    kind = analysis.kind_of(ref.group, ref.resource) or ref.resource
     return ObjectHistory(ref, kind, versions)
+
+
+# -- the history, from a stream of records -----------------------------------------------------
+RECENT = 600.0  # seconds a write's summary is held for the chains of later writes
+HELD = "an earlier write (its summary no longer held)"
+
+
+def history_streamed(
+    records: Iterable[dict[str, Any]], name: str, namespace: str | None = None
+) -> ObjectHistory:
+    """`find` and `history_of` over a recording read as a stream (`explain/stream.py`),
+    in memory bounded by the recording's objects and the named object's versions, not by
+    its length: the command line's."""
+    _, parts = _split(name)  # what the stream keeps: the objects of that name
+    streamed = _Streamed(parts[-1])
+    explained(records, streamed.line, _discard, streamed.begin)
+    analysis = streamed.analysis
+    assert analysis is not None
+    ref = _found(analysis.resources, sorted(streamed.refs), name, namespace)
+    found = analysis.kind_of(ref.group, ref.resource) or ref.resource
+    return _assembled(ref, found, streamed.observations.get(ref, []), streamed.writer_of(ref))
+
+
+def _discard(_: str) -> None:
+    """What `explained` writes: nothing, the history is told at the end."""
+
+
+class _Streamed:
+    """What a stream of records leaves of the objects named `name`: their observations
+    (one object per version: a repeat keeps only where it was seen), the writes of them,
+    explained as they came, and the summaries of the last `RECENT` seconds' writes (what a
+    later write's causal chain says)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.analysis: Analysis | None = None
+        self.refs: set[ObjectRef] = set()  # every object seen: the closest names
+        self.observations: dict[ObjectRef, list[Observation]] = {}
+        self._held: dict[tuple[ObjectRef, str, int | None], int] = {}  # → its object's size
+        self.writers: dict[str, Writer] = {}
+        self.versions: dict[tuple[ObjectRef, int], str] = {}
+        self.blind: dict[ObjectRef, list[tuple[float, str]]] = {}
+        self.recent: dict[str, tuple[float, str]] = {}
+        self._pruned = 0.0
+
+    def begin(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        analysis.on_observation(self.observe)
+
+    def observe(self, exchange: Exchange, ref: ObjectRef, observation: Observation) -> None:
+        self.refs.add(ref)
+        if ref.name != self.name:
+            return
+        key = (ref, observation.uid, observation.resource_version)
+        size = len(observation.object)
+        if self._held.get(key, -1) >= size:  # a repeat: where it was seen is enough
+            observation = Observation(
+                observation.time,
+                {},
+                observation.source,
+                observation.exchange,
+                observation.component,
+                observation.event,
+                observation.resource_version,
+                observation.uid,
+            )
+        else:
+            self._held[key] = size
+        self.observations.setdefault(ref, []).append(observation)
+
+    def line(self, explainer: Explainer, exchange: Exchange) -> str:
+        explainer.chains.add(exchange)
+        if not _is_write(exchange):
+            return ""
+        self.recent[exchange.id] = (exchange.time, explainer.summaries.explain(exchange).summary)
+        if exchange.time - self._pruned > RECENT / 10:
+            self._pruned = exchange.time
+            horizon = exchange.time - RECENT
+            self.recent = {i: r for i, r in self.recent.items() if r[0] >= horizon}
+        analysis = explainer.analysis
+        obj = _answer(analysis, exchange)
+        ref = analysis.ref(exchange, obj)
+        if ref.name != self.name:
+            return ""
+        self.writers[exchange.id] = _writer(explainer, exchange, self._said)
+        version = resource_version(obj)
+        if version is None:
+            self.blind.setdefault(ref, []).append((exchange.time, exchange.id))
+        else:
+            self.versions.setdefault((ref, version), exchange.id)
+        return ""
+
+    def _said(self, exchange_id: str) -> str:
+        held = self.recent.get(exchange_id)
+        return held[1] if held else HELD
+
+    def writer_of(self, ref: ObjectRef) -> WriterOf:
+        def writer_of(seen: list[Observation], version: int | None, when: float) -> Writer | None:
+            for observation in seen:
+                if observation.source in WRITES and observation.exchange in self.writers:
+                    return self.writers[observation.exchange]
+            found = self.versions.get((ref, version)) if version is not None else None
+            if found is None:  # answered with a Status just before (a delete)
+                before = [w for w in self.blind.get(ref, []) if 0 <= when - w[0] <= WINDOW]
+                found = max(before)[1] if before else None
+            return self.writers.get(found) if found else None
+
+        return writer_of
+
+
+def _is_write(exchange: Exchange) -> bool:
+    info, status = exchange.info, exchange.status
+    return info.is_resource_request and info.verb in WRITES and status is not None and status < 300
+
+
+def _answer(analysis: Analysis, exchange: Exchange) -> dict[str, Any] | None:
+    """The object a write answered with (a Scale for the scale subresource), if any."""
+    value = analysis.response_body(exchange).value
+    if isinstance(value, dict) and isinstance(value.get("metadata"), dict):
+        return value if value.get("kind") != "Status" else None
+    return None
+
+
+def _by_time(seen: list[Observation]) -> list[Observation]:
+    return sorted(seen, key=lambda o: o.time)
 
 
 def _grouped(
@@ -352,11 +505,13 @@ def _written(
     return by_id.get(found) if found else None
 
 
-def _writer(explainer: Explainer, exchange: Exchange) -> Writer:
+def _writer(explainer: Explainer, exchange: Exchange, said: Callable[[str], str]) -> Writer:
+    """Who sent the write `exchange`, and why: `said(id)` is the summary of an exchange of
+    its causal chain."""
     analysis = explainer.analysis
     who = analysis.who(exchange)
-    chain = explainer.chains.chain(exchange)
-    because = [explainer.summaries.explain(e).summary for e in reversed(chain[:-1])]
+    chain = list(explainer.chains.chain_ids(exchange))
+    because = [said(i) for i in reversed(chain[:-1])]
     info = exchange.info
     return Writer(
         exchange,
@@ -369,7 +524,7 @@ def _writer(explainer: Explainer, exchange: Exchange) -> Writer:
         info.options().get("fieldManager") or _default_manager(exchange),
         explainer.summaries.explain(exchange).summary,
         because,
-        [e.id for e in chain],
+        chain,
     )
 
 

@@ -167,14 +167,20 @@ def _complete(exchange: Exchange, now: float) -> bool:
 
 
 def explained[T](
-    records: Iterable[dict[str, Any]], line: Line[T], write: Callable[[T], object]
+    records: Iterable[dict[str, Any]],
+    line: Line[T],
+    write: Callable[[T], object],
+    begin: Callable[[Analysis], object] | None = None,
 ) -> Assembler:
     """`write(line(explainer, exchange))` for every exchange of `records` (a recording's,
     header first), in time order: a line is what `line` makes, its newline included; the
-    assembler that read them (its notes and warnings) is returned."""
+    assembler that read them (its notes and warnings) is returned. `begin(analysis)` is
+    called before the first record is fed to the analysis (to listen to its observations)."""
     records = iter(records)
     held, release = _release(records)
     analysis = Analysis(release=release)
+    if begin is not None:
+        begin(analysis)
     stream = _Stream(Explainer(analysis, keep=False), line, write)
     assembler = Assembler(keep=False)
     now = -math.inf

@@ -15,7 +15,14 @@ from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
-from k8s_wiretap.explain.objects import FieldStep, ObjectHistory, field_story, find, history_of
+from k8s_wiretap.explain.objects import (
+    FieldStep,
+    ObjectHistory,
+    field_story,
+    find,
+    history_of,
+    history_streamed,
+)
 from k8s_wiretap.kube.refs import ObjectRef
 from tests.conftest import cli
 from tests.recorded import RECORDINGS
@@ -206,3 +213,24 @@ def test_a_version_no_recorded_write_made_says_so_with_what_managed_fields_say(
     assert managers and all(m.subresource == "status" and m.time for m in managers)
     text = cli("history", str(path), "deploy/web", "--field", "status.replicas")
     assert "written by a client the wiretap did not see; seen in kubectl's get" in text.stdout
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "namespace"),
+    [
+        (SESSION, "deploy/web", None),
+        (SESSION, "node/node-1", None),
+        (WIDE, "deploy/web", "shop"),
+        (WIDE, "greeting/hello", "shop"),
+        (WIDE, "cm/menu", "shop"),
+    ],
+)
+def test_the_command_lines_stream_tells_the_same_history(
+    path: Path, name: str, namespace: str | None
+) -> None:
+    """`history` reads the recording as a stream, in bounded memory; what it tells is what
+    the whole recording in memory (the TUI's) tells."""
+    streamed = history_streamed(iter_records(path, []), name, namespace)
+    whole = history_of(explainer(path), find(explainer(path), name, namespace))
+    assert streamed.to_json() == whole.to_json()
+    assert len(streamed.versions) > 1
