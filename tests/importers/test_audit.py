@@ -407,3 +407,13 @@ def test_causes_are_inferred_from_the_writes_resource_versions(
     assert made["component"] == "apiserver" and made["resource"] == "namespaces"
     assert default["caused_by"]["event"]["type"] == "LISTED"
     assert "handed to it by the LIST or watch it began" in default["why"]
+    # the history of an object works on the import: every version is a write's answer
+    history = cli("history", str(out), "deploy/web", "--format", "json")
+    assert history.returncode == 0, history.stderr
+    versions = json.loads(history.stdout)["versions"]
+    assert versions[0]["created"] and versions[0]["writer"]["component"] == "kubectl"
+    assert all(v["writer"] for v in versions)
+    statuses = [v for v in versions if v["writer"]["subresource"] == "status"]
+    assert statuses and {v["writer"]["component"] for v in statuses} == {
+        "controller-manager/deployment-controller"
+    }
