@@ -148,6 +148,7 @@ class Analysis:
         self._etcd: dict[tuple[str, int], EtcdChange] = {}  # (key, revision) → what landed
         self._who: dict[str, Who] = {}
         self._listeners: list[Listener] = []
+        self._etcd_listeners: list[Callable[[EtcdChange], object]] = []
 
     @classmethod
     def of(cls, recording: Recording) -> Analysis:
@@ -217,6 +218,17 @@ class Analysis:
     def add_etcd(self, change: EtcdChange) -> None:
         """Something etcd itself recorded (the proxy's `--etcd` watch)."""
         self._etcd[(change.key, change.revision)] = change
+        for listener in self._etcd_listeners:
+            listener(change)
+
+    def on_etcd(self, listener: Callable[[EtcdChange], object]) -> None:
+        """Call `listener(change)` for each change etcd recorded from now on."""
+        self._etcd_listeners.append(listener)
+
+    def etcd_changes(self, key: str) -> list[EtcdChange]:
+        """Every change etcd recorded at `key` (and still held), by revision."""
+        found = [c for (k, _), c in self._etcd.items() if k == key]
+        return sorted(found, key=lambda c: c.revision)
 
     @property
     def etcd_recorded(self) -> bool:
@@ -225,12 +237,14 @@ class Analysis:
     def stored(self, key: str, revision: int) -> tuple[EtcdChange, Decoded] | None:
         """What landed in etcd at `key` in `revision`, decoded, if etcd's view was recorded."""
         change = self._etcd.get((key, revision))
-        if change is None:
-            return None
+        return None if change is None else (change, self.decode_stored(change))
+
+    def decode_stored(self, change: EtcdChange) -> Decoded:
+        """What an etcd record holds, decoded (JSON, or protobuf as the API server stores it)."""
         if change.value is None:
-            return change, Decoded("empty")
+            return Decoded("empty")
         media = "application/json" if change.value.data[:1] == b"{" else ""
-        return change, _decode(change.value, media, self.release)
+        return _decode(change.value, media, self.release)
 
     @property
     def server_version(self) -> str | None:

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.exchange import EtcdChange, Exchange
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import WINDOW
@@ -50,6 +50,7 @@ from k8s_wiretap.explain.changes import Changed, changes_between, field_path, le
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.history import Observation
 from k8s_wiretap.explain.stream import explained
+from k8s_wiretap.kube.etcd import etcd_key
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.refs import ObjectRef, metadata_of, resource_version
 from k8s_wiretap.kube.resources import ApiResource, Resources
@@ -305,7 +306,30 @@ def history_of(explainer: Explainer, ref: ObjectRef) -> ObjectHistory:
         return _writer(explainer, write, said) if write else None
 
     kind = analysis.kind_of(ref.group, ref.resource) or ref.resource
-    return _assembled(ref, kind, analysis.history.timeline(ref), writer_of)
+    key = _key(ref)
+    stored = _stored(analysis, analysis.etcd_changes(key)) if key else []
+    return _assembled(ref, kind, [*analysis.history.timeline(ref), *stored], writer_of)
+
+
+def _key(ref: ObjectRef) -> str | None:
+    """Where etcd holds `ref` (a custom resource under its group's prefix)."""
+    builtin = Resources.builtin().get(ref.group, ref.resource) is not None
+    return etcd_key(ref, builtin=builtin)
+
+
+def _stored(analysis: Analysis, changes: list[EtcdChange]) -> list[Observation]:
+    """etcd's own records of an object (the proxy's `--etcd`), as observations: a version
+    a client not routed through the proxy wrote is there too."""
+    found = []
+    for change in changes:
+        if change.deleted:
+            continue
+        value = analysis.decode_stored(change).value
+        if isinstance(value, dict) and isinstance(value.get("metadata"), dict):
+            seen = Observation.of(value, change.time, ETCD_RECORD, "", ETCD)
+            seen.resource_version = change.revision  # etcd keeps none: its revision is it
+            found.append(seen)
+    return found
 
 
 WriterOf = Callable[[list[Observation], int | None, float], "Writer | None"]
@@ -341,6 +365,7 @@ def _assembled(
 
 
 # -- the history, from a stream of records -----------------------------------------------------
+ETCD, ETCD_RECORD = "etcd", "record"  # a version etcd recorded: a sighting's component, source
 RECENT = 600.0  # seconds a write's summary is held for the chains of later writes
 HELD = "an earlier write (its summary no longer held)"
 
@@ -358,7 +383,8 @@ def history_streamed(
     assert analysis is not None
     ref = _found(analysis.resources, sorted(streamed.refs), name, namespace)
     found = analysis.kind_of(ref.group, ref.resource) or ref.resource
-    return _assembled(ref, found, streamed.observations.get(ref, []), streamed.writer_of(ref))
+    observations = [*streamed.observations.get(ref, []), *streamed.etcd_observations(ref)]
+    return _assembled(ref, found, observations, streamed.writer_of(ref))
 
 
 def _discard(_: str) -> None:
@@ -382,10 +408,22 @@ class _Streamed:
         self.blind: dict[ObjectRef, list[tuple[float, str]]] = {}
         self.recent: dict[str, tuple[float, str]] = {}
         self._pruned = 0.0
+        self.etcd: dict[str, list[EtcdChange]] = {}
 
     def begin(self, analysis: Analysis) -> None:
         self.analysis = analysis
         analysis.on_observation(self.observe)
+        analysis.on_etcd(self.stored)
+
+    def stored(self, change: EtcdChange) -> None:
+        """An etcd record of an object of the name: decoded when the history is told."""
+        if change.key.rsplit("/", 1)[-1] == self.name:
+            self.etcd.setdefault(change.key, []).append(change)
+
+    def etcd_observations(self, ref: ObjectRef) -> list[Observation]:
+        assert self.analysis is not None
+        key = _key(ref)
+        return _stored(self.analysis, self.etcd.get(key, [])) if key else []
 
     def observe(self, exchange: Exchange, ref: ObjectRef, observation: Observation) -> None:
         self.refs.add(ref)

@@ -47,7 +47,9 @@ def story(field: str) -> list[FieldStep]:
 
 
 def test_every_version_in_resource_version_order_with_its_writer() -> None:
+    """Each also seen in etcd's own record of it (the lab's wiretap watches etcd)."""
     versions = web().versions
+    assert all(any(s.component == "etcd" for s in v.sightings) for v in versions)
     assert len({v.uid for v in versions}) == 1
     numbers = [v.resource_version for v in versions]
     assert numbers == sorted(n for n in numbers if n is not None)
@@ -206,13 +208,16 @@ def test_a_version_no_recorded_write_made_says_so_with_what_managed_fields_say(
     history = history_of(Explainer(Analysis.of(load(path))), WEB)
     unseen = [v for v in history.versions if v.writer is None]
     assert unseen and all(v.sightings for v in unseen)
-    assert all(s.component == "kubectl" for v in unseen for s in v.sightings)
+    # seen in kubectl's GETs and in etcd's own records (the wiretap's --etcd), no writer's
+    assert {s.component for v in unseen for s in v.sightings} == {"kubectl", "etcd"}
+    assert all(any(s.source == "record" for s in v.sightings) for v in unseen)
     # between two versions kubectl saw, several writes may have come (a scale and the
     # controller's status): managedFields name every manager that wrote in between
     managers = [m for v in unseen for m in v.managers if m.manager == "kube-controller-manager"]
     assert managers and all(m.subresource == "status" and m.time for m in managers)
     text = cli("history", str(path), "deploy/web", "--field", "status.replicas")
-    assert "written by a client the wiretap did not see; seen in kubectl's get" in text.stdout
+    said = "written by a client the wiretap did not see; seen in etcd's record, kubectl's get"
+    assert said in text.stdout
 
 
 @pytest.mark.parametrize(
