@@ -41,8 +41,9 @@ own User-Agent suffix (`shared-informers`, `metadata-informers`).
 
 An exchange an audit log gave (`import audit`: `Exchange.audit_only`) had its client's
 watches go unrecorded: the log holds no watch events. Its cause is taken from the writes
-instead: every successful write whose answer names its object (level RequestResponse)
-stands for the event the API server then sent every watcher of that object (`INFERRED`:
+instead: in a recording with such exchanges, every successful write whose answer names its
+object (level RequestResponse, or a proxied write of a joined recording) stands for the
+event the API server then sent every watcher of that object (`INFERRED`:
 its type from the verb, its resourceVersion the write's). Such a cause is weaker evidence
 than a recorded event — the write was seen, its delivery was not — and says so
 (`inferred`); a recorded event, where there is one, is always preferred.
@@ -218,6 +219,9 @@ class Chains:
         self._opened: dict[
             tuple[str, str, str], float
         ] = {}  # audit only: a client's last LIST/WATCH
+        # writes stand for their watch events once an audit log's exchanges are in: a
+        # joined recording's proxied writes set off the components the log alone shows
+        self._inferring = any(e.audit_only for e in analysis.exchanges)
         by_id = {e.id: e for e in analysis.exchanges}
         history = analysis.history
         for ref in history:
@@ -234,6 +238,7 @@ class Chains:
             return
         _ = self.analysis.history  # every watch event recorded so far, taken in
         self._added.add(exchange.id)
+        self._inferring = self._inferring or exchange.audit_only
         self.began(exchange)
         if self.keep:
             self._by_id[exchange.id] = exchange
@@ -418,7 +423,7 @@ class Chains:
             bisect.insort(self._blind_writes[target], (exchange.time, exchange.id))
         else:  # a subresource's answer (a Scale) carries its object's version too
             self._writes.setdefault((target, version), write)
-        if exchange.audit_only and target.name:  # what its watchers got, unrecorded
+        if self._inferring and target.name:  # what its watchers got, unrecorded
             kind = INFERRED_TYPES.get(info.verb, "MODIFIED")
             hop = Hop(exchange.id, None, kind, target, version, exchange.time, INFERRED, True)
             self._hops[(INFERRED, target)].add(hop)

@@ -325,6 +325,25 @@ def test_the_explain_tab_says_the_audit_facts(request_response: Session, tmp_pat
     drive(script, out)
 
 
+@pytest.mark.lab
+def test_a_proxied_write_sets_off_the_components_the_log_alone_shows(
+    request_response: Session, tmp_path: Path
+) -> None:
+    """kubectl's pod create went through the proxy; the scheduler's binding of that pod is
+    only in the log. Its cause is kubectl's create, inferred from the write's answer (the
+    scheduler's watch is nowhere in either)."""
+    out, _ = joined(request_response, tmp_path)
+    binding = _one(out, "POST", "/api/v1/namespaces/default/pods/joined/binding", only=True)
+    created = _one(out, "POST", "/api/v1/namespaces/default/pods", joined=True)
+    result = cli("explain", "--format", "json", str(out))
+    assert result.returncode == 0, result.stderr
+    explained = {e["id"]: e for e in map(json.loads, result.stdout.split("\n")[:-1])}
+    cause = explained[binding["id"]]["caused_by"]
+    assert cause is not None and cause["exchange"] == created["id"]
+    assert cause["event"]["inferred_from"] == "resourceVersion"
+    assert explained[binding["id"]]["chain"] == [created["id"], binding["id"]]
+
+
 # -- bad input: no lab --------------------------------------------------------------------------
 RECORDING = Path(__file__).resolve().parents[2] / "recordings" / "apply-story.jsonl.gz"
 
