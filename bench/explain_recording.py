@@ -80,7 +80,11 @@ def explain(path: Path, *, cache: bool = True) -> tuple[float, float, int]:
     """Seconds for `k8s-wiretap explain PATH --format json` (wall clock, and the CPU
     seconds its process used: on a shared machine the steadier figure), its peak RSS."""
     start = ["-m", "k8s_wiretap"] if cache else ["-c", NO_CACHE]
-    command = [sys.executable, *start, "explain", str(path), "--format", "json"]
+    return measured([sys.executable, *start, "explain", str(path), "--format", "json"])
+
+
+def measured(command: list[str]) -> tuple[float, float, int]:
+    """`command` run to its end, output discarded: seconds (wall clock, CPU), peak RSS."""
     started = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)

@@ -15,14 +15,11 @@ same peak at every size.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from bench.explain_recording import RECORDINGS, build
+from bench.explain_recording import RECORDINGS, build, measured
 
 SOURCE = RECORDINGS / "history-session.jsonl.gz"
 SIZES = (10_000, 100_000)
@@ -32,14 +29,7 @@ PEER = ("explain", "{path}", "--format", "json")
 
 def run(words: tuple[str, ...], path: Path) -> tuple[float, float, int]:
     """Seconds (wall clock, CPU) and peak RSS of `k8s-wiretap WORDS` on `path`."""
-    command = [sys.executable, "-m", "k8s_wiretap", *(w.format(path=path) for w in words)]
-    started = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    elapsed = time.perf_counter() - started
-    if status != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({status})")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+    return measured([sys.executable, "-m", "k8s_wiretap", *(w.format(path=path) for w in words)])
 
 
 def main(argv: list[str] | None = None) -> None:
