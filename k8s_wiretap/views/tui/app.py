@@ -6,11 +6,12 @@ read), the selected exchange's detail (`listing/window.py`, on demand, after the
 has rested for `SETTLE` seconds), and the explanation of every row
 (`listing/explaining.py`, started once the first detail is shown: until then the first
 screen has the CPU). The app only wires them to the widgets: the list (`listing/`), the
-tabs and the chain view (`detail/`: `c`), the filter bar, the search and the `:` command
-line (`filtering/`), a walkthrough's narration (`walkthrough/`: `w`, or `k8s-wiretap
-walkthrough`) and the themes (`themes.py`). A recording still being written — a live
-proxy's, a playback's (`live/playback.py`), `replay --follow` — is followed
-(`listing/follow.py`), the list keeping its end in view (`live/follow_mode.py`).
+tabs, the chain view (`detail/`: `c`) and an object's timeline (`o`), the filter bar, the
+search and the `:` command line (`filtering/`), a walkthrough's narration
+(`walkthrough/`: `w`, or `k8s-wiretap walkthrough`) and the themes (`themes.py`). A
+recording still being written — a live proxy's, a playback's (`live/playback.py`),
+`replay --follow` — is followed (`listing/follow.py`), the list keeping its end in view
+(`live/follow_mode.py`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.views.tui.detail.chain_view import CHAIN_BINDINGS
 from k8s_wiretap.views.tui.detail.detail_pane import DetailPane
 from k8s_wiretap.views.tui.detail.event_screen import EVENT_BINDINGS
+from k8s_wiretap.views.tui.detail.object_rows import Timelines
+from k8s_wiretap.views.tui.detail.object_timeline import TIMELINE_BINDINGS, TimelineScreen
 from k8s_wiretap.views.tui.detail.panes import TABS
 from k8s_wiretap.views.tui.filtering.command_line import CommandLine
 from k8s_wiretap.views.tui.filtering.commands import COMMAND_BINDINGS, Commands
@@ -89,6 +92,7 @@ class ReplayApp(App[int]):
         Binding("question_mark", "help", "help", id="app.help"),
         Binding("slash", "filter", "filter", id="app.filter"),
         Binding("n", "noise", "noise", id="app.noise"),
+        Binding("o", "timeline", "object history", id="app.timeline"),
         Binding("f", "toggle_filter", "filter on/off", id="app.toggle_filter", show=False),
         Binding("escape", "leave", "back", id="app.back", show=False),
         Binding("tab", "tab(1)", "next tab", id="app.next_tab", show=False, priority=True),
@@ -147,6 +151,7 @@ class ReplayApp(App[int]):
         self._stop = threading.Event()
         self._detail_lock = threading.Lock()
         self._settle: Timer | None = None
+        self.timelines = Timelines(self.index, self.windows, self._detail_lock)
 
     def compose(self) -> ComposeResult:
         # Kept, not queried: workers' messages can still arrive while the app shuts down,
@@ -492,7 +497,13 @@ class ReplayApp(App[int]):
     @classmethod
     def all_bindings(cls) -> tuple[BindingType, ...]:
         """Every binding the app has, on any screen: what help lists and keys.yaml remaps."""
-        return (*cls.BINDINGS, *ExchangeList.BINDINGS, *CHAIN_BINDINGS, *EVENT_BINDINGS)
+        return (
+            *cls.BINDINGS,
+            *ExchangeList.BINDINGS,
+            *CHAIN_BINDINGS,
+            *EVENT_BINDINGS,
+            *TIMELINE_BINDINGS,
+        )
 
     def action_help(self) -> None:
         shown = self.all_bindings()
@@ -577,6 +588,16 @@ class ReplayApp(App[int]):
             self.filter_state = self.filter_state.revealing()
         rows.cursor = position if rows.view is None else bisect.bisect_left(rows.view, position)
         rows.focus()
+
+    def action_timeline(self) -> None:
+        """`o`: the selected exchange's object, version by version (`detail/object_timeline.py`);
+        dismissed with a row, it is selected."""
+        position = self.exchange_list.selected
+        if position is None:
+            self.notify("no exchange selected", severity="warning")
+            return
+        jump = lambda at: None if at is None else self.action_jump(at)  # noqa: E731
+        self.push_screen(TimelineScreen(self.timelines, position), jump)
 
     def action_open_event(self, number: int) -> None:
         """An event of the Events tab, clicked: opened whole."""

@@ -1,0 +1,215 @@
+"""An object's history in the TUI: its rows in the index, read back and turned around.
+
+The TUI holds no analysis of the whole recording (the list's summaries come from a stream,
+`listing/explaining.py`, that forgets as it goes; the detail pane explains a window of
+the file, `listing/window.py`). An object's timeline is made from the rows that can
+carry it, found in the index's columns, not by reading the file:
+
+- the requests on the object itself or a subresource of it (`deployments/scale` of
+  `web`: its writes, its GETs);
+- the requests on its collection, in its namespace or all namespaces: a create (a POST
+  names no object in its path), the LISTs and watches whose items and events carry it.
+
+Only those rows' records are read back (by offset, as the detail pane reads its window),
+with the first `/version` exchange (which release the bodies are decoded as) and etcd's
+records of their time; an analysis of them gives `explain/objects.history_of` every
+version, its changes, its write, the write's explanation and managedFields.
+
+Why a write was made needs more than the object's own exchanges: its causal chain runs
+through other objects (a ReplicaSet's status, a Pod's binding). `because` asks the
+window around the write (`Windows.around`, the detail pane's: kept, so asking again
+for writes near each other costs nothing), as the chain view does.
+
+`Timelines` keeps, per object, the rows found (extended with the rows added since: a
+followed recording) and the history made from them, made again only when those rows
+changed (a new row, a watch's new events, an exchange that ended).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from k8s_wiretap.capture.assemble import Assembler
+from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.reader import Recording
+from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.explain.objects import ObjectHistory, history_of
+from k8s_wiretap.kube.refs import ObjectRef
+from k8s_wiretap.views.tui.listing.index import RecordingIndex
+from k8s_wiretap.views.tui.listing.window import Windows
+
+__all__ = ["Timelines", "object_of"]
+
+ETCD_MARGIN = 5.0  # seconds of etcd's records read either side of the object's rows
+
+
+def object_of(explainer: Explainer, exchange: Exchange) -> ObjectRef | str:
+    """The one object `exchange` is about, or why it has none (a path that is no
+    resource, a list or a watch of many)."""
+    info = exchange.info
+    if not info.resource:
+        return f"{exchange.path.split('?')[0]} is not a Kubernetes object: no history"
+    analysis = explainer.analysis
+    obj = _object(analysis.response_body(exchange).value)
+    if obj is None and info.verb == "create":
+        obj = _object(analysis.request_body(exchange).value)
+    if not info.name and obj is None:
+        return f"a {info.verb or 'request'} of {info.resource} is about many objects: no history"
+    return analysis.ref(exchange, obj)
+
+
+def _object(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict) and isinstance(value.get("metadata"), dict):
+        return None if value.get("kind") == "Status" else value
+    return None
+
+
+@dataclass
+class _Found:
+    """An object's rows, found up to row `scanned`, and the history made from them."""
+
+    rows: list[int] = field(default_factory=list)
+    scanned: int = 0
+    stamp: tuple[int, ...] = ()
+    history: ObjectHistory | None = None
+    explainer: Explainer | None = None
+
+
+class Timelines:
+    """Objects' histories over an index, made on demand and kept per object."""
+
+    def __init__(self, index: RecordingIndex, windows: Windows, lock: threading.Lock) -> None:
+        """`windows` and `lock`: the detail pane's (one window kept, used by one thread)."""
+        self.index, self.windows, self.lock = index, windows, lock
+        self._found: dict[ObjectRef, _Found] = {}
+        self._because: dict[str, list[str]] = {}
+        self._mutex = threading.Lock()  # the histories are made in workers
+
+    def object_at(self, position: int) -> ObjectRef | str:
+        """The object of the exchange at row `position` (or why it has none)."""
+        with self.lock:
+            explainer, exchanges = self.windows.around(position)
+            return object_of(explainer, exchanges[self.index.rows.ids.id_of(position)])
+
+    def history(self, ref: ObjectRef) -> ObjectHistory:
+        """Every version of `ref` the recording shows so far (made again only when its
+        rows changed)."""
+        with self._mutex:
+            return self._history(ref)
+
+    def _history(self, ref: ObjectRef) -> ObjectHistory:
+        found = self._found.setdefault(ref, _Found())
+        self._scan(ref, found)
+        stamp = self._stamp(found.rows)
+        if found.history is None or stamp != found.stamp:
+            found.explainer = self._explainer(found.rows)
+            found.history = history_of(found.explainer, ref)
+            found.stamp = stamp
+        return found.history
+
+    def changed(self, ref: ObjectRef) -> bool:
+        """Whether `ref`'s rows changed since its history was made (a followed file)."""
+        with self._mutex:
+            found = self._found.get(ref)
+            if found is None or found.history is None:
+                return True
+            self._scan(ref, found)
+            return self._stamp(found.rows) != found.stamp
+
+    def rows_of(self, ref: ObjectRef) -> list[int]:
+        """The rows that can carry `ref` (its own requests, its collection's)."""
+        with self._mutex:
+            found = self._found.setdefault(ref, _Found())
+            self._scan(ref, found)
+            return list(found.rows)
+
+    def known_because(self, exchange_id: str) -> list[str] | None:
+        """The causal chain of a write if it has been found (`because`), else None."""
+        return self._because.get(exchange_id)
+
+    def because(self, exchange_id: str) -> list[str] | None:
+        """The causal chain of a write, as its explanations, nearest first up to the root,
+        over the window around it (None: not among the index's rows)."""
+        kept = self._because.get(exchange_id)
+        if kept is not None:
+            return kept
+        position = self.index.by_id.get(exchange_id)
+        if position is None:
+            return None
+        with self.lock:
+            explainer, exchanges = self.windows.around(position)
+            exchange = exchanges.get(exchange_id)
+            if exchange is None:
+                return None
+            chain = explainer.chains.chain(exchange)
+            said = [explainer.summaries.explain(e).summary for e in reversed(chain[:-1])]
+        self._because[exchange_id] = said
+        return said
+
+    def position(self, exchange_id: str) -> int | None:
+        return self.index.by_id.get(exchange_id)
+
+    # -- finding and reading the rows -------------------------------------------------------
+    def _scan(self, ref: ObjectRef, found: _Found) -> None:
+        rows = self.index.rows
+        count = len(rows)
+        if found.scanned >= count:
+            return
+        wanted = _matcher(rows.strings, ref)
+        resource, namespace, name = (rows.codes[n] for n in ("resource", "namespace", "name"))
+        found.rows.extend(
+            n for n in range(found.scanned, count) if wanted(resource[n], namespace[n], name[n])
+        )
+        found.scanned = count
+
+    def _stamp(self, positions: list[int]) -> tuple[int, ...]:
+        """What changes when the rows' records do: how many, their events, how many ended."""
+        rows = self.index.rows
+        events = sum(rows.events[p] for p in positions)
+        ended = sum(1 for p in positions if rows.ended[p] == rows.ended[p])  # not NaN
+        return (len(positions), events, ended)
+
+    def _explainer(self, positions: list[int]) -> Explainer:
+        index = self.index
+        wanted = list(positions)
+        if index.release is not None and index.release not in positions:
+            wanted = sorted([index.release, *wanted])
+        if wanted:
+            times = [index.rows.time[p] for p in positions] or [0.0]
+            since, until = min(times) - ETCD_MARGIN, max(times) + ETCD_MARGIN
+        else:
+            since, until = 0.0, -1.0
+        with self.lock:  # the index's file is read by one thread at a time
+            records = index.records(wanted, since, until)
+        assembler = Assembler()
+        assembler.feed_all(records[1:])
+        recording = Recording(records[0], assembler.exchanges, etcd=assembler.etcd)
+        return Explainer(Analysis.of(recording))
+
+
+def _matcher(strings: dict[str, Any], ref: ObjectRef) -> Callable[[int, int, int], bool]:
+    """A test of a row's (resource, namespace, name) codes: does it carry `ref`?"""
+    resources = strings["resource"].values
+    names = strings["name"].values
+    namespaces = strings["namespace"].values
+    own = {
+        code
+        for code, text in enumerate(resources)
+        if text == ref.resource or text.startswith(f"{ref.resource}/")
+    }
+    whole = {code for code, text in enumerate(resources) if text == ref.resource}
+
+    def wanted(resource: int, namespace: int, name: int) -> bool:
+        if resource not in own:
+            return False
+        where = namespaces[namespace]
+        if names[name] == ref.name and where == ref.namespace:
+            return True  # the object itself, or one of its subresources
+        # its collection: creates, LISTs and watches, here or in all namespaces
+        return not names[name] and resource in whole and where in (ref.namespace, "")
+
+    return wanted
