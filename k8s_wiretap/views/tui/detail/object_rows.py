@@ -22,7 +22,10 @@ for writes near each other costs nothing), as the chain view does.
 
 `Timelines` keeps, per object, the rows found (extended with the rows added since: a
 followed recording) and the history made from them, made again only when those rows
-changed (a new row, a watch's new events, an exchange that ended).
+changed (a new row, a watch's new events, an exchange that ended): for the `KEEP` objects
+last asked for, so that memory stays bounded however many are opened. The analysis a
+history is made from is let go once it is made; the history keeps the versions (their
+objects) and the writes' exchanges.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from k8s_wiretap.views.tui.listing.window import Windows
 __all__ = ["Timelines", "object_of"]
 
 ETCD_MARGIN = 5.0  # seconds of etcd's records read either side of the object's rows
+KEEP = 8  # objects whose rows and history are kept (the last asked for)
+BECAUSE_KEPT = 512  # writes whose causal chain is kept
 
 
 def object_of(explainer: Explainer, exchange: Exchange) -> ObjectRef | str:
@@ -76,7 +81,6 @@ class _Found:
     scanned: int = 0
     stamp: tuple[int, ...] = ()
     history: ObjectHistory | None = None
-    explainer: Explainer | None = None
 
 
 class Timelines:
@@ -102,12 +106,11 @@ class Timelines:
             return self._history(ref)
 
     def _history(self, ref: ObjectRef) -> ObjectHistory:
-        found = self._found.setdefault(ref, _Found())
+        found = self._kept(ref)
         self._scan(ref, found)
         stamp = self._stamp(found.rows)
         if found.history is None or stamp != found.stamp:
-            found.explainer = self._explainer(found.rows)
-            found.history = history_of(found.explainer, ref)
+            found.history = history_of(self._explainer(found.rows), ref)
             found.stamp = stamp
         return found.history
 
@@ -123,9 +126,17 @@ class Timelines:
     def rows_of(self, ref: ObjectRef) -> list[int]:
         """The rows that can carry `ref` (its own requests, its collection's)."""
         with self._mutex:
-            found = self._found.setdefault(ref, _Found())
+            found = self._kept(ref)
             self._scan(ref, found)
             return list(found.rows)
+
+    def _kept(self, ref: ObjectRef) -> _Found:
+        """`ref`'s rows and history, the last asked for; the `KEEP` last objects kept."""
+        found = self._found.pop(ref, None) or _Found()
+        self._found[ref] = found
+        while len(self._found) > KEEP:
+            del self._found[next(iter(self._found))]
+        return found
 
     def known_because(self, exchange_id: str) -> list[str] | None:
         """The causal chain of a write if it has been found (`because`), else None."""
@@ -147,6 +158,8 @@ class Timelines:
                 return None
             chain = explainer.chains.chain(exchange)
             said = [explainer.summaries.explain(e).summary for e in reversed(chain[:-1])]
+        if len(self._because) >= BECAUSE_KEPT:
+            self._because.clear()
         self._because[exchange_id] = said
         return said
 
