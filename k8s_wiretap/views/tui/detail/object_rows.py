@@ -12,8 +12,10 @@ carry it, found in the index's columns, not by reading the file:
 
 Only those rows' records are read back (by offset, as the detail pane reads its window),
 with the first `/version` exchange (which release the bodies are decoded as) and etcd's
-records of their time; an analysis of them gives `explain/objects.history_of` every
-version, its changes, its write, the write's explanation and managedFields.
+records of their time, one at a time, as a stream: `explain/objects.history_streamed`
+keeps of them only the object's versions and its writes, explained as they come (memory
+bounded by its versions, not by how many exchanges carried it), and tells every version,
+its changes, its write, the write's explanation and managedFields.
 
 Why a write was made needs more than the object's own exchanges: its causal chain runs
 through other objects (a ReplicaSet's status, a Pod's binding). `because` asks the
@@ -23,24 +25,20 @@ for writes near each other costs nothing), as the chain view does.
 `Timelines` keeps, per object, the rows found (extended with the rows added since: a
 followed recording) and the history made from them, made again only when those rows
 changed (a new row, a watch's new events, an exchange that ended): for the `KEEP` objects
-last asked for, so that memory stays bounded however many are opened. The analysis a
-history is made from is let go once it is made; the history keeps the versions (their
-objects) and the writes' exchanges.
+last asked for, so that memory stays bounded however many are opened.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from k8s_wiretap.capture.assemble import Assembler
 from k8s_wiretap.capture.exchange import Exchange
-from k8s_wiretap.capture.reader import Recording
-from k8s_wiretap.explain.analysis import Analysis
+from k8s_wiretap.errors import UsageError
 from k8s_wiretap.explain.explainer import Explainer
-from k8s_wiretap.explain.objects import ObjectHistory, history_of
+from k8s_wiretap.explain.objects import ObjectHistory, history_streamed
 from k8s_wiretap.kube.refs import ObjectRef
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from k8s_wiretap.views.tui.listing.window import Windows
@@ -110,7 +108,7 @@ class Timelines:
         self._scan(ref, found)
         stamp = self._stamp(found.rows)
         if found.history is None or stamp != found.stamp:
-            found.history = history_of(self._explainer(found.rows), ref)
+            found.history = self._made(ref, found.rows)
             found.stamp = stamp
         return found.history
 
@@ -186,22 +184,38 @@ class Timelines:
         ended = sum(1 for p in positions if rows.ended[p] == rows.ended[p])  # not NaN
         return (len(positions), events, ended)
 
-    def _explainer(self, positions: list[int]) -> Explainer:
-        index = self.index
-        wanted = list(positions)
-        if index.release is not None and index.release not in positions:
-            wanted = sorted([index.release, *wanted])
-        if wanted:
-            times = [index.rows.time[p] for p in positions] or [0.0]
+    def _made(self, ref: ObjectRef, positions: list[int]) -> ObjectHistory:
+        """`ref`'s history from the records of `positions`, read as a stream."""
+        name = f"{ref.resource}.{ref.group}" if ref.group else ref.resource
+        try:
+            return history_streamed(self._records(positions), f"{name}/{ref.name}", ref.namespace)
+        except UsageError:  # its rows carry no version of it (a GET that found nothing)
+            return ObjectHistory(ref, ref.resource, [])
+
+    def _records(self, positions: list[int]) -> Iterator[dict[str, Any]]:
+        """The header, the records of `positions` and of the first `/version` exchange,
+        and etcd's records of their time, in file order; one at a time (the file is read
+        with `pread`: no lock needed)."""
+        index, rows = self.index, self.index.rows
+        wanted = set(positions)
+        if index.release is not None:
+            wanted.add(index.release)
+        spans: list[tuple[int, int]] = []
+        for position in wanted:
+            row_spans = rows.spans(position)
+            spans += zip(row_spans[::2], row_spans[1::2], strict=True)
+        if positions:
+            times = [rows.time[p] for p in positions]
             since, until = min(times) - ETCD_MARGIN, max(times) + ETCD_MARGIN
-        else:
-            since, until = 0.0, -1.0
-        with self.lock:  # the index's file is read by one thread at a time
-            records = index.records(wanted, since, until)
-        assembler = Assembler()
-        assembler.feed_all(records[1:])
-        recording = Recording(records[0], assembler.exchanges, etcd=assembler.etcd)
-        return Explainer(Analysis.of(recording))
+            etcd = index.etcd
+            spans += [
+                (int(etcd[at + 1]), int(etcd[at + 2]))
+                for at in range(0, len(etcd), 3)
+                if since <= etcd[at] <= until
+            ]
+        yield index.header
+        for offset, length in sorted(spans):
+            yield index.read(offset, length)
 
 
 def _matcher(strings: dict[str, Any], ref: ObjectRef) -> Callable[[int, int, int], bool]:
