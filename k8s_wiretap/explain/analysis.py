@@ -306,6 +306,8 @@ class Analysis:
             return
         if exchange.status is None or exchange.status >= 300 or info.verb == WATCH:
             return
+        if info.dry_run:  # what the object would be: no version of it
+            return
         if info.subresource not in ("", "status"):
             return
         when = exchange.response.time if exchange.response else exchange.time

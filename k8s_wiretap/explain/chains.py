@@ -495,12 +495,15 @@ class Chains:
         return info.is_resource_request and info.verb in WRITES and exchange.status is not None
 
     def _is_write(self, exchange: Exchange) -> bool:
-        status = exchange.status
+        """A write that changed something: answered 2xx, and no dry run (which tells no
+        watcher, so it is no one's cause)."""
+        status, info = exchange.status, exchange.info
         return (
-            exchange.info.is_resource_request
-            and exchange.info.verb in WRITES
+            info.is_resource_request
+            and info.verb in WRITES
             and status is not None
             and status < 300
+            and not info.dry_run
         )
 
     def _object(self, exchange: Exchange) -> Any:

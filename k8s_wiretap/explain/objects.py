@@ -488,7 +488,8 @@ class _Streamed:
 
 def _is_write(exchange: Exchange) -> bool:
     info, status = exchange.info, exchange.status
-    return info.is_resource_request and info.verb in WRITES and status is not None and status < 300
+    ok = status is not None and status < 300
+    return info.is_resource_request and info.verb in WRITES and ok and not info.dry_run
 
 
 def _answer(analysis: Analysis, exchange: Exchange) -> dict[str, Any] | None:

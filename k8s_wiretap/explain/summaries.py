@@ -321,7 +321,7 @@ class Summaries:
         if info.resource == "serviceaccounts" and info.subresource == "token":
             note = "a TokenRequest: the token is signed, nothing is stored"
             return {"key": None, "note": note}, None
-        if info.param("dryRun"):
+        if info.dry_run:
             return {"key": None, "note": "a dry run: nothing is stored"}, None
         response = self.analysis.response_body(exchange).value
         ref = self.analysis.ref(exchange, response if info.verb in WRITES else None)

@@ -239,3 +239,29 @@ def test_the_command_lines_stream_tells_the_same_history(
     whole = history_of(explainer(path), find(explainer(path), name, namespace))
     assert streamed.to_json() == whole.to_json()
     assert len(streamed.versions) > 1
+
+
+def test_a_dry_run_write_is_no_version_and_no_cause(tmp_path: Path) -> None:
+    """The session with `kubectl set image`'s patch sent as a dry run (`?dryRun=All`, as
+    `--dry-run=server` sends it): its answer is what the object would be, not a version
+    of it, and it told no watcher, so no write is caused by it."""
+    records = list(iter_records(SESSION, []))
+    (patch,) = [
+        r
+        for r in records
+        if r.get("record") == "request"
+        and r["method"] == "PATCH"
+        and any(
+            k.lower() == "kubectl-command" and v == "kubectl set image" for k, v in r["headers"]
+        )
+    ]
+    patch["path"] += ("&" if "?" in patch["path"] else "?") + "dryRun=All"
+    path = tmp_path / "dry-run.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    dry = Explainer(Analysis.of(load(path)))
+    causes = [dry.chains.caused_by(e) for e in dry.analysis.exchanges]
+    assert not [c for c in causes if c is not None and c.exchange == patch["id"]]
+    history = history_of(dry, WEB)
+    assert not [s for v in history.versions for s in v.sightings if s.exchange == patch["id"]]
+    (changed,) = field_story(history, "spec.template.spec.containers[nginx].image")[1:]
+    assert changed.version.writer is None  # the real write is not in this recording
