@@ -211,8 +211,11 @@ class Summaries:
         rule = _rule(facts)
         values = _Values(self, exchange, facts)
         etcd, stored = self._etcd(exchange)
+        summary = _squeezed(rule.summary.format_map(values))
+        if exchange.info.dry_run and exchange.info.verb in WRITES:
+            summary += " (a dry run: nothing is stored, no watcher is told)"
         return Explanation(
-            _squeezed(rule.summary.format_map(values)),
+            summary,
             _squeezed(rule.why.format_map(values)),
             rule.id,
             rule.noise,

@@ -265,3 +265,6 @@ def test_a_dry_run_write_is_no_version_and_no_cause(tmp_path: Path) -> None:
     assert not [s for v in history.versions for s in v.sightings if s.exchange == patch["id"]]
     (changed,) = field_story(history, "spec.template.spec.containers[nginx].image")[1:]
     assert changed.version.writer is None  # the real write is not in this recording
+    exchange = dry.chains.exchange(patch["id"])
+    summary = dry.summaries.explain(exchange).summary
+    assert summary.endswith("(a dry run: nothing is stored, no watcher is told)")
