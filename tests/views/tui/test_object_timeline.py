@@ -3,17 +3,20 @@ kubectl apply, scale, label as team-b, set image and a server-side apply that ta
 replicas over). The TUI's timeline, made from the object's rows read back, tells the same
 versions, writers, changes and causes as `explain/objects.history_of` over the whole
 recording in memory; a field's story, a write's chain, the jump to its exchange; an
-exchange with no single object; a write the proxy did not see; a followed recording."""
+exchange with no single object; a write the proxy did not see; a followed recording; the
+screens as a person sees them."""
 
 from __future__ import annotations
 
 import asyncio
 import gzip
 import json
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from functools import cache
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from k8s_wiretap.capture.reader import load
@@ -27,6 +30,7 @@ from k8s_wiretap.views.tui.detail.object_timeline import TimelineScreen
 from k8s_wiretap.views.tui.help_screen import HelpScreen
 from tests.recorded import RECORDINGS
 from tests.views.tui.pilot import settle, until
+from tests.views.tui.snapshots import Shots
 
 SESSION = RECORDINGS / "history-session.jsonl.gz"
 WEB = ObjectRef("apps", "deployments", "default", "web")
@@ -331,3 +335,36 @@ def test_help_lists_the_key_and_no_key_is_bound_twice() -> None:
         )
 
     drive(script)
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The clock in one time zone, wherever the tests run."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.parametrize("size", ["120x40", "80x24"])
+def test_the_timeline_screens(size: str, tmp_path: Path, utc: None) -> None:
+    """As a person sees it: opened on the scale, then the replicas' story (snapshots in
+    tests/views/tui/snapshots/, as test_snapshots.py takes them)."""
+    shots = Shots(tmp_path)
+    width, height = (int(n) for n in size.split("x"))
+
+    async def main() -> None:
+        app = ReplayApp(SESSION)
+        async with app.run_test(size=(width, height)) as pilot:
+            await settle(app, pilot)
+            screen = await opened(app, pilot, row(app, "PATCH", "deployments/scale"))
+            await because_shown(screen, pilot)
+            shots.take(app, f"timeline-{size}")
+            await pilot.press("tab", "j", "f", "j", "j")
+            await pilot.pause()
+            await because_shown(screen, pilot)
+            shots.take(app, f"timeline-field-{size}")
+
+    asyncio.run(main())
+    shots.check()

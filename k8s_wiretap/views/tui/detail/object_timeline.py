@@ -50,6 +50,7 @@ __all__ = ["TIMELINE_BINDINGS", "TimelineScreen", "version_line", "why_text"]
 LIVE_EVERY = 1.0  # seconds between two looks at a followed recording
 BECAUSE = 3  # causes said at most, nearest first, the root last (`c`: the whole chain)
 WHO = 22  # cells of the writer's column
+NARROW = 60  # cells of the versions list under which a line has no time (the pane says it)
 BOOKKEEPING = frozenset({"metadata.generation", "status.observedGeneration"})
 
 TIMELINE_BINDINGS: list[BindingType] = [
@@ -68,15 +69,18 @@ def _who(version: Version) -> str:
     return writer.command or spoken(writer.component)
 
 
-def version_line(version: Version, changes: bool = True) -> Text:
-    """A version as a line of the list: rv, time, its writer, what changed (`changes`)."""
+def version_line(version: Version, changes: bool = True, narrow: bool = False) -> Text:
+    """A version as a line of the list: rv, time (not when `narrow`), its writer, what
+    changed (`changes`)."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"rv {version.resource_version or '?':<6} ", "bold")
-    text.append(f"{clock(version.time)} ", "dim")
+    who_cells = WHO - 4 if narrow else WHO
+    if not narrow:
+        text.append(f"{clock(version.time)} ", "dim")
     writer = version.writer
     who = _who(version).removeprefix("the ")
     style = colour_of(writer.component) if writer else "yellow italic"
-    text.append(f"{who[:WHO]:<{WHO}} ", style)
+    text.append(f"{who[:who_cells]:<{who_cells}} ", style)
     if not changes:
         return text
     if version.first and not version.changes:
@@ -323,7 +327,7 @@ class TimelineScreen(Screen[int | None]):
                 options.append(Option(Text(f"uid {versions[0].uid}", style="dim"), disabled=True))
                 self._rows.append(None)
             for version in versions:
-                options.append(Option(version_line(version)))
+                options.append(Option(version_line(version, narrow=self._narrow())))
                 self._rows.append(number)
                 number += 1
         self.versions.clear_options()
@@ -333,6 +337,9 @@ class TimelineScreen(Screen[int | None]):
             return
         wanted = self._opened_on(history) if kept is None else self._same(history, kept)
         self.versions.highlighted = self._rows.index(wanted)
+
+    def _narrow(self) -> bool:
+        return 0 < self.versions.size.width < NARROW
 
     def _opened_on(self, history: ObjectHistory) -> int:
         """The version the exchange it was opened on made or showed, else the last."""
