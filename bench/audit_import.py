@@ -16,8 +16,9 @@ The lines are made one at a time and written as they come (the log is never held
 plain file (`--gzip`: gzipped, level 1, which `import audit` reads as is; the peer then
 reads it through gzip too).
 
-Each step runs in a process of its own, measured by `os.wait4` (wall clock, the CPU
-seconds it used, its peak resident memory):
+Each step runs in a process of its own: its wall clock, the CPU seconds it used
+(`os.wait4`) and its peak resident memory (its own VmHWM, read at its exit: `MEASURED`;
+Linux only):
 
 - the peer: a plain `json.loads` of every line of the same file, in the same Python (the
   floor any importer of this log pays: the importer parses each line with `json.loads`
@@ -66,6 +67,24 @@ PEER = (
     "for line in stream:\n"
     "    if line.strip():\n"
     "        json.loads(line)\n"
+)
+# Runs `-m MODULE ARGS...` or `-c CODE ARGS...` and writes its own peak resident set
+# (VmHWM, KiB) to a file at exit: the child's `ru_maxrss` is no good, Linux carries the
+# parent's peak into it across the exec (a child of a 500 MB parent says at least 500 MB).
+MEASURED = (
+    "import atexit, runpy, sys\n"
+    "out, how, what = sys.argv[1:4]\n"
+    "sys.argv = [what, *sys.argv[4:]]\n"
+    "def said():\n"
+    "    with open('/proc/self/status') as status:\n"
+    "        peak = next(s.split()[1] for s in status if s.startswith('VmHWM:'))\n"
+    "    with open(out, 'w') as file:\n"
+    "        file.write(peak)\n"
+    "atexit.register(said)\n"
+    "if how == '-m':\n"
+    "    runpy.run_module(what, run_name='__main__', alter_sys=True)\n"
+    "else:\n"
+    "    exec(compile(what, '<peer>', 'exec'), {'__name__': '__main__'})\n"
 )
 SAID = re.compile(r"([\d,]+) exchanges? from ([\d,]+) audit events?")
 
@@ -154,17 +173,21 @@ class Run:
     peak: int
 
 
-def run(command: list[str], stderr: Path | None = None) -> Run:
-    """Run `command` (stdout to /dev/null, stderr to `stderr` if given) and measure it."""
+def run(how: str, what: str, args: list[str], folder: Path, stderr: Path | None = None) -> Run:
+    """Run `python -m MODULE ARGS` or `python -c CODE ARGS` (`how`, `what`) through
+    MEASURED (stdout to /dev/null, stderr to `stderr` if given) and measure it."""
+    peak = folder / "peak.txt"
+    peak.unlink(missing_ok=True)
+    command = [sys.executable, "-c", MEASURED, str(peak), how, what, *args]
     started = time.perf_counter()
     with open(stderr or os.devnull, "w") as errors:
         child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
         _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - started
-    if status != 0:
+    if status != 0 or not peak.exists():
         said = stderr.read_text()[-2000:] if stderr else ""
-        raise SystemExit(f"{' '.join(command)} failed ({status})\n{said}")
-    return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024)
+        raise SystemExit(f"{how} {what[:40]} {' '.join(args)} failed ({status})\n{said}")
+    return Run(elapsed, usage.ru_utime + usage.ru_stime, int(peak.read_text()) * 1024)
 
 
 def imported(said: str) -> tuple[int, int]:
@@ -201,17 +224,17 @@ def measure(sample: Sample, size: int, folder: Path, *, zipped: bool) -> str:
     said = folder / f"audit-{size}.import.txt"
     recording.unlink(missing_ok=True)
     write(sample, copies, log, zipped=zipped)
-    python = sys.executable
-    peer = run([python, "-c", PEER, str(log)])
-    command = [python, "-m", "k8s_wiretap", "import", "audit", str(log), "-o", str(recording)]
-    imports = run(command, said)
+    peer = run("-c", PEER, [str(log)], folder)
+    imports = run(
+        "-m", "k8s_wiretap", ["import", "audit", str(log), "-o", str(recording)], folder, said
+    )
     exchanges, events = imported(said.read_text())
     if (events, exchanges) != (copies * len(sample.lines), copies * sample.exchanges):
         raise SystemExit(
             f"import audit wrote {exchanges:,} exchanges from {events:,} events; the log "
             f"has {copies * sample.exchanges:,} from {copies * len(sample.lines):,}"
         )
-    explain = run([python, "-m", "k8s_wiretap", "explain", str(recording), "--format", "json"])
+    explain = run("-m", "k8s_wiretap", ["explain", str(recording), "--format", "json"], folder)
     values = [
         f"{events:,}",
         f"{exchanges:,}",
