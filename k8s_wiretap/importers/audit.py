@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from k8s_wiretap.importers import gke
-from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
+from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.kube.sensitive import SENSITIVE_RESOURCES
 
@@ -178,13 +178,18 @@ def events_of(value: Any, *, wrapped: bool = False) -> list[dict[str, Any]]:
 
 
 def _time(event: dict[str, Any], key: str) -> float:
+    """The time at `key`, checked as every record's time is (`sink.time_error`)."""
     value = event.get(key)
     if not isinstance(value, str):
         raise BadEvent(f"no {key}")
     try:
-        return dt.datetime.fromisoformat(value).timestamp()
-    except ValueError:
+        when = dt.datetime.fromisoformat(value).timestamp()
+    except (ValueError, OverflowError):
         raise BadEvent(f"{key} {value!r} is not an RFC 3339 time") from None
+    error = time_error(when)
+    if error is not None:
+        raise BadEvent(f"{key} {value!r} is {error}")
+    return when
 
 
 @dataclass(frozen=True)
@@ -287,8 +292,16 @@ def _request_type(event: Event) -> str:
     return JSON_PATCH if isinstance(event.raw.get("requestObject"), list) else ""
 
 
+def _cloud_absent(event: Event) -> list[str]:
+    """What `gke.event_of` said the entry lacks (`cloudLogging.absent`): a list of strings.
+    A plain Event may carry a `cloudLogging` of its own, anything: only such a list's
+    strings are taken."""
+    said = _dict(event.raw.get(gke.CLOUD)).get("absent")
+    return [item for item in said if isinstance(item, str)] if isinstance(said, list) else []
+
+
 def _request_absent(event: Event) -> list[str]:
-    absent = ["request headers but User-Agent", *_dict(event.raw.get(gke.CLOUD)).get("absent", [])]
+    absent = ["request headers but User-Agent", *_cloud_absent(event)]
     if (
         "requestObject" not in event.raw
         and event.level == "Metadata"

@@ -50,11 +50,11 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from k8s_wiretap.capture.identity import client_identity
-from k8s_wiretap.importers.sink import Sink
+from k8s_wiretap.importers.sink import Sink, time_error
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.requestinfo import parse_request
 from k8s_wiretap.wire.framing import framer_for
@@ -191,9 +191,22 @@ def _time(value: Any) -> float:
     return when.timestamp()
 
 
+def _number(value: Any) -> float | None:
+    """`value` as a finite float; None when it is none (not a number, a bool, NaN, an
+    infinity, an integer too big for a float such as 1 and 400 zeros)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)  # OverflowError: an int past a float's range
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _ms(value: Any) -> float:
-    number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-    return number if math.isfinite(number) and number > 0 else 0.0
+    """A duration in milliseconds, 0 when it is not given (no finite positive number)."""
+    number = _number(value)
+    return number if number is not None and number > 0 else 0.0
 
 
 def _body(holder: Any, what: str) -> tuple[bytes | None, dict[str, Any]]:
@@ -254,12 +267,8 @@ def _event_times(custom: dict[str, Any]) -> list[float]:
     events = custom.get("events")
     if not isinstance(events, list):
         return []
-    times = [e.get("time") if isinstance(e, dict) else None for e in events]
-    if not all(
-        isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) for t in times
-    ):
-        return []
-    return [float(t) for t in times]  # type: ignore[arg-type]
+    times = [_number(e.get("time")) if isinstance(e, dict) else None for e in events]
+    return [] if None in times else cast(list[float], times)
 
 
 def _no_surrogates(entry: Any, root: str = "the entry") -> None:
@@ -300,6 +309,34 @@ def _texts(flow: Flow) -> None:
     _no_surrogates(flow.extra, "the exchange's fields")
 
 
+def _scheme(url: Any) -> str | None:
+    """The scheme of `url`; None when it is no string or no URL (`[` without its `]`)."""
+    try:
+        return urlsplit(url).scheme if isinstance(url, str) else None
+    except ValueError:
+        return None
+
+
+def _said_url(url: Any) -> str:
+    """What a message may say of a URL that is not taken: its scheme, never more (a URL
+    may hold a user and password, its path or query a token), or what it is instead."""
+    if not isinstance(url, str):
+        return f"(a JSON {type(url).__name__})"
+    scheme = _scheme(url)
+    return f"(scheme {scheme!r})" if scheme else "(no scheme)"
+
+
+def _times(flow: Flow) -> None:
+    """Malformed when a time of `flow` can be no record's (`sink.time_error`: NaN, an
+    infinity, a year no date holds): explain and export make dates of them."""
+    named = [("the start", flow.start), ("the response's time", flow.response_time)]
+    named += [("the end", flow.end), *(("a watch event's time", t) for t in flow.event_times)]
+    for what, when in named:
+        error = time_error(when) if when is not None or what == "the start" else None
+        if error is not None:
+            raise Malformed(f"{what} is {error}")
+
+
 def _checked_text(text: str, where: str) -> None:
     try:
         text.encode("utf-8")
@@ -317,12 +354,14 @@ def entry_flow(entry: Any, number: int) -> Flow:
     method, url = request.get("method"), request.get("url")
     if not isinstance(method, str) or not method:
         raise Malformed("request.method is missing")
-    if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
-        raise Malformed(f"request.url {url!r} is no absolute http(s) URL")
+    if not isinstance(url, str) or _scheme(url) not in ("http", "https"):
+        raise Malformed(f"request.url {_said_url(url)} is no absolute http(s) URL")
     try:
         _server(url)
-    except ValueError as bad:
-        raise Malformed(f"request.url: {bad}") from bad
+    except ValueError as bad:  # its text may quote the URL's port: not said
+        raise Malformed(
+            f"request.url {_said_url(url)} has no host, or a port that is none"
+        ) from bad
     status = response.get("status", 0)
     if not isinstance(status, int) or isinstance(status, bool) or not 0 <= status <= 999:
         raise Malformed(f"response.status {status!r} is no HTTP status")
@@ -395,6 +434,7 @@ def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int
         try:
             flow = make(item, count)
             _texts(flow)
+            _times(flow)
         except Malformed as error:
             sink.skip(where, str(error))
             continue

@@ -9,6 +9,12 @@ and the body's Content-Type, as the recorder does), truncates them at `max_body`
 writes them as the recorder writes BODYs. Fields beyond the format's (`audit`, say) are
 passed through as given.
 
+Every record's time is seconds since the epoch that a date can be made of in any timezone
+(`time_error`: finite, after 1970-01-02 and before 9999-12-31 UTC), as `explain` and
+`export` make dates of them: an importer checks its times with `time_error` and skips what
+has another (a NaN, an infinity, the year 1 or 10,000); a record given one anyway is an
+importer's bug, raised (ValueError), never written.
+
 `skip(where, reason)` counts a part of the source the importer could not read: it is told
 to `on_skip` (the command prints it) and the first SKIP_NOTES of them are also notes in the
 recording; `close()` ends with a note of the total. An output file is never replaced
@@ -22,6 +28,7 @@ unless `overwrite` (it is opened with O_EXCL, `capture.outputs.FileOutput`).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,10 +42,35 @@ from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 
-__all__ = ["SKIP_NOTES", "Sink"]
+__all__ = ["EARLIEST", "LATEST", "SKIP_NOTES", "Sink", "time_error"]
 
 SKIP_NOTES = 1000  # skipped parts noted one by one in the recording, at most
+# The times a record may hold (seconds since the epoch): a day inside what `datetime` can
+# make a date of (the years 1 to 9999), so that it is a date in any timezone.
+EARLIEST = 86_400.0  # 1970-01-02T00:00:00Z
+LATEST = 253_402_214_400.0  # 9999-12-31T00:00:00Z
 Headers = Sequence[tuple[str, str]]
+
+
+def time_error(when: Any) -> str | None:
+    """Why `when` cannot be a record's time (a number, finite, between EARLIEST and
+    LATEST); None when it can."""
+    if not isinstance(when, int | float) or isinstance(when, bool):
+        return f"a time that is no number ({type(when).__name__})"
+    if isinstance(when, float) and not math.isfinite(when):
+        return f"a time that is no number ({when})"
+    if not EARLIEST < when < LATEST:
+        return "a time outside 1970-01-02 to 9999-12-31 (UTC), which no date can hold"
+    return None
+
+
+def _checked(when: float) -> float:
+    """`when`, raised (ValueError) when it can be no record's time: the importer did not
+    check it (`time_error`), a bug."""
+    error = time_error(when)
+    if error is not None:
+        raise ValueError(f"import: {error}: {when!r}")
+    return when
 
 
 def _content_type(headers: Headers) -> str:
@@ -104,8 +136,8 @@ class Sink:
     ) -> None:
         """The request record of a new exchange; `fields`: more of it (identity, client,
         audit, ...), written as given."""
+        record: dict[str, Any] = {"record": "request", "id": id, "time": _checked(when), **fields}
         state = self._open[id] = _Open(parse_request(method, path))
-        record: dict[str, Any] = {"record": "request", "id": id, "time": when, **fields}
         record.update(method=method, path=path, headers=self._headers(headers))
         if body is not None:
             record["body"] = self._body(state.info, _content_type(headers), body)
@@ -114,13 +146,20 @@ class Sink:
 
     def response(self, id: str, when: float, status: int, headers: Headers, **fields: Any) -> None:
         """The response's head; its body comes with `end`."""
-        self._state(id).response_type = _content_type(headers)
-        record = {"record": "response", "id": id, "time": when, "status": status, **fields}
+        record = {
+            "record": "response",
+            "id": id,
+            "time": _checked(when),
+            "status": status,
+            **fields,
+        }
         record["headers"] = self._headers(headers)
+        self._state(id).response_type = _content_type(headers)
         self._output.write(record)
 
     def event(self, id: str, when: float, data: bytes, **fields: Any) -> None:
         """A watch event of the exchange (one frame of its stream)."""
+        _checked(when)
         state = self._state(id)
         kept = data[: self.max_body]
         kept, redacted = self._redactor.watch_frame(state.info, kept, state.response_type)
@@ -142,9 +181,9 @@ class Sink:
         **fields: Any,
     ) -> None:
         """The exchange's end: the response body, or how many events a watch had."""
+        record: dict[str, Any] = {"record": "end", "id": id, "time": _checked(when), **fields}
         state = self._state(id)
         del self._open[id]
-        record: dict[str, Any] = {"record": "end", "id": id, "time": when, **fields}
         if body is not None:
             record["body"] = self._body(state.info, state.response_type, body)
         if events is not None:

@@ -94,9 +94,12 @@ def exchange_record(
 
 
 def _user(user: Any) -> tuple[str, list[str]]:
+    """A UserInfo's name and groups: `groups` as a list, its strings only (a log may say
+    anything there; a string is no list of groups, its letters none)."""
     user = user if isinstance(user, dict) else {}
     groups = user.get("groups")
-    return str(user.get("username") or ""), [str(g) for g in groups or ()]
+    said = [g for g in groups if isinstance(g, str)] if isinstance(groups, list) else []
+    return str(user.get("username") or ""), said
 
 
 def audit_record(audit: dict[str, Any]) -> dict[str, Any]:

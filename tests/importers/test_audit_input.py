@@ -309,10 +309,10 @@ def test_an_exchange_without_its_request_is_an_importers_bug_raised(tmp_path: Pa
     """Its bodies could not be redacted by their request: never written as if a GET /."""
     with Sink(tmp_path / "rec.jsonl", source="audit log") as sink:
         with pytest.raises(KeyError, match="'nope' has no open request record"):
-            sink.response("nope", 1.0, 200, [])
+            sink.response("nope", 1.0e9, 200, [])
         with pytest.raises(KeyError, match="'nope' has no open request record"):
-            sink.end("nope", 1.0, b"{}")
-        sink.request("r", 1.0, "GET", "/api/v1/secrets", [])
-        sink.end("r", 1.0)
+            sink.end("nope", 1.0e9, b"{}")
+        sink.request("r", 1.0e9, "GET", "/api/v1/secrets", [])
+        sink.end("r", 1.0e9)
         with pytest.raises(KeyError, match="'r' has no open request record"):
-            sink.end("r", 1.0)
+            sink.end("r", 1.0e9)

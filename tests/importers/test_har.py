@@ -88,7 +88,7 @@ def test_broken_entries_are_said_and_skipped(tmp_path: Path) -> None:
     lines = result.stderr.strip().splitlines()
     assert lines[:5] == [
         f"{broken}:entry 3: skipped: request.method is missing",
-        f"{broken}:entry 4: skipped: request.url '/api/v1/pods' is no absolute http(s) URL",
+        f"{broken}:entry 4: skipped: request.url (no scheme) is no absolute http(s) URL",
         f"{broken}:entry 5: skipped: response.content.text is not base64: "
         "Only base64 data is allowed",
         f"{broken}:entry 6: skipped: the entry is not an object",
