@@ -91,7 +91,9 @@ them so): written one a line, they read the same.
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
+import io
 import json
 from collections.abc import Iterator
 from typing import IO, Any
@@ -135,6 +137,11 @@ ALWAYS_ABSENT = [
 ]
 WS = b" \t\r\n"
 TOO_DEEP = "an item of the JSON array is nested too deep to read"
+# A line (or an item of a gcloud array) read at most: a larger one is skipped, said, and
+# reading goes on (the array's: ends), in bounded memory. As the webhook's MAX_BODY: 64 MiB.
+MAX_LINE = 64 * 1024 * 1024
+CHUNK = 1 << 20  # bytes read at a time
+DECODER = json.JSONDecoder()
 
 
 class BadEntry(ValueError):
@@ -338,18 +345,19 @@ def _truncated(labels: Any) -> list[str]:
     return []
 
 
-# -- a gcloud JSON array ----------------------------------------------------------------------
+# -- a gcloud JSON array, or JSON lines ---------------------------------------------------
 def numbered(stream: IO[bytes]) -> Iterator[tuple[int, bytes | BadEntry]]:
     """The values of a log with their line numbers: each line of a file of JSON lines, or
     each item of a file that is one JSON array laid out as gcloud prints it (its first line
     is `[` alone, which no line of JSON lines is: a line there is a whole value), numbered
-    by the line it starts on. Where the array cannot be read on, a `BadEntry` says why, and
-    reading ends."""
+    by the line it starts on. Either is read a part at a time, in memory bounded by
+    MAX_LINE (`_lines`, `_items`). Where the array cannot be read on, a `BadEntry` says
+    why, and reading ends."""
     first, newline, _ = _peek(stream).partition(b"\n")
     if not newline or first.strip(WS) != b"[":
-        yield from enumerate(stream, 1)
+        yield from _lines(stream, 1)
         return
-    yield from _items(stream.read().decode("utf-8", "surrogateescape"))
+    yield from _items(_Window(stream))
 
 
 def _peek(stream: IO[bytes]) -> bytes:
@@ -357,29 +365,63 @@ def _peek(stream: IO[bytes]) -> bytes:
     return bytes(peek(256)) if peek is not None else b""
 
 
-def _items(text: str) -> Iterator[tuple[int, bytes | BadEntry]]:
-    """The items of the array `text` starts with, then what follows its `]`, a line at a
-    time (a JSON value there is read as a line of a JSON-lines file would be)."""
-    decoder, lines = json.JSONDecoder(), _Lines(text)
-    pos, first = _skip(text, _skip(text, 0) + 1), True
-    while not text.startswith("]", pos):
-        if not first and not text.startswith(",", pos):
-            where = lines.of(min(pos, len(text.rstrip())))  # at the end: the last line
-            yield where, BadEntry(f"after an item of the JSON array, {_cut(text, pos)}")
+def _lines(stream: IO[bytes], number: int) -> Iterator[tuple[int, bytes | BadEntry]]:
+    """Each line of `stream`, numbered from `number`; a line longer than MAX_LINE is a
+    `BadEntry` (the rest of it read past, a chunk at a time, never held) and reading goes
+    on at the next."""
+    while line := stream.readline(MAX_LINE + 1):
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while (rest := stream.readline(CHUNK)) and not rest.endswith(b"\n"):
+                pass
+            yield number, BadEntry(f"the line is longer than {MAX_LINE:,} bytes: not read")
+        else:
+            yield number, line
+        number += 1
+
+
+def _items(window: _Window) -> Iterator[tuple[int, bytes | BadEntry]]:
+    """The items of the array the window starts with, then what follows its `]`, a line
+    at a time (a JSON value there is read as a line of a JSON-lines file would be)."""
+    pos, first, end_line = window.skip(window.skip(0) + 1), True, 1
+    while not window.text.startswith("]", pos):
+        if not first and not window.text.startswith(",", pos):
+            where = window.line(pos) if pos < len(window.text) else end_line  # at the end: the last
+            yield where, BadEntry(f"after an item of the JSON array, {_cut(window.text, pos)}")
             return
-        pos, first = _skip(text, pos + (0 if first else 1)), False
+        pos, first = window.skip(pos + (0 if first else 1)), False
+        found = _item(window, pos)
+        if isinstance(found, BadEntry):
+            yield window.line(window.start), found
+            return
+        pos, end = window.start, found
+        yield window.line(pos), window.text[pos:end].encode("utf-8", "surrogateescape")
+        end_line = window.line(end)
+        pos = window.skip(end)
+    yield from _lines(window.rest(pos + 1), window.line(pos))
+
+
+def _item(window: _Window, pos: int) -> int | BadEntry:
+    """Where the JSON value at `pos` ends (read on as far as it needs, up to MAX_LINE; its
+    start is `window.start` after), or why it cannot be read."""
+    window.start = pos
+    while True:
         try:
-            _, end = decoder.raw_decode(text, pos)
+            _, end = DECODER.raw_decode(window.text, window.start)
+            if end - window.start > MAX_LINE:
+                break
+            if end < len(window.text) or window.eof:  # a number may go on past the window
+                return end
         except ValueError as error:
-            reason = f"an item of the JSON array is not JSON ({error}); the rest unread"
-            yield lines.of(pos), BadEntry(reason)
-            return
+            if window.eof:
+                return BadEntry(f"an item of the JSON array is not JSON ({error}); the rest unread")
         except RecursionError:
-            yield lines.of(pos), BadEntry(f"{TOO_DEEP}; the rest unread")
-            return
-        yield lines.of(pos), text[pos:end].encode("utf-8", "surrogateescape")
-        pos = _skip(text, end)
-    yield from lines.after(pos + 1)
+            return BadEntry(f"{TOO_DEEP}; the rest unread")
+        if len(window.text) - window.start > MAX_LINE:
+            break
+        window.more()
+    return BadEntry(
+        f"an item of the JSON array is longer than {MAX_LINE:,} characters; the rest unread"
+    )
 
 
 def _cut(text: str, pos: int) -> str:
@@ -388,26 +430,64 @@ def _cut(text: str, pos: int) -> str:
     return f"neither , nor ] but {text[pos]!r}; the rest unread"
 
 
-class _Lines:
-    """Line numbers of places in a text (counted forward: places are asked in order)."""
+class _Window:
+    """A stream's text, read as it is asked for: a chunk at a time (more as an item needs:
+    twice what is held), what lies before `start` dropped when reading on. Places in
+    `text` move back by what is dropped: `skip` and `_item` give them anew."""
 
-    def __init__(self, text: str) -> None:
-        self.text, self._line, self._counted = text, 1, 0
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream, self.text, self.start, self.eof = stream, "", 0, False
+        self._decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+        self._line, self._counted = 1, 0  # the line number at `_counted`
 
-    def of(self, pos: int) -> int:
+    def line(self, pos: int) -> int:
+        """The line number of `pos` (asked in order, never before `start`)."""
         self._line += self.text.count("\n", self._counted, pos)
         self._counted = pos
         return self._line
 
-    def after(self, pos: int) -> Iterator[tuple[int, bytes]]:
-        """The text from `pos` on, a line at a time, each with its number."""
-        number = self.of(pos)
-        for offset, line in enumerate(self.text[pos:].split("\n")):
-            if line.strip():
-                yield number + offset, line.encode("utf-8", "surrogateescape")
+    def more(self) -> None:
+        """Read on (`eof` at the end), dropping the text before `start` (then 0)."""
+        self.line(self.start)
+        held = len(self.text) - self.start
+        data = b"" if self.eof else self.stream.read(max(CHUNK, min(held, MAX_LINE)))
+        self.eof = not data
+        self.text = self.text[self.start :] + self._decoder.decode(data, final=self.eof)
+        self._counted, self.start = 0, 0
+
+    def skip(self, pos: int) -> int:
+        """The place of the first character from `pos` on that is no white space (the
+        text's end when none is left); reads on as it needs."""
+        while True:
+            while pos < len(self.text) and self.text[pos] in " \t\r\n":
+                pos += 1
+            if pos < len(self.text) or self.eof:
+                return pos
+            self.start = pos
+            self.more()
+            pos = 0
+
+    def rest(self, pos: int) -> IO[bytes]:
+        """The stream from `pos` of the text on (what is held, then what is unread)."""
+        self.line(pos)
+        held = self.text[pos:].encode("utf-8", "surrogateescape") + self._decoder.getstate()[0]
+        return io.BufferedReader(_Joined(held, self.stream))
 
 
-def _skip(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
+class _Joined(io.RawIOBase):
+    """`head`, then `stream`: one stream."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        self._head, self._stream = memoryview(head), stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        data = self._stream.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
