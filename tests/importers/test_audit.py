@@ -34,9 +34,22 @@ def events(path: Path) -> list[dict[str, Any]]:
 
 
 def log_lines(path: Path) -> list[str]:
-    """The lines of a log, split at newlines only (str.splitlines also splits at U+0085 and
-    U+2028, which a JSON string may hold as they are)."""
-    return [line for line in path.read_text().split("\n") if line.strip()]
+    """The whole lines of a log (`whole_lines`), split at newlines only (str.splitlines
+    also splits at U+0085 and U+2028, which a JSON string may hold as they are)."""
+    return [line for line in whole_lines(path).decode().split("\n") if line.strip()]
+
+
+def whole_lines(path: Path, offset: int = 0) -> bytes:
+    """The lines of a log the API server may be writing, from `offset` on, whole: from
+    the start of the first line that begins at or after `offset` (an offset inside a line
+    skips the rest of it) to the last newline (a line being written is left out)."""
+    with path.open("rb") as stream:
+        if offset:
+            stream.seek(offset - 1)
+            if stream.read(1) != b"\n":
+                stream.readline()  # the rest of the line `offset` is inside
+        data = stream.read()
+    return data[: data.rfind(b"\n") + 1]
 
 
 def records(path: Path) -> list[dict[str, Any]]:

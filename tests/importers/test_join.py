@@ -25,7 +25,7 @@ from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.views.tui import ReplayApp
 from tests.conftest import Kubectl, cli, wait_until
-from tests.importers.test_audit import audit_log, records
+from tests.importers.test_audit import audit_log, records, whole_lines
 from tests.proxy.conftest import ProxyProcess, spawn_proxy
 from tests.views.tui.pilot import drive, settle, tab_text
 from tests.views.tui.test_app import type_filter
@@ -54,9 +54,7 @@ def _audit_ids(recording: Path) -> dict[str, str]:
 
 
 def _completed(log: Path, offset: int) -> set[str]:
-    with log.open("rb") as stream:
-        stream.seek(offset)
-        text = stream.read().decode()
+    text = whole_lines(log, offset).decode()
     return {
         json.loads(line)["auditID"]
         for line in text.split("\n")
@@ -87,9 +85,7 @@ def _session(kubeconfig: str, log: Path, folder: Path, level: str) -> Session:
         proxy.stop()
     assert set(_audit_ids(proxy.record)) == ids  # nothing came after the wait
     cut = folder / "audit.log"
-    with log.open("rb") as stream:
-        stream.seek(offset)
-        cut.write_bytes(stream.read())
+    cut.write_bytes(whole_lines(log, offset))
     return Session(proxy.record, cut, level)
 
 
@@ -113,7 +109,7 @@ def _wait_for_the_log(proxy: ProxyProcess, log: Path, offset: int) -> set[str]:
     def complete() -> bool:
         ids = set(_audit_ids(proxy.record))
         done = _completed(log, offset)
-        bound = '"subresource":"status"' in log.read_text()[offset:]
+        bound = b'"subresource":"status"' in whole_lines(log, offset)
         if ids and ids <= done and bound and _refused_in(proxy.record):
             found.append(ids)
             return True
