@@ -30,14 +30,17 @@ last asked for, so that memory stays bounded however many are opened.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from k8s_wiretap.capture.assemble import Assembler
 from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.reader import Recording
 from k8s_wiretap.errors import UsageError
-from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.objects import ObjectHistory, history_streamed
 from k8s_wiretap.kube.refs import ObjectRef
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
@@ -50,13 +53,12 @@ KEEP = 8  # objects whose rows and history are kept (the last asked for)
 BECAUSE_KEPT = 512  # writes whose causal chain is kept
 
 
-def object_of(explainer: Explainer, exchange: Exchange) -> ObjectRef | str:
+def object_of(analysis: Analysis, exchange: Exchange) -> ObjectRef | str:
     """The one object `exchange` is about, or why it has none (a path that is no
     resource, a list or a watch of many)."""
     info = exchange.info
     if not info.resource:
         return f"{exchange.path.split('?')[0]} is not a Kubernetes object: no history"
-    analysis = explainer.analysis
     obj = _object(analysis.response_body(exchange).value)
     if obj is None and info.verb == "create":
         obj = _object(analysis.request_body(exchange).value)
@@ -89,13 +91,28 @@ class Timelines:
         self.index, self.windows, self.lock = index, windows, lock
         self._found: dict[ObjectRef, _Found] = {}
         self._because: dict[str, list[str]] = {}
+        self._objects: dict[int, ObjectRef | str] = {}  # the object of a row
         self._mutex = threading.Lock()  # the histories are made in workers
 
     def object_at(self, position: int) -> ObjectRef | str:
-        """The object of the exchange at row `position` (or why it has none)."""
-        with self.lock:
-            explainer, exchanges = self.windows.around(position)
-            return object_of(explainer, exchanges[self.index.rows.ids.id_of(position)])
+        """The object of the exchange at row `position` (or why it has none), from its
+        own records and the first `/version` exchange's (the release its body is decoded
+        as): the detail pane's window is left as it is."""
+        kept = self._objects.get(position)
+        if kept is not None:
+            return kept
+        index = self.index
+        wanted = sorted({position} | ({index.release} if index.release is not None else set()))
+        records = index.records(wanted, math.inf, -math.inf)  # no etcd record
+        assembler = Assembler()
+        assembler.feed_all(records[1:])
+        analysis = Analysis.of(Recording(records[0], assembler.exchanges))
+        exchange = next(e for e in assembler.exchanges if e.id == index.rows.ids.id_of(position))
+        found = object_of(analysis, exchange)
+        if len(self._objects) >= BECAUSE_KEPT:
+            self._objects.clear()
+        self._objects[position] = found
+        return found
 
     def history(self, ref: ObjectRef) -> ObjectHistory:
         """Every version of `ref` the recording shows so far (made again only when its
