@@ -15,6 +15,13 @@ server configured once goes on trusting the receiver, and being trusted, across 
 
 Every key file is 0600 (`tls.write_private`). Two CAs rather than one: a certificate that
 proves the receiver to the API server proves nothing the other way.
+
+The folder is trusted only when it is the user's own: before anything in it is read or
+written, a folder that is a symlink, belongs to another user or lets others in (any mode
+bit for group or others) is refused in one line (exit 2, `tls.pki.private_folder`), and so
+is a key or certificate file there that is a symlink or another user's: keys someone else
+could have put there would let their client certificates in. Files are written to a
+temporary file and renamed, never through a link (`tls.pki`).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from cryptography.exceptions import InvalidSignature
 
 from k8s_wiretap.paths import state_dir
 from k8s_wiretap.tls import Authority, Identity, load_authority, new_authority
+from k8s_wiretap.tls.pki import own_file, private_folder
 
 __all__ = ["LOCAL_NAMES", "WebhookKeys", "default_folder"]
 
@@ -51,10 +59,15 @@ class WebhookKeys:
 
     def _authority(self, stem: str, name: str) -> Authority:
         cert, key = self.folder / f"{stem}.crt", self.folder / f"{stem}.key"
-        if not (cert.is_file() and key.is_file()):
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not self._present(cert, key):
             new_authority(name).identity.write(cert, key)
         return load_authority(cert, key)
+
+    def _present(self, *files: Path) -> bool:
+        """Whether all `files` are in the folder, after checking that the folder and each
+        file there are the user's own (`private_folder`, `own_file`: UsageError if not)."""
+        private_folder(self.folder)
+        return all([own_file(path) for path in files])
 
     def server_authority(self) -> Authority:
         return self._authority("ca", "k8s-wiretap audit webhook CA")
@@ -72,7 +85,7 @@ class WebhookKeys:
         cert, key = self.folder / "server.crt", self.folder / "server.key"
         wanted = {_normal(h) for h in (*LOCAL_NAMES, *hosts)}
         authority = self.server_authority()
-        if not (cert.is_file() and key.is_file() and _covers(cert, wanted, authority)):
+        if not (self._present(cert, key) and _covers(cert, wanted, authority)):
             names = sorted(wanted)
             authority.issue(SERVER_NAME, hosts=names, client=False).write(cert, key)
         return cert, key

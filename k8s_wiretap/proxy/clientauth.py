@@ -41,6 +41,7 @@ from mitmproxy import connection
 from OpenSSL import SSL, crypto
 
 from k8s_wiretap.tls import Authority, Identity, load_authority, new_authority
+from k8s_wiretap.tls.pki import own_file, private_folder
 
 __all__ = [
     "ClientCheck",
@@ -60,10 +61,13 @@ def client_ca_paths(confdir: Path) -> tuple[Path, Path]:
 
 
 def client_authority(confdir: Path) -> Authority:
-    """The proxy's client CA, made (key 0600, folder 0700) on first use."""
+    """The proxy's client CA, made (key 0600, folder 0700) on first use. A confdir that is
+    not the user's own and closed to others, or a CA file there that is a symlink or
+    another user's, is refused (UsageError): a CA someone else put there would let their
+    clients in (`tls.pki.private_folder`)."""
     cert, key = client_ca_paths(confdir)
-    if not (cert.is_file() and key.is_file()):
-        confdir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_folder(confdir)
+    if not (own_file(cert) and own_file(key)):
         new_authority("k8s-wiretap clients").identity.write(cert, key)
     return load_authority(cert, key)
 

@@ -4,6 +4,12 @@ Kubernetes authenticates clients by certificate: the subject's common name is th
 each organization is a group (`O=system:masters` is cluster admin; `CN=system:node:node-1,
 O=system:nodes` is a kubelet). Keys are ECDSA P-256 (fast to make, accepted by every
 component) and every private key file is written with mode 0600.
+
+Files are written whole, never through a link: each goes to a fresh temporary file in its
+folder (created with O_EXCL|O_NOFOLLOW, so nothing already there, a planted symlink
+included, is opened), then is renamed over the path. A symlink at the path is replaced, not
+followed, so a link someone planted cannot make a key land in another file. Folders that
+hold keys are checked (`private_folder`) before anything in them is trusted.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import os
+import secrets
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +28,17 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["Authority", "Identity", "new_authority", "write_private"]
+from k8s_wiretap.errors import UsageError
+
+__all__ = [
+    "Authority",
+    "Identity",
+    "new_authority",
+    "own_file",
+    "private_folder",
+    "write_private",
+    "write_public",
+]
 
 VALIDITY = dt.timedelta(days=365)
 
@@ -33,18 +51,73 @@ class Identity:
     key_pem: bytes
 
     def write(self, cert_path: Path, key_path: Path) -> None:
-        cert_path.parent.mkdir(parents=True, exist_ok=True)
-        cert_path.write_bytes(self.cert_pem)
+        write_public(cert_path, self.cert_pem)
         write_private(key_path, self.key_pem)
 
 
 def write_private(path: Path, data: bytes) -> None:
     """Write `data` to a file only its owner can read (0600), whatever the umask."""
+    _write_whole(path, data, private=True)
+
+
+def write_public(path: Path, data: bytes) -> None:
+    """Write `data` (a certificate) to a file of the usual mode (0644 less the umask)."""
+    _write_whole(path, data, private=False)
+
+
+def _write_whole(path: Path, data: bytes, *, private: bool) -> None:
+    """Write a fresh temporary file beside `path` and rename it over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        os.fchmod(handle.fileno(), 0o600)
-        handle.write(data)
+    scratch = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(scratch, flags, 0o600 if private else 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if private:
+                os.fchmod(handle.fileno(), 0o600)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(scratch, path)
+    except BaseException:
+        scratch.unlink(missing_ok=True)
+        raise
+
+
+def private_folder(folder: Path) -> None:
+    """Make `folder` (0700) if it is missing; else refuse it (UsageError, one line) unless
+    it is a real folder (no symlink) of the current user that no one else may enter: keys
+    read from a folder someone else made or can write would be theirs."""
+    try:
+        info = folder.lstat()
+    except FileNotFoundError:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder.chmod(0o700)  # whatever the umask
+        info = folder.lstat()
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise UsageError(f"{folder}: not a folder (a symlink or a file): refused for keys")
+    if info.st_uid != os.geteuid():
+        raise UsageError(f"{folder}: owned by user {info.st_uid}, not you: refused for keys")
+    if info.st_mode & 0o077:
+        mode = stat.S_IMODE(info.st_mode)
+        raise UsageError(
+            f"{folder}: mode {mode:04o} lets others in: refused for keys (chmod 700 it, "
+            "or delete it to have it made again)"
+        )
+
+
+def own_file(path: Path) -> bool:
+    """Whether `path` exists as a regular file of the current user; UsageError (one line)
+    when something else is there: a symlink, or a file of another user."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"{path}: not a regular file (a symlink?): refused")
+    if info.st_uid != os.geteuid():
+        raise UsageError(f"{path}: owned by user {info.st_uid}, not you: refused")
+    return True
 
 
 def _new_key() -> ec.EllipticCurvePrivateKey:
