@@ -21,10 +21,11 @@ becomes one exchange, written through the sink (redacted as the proxy redacts):
 
 A flow that is not HTTP (TCP, UDP, DNS), or that mitmproxy cannot make a flow of (a state
 it cannot migrate, a field missing: whatever mitmproxy raises), is skipped as `FILE:flow N`
-with the reason, and reading goes on: the tnetstring around it was whole. So is a flow whose
-method, URL, HTTP version or header is no UTF-8 (mitmproxy gives it with lone surrogates,
-which a UTF-8 recording cannot hold). A file that stops
-being readable part way (cut short, overwritten: no tnetstring where one should start) ends
+with the reason (the error's type, and the field a KeyError missed: mitmproxy's other texts
+may quote the flow's contents), and reading goes on: the tnetstring around it was whole.
+So is a flow whose method, URL, HTTP version or header is no UTF-8 (mitmproxy gives it
+with lone surrogates, which a UTF-8 recording cannot hold). A file that stops being
+readable part way (cut short, overwritten: no tnetstring where one should start) ends
 the import there, the point and the reason told as a skip; what came before is kept. A
 file that is no flow file at all is refused before anything is written.
 """
@@ -93,10 +94,25 @@ def _state_flow(state: Any, number: int) -> Flow:
     try:
         item = flow.Flow.from_state(compat.migrate_flow(state))
     except Exception as error:  # mitmproxy raises what it meets: KeyError, TypeError, ...
-        raise Malformed(
-            f"not a flow mitmproxy can read: {type(error).__name__}: {error}"
-        ) from error
+        raise Malformed(f"not a flow mitmproxy can read: {_said(error)}") from error
     return flow_of(item, number)
+
+
+def _said(error: Exception) -> str:
+    """What a skip says of mitmproxy's error: its type, and for a KeyError the field it
+    missed. Other texts are not said: mitmproxy quotes the values it refuses, and the whole
+    state of a part (`Invalid state for ...: (state={...})`: an error's message, a
+    WebSocket's messages), which may hold a credential."""
+    if isinstance(error, KeyError):
+        return f"KeyError: {error}"
+    return f"{type(error).__name__} (mitmproxy's text, which may quote the flow, not said)"
+
+
+def _unreadable(error: Exception) -> str:
+    """A tnetstring error without what it quotes (`not a tnetstring: missing or invalid
+    length prefix: b'...'`: where the file is broken, a piece of a body may be read as a
+    length or a literal): its first two parts."""
+    return ": ".join(str(error).split(": ")[:2])
 
 
 def _flows(path: Path, sink: Sink) -> Iterator[tuple[str, Any]]:
@@ -108,7 +124,7 @@ def _flows(path: Path, sink: Sink) -> Iterator[tuple[str, Any]]:
                 state = tnetstring.load(file)
             except (ValueError, TypeError, IndexError, RecursionError) as error:
                 if str(error) != "not a tnetstring: empty file":  # the end
-                    reason = f"unreadable, the rest of the file too: {error}"
+                    reason = f"unreadable, the rest of the file too: {_unreadable(error)}"
                     sink.skip(f"{path}:flow {number}", reason)
                 return
             yield f"{path}:flow {number}", state

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mitmproxy.io import FlowWriter
+from mitmproxy.io import FlowWriter, tnetstring
 from mitmproxy.test import tflow
 
 from tests.conftest import cli
@@ -185,5 +185,26 @@ def test_a_skipped_entrys_url_is_never_quoted(tmp_path: Path) -> None:
         f"{har}:entry 3: skipped: request.url (scheme 'https') {NO_HOST}",
         f"{har}:entry 4: skipped: request.url (no scheme) is no absolute http(s) URL",
         f"{out}: 1 exchange from {har}; 4 unreadable entries skipped",
+    ]
+    assert SECRET not in out.read_text()
+
+
+def test_what_mitmproxy_says_of_a_flow_it_cannot_read_is_not_quoted(tmp_path: Path) -> None:
+    """mitmproxy's error texts quote the state it refused (an Error's message here; a
+    WebSocket's messages alike) and the bytes of a broken tnetstring: neither is said."""
+    good, bad = tflow.tflow(resp=True), tflow.tflow(resp=True).get_state()
+    bad["error"] = {"msg": f"token={SECRET}", "timestamp": 1e9, "surprise": 1}
+    broken = f"{len(SECRET)}:{SECRET}}}".encode()  # a dict whose item has no length
+    mitm, out = tmp_path / "flows.mitm", tmp_path / "rec.jsonl"
+    with mitm.open("wb") as file:
+        FlowWriter(file).add(good)
+        file.write(tnetstring.dumps(bad) + broken)
+    said = _imported("mitmproxy", mitm, out)
+    assert said == [
+        f"{mitm}:flow 2: skipped: not a flow mitmproxy can read: ValueError (mitmproxy's "
+        "text, which may quote the flow, not said)",
+        f"{mitm}:flow 3: skipped: unreadable, the rest of the file too: not a tnetstring: "
+        "missing or invalid length prefix",
+        f"{out}: 1 exchange from {mitm}; 2 unreadable flows skipped",
     ]
     assert SECRET not in out.read_text()
