@@ -17,6 +17,7 @@ import pytest
 from mitmproxy.io import FlowWriter, tnetstring
 from mitmproxy.test import tflow
 
+from k8s_wiretap.importers.sink import Sink
 from tests.conftest import cli
 from tests.importers.test_audit_input import EVENT
 from tests.importers.test_har import API, _entry, _har, _records
@@ -208,3 +209,27 @@ def test_what_mitmproxy_says_of_a_flow_it_cannot_read_is_not_quoted(tmp_path: Pa
         f"{out}: 1 exchange from {mitm}; 2 unreadable flows skipped",
     ]
     assert SECRET not in out.read_text()
+
+
+@pytest.mark.parametrize("when", [math.nan, -math.inf, 1e30, -62135596800.0, 0.0, 10**400])
+def test_a_time_no_importer_checked_is_raised_never_written(when: Any, tmp_path: Path) -> None:
+    """Every importer checks its times (`sink.time_error`); one that did not is a bug the
+    sink raises, and nothing of it is written."""
+    out = tmp_path / "rec.jsonl"
+    with Sink(out, source="test") as sink:
+        with pytest.raises(ValueError, match="import: a time"):
+            sink.request("r", when, "GET", "/api/v1/pods", [])
+        sink.request("s", 1e9, "GET", "/api/v1/pods", [])
+        for call in (
+            lambda: sink.response("s", when, 200, []),
+            lambda: sink.event("s", when, b"{}"),
+            lambda: sink.end("s", when),
+        ):
+            with pytest.raises(ValueError, match="import: a time"):
+                call()
+        sink.end("s", 1e9 + 1)
+    written = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    assert [(r["record"], r["id"], r["time"]) for r in written] == [
+        ("request", "s", 1e9),
+        ("end", "s", 1e9 + 1),
+    ]
