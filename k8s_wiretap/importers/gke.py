@@ -397,7 +397,8 @@ def _items(window: _Window) -> Iterator[tuple[int, bytes | BadEntry]]:
         yield window.line(pos), window.text[pos:end].encode("utf-8", "surrogateescape")
         end_line = window.line(end)
         pos = window.skip(end)
-    yield from _lines(window.rest(pos + 1), window.line(pos))
+    number = window.line(pos)  # the `]`'s line: what follows it on that line is its rest
+    yield from _lines(window.rest(pos + 1), number)
 
 
 def _item(window: _Window, pos: int) -> int | BadEntry:
