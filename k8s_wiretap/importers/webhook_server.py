@@ -7,9 +7,16 @@ client certificate of the receiver's client CA (`webhook_tls.WebhookKeys`): one 
 issuer fails the handshake; a connection with none gets 401 and a Kubernetes Status that
 says why, is closed, and nothing it sent is read or recorded (it is said through `say`).
 
+At most MAX_CONNECTIONS connections are served at once (one thread each): one more is
+closed as soon as it is accepted, before its handshake, so connections left idle cannot
+make the receiver start thread after thread. The handshake has HANDSHAKE_TIMEOUT (10 s)
+in all; a connection without a client certificate has as long for each read of its
+request, one with a certificate TIMEOUT (the API server's requests may take 30 s).
+
 What a POST gets: 200 when its EventList was recorded (items that are no Event skipped,
-noted), 400 when the body is no EventList (noted in the recording), 411 without a
-Content-Length, 413 above MAX_BODY (64 MiB: 400 events of the API server's largest,
+noted), 400 when the body is no EventList (noted in the recording) or the Content-Length
+is no number of bytes (ASCII digits, at most 12 of them), 411 without a Content-Length,
+413 above MAX_BODY (64 MiB: 400 events of the API server's largest,
 `--audit-webhook-truncate-max-event-size` aside), 503 once the receiver has stopped, 500
 when the recording cannot be written (the API server tries again: see `webhook.py`). Any
 path is taken (the kubeconfig's server URL has none); other methods get 405.
@@ -21,6 +28,7 @@ import json
 import socket
 import ssl
 import sys
+import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -32,6 +40,9 @@ __all__ = ["MAX_BODY", "WebhookServer"]
 
 MAX_BODY = 64 * 1024 * 1024
 TIMEOUT = 60.0  # seconds a connection may be silent (client-go gives a request 30 s)
+HANDSHAKE_TIMEOUT = 10.0  # seconds for the whole TLS handshake, and for each read without a cert
+MAX_CONNECTIONS = 64  # served at once (the API server starts 10 batches a second, 15 in a burst)
+MAX_LENGTH_DIGITS = 12  # a Content-Length longer than this is no size (MAX_BODY has 8)
 REASONS = {
     400: "BadRequest",
     401: "Unauthorized",
@@ -70,11 +81,14 @@ class _Handler(BaseHTTPRequestHandler):
     def handle(self) -> None:
         connection = self.connection
         assert isinstance(connection, ssl.SSLSocket)
+        connection.settimeout(HANDSHAKE_TIMEOUT)  # a deadline for the whole handshake
         try:
             connection.do_handshake()
         except (ssl.SSLError, OSError) as error:
             self.server.say(f"TLS handshake with {self._address()} failed: {error}")
             return
+        if connection.getpeercert():
+            connection.settimeout(self.timeout)
         super().handle()
 
     def _address(self) -> str:
@@ -107,8 +121,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         peer = f"{_common_name(cert)} ({self._address()})"
         length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
+        if length is None:
             self._refuse(411, "a Content-Length is needed")
+            return
+        if not (length.isascii() and length.isdigit() and len(length) <= MAX_LENGTH_DIGITS):
+            self._refuse(400, f"Content-Length {length[:20]!r} is no number of bytes")
             return
         if int(length) > MAX_BODY:
             self._refuse(413, f"a batch of {int(length):,} bytes is above {MAX_BODY:,}")
@@ -162,6 +179,8 @@ class WebhookServer(ThreadingHTTPServer):
         self.context = context
         self.on_batch = on_batch
         self.say = say
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._full_said = False  # whether the last refusal for MAX_CONNECTIONS was said
         super().__init__(address, _Handler)
 
     def get_request(self) -> tuple[socket.socket, Any]:
@@ -171,6 +190,31 @@ class WebhookServer(ThreadingHTTPServer):
             connection, server_side=True, do_handshake_on_connect=False
         )
         return wrapped, address
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve the connection in a thread of its own if fewer than MAX_CONNECTIONS are,
+        else close it at once (said once each time the receiver is full)."""
+        if not self._slots.acquire(blocking=False):
+            if not self._full_said:
+                self._full_said = True
+                self.say(
+                    f"connection from {client_address[0]} closed: {MAX_CONNECTIONS} "
+                    "connections are open (the most); more are closed until one ends"
+                )
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._full_said = False
+            self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection that broke (reset, timed out): one line, not a traceback."""

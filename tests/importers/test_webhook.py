@@ -4,7 +4,9 @@ the TUI follows its recording as it grows; a client without the receiver's clien
 certificate is refused and recorded nowhere; a malformed POST gets 400 and a note, and the
 receiver goes on; what the API server sent while the receiver was down comes in when it is
 back (the API server retries); a receiver killed mid-stream leaves a readable recording; a
-listen address other machines reach needs --allow-remote."""
+listen address other machines reach needs --allow-remote; a key folder that is not the
+user's own and closed is refused; idle connections are capped and closed after the
+handshake timeout; a bad Content-Length gets 400."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ import base64
 import http.client
 import json
 import os
+import select
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -28,6 +32,7 @@ import yaml
 from textual.pilot import Pilot
 
 from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.importers.webhook_server import MAX_CONNECTIONS
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.tls import new_authority
@@ -365,3 +370,146 @@ def test_the_keys_are_private_made_once_and_reused(tmp_path: Path) -> None:
     second.stop()
     for name in ("ca.crt", "ca.key", "server.crt", "server.key", "client-ca.crt"):
         assert (keys / name).read_bytes() == files[name], name
+
+
+# -- the key folder is the user's own ---------------------------------------------------------
+def run_receiver(tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The receiver with its keys under `tmp_path`/state, expected to exit at once (a
+    receiver that starts runs until the timeout, which fails the test)."""
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    argv = ["audit-webhook", "--record", str(tmp_path / "rec.jsonl"), "--no-tui"]
+    return cli(*argv, "--listen", "127.0.0.1:0", env=env, timeout=30)
+
+
+def key_folder(tmp_path: Path) -> Path:
+    return tmp_path / "state" / "k8s-wiretap" / "audit-webhook"
+
+
+def test_a_key_folder_others_can_write_is_refused_and_its_ca_never_trusted(
+    tmp_path: Path,
+) -> None:
+    """Someone made the folder before the user (0777) and put their own client CA in it:
+    the receiver would accept their client certificates. It refuses the folder instead."""
+    folder = key_folder(tmp_path)
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    theirs = new_authority("someone else's CA").identity
+    theirs.write(folder / "client-ca.crt", folder / "client-ca.key")
+    result = run_receiver(tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        f"k8s-wiretap: {folder}: mode 0777 lets others in: refused for keys (chmod 700 it, "
+        "or delete it to have it made again)\n"
+    )
+    assert sorted(p.name for p in folder.iterdir()) == ["client-ca.crt", "client-ca.key"]
+    assert (folder / "client-ca.key").read_bytes() == theirs.key_pem
+    assert not (tmp_path / "rec.jsonl").exists()
+
+
+def test_a_symlinked_key_folder_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    key_folder(tmp_path).parent.mkdir(parents=True)
+    key_folder(tmp_path).symlink_to(elsewhere)
+    result = run_receiver(tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "not a folder (a symlink" in result.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_planted_key_symlink_is_refused_and_the_users_file_kept(tmp_path: Path) -> None:
+    """A link where the client CA's key goes, to a file of the user's: writing the key would
+    have replaced that file's contents."""
+    folder = key_folder(tmp_path)
+    folder.mkdir(parents=True, mode=0o700)
+    victim = tmp_path / "the-users-file"
+    victim.write_text("the user's own\n")
+    (folder / "client-ca.key").symlink_to(victim)
+    result = run_receiver(tmp_path)
+    assert result.returncode == 2, result.stderr
+    said = f"k8s-wiretap: {folder / 'client-ca.key'}: not a regular file (a symlink?): refused\n"
+    assert result.stderr == said
+    assert victim.read_text() == "the user's own\n"
+
+
+# -- connections ------------------------------------------------------------------------------
+def closed_by_peer(connection: socket.socket) -> bool:
+    """Whether the receiver closed `connection` (it sends nothing before a handshake)."""
+    if not select.select([connection], [], [], 0)[0]:
+        return False
+    try:
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+def test_idle_connections_are_capped_and_closed_after_the_handshake_timeout(
+    tmp_path: Path,
+) -> None:
+    """Connections that never start TLS: those over MAX_CONNECTIONS are closed at once, the
+    rest after the handshake timeout (10 s, well before the request timeout of 60 s); the
+    receiver never runs a thread for more than MAX_CONNECTIONS, and answers again after."""
+    receiver = start_receiver(tmp_path / "idle")
+    over = 100
+    idle = [
+        socket.create_connection(("127.0.0.1", receiver.port), timeout=30)
+        for _ in range(MAX_CONNECTIONS + over)
+    ]
+    try:
+        wait_until(lambda: sum(map(closed_by_peer, idle)) >= over, 30, "those over the cap")
+        threads = len(os.listdir(f"/proc/{receiver.process.pid}/task"))
+        assert threads <= MAX_CONNECTIONS + 8, threads
+        wait_until(lambda: all(map(closed_by_peer, idle)), 30, "the handshake timeout")
+        said = receiver.said()
+        assert said.count(f"{MAX_CONNECTIONS} connections are open (the most)") == 1, said
+        assert "TLS handshake with 127.0.0.1:" in said
+        tls = context(receiver, kubeconfig_identity(receiver))
+        assert post(receiver, event_list(), tls)[0] == 200
+    finally:
+        for connection in idle:
+            connection.close()
+        receiver.stop()
+
+
+def raw_post(receiver: Receiver, head: bytes, tls: ssl.SSLContext) -> bytes:
+    """Send a request head over TLS; what the receiver answered before it closed."""
+    with (
+        socket.create_connection(("127.0.0.1", receiver.port), timeout=30) as plain,
+        tls.wrap_socket(plain, server_hostname="127.0.0.1") as connection,
+    ):
+        connection.sendall(head)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+        return answer
+
+
+@pytest.mark.parametrize(
+    ("length", "status"),
+    [
+        ("\u00b2", b"400 Bad Request"),  # a digit to str.isdigit, none to int()
+        ("9" * 5000, b"400 Bad Request"),  # above int()'s 4,300 digits
+        ("1" * 13, b"400 Bad Request"),
+        ("-1", b"400 Bad Request"),
+        ("12 bytes", b"400 Bad Request"),
+        (None, b"411 Length Required"),
+    ],
+)
+def test_a_bad_content_length_is_answered_and_the_receiver_goes_on(
+    tmp_path: Path, length: str | None, status: bytes
+) -> None:
+    receiver = start_receiver(tmp_path / "lengths")
+    try:
+        tls = context(receiver, kubeconfig_identity(receiver))
+        head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        if length is not None:
+            head += b"Content-Length: " + length.encode("latin-1") + b"\r\n"
+        answer = raw_post(receiver, head + b"\r\n", tls)
+        assert answer.startswith(b"HTTP/1.1 " + status + b"\r\n"), answer[:200]
+        document = json.loads(answer.split(b"\r\n\r\n", 1)[1])
+        assert document["kind"] == "Status" and document["status"] == "Failure"
+        assert b"Connection: close" in answer
+        assert post(receiver, event_list(), tls)[0] == 200
+        assert receiver.process.poll() is None
+    finally:
+        receiver.stop()
