@@ -26,6 +26,7 @@ from bench import (
     throughput,
     tui_first_screen,
     tui_live,
+    tui_object_history,
     watch_load,
 )
 
@@ -40,6 +41,7 @@ BENCHMARKS = {
     "proxy_latency": proxy_latency.main,
     "tui_first_screen": tui_first_screen.main,
     "tui_live": tui_live.main,
+    "tui_object_history": tui_object_history.main,
     "throughput": throughput.main,
     "watch_load": watch_load.main,
     "soak": soak.main,
