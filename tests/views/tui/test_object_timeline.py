@@ -368,3 +368,39 @@ def test_the_timeline_screens(size: str, tmp_path: Path, utc: None) -> None:
 
     asyncio.run(main())
     shots.check()
+
+
+def test_a_get_that_found_nothing_opens_on_the_version_after_it_or_says_none(
+    tmp_path: Path,
+) -> None:
+    """kubectl apply's GET of web, 404 (it is created next): the timeline opens on the
+    first version; in the recording cut right after that GET, there is none to show."""
+    lines_ = gzip.decompress(SESSION.read_bytes()).splitlines(keepends=True)
+    records = [json.loads(line) for line in lines_]
+    missing = next(
+        r["id"]
+        for r in records
+        if r["record"] == "request"
+        and r["path"].startswith("/apis/apps/v1/namespaces/default/deployments/web")
+    )
+    end = next(n for n, r in enumerate(records) if r["record"] == "end" and r["id"] == missing)
+    cut = tmp_path / "before-the-create.jsonl"
+    cut.write_bytes(b"".join(lines_[: end + 1]))
+
+    async def whole_recording(app: ReplayApp, pilot: Pilot[int]) -> None:
+        position = app.index.by_id[missing]
+        assert app.index.rows[position].status == 404
+        screen = await opened(app, pilot, position)
+        current = screen.current
+        assert current is not None and current.resource_version == 284 and current.created
+
+    async def cut_short(app: ReplayApp, pilot: Pilot[int]) -> None:
+        screen = await opened(app, pilot, app.index.by_id[missing])
+        assert screen.history is not None and screen.history.versions == []
+        assert "0 versions" in str(screen.query_one("#timeline-title").render())
+        assert "the recording shows no version of it" in why(screen)
+        await pilot.press("enter", "f", "c")  # nothing to show: said, nothing breaks
+        assert isinstance(app.screen, TimelineScreen)
+
+    drive(whole_recording)
+    drive(cut_short, cut)

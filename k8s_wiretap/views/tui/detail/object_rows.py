@@ -17,6 +17,9 @@ keeps of them only the object's versions and its writes, explained as they come 
 bounded by its versions, not by how many exchanges carried it), and tells every version,
 its changes, its write, the write's explanation and managedFields.
 
+Which object an exchange is about is found from its own records (and the `/version`
+exchange's, for the release its body is decoded as), kept per row.
+
 Why a write was made needs more than the object's own exchanges: its causal chain runs
 through other objects (a ReplicaSet's status, a Pod's binding). `because` asks the
 window around the write (`Windows.around`, the detail pane's: kept, so asking again

@@ -342,14 +342,18 @@ class TimelineScreen(Screen[int | None]):
         return 0 < self.versions.size.width < NARROW
 
     def _opened_on(self, history: ObjectHistory) -> int:
-        """The version the exchange it was opened on made or showed, else the last."""
-        exchange = self.timelines.index.rows.ids.id_of(self.position)
+        """The version the exchange it was opened on made or showed; else (a GET that
+        found nothing, a refused write) the last one seen before it, or the first."""
+        rows = self.timelines.index.rows
+        exchange = rows.ids.id_of(self.position)
         for number, version in enumerate(history.versions):
             if any(s.exchange == exchange for s in version.sightings):
                 return number
             if version.writer is not None and version.writer.exchange.id == exchange:
                 return number  # a scale: its answer is a Scale, not this version
-        return len(history.versions) - 1
+        when = rows.time[self.position]
+        before = [n for n, v in enumerate(history.versions) if v.time <= when]
+        return before[-1] if before else 0
 
     @staticmethod
     def _same(history: ObjectHistory, kept: Version) -> int:
