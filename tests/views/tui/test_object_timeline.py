@@ -181,6 +181,11 @@ def test_f_or_esc_leaves_the_field_and_esc_closes() -> None:
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
         scale = row(app, "PATCH", "deployments/scale")
         screen = await opened(app, pilot, scale)
+        assert screen.versions.has_focus
+        await pilot.press("l", "l")  # to the changes, and stays there
+        assert screen.changes.has_focus
+        await pilot.press("h")
+        assert screen.versions.has_focus
         await pilot.press("f")  # on the versions: no change selected
         assert screen.field is None
         await pilot.press("tab", "j", "f", "f")

@@ -1,20 +1,20 @@
 """`o`: the object timeline — every version of the selected exchange's object.
 
-From any exchange about one object (a write, a GET, a watch event's object is the
-watch's many: no), the object's versions in resourceVersion order, each incarnation (uid)
-apart, are listed on the left: resourceVersion, time, who wrote it, what changed in one
-line. On the right, the selected version's changes, one a line, and below them why:
-the write (its client, verb, patch type, field manager), its explanation, the causal
-chain up to its root, what managedFields say (the manager recorded, who no longer
-manages which fields, where the write's manager is not among them), and where it was
-seen. A version the wiretap did not see being written says so, with its sightings and
-managedFields.
+From any exchange about one object (a write, a GET, a watch of one name; a LIST or a
+watch of many has none), the object's versions in resourceVersion order, each
+incarnation (uid) apart, are listed on the left: resourceVersion, time (not on a narrow
+screen), who wrote it, what changed in one line. On the right, the selected version's
+changes, one a line, and below them why: the write (its client, verb, patch type, field
+manager), its explanation, the causal chain up to its root, what managedFields say (the
+manager recorded, who no longer manages which fields, where the write's manager is not
+among them), and where it was seen. A version the wiretap did not see being written says
+so, with its sightings and managedFields.
 
-Keys: `tab` (or `h` `l`) moves between the two sides; `enter` shows the version's
-write (or, for a version not seen written, its first sighting) in the list and closes
-the timeline; `c` opens the chain view of that write; `f` on a change tells that field's
-story, value by value, each step with its writer and cause (`f` or `esc` back to the
-versions); `esc` closes.
+Keys: `tab` moves between the two sides (`h` `l`: to the left one, to the right one);
+`enter` shows the version's write (or, for a version not seen written, the first exchange
+it was seen in) in the list and closes the timeline; `c` opens the chain view of that
+write; `f` on a change tells that field's story, value by value, each step with its
+writer and cause (`f` or `esc` back to the versions); `esc` closes.
 
 The history is made in a worker (`object_rows.py`: the object's rows, read back), and
 kept per object: opened again, it shows at once. A recording being followed is looked
@@ -54,7 +54,9 @@ NARROW = 60  # cells of the versions list under which a line has no time (the pa
 BOOKKEEPING = frozenset({"metadata.generation", "status.observedGeneration"})
 
 TIMELINE_BINDINGS: list[BindingType] = [
-    Binding("tab,h,l,left,right", "switch", "versions/changes", id="timeline.switch"),
+    Binding("tab", "switch", "versions/changes", id="timeline.switch"),
+    Binding("h,left", "side('versions')", "the versions", id="timeline.versions", show=False),
+    Binding("l,right", "side('changes')", "the changes", id="timeline.changes", show=False),
     Binding("enter", "jump", "show in the list", id="timeline.jump"),
     Binding("c", "chain", "its chain", id="timeline.chain"),
     Binding("f", "field", "field's story", id="timeline.field"),
@@ -442,10 +444,10 @@ class TimelineScreen(Screen[int | None]):
 
     # -- actions ----------------------------------------------------------------------------
     def action_switch(self) -> None:
-        if self.versions.has_focus:
-            self.changes.focus()
-        else:
-            self.versions.focus()
+        self.action_side("changes" if self.versions.has_focus else "versions")
+
+    def action_side(self, side: str) -> None:
+        (self.changes if side == "changes" else self.versions).focus()
         self._describe()
 
     def _row_of(self, version: Version | None) -> int | None:
