@@ -409,3 +409,17 @@ def test_a_get_that_found_nothing_opens_on_the_version_after_it_or_says_none(
 
     drive(whole_recording)
     drive(cut_short, cut)
+
+
+def test_a_terminal_made_narrow_leaves_the_time_to_the_pane() -> None:
+    async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
+        screen = await opened(app, pilot, row(app, "PATCH", "deployments/scale"))
+        current = screen.current
+        assert ":" in lines(screen.versions)[0]  # rv 284  19:57:53.224  kubectl apply …
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: ":" not in lines(screen.versions)[0], "lines without time")
+        assert screen.current is current  # the cursor kept on its version
+        await pilot.resize_terminal(120, 40)
+        await until(pilot, lambda: ":" in lines(screen.versions)[0], "the time back")
+
+    drive(script)

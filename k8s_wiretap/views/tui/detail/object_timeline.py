@@ -217,6 +217,7 @@ class TimelineScreen(Screen[int | None]):
         self.field: str | None = None  # the field whose story is shown
         self.steps: list[FieldStep] = []
         self._looking = False  # a worker is looking at a followed recording
+        self._drawn_narrow = False  # the versions' lines were made for a narrow list
         self._rows: list[int | None] = []  # the versions list's options: version numbers
         self._lines: list[Version | None] = []  # the right side's options: their versions
         self._title = Static(Text("finding the object…", style="dim italic"), id="timeline-title")
@@ -322,6 +323,7 @@ class TimelineScreen(Screen[int | None]):
     def _fill_versions(self, history: ObjectHistory, kept: Version | None) -> None:
         options: list[Option] = []
         self._rows = []
+        narrow = self._drawn_narrow = self._narrow()
         incarnations = history.incarnations()
         number = 0
         for versions in incarnations:
@@ -329,7 +331,7 @@ class TimelineScreen(Screen[int | None]):
                 options.append(Option(Text(f"uid {versions[0].uid}", style="dim"), disabled=True))
                 self._rows.append(None)
             for version in versions:
-                options.append(Option(version_line(version, narrow=self._narrow())))
+                options.append(Option(version_line(version, narrow=narrow)))
                 self._rows.append(number)
                 number += 1
         self.versions.clear_options()
@@ -342,6 +344,16 @@ class TimelineScreen(Screen[int | None]):
 
     def _narrow(self) -> bool:
         return 0 < self.versions.size.width < NARROW
+
+    def on_resize(self) -> None:
+        """A terminal made narrower or wider: the versions' lines with or without time
+        (once the list has its new width)."""
+        self.call_after_refresh(self._refill)
+
+    def _refill(self) -> None:
+        history = self.history
+        if history is not None and self._narrow() != self._drawn_narrow:
+            self._fill_versions(history, self.current)
 
     def _opened_on(self, history: ObjectHistory) -> int:
         """The version the exchange it was opened on made or showed; else (a GET that
