@@ -40,6 +40,7 @@ import hashlib
 import json
 import re
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -439,7 +440,9 @@ class AuditImport:
     sink: Sink
     events: int = 0
     _open: dict[str, _Exchange] = field(default_factory=dict)
-    _done: dict[str, None] = field(default_factory=dict)  # an ordered set, bounded
+    # an ordered set, bounded: an OrderedDict drops its oldest in constant time (a dict's
+    # next(iter()) walks past every slot deleted before it: 50 µs an exchange past 100,000)
+    _done: OrderedDict[str, None] = field(default_factory=OrderedDict)
     _forgotten: _Forgotten | None = None  # ids dropped from _done, and derived ids
     ignored: int = 0  # repeated or late events
     unfinished: int = 0  # exchanges the log did not finish (counted by `finish`)
@@ -537,8 +540,7 @@ class AuditImport:
         del self._open[event.audit_id]
         self._done[event.audit_id] = None
         if len(self._done) > DONE_LIMIT:
-            oldest = next(iter(self._done))
-            del self._done[oldest]
+            oldest, _ = self._done.popitem(last=False)
             if self._forgotten is None:
                 self._forgotten = _Forgotten()
             self._forgotten.add(oldest)
