@@ -22,11 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from k8s_wiretap.capture.reader import iter_records
@@ -79,19 +76,18 @@ NO_CACHE = (
 def explain(path: Path, *, cache: bool = True) -> tuple[float, float, int]:
     """Seconds for `k8s-wiretap explain PATH --format json` (wall clock, and the CPU
     seconds its process used: on a shared machine the steadier figure), its peak RSS."""
-    start = ["-m", "k8s_wiretap"] if cache else ["-c", NO_CACHE]
-    return measured([sys.executable, *start, "explain", str(path), "--format", "json"])
+    words = ["explain", str(path), "--format", "json"]
+    return measured(words, path.parent) if cache else measured(words, path.parent, NO_CACHE)
 
 
-def measured(command: list[str]) -> tuple[float, float, int]:
-    """`command` run to its end, output discarded: seconds (wall clock, CPU), peak RSS."""
-    started = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    elapsed = time.perf_counter() - started
-    if status != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({status})")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+def measured(words: list[str], folder: Path, code: str = "") -> tuple[float, float, int]:
+    """`k8s-wiretap WORDS` (or `python -c CODE WORDS`) run to its end, output discarded:
+    seconds (wall clock, CPU) and its own peak RSS (`audit_import.run`: VmHWM, read at its
+    exit; a child's ru_maxrss carries its parent's peak)."""
+    from bench.audit_import import run
+
+    found = run("-c", code, words, folder) if code else run("-m", "k8s_wiretap", words, folder)
+    return found.seconds, found.cpu, found.peak
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -29,7 +29,7 @@ PEER = ("explain", "{path}", "--format", "json")
 
 def run(words: tuple[str, ...], path: Path) -> tuple[float, float, int]:
     """Seconds (wall clock, CPU) and peak RSS of `k8s-wiretap WORDS` on `path`."""
-    return measured([sys.executable, "-m", "k8s_wiretap", *(w.format(path=path) for w in words)])
+    return measured([w.format(path=path) for w in words], path.parent)
 
 
 def main(argv: list[str] | None = None) -> None:
