@@ -51,7 +51,15 @@ from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.kube.sensitive import SENSITIVE_RESOURCES
 
-__all__ = ["LEVELS", "METHODS", "STAGES", "AuditImport", "BadEvent", "import_audit"]
+__all__ = [
+    "LEVELS",
+    "METHODS",
+    "STAGES",
+    "AuditImport",
+    "BadEvent",
+    "checked_events",
+    "import_audit",
+]
 
 STAGES = ("RequestReceived", "ResponseStarted", "ResponseComplete", "Panic")
 ENDS = ("ResponseComplete", "Panic")
@@ -144,6 +152,15 @@ def _text(line: bytes, value: Any) -> None:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         raise BadEvent("a lone surrogate in a string (no Unicode text)") from None
+
+
+def checked_events(line: bytes) -> list[dict[str, Any]]:
+    """The Events one line (or one webhook POST's body) holds, refused (`BadEvent`) when
+    nested too deep or holding a lone surrogate."""
+    events = events_of(line)
+    _shallow(line, events)
+    _text(line, events)
+    return events
 
 
 def events_of(value: Any, *, wrapped: bool = False) -> list[dict[str, Any]]:
@@ -257,9 +274,7 @@ def _file_events(path: Path, stream: BinaryIO, sink: Sink) -> Iterator[Event]:
                 continue
             where = f"{path}:{number}"
             try:
-                raws = events_of(line)
-                _shallow(line, raws)
-                _text(line, raws)
+                raws = checked_events(line)
             except BadEvent as error:
                 sink.skip(where, str(error))
                 continue

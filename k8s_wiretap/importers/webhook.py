@@ -43,7 +43,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from k8s_wiretap.importers.audit import AuditImport, BadEvent, Event, _shallow, _text, events_of
+from k8s_wiretap.importers.audit import AuditImport, BadEvent, Event, checked_events
 from k8s_wiretap.importers.sink import Sink
 
 __all__ = ["Batch", "LiveSink", "Stopped", "WebhookImport"]
@@ -75,10 +75,7 @@ class Batch:
 def _items(body: bytes) -> list[Any]:
     """The items of the EventList `body` holds, checked as `import audit` checks a line
     (the API server writes the EventList on one line)."""
-    items = events_of(body)
-    _shallow(body, items)
-    _text(body, items)
-    return items
+    return checked_events(body)
 
 
 class WebhookImport:
