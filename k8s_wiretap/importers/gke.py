@@ -390,8 +390,9 @@ def _items(window: _Window) -> Iterator[tuple[int, bytes | BadEntry]]:
             return
         pos, first = window.skip(pos + (0 if first else 1)), False
         found = _item(window, pos)
-        if isinstance(found, BadEntry):
-            yield window.line(window.start), found
+        if isinstance(found, BadEntry):  # at the end of the file: said at its last line
+            at = window.start
+            yield (window.line(at) if at < len(window.text) else end_line), found
             return
         pos, end = window.start, found
         yield window.line(pos), window.text[pos:end].encode("utf-8", "surrogateescape")

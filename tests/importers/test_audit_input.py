@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from k8s_wiretap.importers import audit
@@ -66,6 +66,7 @@ def lines(draw: st.DrawFn) -> bytes:
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.lists(lines(), max_size=8))
+@example(given=[b"["])  # an array's first line and nothing more: said at that line, not 2
 def test_any_line_is_imported_or_skipped_with_its_number(
     tmp_path: Path, given: list[bytes]
 ) -> None:
