@@ -1,12 +1,13 @@
 """`k8s-wiretap walkthrough [NAME]`: a recording's story, step by step, in the replay TUI.
 
 NAME is a walkthrough beside the recordings (`recordings/NAME.walkthrough.yaml`, default
-`apply-story`: kubectl apply on the 1.37 recording). The TUI opens with its narration
-(`views/tui/walkthrough/narration_panel.py`): → or space the next step, ← the one before, esc leaves
-it for the plain replay. When stdout is not a terminal (a pipe, a log, CI) the TUI is not
-started: every step's narration is printed as text instead, as `--text` asks, so that
-nothing waits for a key no one can press. A Textual driver named in the environment
-(`TEXTUAL_DRIVER`: textual-serve's web page, `serve walkthrough`) is a screen, pipes or not.
+`apply-story`: kubectl apply on the 1.37 recording); `--list` lists them. The TUI opens
+with its narration (`views/tui/walkthrough/narration_panel.py`): → or space the next step,
+← the one before, esc leaves it for the plain replay. When stdout is not a terminal (a
+pipe, a log, CI) the TUI is not started: every step's narration is printed as text
+instead, as `--text` asks, so that nothing waits for a key no one can press. A Textual
+driver named in the environment (`TEXTUAL_DRIVER`: textual-serve's web page, `serve
+walkthrough`) is a screen, pipes or not.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from typing import Any
 
 from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.commands.replay import add_theme_option
-from k8s_wiretap.views.tui.walkthrough.chapters import DEFAULT, RECORDINGS, Walkthrough, load
+from k8s_wiretap.errors import UsageError
+from k8s_wiretap.views.tui.walkthrough.chapters import (
+    DEFAULT,
+    RECORDINGS,
+    Walkthrough,
+    load,
+    names,
+)
 
 __all__ = ["interactive", "register", "run_walkthrough"]
 
@@ -44,11 +52,16 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--text", action="store_true", help="print the narration, do not open the TUI"
     )
+    parser.add_argument(
+        "--list", action="store_true", help="list the walkthroughs: name, title, recording"
+    )
     add_theme_option(parser)
     parser.set_defaults(handler=_walkthrough)
 
 
 def _walkthrough(args: argparse.Namespace) -> int:
+    if args.list:
+        return _list(args.dir)
     walkthrough = load(args.name, args.dir)
     return run_walkthrough(walkthrough, text=args.text or not interactive(), theme=args.theme)
 
@@ -56,6 +69,20 @@ def _walkthrough(args: argparse.Namespace) -> int:
 def interactive() -> bool:
     """Whether someone can see the TUI: a terminal, or a Textual driver of its own."""
     return sys.stdout.isatty() or bool(os.environ.get("TEXTUAL_DRIVER"))
+
+
+def _list(folder: Path) -> int:
+    """Each walkthrough of `folder`, a line each: its name, title and chapters, and the
+    recording it walks through."""
+    found = names(folder)
+    if not found:
+        raise UsageError(f"no walkthroughs in {folder}")
+    width = max(len(name) for name in found)
+    for name in found:
+        spec = load(name, folder)
+        count = len(spec.chapters)
+        print(f"{name:<{width}}  {spec.title} ({count} steps, {spec.recording.name})")
+    return 0
 
 
 def run_walkthrough(
