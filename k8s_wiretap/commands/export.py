@@ -1,5 +1,6 @@
-"""`k8s-wiretap export RECORDING --otlp OUT | --otlp-endpoint URL | --har OUT | --markdown OUT`:
-a recording as traces, as a HAR file, as a Markdown handout.
+"""`k8s-wiretap export RECORDING --otlp OUT | --otlp-endpoint URL | --har OUT | --markdown OUT
+| --svg OUT | --png OUT`: a recording as traces, as a HAR file, as a Markdown handout, as a
+picture.
 
 One span per exchange, one trace per causal chain (views/otlp, docs/tracing.md). `--otlp`
 writes the OTLP/HTTP JSON encoding, one ExportTraceServiceRequest of up to 512 spans per
@@ -15,6 +16,10 @@ OUT without `--overwrite`; both are written 0600 (they hold what the recording h
 An OUT replaced with `--overwrite` (and `--otlp`'s, which always replaces) is removed and
 made anew, 0600 (`capture.outputs.create`): a symlink there is removed, never followed. An
 OUT that is the recording itself is refused. Each output reads the recording once of its own.
+
+`--svg OUT`, `--png OUT`: a picture (views/pictures, docs/pictures.md), `--picture` chain
+(`--exchange ID`: its chain), map or sequence (`--range FROM:TO`); the PNG rendered by
+headless Chromium. Neither replaces an existing OUT without `--overwrite`.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.views.har import write_har
 from k8s_wiretap.views.otlp import Span, export_batches, export_request, post, traces_url
 from k8s_wiretap.views.otlp.send import encoded
+from k8s_wiretap.views.pictures import KINDS, Range, draw, png
 from k8s_wiretap.views.story import write_story
 
 __all__ = ["register"]
@@ -72,8 +78,32 @@ def register(subparsers: Any) -> None:
     export.add_argument(
         "--markdown", type=Path, metavar="OUT", help="write the story as Markdown to OUT (`-`)"
     )
+    export.add_argument("--svg", type=Path, metavar="OUT", help="write a picture as SVG to OUT")
     export.add_argument(
-        "--overwrite", action="store_true", help="--har, --markdown: replace an existing OUT"
+        "--png", type=Path, metavar="OUT", help="write a picture as PNG to OUT (needs Chromium)"
+    )
+    export.add_argument(
+        "--picture",
+        choices=KINDS,
+        help="--svg, --png: a causal chain as lanes (the default), who talks to whom, "
+        "or a sequence diagram",
+    )
+    export.add_argument(
+        "--exchange",
+        metavar="ID",
+        help="--picture chain: the chain of exchange ID (default: the deepest a kubectl "
+        "command set off)",
+    )
+    export.add_argument(
+        "--range",
+        metavar="FROM:TO",
+        help="--picture sequence: exchanges FROM to TO, ids or 1-based positions "
+        "(default: 40 from the first kubectl command)",
+    )
+    export.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="--har, --markdown, --svg, --png: replace an existing OUT",
     )
     export.set_defaults(handler=_export)
 
@@ -96,12 +126,21 @@ class _Sink:
 
 
 def _export(args: argparse.Namespace) -> int:
-    outputs = (args.otlp, args.otlp_endpoint, args.har, args.markdown)
+    outputs = (args.otlp, args.otlp_endpoint, args.har, args.markdown, args.svg, args.png)
     if all(output is None for output in outputs):
         raise UsageError(
-            "export: say where to: --otlp OUT and/or --otlp-endpoint URL, --har OUT, --markdown OUT"
+            "export: say where to: --otlp OUT and/or --otlp-endpoint URL, --har OUT, "
+            "--markdown OUT, --svg OUT, --png OUT"
         )
-    for option, path in (("--otlp", args.otlp), ("--har", args.har), ("--markdown", args.markdown)):
+    span = _picture_options(args)
+    files = (
+        ("--otlp", args.otlp),
+        ("--har", args.har),
+        ("--markdown", args.markdown),
+        ("--svg", args.svg),
+        ("--png", args.png),
+    )
+    for option, path in files:
         if path is None or path == STDOUT:
             continue
         if _same(path, args.recording):
@@ -117,7 +156,54 @@ def _export(args: argparse.Namespace) -> int:
         _har(args.recording, args.har, args.overwrite)
     if args.markdown is not None:
         _markdown(args.recording, args.markdown, args.overwrite)
+    if args.svg is not None or args.png is not None:
+        _pictures(args, span)
     return 0
+
+
+def _picture_options(args: argparse.Namespace) -> Range | None:
+    """Check --picture, --exchange and --range before anything is read; the range."""
+    drawing = args.svg is not None or args.png is not None
+    for option, given in (
+        ("--picture", args.picture),
+        ("--exchange", args.exchange),
+        ("--range", args.range),
+    ):
+        if given is not None and not drawing:
+            raise UsageError(f"export: {option} draws a picture: give --svg OUT or --png OUT")
+    kind = args.picture or "chain"
+    if args.exchange is not None and kind != "chain":
+        raise UsageError(f"export: --exchange is for --picture chain, not {kind}")
+    if args.range is not None and kind != "sequence":
+        raise UsageError(f"export: --range is for --picture sequence, not {kind}")
+    if STDOUT in (args.svg, args.png):
+        raise UsageError("export: --svg and --png write to a file, not stdout")
+    return Range.parse(args.range) if args.range is not None else None
+
+
+def _pictures(args: argparse.Namespace, span: Range | None) -> None:
+    """The picture as SVG and/or PNG; the recording is read before OUT is made, so a bad
+    exchange id or range leaves no OUT behind."""
+    warnings: list[str] = []
+    kind = args.picture or "chain"
+    svg = draw(
+        kind,
+        lambda: iter_records(args.recording, warnings),
+        exchange=args.exchange,
+        span=span,
+    )
+    for warning in dict.fromkeys(warnings):
+        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+    if args.svg is not None:
+        _write("--svg", args.svg, svg.render().encode(), args.overwrite)
+    if args.png is not None:
+        _write("--png", args.png, png(svg), args.overwrite)
+
+
+def _write(option: str, path: Path, data: bytes, overwrite: bool) -> None:
+    with _new(option, path, overwrite) as out:
+        out.write(data)
+    print(f"k8s-wiretap: {option[2:].upper()} picture to {path}", file=sys.stderr)
 
 
 def _same(out: Path, recording: Path) -> bool:
