@@ -84,14 +84,17 @@ def _is(row: Row, end: str | int | None) -> bool:
 def range_rows(records: Iterable[dict[str, Any]], span: Range) -> list[Row]:
     """The rows of `span`, read as a stream (with their watch events)."""
     kept: list[Row] = []
+    early = False  # TO came before FROM was seen
 
     def keep(row: Row) -> None:
+        nonlocal early
         if not kept:
             started = row.component == "kubectl" if span.start is None else _is(row, span.start)
+            early = early or (not started and span.end is not None and _is(row, span.end))
             if not started:
-                if span.end is not None and _is(row, span.end):
-                    raise BadRange(f"--range: {span.end} comes before {span.start}")
                 return
+            if early:
+                raise BadRange(f"--range: {span.end} comes before {span.start}")
         kept.append(row)
         done = len(kept) >= DEFAULT if span.end is None else _is(row, span.end)
         if done:

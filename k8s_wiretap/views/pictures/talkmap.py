@@ -177,7 +177,7 @@ def _panel(svg: Svg, tally: Tally, talks: list[Talk]) -> list[tuple[Talk, float,
             svg.text(
                 LEFT + PANEL_W - 16,
                 top + 20,
-                f"{talk.total} requests · {tally.rate(talk.total)}",
+                f"{_requests(talk.total)} · {tally.rate(talk.total)}",
                 size=SMALL,
                 fill=MUTED,
                 anchor="end",
@@ -220,7 +220,7 @@ def _cards(
             svg.text(
                 CARD_X + CARD_W - 14,
                 top + 22,
-                f"{talk.total} requests · {tally.rate(talk.total)}",
+                f"{_requests(talk.total)} · {tally.rate(talk.total)}",
                 size=SMALL,
                 fill=MUTED,
                 anchor="end",
@@ -234,6 +234,10 @@ def _cards(
                 )
         anchors.append((talk, CARD_X, top + CARD_H / 2))
     return anchors
+
+
+def _requests(count: int) -> str:
+    return f"{count} request" + ("" if count == 1 else "s")
 
 
 def _data(talk: Talk) -> dict[str, object]:
