@@ -126,13 +126,13 @@ class _Sink:
 
 
 def _export(args: argparse.Namespace) -> int:
+    span = _picture_options(args)
     outputs = (args.otlp, args.otlp_endpoint, args.har, args.markdown, args.svg, args.png)
     if all(output is None for output in outputs):
         raise UsageError(
             "export: say where to: --otlp OUT and/or --otlp-endpoint URL, --har OUT, "
             "--markdown OUT, --svg OUT, --png OUT"
         )
-    span = _picture_options(args)
     files = (
         ("--otlp", args.otlp),
         ("--har", args.har),
@@ -194,10 +194,11 @@ def _pictures(args: argparse.Namespace, span: Range | None) -> None:
     )
     for warning in dict.fromkeys(warnings):
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+    rendered = png(svg) if args.png is not None else None  # no SVG left if this fails
     if args.svg is not None:
         _write("--svg", args.svg, svg.render().encode(), args.overwrite)
-    if args.png is not None:
-        _write("--png", args.png, png(svg), args.overwrite)
+    if args.png is not None and rendered is not None:
+        _write("--png", args.png, rendered, args.overwrite)
 
 
 def _write(option: str, path: Path, data: bytes, overwrite: bool) -> None:
