@@ -276,7 +276,17 @@ def _box(svg: Svg, layout: _Layout, row: Row, start: float) -> None:
     when = f"+{(row.time - start) * 1000:.0f} ms"
     with svg.group(class_="exchange", data_exchange=row.id, data_component=row.component):
         svg.title_of(row.summary)
-        svg.rect(x, top, BOX_W, BOX_H, rx=6, fill="#ffffff", stroke=stroke, stroke_width=2)
+        svg.rect(
+            x,
+            top,
+            BOX_W,
+            BOX_H,
+            rx=6,
+            fill="#ffffff",
+            fill_opacity=0.82,
+            stroke=stroke,
+            stroke_width=2,
+        )
         svg.text(
             x + 8,
             top + 18,
