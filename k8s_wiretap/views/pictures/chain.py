@@ -25,7 +25,7 @@ from k8s_wiretap.views.pictures.svg import API_SERVER, INK, MUTED, Svg, colour, 
 __all__ = ["NotInRecording", "chain_picture", "chain_rows", "lanes_of", "short", "title_of"]
 
 LABEL_W = 250  # the lanes' names
-TOP = 96  # the title and legend
+TOP = 116  # the title and legend
 LANE = 88
 API_LANE = 96
 BOX_W, BOX_H = 200, 62
@@ -171,14 +171,22 @@ def chain_picture(rows: list[Row], title: str | None = None) -> Svg:
 
 
 def _header(svg: Svg, rows: list[Row], title: str) -> None:
-    hops = sum(1 for r in rows if r.cause and r.cause.exchange in {x.id for x in rows})
-    span = (max(r.time for r in rows) - rows[0].time) * 1000
+    ids = {row.id for row in rows}
+    hops = sum(1 for row in rows if row.cause and row.cause.exchange in ids)
+    span = (max(row.time for row in rows) - rows[0].time) * 1000
     svg.text(20, 32, title, size=20, bold=True)
-    said = f"{len(rows)} exchanges, {hops} hops, over {span:.0f} ms. "
-    said += "Each arrow: a write → the watch event (•) → the write it set off. "
-    said += "Over the dot: delivered (write → event); under it: reacted (event → write)."
-    svg.text(20, 58, fit(said, svg.width - 40, SIZE), size=SIZE, fill=MUTED)
-    svg.text(20, 80, fit(f"From: {rows[0].summary}", svg.width - 40, SIZE), size=SIZE)
+    said = f"{_count(len(rows), 'exchange')}, {_count(hops, 'hop')}, over {span:.0f} ms. "
+    svg.text(20, 58, fit(said + f"From: {rows[0].summary}", svg.width - 40, SIZE), size=SIZE)
+    legend = (
+        "Each arrow: a write → the watch event (•) → the write it set off.",
+        "Over the dot: delivered (write → event); under it: reacted (event → write).",
+    )
+    for line, text in enumerate(legend):
+        svg.text(20, 80 + line * 19, fit(text, svg.width - 40, SIZE), size=SIZE, fill=MUTED)
+
+
+def _count(count: int, thing: str) -> str:
+    return f"{count} {thing}" + ("" if count == 1 else "s")
 
 
 def _lanes(svg: Svg, layout: _Layout) -> None:
