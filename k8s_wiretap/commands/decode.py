@@ -160,8 +160,19 @@ def _explain(args: argparse.Namespace) -> int:
     analysis = Analysis.of(recording)
     if args.format in ("story", "markdown"):
         story = Explainer(analysis)
-        write_story(story, sys.stdout, noise=args.all, markdown=args.format == "markdown")
+        markdown = args.format == "markdown"
+        pictures = _embedded(args.recording) if markdown else []
+        write_story(story, sys.stdout, noise=args.all, markdown=markdown, pictures=pictures)
         return 0
     for exchange in analysis.exchanges:
         sys.stdout.write(exchange_line(exchange) + "\n")
     return 0
+
+
+def _embedded(recording: Path) -> list[tuple[str, str]]:
+    """The handout's pictures (who talks to whom, a kubectl command's chain) as `data:`
+    URIs: the Markdown on stdout stands alone."""
+    from k8s_wiretap.views.pictures import data_uri, handout
+
+    drawn = handout(lambda: iter_records(recording, []))
+    return [(svg.title, data_uri(svg)) for _, svg in drawn]

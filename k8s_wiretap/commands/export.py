@@ -41,7 +41,7 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.views.har import write_har
 from k8s_wiretap.views.otlp import Span, export_batches, export_request, post, traces_url
 from k8s_wiretap.views.otlp.send import encoded
-from k8s_wiretap.views.pictures import KINDS, Range, draw, png
+from k8s_wiretap.views.pictures import HANDOUT, KINDS, Range, data_uri, draw, handout, png
 from k8s_wiretap.views.story import write_story
 
 __all__ = ["register"]
@@ -139,6 +139,7 @@ def _export(args: argparse.Namespace) -> int:
         ("--markdown", args.markdown),
         ("--svg", args.svg),
         ("--png", args.png),
+        *(("--markdown", beside(args.markdown, kind)) for kind in _handout_kinds(args.markdown)),
     )
     for option, path in files:
         if path is None or path == STDOUT:
@@ -201,10 +202,10 @@ def _pictures(args: argparse.Namespace, span: Range | None) -> None:
         _write("--png", args.png, rendered, args.overwrite)
 
 
-def _write(option: str, path: Path, data: bytes, overwrite: bool) -> None:
+def _write(option: str, path: Path, data: bytes, overwrite: bool, kind: str = "") -> None:
     with _new(option, path, overwrite) as out:
         out.write(data)
-    print(f"k8s-wiretap: {option[2:].upper()} picture to {path}", file=sys.stderr)
+    print(f"k8s-wiretap: {kind or option[2:].upper()} picture to {path}", file=sys.stderr)
 
 
 def _same(out: Path, recording: Path) -> bool:
@@ -247,16 +248,34 @@ def _har(recording: Path, path: Path, overwrite: bool) -> None:
     print(f"k8s-wiretap: {entries} HAR entries to {path}", file=sys.stderr)
 
 
+def beside(markdown: Path, kind: str) -> Path:
+    """Where `export --markdown OUT` puts its `kind` picture: OUT-kind.svg, beside it."""
+    return markdown.with_name(f"{markdown.stem}-{kind}.svg")
+
+
+def _handout_kinds(markdown: Path | None) -> tuple[str, ...]:
+    return HANDOUT if markdown is not None and markdown != STDOUT else ()
+
+
 def _markdown(recording: Path, path: Path, overwrite: bool) -> None:
+    """The story in Markdown, opening with the handout's pictures: written beside OUT as
+    OUT-map.svg and OUT-chain.svg and linked by name (a folder of files a Markdown viewer
+    or a repository shows), or on stdout embedded as `data:` URIs."""
     loaded = load(recording)
     for warning in loaded.warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
     explainer = Explainer(Analysis.of(loaded))
+    drawn = handout(lambda: iter_records(recording, []))
     if path == STDOUT:
-        write_story(explainer, sys.stdout, markdown=True)
+        embedded = [(svg.title, data_uri(svg)) for _, svg in drawn]
+        write_story(explainer, sys.stdout, markdown=True, pictures=embedded)
         return
+    linked = []
+    for kind, svg in drawn:
+        _write("--markdown", beside(path, kind), svg.render().encode(), overwrite, "SVG")
+        linked.append((svg.title, beside(path, kind).name))
     with _new("--markdown", path, overwrite) as raw, io.TextIOWrapper(raw, "utf-8") as out:
-        write_story(explainer, out, markdown=True)
+        write_story(explainer, out, markdown=True, pictures=linked)
     print(f"k8s-wiretap: the story in Markdown to {path}", file=sys.stderr)
 
 

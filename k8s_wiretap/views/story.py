@@ -15,7 +15,7 @@ colour of each component (`COLOURS`, `colour_of`) and a replay's verdict (`verdi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 from rich.console import Console
@@ -138,11 +138,14 @@ def write_story(
     noise: bool = False,
     markdown: bool = False,
     actions: list[Action] | None = None,
+    pictures: Sequence[tuple[str, str]] = (),
 ) -> None:
     """The story of `explainer`'s recording (or of `actions` of it), as rich text or
-    markdown on `out`."""
+    markdown on `out`; markdown opens with `pictures`, each a (title, address) pair."""
     actions = explainer.actions() if actions is None else actions
     if markdown:
+        for title, address in pictures:
+            out.write(f"![{title}]({address})\n\n")
         _write_markdown(explainer, actions, out, noise)
         return
     console = Console(file=out, highlight=False, soft_wrap=True)

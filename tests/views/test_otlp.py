@@ -249,7 +249,7 @@ def test_export_says_in_one_line_what_is_wrong(tmp_path: Path) -> None:
     assert nowhere.returncode == 2
     assert nowhere.stderr.strip().splitlines() == [
         "k8s-wiretap: export: say where to: --otlp OUT and/or --otlp-endpoint URL, "
-        "--har OUT, --markdown OUT"
+        "--har OUT, --markdown OUT, --svg OUT, --png OUT"
     ]
     bad = _cli("export", str(STORY), "--otlp-endpoint", "jaeger:4318")
     assert bad.returncode == 2 and "expected http(s)://HOST:PORT" in bad.stderr

@@ -10,7 +10,9 @@ writes them, `png` renders them with headless Chromium. docs/pictures.md shows e
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from typing import Any
 
 from k8s_wiretap.views.pictures.chain import NotInRecording, chain_picture, chain_rows
@@ -20,13 +22,16 @@ from k8s_wiretap.views.pictures.svg import Svg
 from k8s_wiretap.views.pictures.talkmap import map_picture, tally
 
 __all__ = [
+    "HANDOUT",
     "KINDS",
     "BadRange",
     "ChromiumMissing",
     "NotInRecording",
     "Range",
     "Svg",
+    "data_uri",
     "draw",
+    "handout",
     "png",
 ]
 
@@ -49,3 +54,20 @@ def draw(
     if kind == "sequence":
         return sequence_picture(range_rows(records(), span or Range()))
     raise ValueError(f"no picture {kind!r}")
+
+
+HANDOUT = ("map", "chain")  # the pictures a Markdown handout opens with
+
+
+def handout(records: Callable[[], Iterable[dict[str, Any]]]) -> list[tuple[str, Svg]]:
+    """The pictures of a recording's handout, by kind: who talks to whom, then the chain
+    a kubectl command set off (none when no kubectl command set anything off)."""
+    pictures = [("map", draw("map", records))]
+    with suppress(NotInRecording):
+        pictures.append(("chain", draw("chain", records)))
+    return pictures
+
+
+def data_uri(svg: Svg) -> str:
+    """The picture as a `data:` URI, for a Markdown file that must stand alone."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.render().encode()).decode()
