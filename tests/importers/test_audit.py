@@ -430,3 +430,31 @@ def test_causes_are_inferred_from_the_writes_resource_versions(
     assert statuses and {v["writer"]["component"] for v in statuses} == {
         "controller-manager/deployment-controller"
     }
+
+
+def test_the_lab_at_request_level_explains_with_nothing_unattributed(tmp_path: Path) -> None:
+    """A lab of its own whose log is at Request, from `lab up` to `lab down`: its whole
+    log imports, every write carries the body it sent and no answer's body, and every
+    exchange is attributed."""
+    lab = Lab(tmp_path / "lab")
+    state = lab.up(UpOptions(build=False, audit_level="Request"))
+    try:
+        kubectl = Kubectl(state.kubeconfig, tmp_path / "cache")
+        kubectl("create", "configmap", "leveled", "--from-literal=k=v")
+        kubectl("label", "configmap", "leveled", "tier=front")
+        log = audit_log(state)
+        wait_until(lambda: "tier" in whole_lines(log).decode(), 30, "the label's PATCH logged")
+    finally:
+        lab.down()
+    assert {e["level"] for e in events(log)} == {"Request"}
+    out, said = imported(tmp_path, log)
+    assert "0 unreadable lines skipped" in said
+    written = records(out)
+    posts = [r for r in written if r["record"] == "request" and r["method"] in ("POST", "PATCH")]
+    assert posts and all("body" in r and "request body" not in r["audit"]["absent"] for r in posts)
+    ends = [r for r in written if r["record"] == "end"]
+    assert ends and not [e for e in ends if "body" in e]
+    explained = _explained(out)
+    assert len(explained) == len({e["auditID"] for e in events(log)})
+    assert not [e for e in explained if e["component"] == "unknown"]
+    assert {"kubectl", "apiserver", "scheduler"} <= {e["component"] for e in explained}
