@@ -24,7 +24,17 @@ from typing import TextIO
 from k8s_wiretap.errors import WiretapError
 from k8s_wiretap.workshop import manifest
 
-__all__ = ["GREETING", "STORIES", "Step", "Story", "environment", "restart_api_server", "run_story"]
+__all__ = [
+    "GREETING",
+    "STORIES",
+    "Step",
+    "Story",
+    "environment",
+    "kubectl",
+    "restart_api_server",
+    "run_story",
+    "wait_for",
+]
 
 
 @dataclass(frozen=True)
@@ -178,10 +188,40 @@ def environment(kubeconfig: str, cache: Path) -> dict[str, str]:
     return env
 
 
-def _kubectl(
-    env: dict[str, str], args: tuple[str, ...], stdin: str | None, refused: str = ""
-) -> str:
-    result = subprocess.run(
+def kubectl(env: dict[str, str], *args: str, stdin: str | None = None, check: bool = True) -> str:
+    """kubectl's output; WiretapError if it fails, unless not `check`."""
+    result = _run(env, args, stdin)
+    if check and result.returncode != 0:
+        raise WiretapError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
+    return result.stdout
+
+
+def wait_for(
+    env: dict[str, str],
+    query: tuple[str, ...],
+    want: str,
+    timeout: float = 90.0,
+    *,
+    within: bool = False,
+    what: str = "",
+) -> None:
+    """Until kubectl `query` prints `want` (with `within`: holds it); WiretapError, naming
+    `what` (else the query), after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        said = kubectl(env, *query, check=False)
+        if said == want or (within and want in said):
+            return
+        time.sleep(0.3)
+    raise WiretapError(
+        f"{what or 'kubectl ' + ' '.join(query)}: not {want!r} within {timeout:.0f} s"
+    )
+
+
+def _run(
+    env: dict[str, str], args: tuple[str, ...], stdin: str | None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         ["kubectl", *args],
         input=stdin,
         capture_output=True,
@@ -190,28 +230,24 @@ def _kubectl(
         timeout=120,
         check=False,
     )
-    if refused:
-        if result.returncode == 0 or refused not in result.stderr:
-            raise WiretapError(f"kubectl {' '.join(args)} was to be refused ({refused})")
-        return result.stdout
-    if result.returncode != 0:
-        raise WiretapError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
+
+
+def _kubectl(
+    env: dict[str, str], args: tuple[str, ...], stdin: str | None, refused: str = ""
+) -> str:
+    if not refused:
+        return kubectl(env, *args, stdin=stdin)
+    result = _run(env, args, stdin)
+    if result.returncode == 0 or refused not in result.stderr:
+        raise WiretapError(f"kubectl {' '.join(args)} was to be refused ({refused})")
     return result.stdout
 
 
 def _wait(env: dict[str, str], step: Step, timeout: float = 90.0) -> None:
     if step.until is None:
         return
-    deadline = time.monotonic() + timeout
     query = (*step.until_get, "-o", f"jsonpath={step.until}")
-    while time.monotonic() < deadline:
-        result = subprocess.run(
-            ["kubectl", *query], capture_output=True, text=True, env=env, timeout=60, check=False
-        )
-        if result.stdout == step.expect:
-            return
-        time.sleep(0.3)
-    raise WiretapError(f"{step.title}: not done within {timeout:.0f} s")
+    wait_for(env, query, step.expect, timeout, what=step.title)
 
 
 def run_story(

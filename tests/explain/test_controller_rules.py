@@ -31,6 +31,7 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
 from k8s_wiretap.explain.summaries import Summaries
 from k8s_wiretap.lab.lab import Lab, UpOptions
+from k8s_wiretap.workshop.standby import standby
 from tests.conftest import Kubectl, wait_until
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
@@ -594,7 +595,9 @@ def at_work(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
     a CronJob due every minute (waited for at the end); Pod low (priority 1, 700m) runs,
     then Pod high (priority 1000, 700m) comes and fits only once low is gone; then WORKS,
     a CertificateSigningRequest approved, the Deployment's image set (its old ReplicaSet
-    goes), what `_and_then` does, and at last the kubelet stopped (its node unreachable)."""
+    goes), what `_and_then` does, and at last the kubelet stopped (its node unreachable)
+    beside a node that stays Ready (`workshop.standby`: else the node controller's full
+    disruption mode makes its NoExecute taint a race)."""
     folder = tmp_path_factory.mktemp("at-work")
     lab = Lab(folder / "lab")
     state = lab.up(UpOptions(build=False, record=folder / "session.jsonl"))
@@ -618,14 +621,14 @@ def at_work(tmp_path_factory: pytest.TempPathFactory) -> list[Row]:
         kubectl.run("rollout", "status", "deployment/hist", "-n", "works", "--timeout=60s")
         wait_until(lambda: _get(kubectl, "pv", "disk", *phase) == "Bound", 60, "the volume")
         _and_then(kubectl)
-        kubelet = next(p for p in state.processes if p.name == "kubelet")
-        assert kubelet.stop()  # the node stops reporting: NotReady after its grace period
-        jobs = "jobs", "-n", "default", "-o", "name"
-        wait_until(lambda: "job.batch/tick-" in _get(kubectl, *jobs), 70, "the CronJob's Job")
-        taints = "node", "node-1", "-o", "jsonpath={.spec.taints[*].effect}"
-        # the node controller taints it after its grace period; on a loaded machine, later
-        wait_until(lambda: "NoExecute" in _get(kubectl, *taints), 180, "the node unreachable")
-        time.sleep(3)  # the last status writes reach the recording
+        with standby(kubectl.env):  # so that node-1 alone goes silent
+            kubelet = next(p for p in state.processes if p.name == "kubelet")
+            assert kubelet.stop()  # the node stops reporting: NotReady after its grace period
+            jobs = "jobs", "-n", "default", "-o", "name"
+            wait_until(lambda: "job.batch/tick-" in _get(kubectl, *jobs), 70, "the CronJob's Job")
+            taints = "node", "node-1", "-o", "jsonpath={.spec.taints[*].effect}"
+            wait_until(lambda: "NoExecute" in _get(kubectl, *taints), 180, "node-1 unreachable")
+            time.sleep(3)  # the last status writes reach the recording
     finally:
         lab.down()
     return _rows(folder / "session.jsonl")
