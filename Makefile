@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LOCK   := constraints.txt
 
-.PHONY: demo demo-live test unit lint binaries jaeger kubectl chromium bench lock clean
+.PHONY: demo demo-live test unit lint binaries jaeger kubectl chromium bench recordings lock clean
 
 # The walkthrough of the bundled recording, in the TUI: no cluster, no binaries needed.
 demo: $(STAMP)
@@ -64,6 +64,17 @@ chromium:
 
 bench: $(STAMP) binaries
 	$(BIN)/python -m bench
+
+# Every committed recording made again, each against a fresh lab of its own, by the scripts
+# that made it (the walkthroughs beside them find their steps by what they are, never by
+# id). About ten minutes. Review `git diff --stat recordings/`, then run `make test`.
+recordings: $(STAMP) binaries kubectl
+	$(BIN)/python scripts/record_fixtures.py
+	$(BIN)/python scripts/record_fixtures.py --kube-version 1.20
+	$(BIN)/python scripts/record_wide.py --story wide
+	$(BIN)/python scripts/record_wide.py --story history
+	$(BIN)/python scripts/record_wide.py --story kubelet
+	$(BIN)/python scripts/record_audit.py
 
 # A whole control plane through the wiretap beside a direct one, for SOAK_SECONDS (600 by
 # default): logs, node readiness and lease renewals compared (bench/soak.py).
