@@ -18,7 +18,7 @@ from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
 
-__all__ = ["Enough", "Event", "Hop", "Row", "read"]
+__all__ = ["Enough", "Event", "Hop", "Row", "kind_of", "read", "target_of"]
 
 READS = frozenset({"get", "list"})
 WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
@@ -79,18 +79,30 @@ class Row:
     @property
     def kind(self) -> str:
         """What the exchange does: a read, a watch, a write, or other."""
-        if self.verb in READS:
-            return "read"
-        if self.verb == "watch":
-            return "watch"
-        return "write" if self.verb in WRITES else "other"
+        return kind_of(self.verb)
 
     @property
     def target(self) -> str:
         """Its resource (and subresource), or its path when it is not about one."""
-        if self.non_resource or not self.resource:
-            return self.path.split("?")[0] or "/"
-        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+        resource = f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+        return target_of(resource, self.path, self.non_resource)
+
+
+def kind_of(verb: str) -> str:
+    """What an exchange of `verb` does: a read, a watch, a write, or other."""
+    if verb in READS:
+        return "read"
+    if verb == "watch":
+        return "watch"
+    return "write" if verb in WRITES else "other"
+
+
+def target_of(resource: str, path: str, non_resource: bool = False) -> str:
+    """What an exchange is about: its resource (`pods/status`), or its path (no query) when
+    it is about none."""
+    if non_resource or not resource:
+        return path.split("?")[0] or "/"
+    return resource
 
 
 def _no_body(decoded: Decoded) -> None:

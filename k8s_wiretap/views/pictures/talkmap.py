@@ -48,9 +48,9 @@ class Talk:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    def add(self, row: Row) -> None:
-        self.counts[row.kind] += 1
-        self.targets.setdefault(row.kind, Counter())[row.target] += 1
+    def add(self, kind: str, target: str) -> None:
+        self.counts[kind] += 1
+        self.targets.setdefault(kind, Counter())[target] += 1
 
 
 @dataclass(slots=True)
@@ -64,12 +64,28 @@ class Tally:
     stored: int = 0
 
     def add(self, row: Row) -> None:
-        talk = self.talks.get(row.component)
+        self.count(row.component, row.kind, row.target, row.time, stored=row.etcd is not None)
+
+    def count(
+        self, component: str, kind: str, target: str, time: float, *, stored: bool = False
+    ) -> None:
+        """One exchange of `component`'s (`kind` of `target_of`), at `time`."""
+        talk = self.talks.get(component)
         if talk is None:
-            talk = self.talks[row.component] = Talk(row.component)
-        talk.add(row)
-        self.first, self.last = min(self.first, row.time), max(self.last, row.time)
-        self.stored += row.etcd is not None
+            talk = self.talks[component] = Talk(component)
+        talk.add(kind, target)
+        self.first, self.last = min(self.first, time), max(self.last, time)
+        self.stored += stored
+
+    def lines(self) -> list[str]:
+        """Each component, most talkative first, in a line: `kubelet: 207 requests ·
+        259.9/min — reads 85 · 106.7/min: pods 76, nodes 5 | watches …` (what is not zero)."""
+        talks = sorted(self.talks.values(), key=lambda t: (-t.total, t.component))
+        return [
+            f"{t.component}: {_requests(t.total)} · {self.rate(t.total)} — "
+            + " | ".join(_said(self, t, k) for k in KINDS if t.counts[k])
+            for t in talks
+        ]
 
     @property
     def minutes(self) -> float:

@@ -60,6 +60,7 @@ def facts(step: Step) -> Iterator[str]:
         yield from _fields(step)
     if "etcd" in told:
         yield from _etcd(detail.explained.explanation.etcd)
+    yield from step.clients
 
 
 def _fields(step: Step) -> Iterator[str]:

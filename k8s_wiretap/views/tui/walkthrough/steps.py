@@ -15,6 +15,8 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from k8s_wiretap.views.pictures.rows import kind_of, target_of
+from k8s_wiretap.views.pictures.talkmap import Tally
 from k8s_wiretap.views.tui.filtering.filters import parse
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from k8s_wiretap.views.tui.listing.window import Detail, Windows
@@ -28,6 +30,7 @@ class Step:
     chapter: Chapter
     detail: Detail
     cause: dict[str, Any] | None = None  # watch_of: the event it carried (chains' caused_by)
+    clients: tuple[str, ...] = ()  # "clients" asked: who talks to whom, a line a component
 
     @property
     def position(self) -> int:
@@ -57,11 +60,22 @@ def find_steps(
             found[chapter.id] = finder.find(chapter, found)
         except LookupError as error:
             result.missing.append(f"chapter {chapter.id!r} ({chapter.title}): {error}")
+    talk = _clients(index) if any("clients" in c.facts for c in walkthrough.chapters) else ()
     for chapter in walkthrough.chapters:
         if chapter.id in found:
             position, cause = found[chapter.id]
-            result.steps.append(Step(chapter, finder.detail(position), cause))
+            clients = talk if "clients" in chapter.facts else ()
+            result.steps.append(Step(chapter, finder.detail(position), cause, clients))
     return result
+
+
+def _clients(index: RecordingIndex) -> tuple[str, ...]:
+    """Who talks to whom over the whole recording, as the map picture counts it
+    (`pictures.talkmap.Tally`), a line a component."""
+    tally = Tally()
+    for row in index.rows:
+        tally.count(row.component, kind_of(row.verb), target_of(row.resource, row.path), row.time)
+    return tuple(tally.lines())
 
 
 def _in_order(chapters: tuple[Chapter, ...]) -> list[Chapter]:

@@ -5,7 +5,11 @@ watch events and etcd's records."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from functools import cache
+from itertools import pairwise
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -15,11 +19,13 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import Recording, load
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.views.tui import ReplayApp
+from k8s_wiretap.views.tui.listing.explaining import explain_rows
+from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from k8s_wiretap.views.tui.listing.window import Windows
 from k8s_wiretap.views.tui.walkthrough import chapters
 from k8s_wiretap.views.tui.walkthrough.steps import find_steps
 from tests.conftest import cli
-from tests.recorded import STORY
+from tests.recorded import RECORDINGS, STORY
 from tests.views.tui.recorded import explained_index
 from tests.views.tui.walkthrough.test_walkthrough import at_step, narration, panel, walk
 
@@ -166,7 +172,236 @@ def test_too_old_is_one_error_event_410_expired() -> None:
     assert event.object["reason"] == "Expired"
 
 
-@pytest.mark.parametrize("name", ["etcd-and-watches"])
+@cache
+def explained_story() -> dict[str, dict[str, Any]]:
+    """`explain --format json` of the apply story, by exchange id."""
+    result = cli("explain", str(STORY), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    said = [json.loads(line) for line in result.stdout.splitlines()]
+    return {row["id"]: row for row in said}
+
+
+@cache
+def who_steps() -> dict[str, str]:
+    """The who-does-what chapters' exchange ids, by chapter id."""
+    index = explained_index("1.37")
+    steps = find_steps(chapters.load("who-does-what"), index, Windows(index))
+    assert steps.missing == [], steps.missing
+    return {s.chapter.id: index.rows[s.position].id for s in steps.steps}
+
+
+def test_the_map_is_every_client_counted_as_explain_says() -> None:
+    """The first chapter's narration lists every component once, most requests first,
+    with its reads, watches and writes counted as explain --format json counts them."""
+    index = explained_index("1.37")
+    steps = find_steps(chapters.load("who-does-what"), index, Windows(index))
+    lines = steps.steps[0].clients
+    assert lines and all(not s.clients for s in steps.steps[1:])
+    kinds = {"get": "reads", "list": "reads", "watch": "watches"}
+    writes = {"create", "update", "patch", "delete", "deletecollection"}
+    counted: dict[str, Counter[str]] = {}
+    for row in explained_story().values():
+        kind = kinds.get(row["verb"]) or ("writes" if row["verb"] in writes else "other")
+        counted.setdefault(row["component"], Counter())[kind] += 1
+    by_component = {line.split(": ", 1)[0]: line for line in lines}
+    assert set(by_component) == set(counted) and len(lines) == len(counted)
+    totals = [sum(counted[line.split(": ", 1)[0]].values()) for line in lines]
+    assert totals == sorted(totals, reverse=True)
+    for component, counts in counted.items():
+        line = by_component[component]
+        total = sum(counts.values())
+        assert f"{component}: {total} request{'' if total == 1 else 's'} · " in line
+        for kind in ("reads", "watches", "writes"):
+            assert (f"{kind} {counts[kind]} · " in line) == bool(counts[kind]), (kind, line)
+
+
+def test_the_change_is_followed_through_three_components_to_the_kubelet() -> None:
+    steps, said = who_steps(), explained_story()
+    patch = said[steps["map"]]
+    assert patch["component"] == "kubectl" and steps["etcd"] == steps["map"]
+    assert patch["etcd"]["key"] == "/registry/deployments/default/web"
+    assert isinstance(patch["etcd"]["stored"], dict)  # as etcd recorded it
+    assert patch["request_body"]["spec"]["replicas"] == 3
+    order = ["controller", "replicaset", "scheduler", "kubelet"]
+    components = [said[steps[k]]["component"] for k in order]
+    assert components == [
+        "controller-manager/deployment-controller",
+        "controller-manager/replicaset-controller",
+        "scheduler",
+        "kubelet",
+    ]
+    assert said[steps["controller"]]["request_body"]["spec"]["replicas"] == 3
+    created = said[steps["replicaset"]]["response_body"]
+    assert "nodeName" not in created["spec"]  # no node yet: nothing runs it
+    chain = said[steps["kubelet"]]["chain"]
+    assert chain[0] == steps["map"] and chain[-1] == steps["kubelet"]
+    assert [said[i]["component"] for i in chain[1:-1]] == components[:3]
+    for hop in chain[1:]:
+        assert said[hop]["caused_by"]["event"]["watch"] is not None  # each a watch event
+
+
+KUBELET = RECORDINGS / "kubelet-life.jsonl.gz"
+
+
+@cache
+def kubelet_life() -> tuple[dict[str, Exchange], Analysis, list[Exchange]]:
+    """The kubelet-life chapters' exchanges by chapter id, the recording's analysis, and
+    its exchanges."""
+    index = RecordingIndex(KUBELET)
+    index.scan()
+    explain_rows(index, lambda _count: None)
+    spec = chapters.load("kubelet-life")
+    assert spec.recording == KUBELET
+    steps = find_steps(spec, index, Windows(index))
+    assert steps.missing == [], steps.missing
+    recording = load(KUBELET)
+    by_id = recording.by_id()
+    found = {s.chapter.id: by_id[index.rows[s.position].id] for s in steps.steps}
+    index.close()
+    return found, Analysis.of(recording), recording.exchanges
+
+
+def _body(exchange: Exchange, answer: bool = False) -> Any:
+    analysis = kubelet_life()[1]
+    decoded = analysis.response_body(exchange) if answer else analysis.request_body(exchange)
+    return decoded.value
+
+
+def test_the_kubelet_registers_over_mtls_http2_in_protobuf() -> None:
+    node = kubelet_life()[0]["register"]
+    assert (node.method, node.path, node.status) == ("POST", "/api/v1/nodes", 201)
+    assert node.request.identity is not None
+    assert node.request.identity.user.startswith("system:node:node-1 (system:nodes)")
+    assert "[client certificate]" in node.request.identity.user
+    assert node.request.http_version == "HTTP/2.0"
+    assert node.request_header("content-type") == "application/vnd.kubernetes.protobuf"
+
+
+def test_its_lease_is_created_once_and_renewed_every_10_seconds() -> None:
+    steps, _, exchanges = kubelet_life()
+    mine = [e for e in exchanges if e.component == "kubelet" and e.info.resource == "leases"]
+    looked, created = mine[0], next(e for e in mine if e.info.verb == "create")
+    assert (looked.info.verb, looked.status) == ("get", 404) and looked.time < created.time
+    renewals = [e for e in mine if e.info.verb == "update"]
+    assert steps["lease"] is renewals[0] and len(renewals) >= 3
+    times = [created.time] + [e.time for e in renewals]
+    assert all(9 < b - a < 11 for a, b in pairwise(times))
+    spec = _body(renewals[0])["spec"]
+    assert spec["leaseDurationSeconds"] == 40 and spec["holderIdentity"] == "node-1"
+    renewed = [_body(e)["spec"]["renewTime"] for e in renewals]
+    assert len(set(renewed)) == len(renewed)
+
+
+def test_its_node_status_goes_as_a_patch_when_it_changed_not_as_the_heartbeat() -> None:
+    steps, _, exchanges = kubelet_life()
+    kubelet = [e for e in exchanges if e.component == "kubelet"]
+    patches = [e for e in kubelet if e.info.resource == "nodes" and e.info.subresource]
+    assert steps["status"] is patches[0] and _body(patches[0]) == {}  # nothing changed yet
+    for patch in patches:
+        assert patch.request_header("content-type") == "application/strategic-merge-patch+json"
+    ready = _body(patches[1])["status"]["conditions"]
+    assert [(c["type"], c["status"], c["reason"]) for c in ready] == [
+        ("Ready", "True", "KubeletReady")
+    ]
+    assert any("images" in _body(p)["status"] for p in patches[2:])
+    for patch in patches[1:]:  # each changes more than its conditions' heartbeat times
+        status = _body(patch)["status"]
+        changed = {k for k in status if not k.startswith("$")} - {"conditions"}
+        told = {k for c in status.get("conditions", []) for k in c} - {"type", "lastHeartbeatTime"}
+        assert changed or told, status
+    renewals = [e for e in kubelet if e.info.resource == "leases" and e.info.verb == "update"]
+    assert len(patches) < len(renewals)  # the Lease is the frequent one
+
+
+def test_its_watch_of_the_pods_bound_to_it_delivers_the_pod_once_bound() -> None:
+    steps, analysis, _ = kubelet_life()
+    watch, binding = steps["pod-watch"], steps["binding"]
+    assert watch.path.startswith("/api/v1/pods?")  # every namespace
+    assert query(watch)["fieldSelector"] == "spec.nodeName=node-1"
+    assert watch.request.http_version == "HTTP/2.0"
+    assert watch.response_header("content-type").startswith("application/vnd.kubernetes.protobuf")
+    assert (binding.component, _body(binding)["target"]["name"]) == ("scheduler", "node-1")
+    web = [e for e in analysis.events(watch) if e.name == "web"]
+    assert web[0].type == "ADDED" and web[0].object["spec"]["nodeName"] == "node-1"
+    assert web[0].time is not None and web[0].time > binding.time
+
+
+def test_the_pod_status_patches_carry_the_uid() -> None:
+    steps, _, exchanges = kubelet_life()
+    patches = [
+        e
+        for e in exchanges
+        if e.component == "kubelet" and e.info.subresource == "status" and e.info.name == "web"
+    ]
+    assert steps["pod-status"] is patches[0] and len(patches) >= 2
+    created = next(e for e in exchanges if e.component == "kubectl" and e.info.verb == "create")
+    uid = _body(created, answer=True)["metadata"]["uid"]
+    for patch in patches:
+        assert patch.request_header("content-type") == "application/strategic-merge-patch+json"
+        assert _body(patch)["metadata"]["uid"] == uid
+    first = _body(patches[0])["status"]
+    assert "hostIP" in first and "conditions" in first
+    assert [list(c["state"]) for c in first["containerStatuses"]] == [["waiting"]]
+    running = next(_body(p)["status"] for p in patches if "podIP" in _body(p)["status"])
+    assert running["phase"] == "Running"
+    assert [list(c["state"]) for c in running["containerStatuses"]] == [["running"]]
+
+
+def test_a_static_pod_is_shown_as_a_mirror_pod_owned_by_the_node() -> None:
+    mirror = kubelet_life()[0]["mirror"]
+    meta = _body(mirror, answer=True)["metadata"]
+    assert meta["name"] == "static-web-node-1"
+    assert "kubernetes.io/config.mirror" in meta["annotations"]
+    (owner,) = meta["ownerReferences"]
+    assert (owner["kind"], owner["name"]) == ("Node", "node-1")
+
+
+def test_a_graceful_delete_then_the_kubelet_s_final_delete() -> None:
+    steps, _, _ = kubelet_life()
+    asked, final = steps["delete"], steps["final-delete"]
+    still = _body(asked, answer=True)["metadata"]
+    assert asked.status == 200 and "deletionTimestamp" in still
+    assert still["deletionGracePeriodSeconds"] == 30
+    assert final.component == "kubelet" and final.time > asked.time
+    options = _body(final)
+    assert options["gracePeriodSeconds"] == 0
+    assert options["preconditions"]["uid"] == still["uid"]
+    gone = [c for c in load(KUBELET).etcd if c.key == "/registry/pods/default/web" and c.deleted]
+    assert gone and gone[0].time >= final.time - 1
+
+
+def test_a_silent_kubelet_is_marked_unknown_after_the_grace_period_then_tainted() -> None:
+    steps, _, exchanges = kubelet_life()
+    unknown, taint = steps["unknown"], steps["taint"]
+    renewals = [
+        e
+        for e in exchanges
+        if e.component == "kubelet" and e.info.resource == "leases" and e.info.verb == "update"
+    ]
+    ready = next(c for c in _body(unknown)["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "Unknown"
+    assert ready["message"] == "Kubelet stopped posting node status."
+    assert 50 <= unknown.time - renewals[-1].time < 70  # the 50 s grace period, then a pass
+    marked = [
+        e
+        for e in exchanges
+        if e.component == "controller-manager/node-controller" and e.info.subresource == "status"
+        if e.info.resource == "pods"
+    ]
+    assert marked and all(e.time >= unknown.time for e in marked)
+    taints = {(t["key"], t["effect"]) for t in _body(taint)["spec"]["taints"]}
+    unreachable = "node.kubernetes.io/unreachable"
+    assert taints == {(unreachable, "NoSchedule"), (unreachable, "NoExecute")}
+    created = next(e for e in exchanges if e.component == "kubectl" and e.info.verb == "create")
+    tolerations = _body(created, answer=True)["spec"]["tolerations"]
+    assert {(t["key"], t["effect"], t["tolerationSeconds"]) for t in tolerations} >= {
+        ("node.kubernetes.io/unreachable", "NoExecute", 300)
+    }
+    standby = [e for e in exchanges if e.info.resource == "nodes" and e.info.name == "standby"]
+    assert standby  # the node that stayed Ready
+
+
+@pytest.mark.parametrize("name", ["etcd-and-watches", "who-does-what", "kubelet-life"])
 def test_the_text_runs_every_chapter(name: str) -> None:
     result = cli("walkthrough", name, "--text")
     assert result.returncode == 0, result.stderr
@@ -174,7 +409,7 @@ def test_the_text_runs_every_chapter(name: str) -> None:
         assert chapter.title in result.stdout
 
 
-@pytest.mark.parametrize("name", ["etcd-and-watches"])
+@pytest.mark.parametrize("name", ["etcd-and-watches", "who-does-what", "kubelet-life"])
 def test_every_step_in_the_tui_selects_its_exchange_and_tab(name: str) -> None:
     """Driven as a person drives it: → through every chapter, each selecting the exchange
     the TUI's own finder gave it and showing its tab, with its title in the narration."""

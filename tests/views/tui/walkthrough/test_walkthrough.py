@@ -229,11 +229,18 @@ def test_no_walkthrough_no_key(tmp_path: Path) -> None:
 
 
 def test_unknown_names_and_missing_recordings_are_one_line(tmp_path: Path) -> None:
-    assert names() == ["apply-story", "apply-story-1.20"]
+    assert names() == [
+        "apply-story",
+        "apply-story-1.20",
+        "etcd-and-watches",
+        "kubelet-life",
+        "who-does-what",
+    ]
     result = cli("walkthrough", "nope")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == (
-        "k8s-wiretap: no walkthrough 'nope': the walkthroughs are apply-story, apply-story-1.20\n"
+        "k8s-wiretap: no walkthrough 'nope': the walkthroughs are apply-story, apply-story-1.20,"
+        " etcd-and-watches, kubelet-life, who-does-what\n"
     )
     (tmp_path / "gone.walkthrough.yaml").write_text("recording: gone.jsonl.gz\nchapters: []\n")
     result = cli("walkthrough", "gone", "--dir", str(tmp_path))
