@@ -111,7 +111,7 @@ def _replay(
 ) -> Any:
     """The engines' result for the exchange's patch on `before`; PatchError if they refuse."""
     info = exchange.info
-    return replay(
+    local = replay(
         kind,
         body,
         before.object,  # the engines work on copies
@@ -121,6 +121,31 @@ def _replay(
         release=release,
         subresource=info.subresource,
     )
+    _precondition(exchange, before.object, local)
+    return local
+
+
+def _precondition(exchange: Exchange, before: Any, patched: Any) -> None:
+    """A patch that sets metadata.resourceVersion makes it a precondition: the API server
+    updates with the patched object's resourceVersion, and refuses with 409 when the object
+    has changed since (apiserver handlers/patch.go, then the registry's GuaranteedUpdate).
+    Controllers send it (the node controller's taint PATCH carries the version it read)."""
+    sent, held = _resource_version(patched), _resource_version(before)
+    if not sent or not held or sent == held:
+        return
+    info = exchange.info
+    what = f"{info.resource}.{info.group}" if info.group else info.resource
+    message = (
+        f'Operation cannot be fulfilled on {what} "{info.name}": the object has been '
+        "modified; please apply your changes to the latest version and try again"
+    )
+    raise PatchError(message, 409)
+
+
+def _resource_version(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    version = meta.get("resourceVersion") if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else ""
 
 
 def replay_exchange(
