@@ -24,6 +24,7 @@ from PIL import Image
 from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 from k8s_wiretap.cli import build_parser
+from k8s_wiretap.views.tui.walkthrough.chapters import load
 from tests.conftest import cli, wait_until
 from tests.recorded import STORY
 
@@ -242,6 +243,28 @@ def test_the_walkthrough_in_chromium(
         assert patch != first and colours(patch) > 16
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("name", ["etcd-and-watches", "kubelet-life", "who-does-what"])
+def test_every_walkthrough_in_chromium(name: str, browser: Browser, tmp_path: Path) -> None:
+    """Each story as a room sees it: served, its first step narrated, → the second."""
+    spec = load(name)
+    first, second = spec.chapters[0].title, spec.chapters[1].title
+    total = len(spec.chapters)
+    for url in serving(["walkthrough", name], f"k8s-wiretap walkthrough {name}"):
+        page = open_page(browser, url)
+        try:
+            screen_shows(page, f"1/{total}  {first}")
+            before = shot(page)
+            page.focus(".xterm-helper-textarea")
+            page.keyboard.press("ArrowRight")
+            screen_shows(page, f"2/{total}  {second}")
+            assert f"k8s-wiretap walkthrough {spec.title}" in page.evaluate(SCREEN)
+            after = shot(page)
+            (tmp_path / f"{name}.png").write_bytes(after)  # to look at
+            assert after != before and colours(after) > 16
+        finally:
+            page.close()
 
 
 def test_a_larger_font_for_a_projector(server: str, browser: Browser) -> None:
