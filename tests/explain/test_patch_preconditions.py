@@ -1,9 +1,11 @@
 """A PATCH that carries metadata.resourceVersion makes it a precondition: the API server
 refuses it with 409 when the object changed since (the node controller's taint PATCHes
-carry the version they read). On the committed kubelet-life recording, where the node
-controller raced the standby node's status renewals: each refused PATCH is refused by the
-replay alike, with the server's words, and each accepted one still replays to what the
-server stored."""
+carry the version they read). On fixtures/node-taint-race.jsonl.gz, the Node exchanges and
+etcd records of a kubelet-life recording (`scripts/record_wide.py --story kubelet`) in which
+the node controller lost that race twice, to the kubelet and to the standby node's
+renewals (a race: a recording made again may not hold one, so the exchanges are kept
+here): each refused PATCH is refused by the replay alike, with the server's words, and
+each accepted one still replays to what the server stored."""
 
 from __future__ import annotations
 
@@ -14,12 +16,12 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.explain.analysis import Analysis
 
-KUBELET = Path(__file__).resolve().parents[2] / "recordings" / "kubelet-life.jsonl.gz"
+RACE = Path(__file__).resolve().parent / "fixtures" / "node-taint-race.jsonl.gz"
 
 
 @cache
 def taint_patches() -> tuple[Analysis, list[Exchange]]:
-    recording = load(KUBELET)
+    recording = load(RACE)
     patches = [
         e
         for e in recording.exchanges
