@@ -285,7 +285,12 @@ def _serve(
     thread = threading.Thread(target=server.serve_forever, name="audit webhook", daemon=True)
     stop = threading.Event()
     sink = server.importer.sink
-    previous = signal.signal(signal.SIGTERM, lambda *_: (sink.stopped_by("SIGTERM"), stop.set()))
+
+    def terminated(*_: object) -> None:
+        sink.stopped_by("SIGTERM")
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, terminated)
     thread.start()
     try:
         said()

@@ -110,14 +110,20 @@ def writing(name: str, args: argparse.Namespace, source: str) -> Iterator[Sink]:
             with written:
                 yield written
         except Stopped as stopped:
-            held = count(written.exchanges, "exchange")
-            raise Stopped(
-                stopped.signal,
-                f"import {name}: stopped by {stopped.signal.name}: {args.output} holds the "
-                f"{held} written before, and ends with a note that it was cut",
-            ) from None
+            raise Stopped(stopped.signal, _stopped(name, stopped, written)) from None
         except OSError as error:
             raise unwritten(name, args.output, error) from error
+
+
+def _stopped(name: str, stopped: Stopped, written: Sink) -> str:
+    """What a signal left of the import's OUT, in words."""
+    out, by = written.path, f"import {name}: stopped by {stopped.signal.name}"
+    if written.outcome == "cut":
+        held = count(written.exchanges, "exchange")
+        return f"{by}: {out} holds the {held} written before, and ends with a note that it was cut"
+    if written.outcome == "whole":
+        return f"{by} once {out} was written whole"
+    return f"{by}: {out} not written"
 
 
 def unwritten(name: str, output: Path, error: OSError) -> WiretapError:

@@ -128,6 +128,7 @@ class Sink:
         self._closed = False
         self._cut: str | None = None
         self._stopped: str | None = None
+        self.outcome = "writing"  # then "whole", "cut" (ends with a note of it) or "removed"
         self.path, self._overwrite = path, overwrite
         self._file = temporary_beside(path) if self.STAGED else path
         try:
@@ -286,7 +287,12 @@ class Sink:
             self._discard()
             raise
         if self.STAGED:
-            publish(self._file, self.path, overwrite=self._overwrite)
+            try:
+                publish(self._file, self.path, overwrite=self._overwrite)
+            except BaseException:
+                self.outcome = "removed"
+                raise
+        self.outcome = "whole" if self._cut is None else "cut"
 
     def _held(self) -> str:
         """What a cut recording holds, said in its last note."""
@@ -309,6 +315,7 @@ class Sink:
     def _discard(self) -> None:
         if self.STAGED:
             discard(self._file)
+            self.outcome = "removed"
 
     def _state(self, id: str) -> _Open:
         """The open exchange `id`; one without a request record (or already ended) is an
