@@ -10,9 +10,10 @@ first `/version` exchange too: it says which release the protobuf bodies are dec
 A name ending in `.gz` is written gzip-compressed. The file is written under a temporary
 name beside FILE and put in place only once complete (`capture.outputs.whole_file`); an
 existing file is never replaced unless asked (`force`: `:save!`); what an error, or a save
-stopped (`stopped()`: the app quits), left half-written is removed. The mode is 0600: a recording holds cluster data. `progress(stage, fraction)`
-says how far it has got: finding a subset's etcd records, then writing (`BATCH` records
-at a time, as the original has them: bytes copied, not parsed and written again).
+stopped (`stopped()`: the app quits), left half-written is removed. The mode is 0600: a
+recording holds cluster data. `progress(stage, fraction)` says how far it has got: finding
+a subset's etcd records, then writing (`BATCH` records at a time, as the original has
+them: bytes copied, not parsed and written again).
 """
 
 from __future__ import annotations
