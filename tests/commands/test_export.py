@@ -1,15 +1,19 @@
 """An export's OUT appears only once whole: onto a full disk (EFBIG under RLIMIT_FSIZE)
 `--har`, `--otlp`, `--markdown` and `--svg` each say so in one line, exit 1, and leave no
-OUT and no temporary beside it; an OUT `--overwrite` would have replaced is kept as it was."""
+OUT and no temporary beside it; an OUT `--overwrite` would have replaced is kept as it was;
+SIGTERM mid-export leaves nothing either, said in one line (exit 143)."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.commands.faults import audit_log, limited
-from tests.conftest import cli
+from tests.conftest import cli, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +53,26 @@ def test_a_full_disk_keeps_the_file_overwrite_would_have_replaced(
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert out.read_text() == "my own HAR\n"
     assert [p.name for p in tmp_path.iterdir()] == ["mine.har"]
+
+
+def test_sigterm_mid_export_leaves_no_output_and_says_one_line(tmp_path: Path) -> None:
+    source = tmp_path / "rec.jsonl"
+    made = cli("import", "audit", str(audit_log(tmp_path / "a.log.gz", 5_000)), "-o", str(source))
+    assert made.returncode == 0, made.stderr
+    out = tmp_path / "out" / "trace.har"
+    out.parent.mkdir()
+    exporting = subprocess.Popen(
+        [sys.executable, "-m", "k8s_wiretap", "export", str(source), "--har", str(out)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_until(lambda: any(out.parent.iterdir()), 60, "the export to start writing")
+    exporting.send_signal(signal.SIGSTOP)  # cut here, mid-way (5,000 entries to write)
+    exporting.send_signal(signal.SIGTERM)
+    exporting.send_signal(signal.SIGCONT)
+    _, said = exporting.communicate(timeout=60)
+    assert exporting.returncode == 143
+    assert said.splitlines() == [
+        "k8s-wiretap: export: stopped by SIGTERM: the OUT it was writing was not made"
+    ]
+    assert list(out.parent.iterdir()) == []
