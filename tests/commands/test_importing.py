@@ -15,6 +15,7 @@ import pytest
 
 from tests.commands.faults import audit_log, is_root, limited, tmpfs
 from tests.conftest import cli, wait_until
+from tests.recorded import STORY
 
 
 def _only(folder: Path) -> list[str]:
@@ -60,6 +61,20 @@ def test_a_har_import_onto_a_full_disk_leaves_nothing(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [
         f"k8s-wiretap: import har: -o {out}: File too large ({out} not written)"
     ]
+    assert _only(out.parent) == []
+
+
+def test_a_join_onto_a_full_disk_leaves_nothing(tmp_path: Path) -> None:
+    """The log's own exchanges (a few KB) fit; the joined recording (10 MB) does not."""
+    log = audit_log(tmp_path / "audit.log.gz", 10)
+    out = tmp_path / "out" / "joined.jsonl"
+    out.parent.mkdir()
+    join = ("--join", str(STORY))
+    done = limited("import", "audit", str(log), *join, "-o", str(out), fsize=1_000_000)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f"k8s-wiretap: import audit: -o {out}: File too large ({out} not written)"
+    )
     assert _only(out.parent) == []
 
 
