@@ -2,7 +2,7 @@
 
 A recording being written (or cut short by a crash) may end in a partial line: it is
 skipped with a warning, as is any other line that is not a record; the rest still loads.
-A cut recording is said in a warning ("PATH: a cut recording: ..."): one that holds a
+A cut recording is said in a warning ("PATH: a cut recording: ..."): one that ends with a
 note that a signal cut it (`format.cut_note`), or whose last line is cut short (not a
 record, or with no end of line).
 A recording in parts (`proxy --workers N`: one file per worker) reads as one, its parts
@@ -153,7 +153,6 @@ def file_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, An
     path = Path(path)
     pending: tuple[int, bytes] | None = None
     checked = False
-    cut: str | None = None  # the message of a note that a signal cut the recording
     try:
         for number, line in enumerate(_lines(path, warnings), 1):
             if not line or line.isspace():
@@ -165,7 +164,6 @@ def file_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, An
                 record = _parse(path, *pending, False, warnings)
                 if record is not None:
                     checked = checked or check_header(path, record)
-                    cut = _cut(record) or cut
                     yield record
             pending = (number, line)
     except OSError as error:
@@ -174,14 +172,14 @@ def file_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, An
         record = _parse(path, *pending, True, warnings)
         if record is not None:
             checked = checked or check_header(path, record)
-            cut = _cut(record) or cut
+            cut = _cut(record)  # the last record: a cut's note is always last
             if cut is None and not pending[1].endswith(b"\n") and not _gzipped(path):
                 cut = "its last line has no end (it was being written)"
+            if cut is not None:
+                warnings.append(f"{path}: a cut recording: {cut}")
             yield record
     if not checked:
         raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
-    if cut is not None:
-        warnings.append(f"{path}: a cut recording: {cut}")
 
 
 def _cut(record: dict[str, Any]) -> str | None:
