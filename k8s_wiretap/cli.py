@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from k8s_wiretap import __version__
-from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.errors import Stopped, WiretapError
 
 __all__ = ["ArgumentParser", "main"]
 
@@ -77,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WiretapError as error:
         print(f"k8s-wiretap: {error}", file=sys.stderr)
         return error.exit_code
+    except Stopped as stopped:  # a command that was writing says what became of it
+        print(f"k8s-wiretap: {stopped}", file=sys.stderr)
+        return stopped.exit_code
     except KeyboardInterrupt:
         print("k8s-wiretap: interrupted", file=sys.stderr)
         return 130

@@ -7,6 +7,13 @@
     {"record": "end",      "id": ..., "time": ..., "body": BODY, "error": ...}
     {"record": "note",     "time": ..., "level": ..., "message": ...}
 
+An import that a signal cut (SIGTERM, SIGINT: stopped before the end of its source) ends
+with a note that says so and names it, `"cut": "SIGTERM"` (`cut_note`); readers say they
+read a cut recording (`reader.file_records`). A live recording (the proxy's, the audit
+webhook receiver's) that a signal stopped, as they are meant to stop, holds all it saw
+until then: it ends with a note `"stopped": "SIGINT"` (`stop_note`), after the end of
+each exchange still open.
+
 Records of concurrent exchanges interleave; `id` ties them together. A BODY is
 `{"text": ...}` (UTF-8 that is not protobuf) or `{"base64": ...}`, with `size` (bytes before
 any truncation), and `truncated`, `redacted`, `decoded` (a content-encoding removed) when true.
@@ -60,7 +67,9 @@ __all__ = [
     "VERSION",
     "body_bytes",
     "body_record",
+    "cut_note",
     "header_record",
+    "stop_note",
 ]
 
 FORMAT = "k8s-wiretap-recording"
@@ -81,6 +90,19 @@ def header_record(*, redacted: bool, max_body: int, **more: Any) -> dict[str, An
         "max_body": max_body,
         **more,
     }
+
+
+def cut_note(by: str, what: str, when: float) -> dict[str, Any]:
+    """The last record of a recording the signal `by` ("SIGTERM") cut at `when`; `what`
+    says what it holds ("the import stopped after 1,200 exchanges ...")."""
+    message = f"recording cut by {by}: {what}"
+    return {"record": "note", "time": when, "level": "error", "message": message, "cut": by}
+
+
+def stop_note(by: str, when: float) -> dict[str, Any]:
+    """The last record of a live recording the signal `by` ("SIGTERM") stopped at `when`."""
+    message = f"recording stopped by {by}"
+    return {"record": "note", "time": when, "level": "info", "message": message, "stopped": by}
 
 
 def body_record(

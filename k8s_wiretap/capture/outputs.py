@@ -1,16 +1,34 @@
-"""Where records go: a new recording file (JSON Lines). Views add outputs of their own."""
+"""Where records go: a new recording file (JSON Lines). Views add outputs of their own.
+
+A whole file made at once (an import, an export) is written under a temporary name beside
+its target, 0600 (`temporary_beside`), and renamed to it only once complete (`publish`):
+a full disk, an I/O error or a signal leaves the target as it was (`discard` removes the
+temporary). `whole_file` does all three for a file written through one stream.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import secrets
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from k8s_wiretap.capture.format import header_record
 
-__all__ = ["FileOutput", "create", "reason", "recording_problem"]
+__all__ = [
+    "FileOutput",
+    "append_record",
+    "create",
+    "discard",
+    "publish",
+    "reason",
+    "recording_problem",
+    "temporary_beside",
+    "whole_file",
+]
 
 
 def reason(error: BaseException) -> str:
@@ -44,6 +62,78 @@ def create(path: Path, *, overwrite: bool) -> int:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+
+
+def temporary_beside(path: Path) -> Path:
+    """A name for `path`'s temporary, in its folder (a rename there is atomic), hidden,
+    unlikely to be taken (`create` refuses one that is)."""
+    return path.with_name(f".{path.name}.{secrets.token_hex(6)}.partial")
+
+
+def discard(temporary: Path) -> None:
+    """Remove a temporary that will not become its target (gone already: nothing to do)."""
+    with contextlib.suppress(OSError):
+        os.unlink(temporary)
+
+
+def publish(temporary: Path, path: Path, *, overwrite: bool) -> None:
+    """The complete `temporary` becomes `path`: synced to the disk first (a full disk
+    may only say so then), renamed over what is at `path` only with `overwrite` (a
+    symlink there is replaced, never followed); without it, something that appeared at
+    `path` meanwhile is kept (FileExistsError). On any error the temporary is removed."""
+    try:
+        fd = os.open(temporary, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if overwrite:
+            os.replace(temporary, path)
+            return
+        try:
+            os.link(temporary, path)  # refuses an existing `path`
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: check, then rename
+            if os.path.lexists(path):
+                raise FileExistsError(17, os.strerror(17), str(path)) from None
+            os.replace(temporary, path)
+            return
+        os.unlink(temporary)
+    except BaseException:
+        discard(temporary)
+        raise
+
+
+@contextlib.contextmanager
+def whole_file(path: Path, *, overwrite: bool) -> Iterator[BinaryIO]:
+    """A binary stream that becomes the file `path` (0600) once the block ends without an
+    error; on any error (a full disk, a signal's exception) nothing is left of it."""
+    temporary = temporary_beside(path)
+    out = os.fdopen(create(temporary, overwrite=False), "wb")
+    try:
+        with out:
+            yield out
+    except BaseException:
+        discard(temporary)
+        raise
+    publish(temporary, path, overwrite=overwrite)
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """Add `record` as the last line of the recording at `path`, after ending a line
+    that was cut part way (a write a signal or a full disk stopped)."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)
+    try:
+        size = os.fstat(fd).st_size
+        cut = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
+        data = (("\n" if cut else "") + line).encode("utf-8")
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])
+    finally:
+        os.close(fd)
 
 
 class FileOutput:

@@ -2,6 +2,9 @@
 
 A recording being written (or cut short by a crash) may end in a partial line: it is
 skipped with a warning, as is any other line that is not a record; the rest still loads.
+A cut recording is said in a warning ("PATH: a cut recording: ..."): one that ends with a
+note that a signal cut it (`format.cut_note`), or whose last line is cut short (not a
+record, or with no end of line).
 A recording in parts (`proxy --workers N`: one file per worker) reads as one, its parts
 found and merged by time (`parts.py`).
 """
@@ -116,8 +119,10 @@ def _parse(path: Path, number: int, line: bytes, last: bool, warnings: list[str]
     try:
         record = loads(line)
     except ValueError:
-        where = "last line (cut short)" if last else f"line {number}"
-        warnings.append(f"{path}: skipped {where}: not a complete record")
+        if last:
+            warnings.append(f"{path}: a cut recording: its last line is cut short (skipped)")
+        else:
+            warnings.append(f"{path}: skipped line {number}: not a complete record")
         return None
     if isinstance(record, dict) and "record" in record:
         return record
@@ -167,9 +172,29 @@ def file_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, An
         record = _parse(path, *pending, True, warnings)
         if record is not None:
             checked = checked or check_header(path, record)
+            cut = _cut(record)  # the last record: a cut's note is always last
+            if cut is None and not pending[1].endswith(b"\n") and not _gzipped(path):
+                cut = "its last line has no end (it was being written)"
+            if cut is not None:
+                warnings.append(f"{path}: a cut recording: {cut}")
             yield record
     if not checked:
         raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
+
+
+def _cut(record: dict[str, Any]) -> str | None:
+    """The message of a note that a signal cut the recording (None: `record` is none)."""
+    if record.get("record") == "note" and isinstance(record.get("cut"), str):
+        return str(record.get("message") or f"recording cut by {record['cut']}")
+    return None
+
+
+def _gzipped(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
 
 
 def _looks_like_header(line: bytes) -> bool:

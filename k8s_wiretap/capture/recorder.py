@@ -26,6 +26,8 @@ Recording never stops or slows traffic, and never grows memory without bound:
   exchange whose request was dropped is dropped whole; one that lost a later part records
   no body or events from then on, and a note of its own says so before its end. An `End`
   may use END_ROOM beyond the budget, so exchanges still end;
+- a recording a signal stops (`stopped_by`, before `close`) ends, after the end of each
+  exchange still open, with a note that says so (`format.stop_note`);
 - a recorder thread that dies (a bug) is reported the same way; from then on `put` keeps
   nothing;
 - a watch stream holds at most one incomplete frame, of at most FRAME_LIMIT bytes (or
@@ -60,7 +62,7 @@ from k8s_wiretap.capture.events import (
     ResponseSeen,
     Stored,
 )
-from k8s_wiretap.capture.format import body_record
+from k8s_wiretap.capture.format import body_record, stop_note
 from k8s_wiretap.capture.identity import client_identity
 from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.capture.redact import Redactor
@@ -243,6 +245,7 @@ class Recorder:
         self._lost: set[str] = set()  # open exchanges whose request was dropped
         self._gapped: set[str] = set()  # open exchanges that lost an event
         self._dead = False  # the recorder thread died: keep nothing
+        self._stopped_by: str | None = None  # the signal that stopped the recording
 
     # -- any thread -----------------------------------------------------------------------
     def put(self, event: ProxyEvent) -> None:
@@ -292,6 +295,11 @@ class Recorder:
     def start(self) -> Recorder:
         self._thread.start()
         return self
+
+    def stopped_by(self, signal: str) -> None:
+        """`signal` ("SIGTERM") stops the recording: its last record says so (the first
+        signal told, when more come)."""
+        self._stopped_by = self._stopped_by or signal
 
     def close(self) -> None:
         """Write what is queued, end exchanges still open, close the outputs."""
@@ -343,6 +351,8 @@ class Recorder:
             if item is _STOP:
                 self._note_gap()
                 self._end_open_exchanges()
+                if self._stopped_by is not None:
+                    self._emit(stop_note(self._stopped_by, time.time()))
                 self._flush()
                 return False
             event, cost = cast(tuple[ProxyEvent, int], item)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import functools
 import ipaddress
 import os
 import signal
@@ -212,8 +213,8 @@ def _receive(args: argparse.Namespace) -> int:
         except OSError as error:
             raise UsageError(f"audit-webhook: --record {args.record}: {reason(error)}") from error
         server.importer = WebhookImport(sink)
-        _said(url, args.record, kubeconfig, remote=not _loopback(host))
-        _serve(server, args.record, url, messages)
+        said = functools.partial(_said, url, args.record, kubeconfig, remote=not _loopback(host))
+        _serve(server, args.record, url, messages, said)
     finally:
         server.server_close()
     print(
@@ -275,27 +276,44 @@ def _announce(messages: _Messages) -> Callable[[Batch, str], None]:
     return announce
 
 
-def _serve(server: WebhookServer, record: Path, url: str, messages: _Messages) -> None:
-    """Serve in a thread until Ctrl-C, SIGTERM or the TUI quits; then close the recording."""
+def _serve(
+    server: WebhookServer, record: Path, url: str, messages: _Messages, said: Callable[[], None]
+) -> None:
+    """Serve in a thread until Ctrl-C, SIGTERM or the TUI quits; then close the recording,
+    ended with a note of the signal that stopped it. `said` announces it, once a signal
+    would stop it so."""
     thread = threading.Thread(target=server.serve_forever, name="audit webhook", daemon=True)
     stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    sink = server.importer.sink
+
+    def terminated(*_: object) -> None:
+        sink.stopped_by("SIGTERM")
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, terminated)
     thread.start()
     try:
+        said()
         if messages.tui:
-            _show(record, url, messages, stop)
+            _show(record, url, messages, stop, sink.stopped_by)
         else:
             while not stop.wait(0.5):
                 pass
     except KeyboardInterrupt:
-        pass
+        sink.stopped_by("SIGINT")
     finally:
         signal.signal(signal.SIGTERM, previous)
         server.shutdown()
         server.importer.close()
 
 
-def _show(record: Path, url: str, messages: _Messages, stop: threading.Event) -> None:
+def _show(
+    record: Path,
+    url: str,
+    messages: _Messages,
+    stop: threading.Event,
+    stopped_by: Callable[[str], None],
+) -> None:
     from rich.markup import escape
 
     from k8s_wiretap.views.tui import ReplayApp  # Textual loads only for the TUI
@@ -308,6 +326,7 @@ def _show(record: Path, url: str, messages: _Messages, stop: threading.Event) ->
     messages.app = app
 
     def quit(*_: object) -> None:
+        stopped_by("SIGTERM")
         stop.set()
         app.exit()
 

@@ -16,6 +16,10 @@ OUT without `--overwrite`; both are written 0600 (they hold what the recording h
 An OUT replaced with `--overwrite` (and `--otlp`'s, which always replaces) is removed and
 made anew, 0600 (`capture.outputs.create`): a symlink there is removed, never followed. An
 OUT that is the recording itself is refused. Each output reads the recording once of its own.
+Every OUT is written under a temporary name beside it and renamed to OUT once complete
+(`capture.outputs.whole_file`): a full disk, an I/O error or a signal (SIGTERM, SIGINT)
+leaves no OUT (an existing one as it was) and says so in one line, exit 1 (a signal: 128
++ its number).
 
 `--svg OUT`, `--png OUT`: a picture (views/pictures, docs/pictures.md), `--picture` chain
 (`--exchange ID`: its chain), map or sequence (`--range FROM:TO`); the PNG rendered by
@@ -29,13 +33,14 @@ import io
 import itertools
 import os
 import sys
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from k8s_wiretap.capture.outputs import create, reason, recording_problem
+from k8s_wiretap.capture.outputs import reason, recording_problem, whole_file
 from k8s_wiretap.capture.reader import iter_records, load
-from k8s_wiretap.errors import UsageError
+from k8s_wiretap.errors import Stopped, UsageError, WiretapError, raising_on_signals
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.views.har import write_har
@@ -151,6 +156,17 @@ def _export(args: argparse.Namespace) -> int:
         problem = recording_problem(path, overwrite=args.overwrite, hint="--overwrite")
         if problem:
             raise UsageError(f"export: {option} {problem}")
+    try:
+        with raising_on_signals():
+            _outputs(args, span)
+    except Stopped as stopped:
+        why = f"stopped by {stopped.signal.name}: the OUT it was writing was not made"
+        raise Stopped(stopped.signal, f"export: {why}") from None
+    return 0
+
+
+def _outputs(args: argparse.Namespace, span: Range | None) -> None:
+    """Each output asked for, in turn."""
     if args.otlp is not None or args.otlp_endpoint is not None:
         _traces(args)
     if args.har is not None:
@@ -159,7 +175,6 @@ def _export(args: argparse.Namespace) -> int:
         _markdown(args.recording, args.markdown, args.overwrite)
     if args.svg is not None or args.png is not None:
         _pictures(args, span)
-    return 0
 
 
 def _picture_options(args: argparse.Namespace) -> Range | None:
@@ -216,13 +231,20 @@ def _same(out: Path, recording: Path) -> bool:
         return out.resolve() == recording.resolve()
 
 
-def _new(option: str, path: Path, overwrite: bool) -> BinaryIO:
-    """A new output file, 0600 (`create`: nothing that appeared since the check is
-    replaced unless `overwrite`, a symlink never followed)."""
+@contextmanager
+def _new(option: str, path: Path, overwrite: bool) -> Iterator[BinaryIO]:
+    """A new output file, 0600, that becomes `path` once the block ends without an error
+    (`whole_file`: nothing that appeared since the check is replaced unless `overwrite`,
+    a symlink never followed). An OUT that cannot be made is a usage error (exit 2), one
+    that cannot be written whole (a full disk) a failure (exit 1); neither leaves OUT."""
+    opened = False
     try:
-        return os.fdopen(create(path, overwrite=overwrite), "wb")
+        with whole_file(path, overwrite=overwrite) as out:
+            opened = True
+            yield out
     except OSError as error:
-        raise UsageError(f"export: {option} {path}: {reason(error)}") from error
+        kind = WiretapError if opened else UsageError
+        raise kind(f"export: {option} {path}: {reason(error)} ({path} not written)") from error
 
 
 def _har(recording: Path, path: Path, overwrite: bool) -> None:
@@ -236,13 +258,8 @@ def _har(recording: Path, path: Path, overwrite: bool) -> None:
         sys.stdout.flush()
         assembler, entries = write_har(source, sys.stdout.buffer)
     else:
-        out = _new("--har", path, overwrite)
-        try:
-            with out:
-                assembler, entries = write_har(source, out)
-        except BaseException:
-            path.unlink(missing_ok=True)  # the file this export made, half written
-            raise
+        with _new("--har", path, overwrite) as out:
+            assembler, entries = write_har(source, out)
     for warning in warnings + assembler.warnings:
         print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
     print(f"k8s-wiretap: {entries} HAR entries to {path}", file=sys.stderr)

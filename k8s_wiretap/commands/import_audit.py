@@ -20,10 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.capture.reader import RecordingError
-from k8s_wiretap.commands.importing import add_output, checked, count, said, sink
-from k8s_wiretap.errors import UsageError
+from k8s_wiretap.commands.importing import add_output, checked, count, said, unwritten, writing
+from k8s_wiretap.errors import Stopped, UsageError, raising_on_signals
 from k8s_wiretap.importers.audit import AuditImport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
 
@@ -61,7 +60,7 @@ def _import(args: argparse.Namespace) -> int:
     if args.join is not None:
         return _join(args)
     checked("audit", args.logs, args)
-    with sink("audit", args, "audit log") as written:
+    with writing("audit", args, "audit log") as written:
         importer = import_audit(args.logs, written)
     return said(args, written, count(importer.events, "audit event"), "line", *_ignored(importer))
 
@@ -75,9 +74,15 @@ def _join(args: argparse.Namespace) -> int:
     for warning in seen.warnings:
         _stderr(warning)
     try:
-        done = join_audit(args.logs, seen, args.output, overwrite=args.overwrite, on_skip=_stderr)
+        with raising_on_signals():
+            done = join_audit(
+                args.logs, seen, args.output, overwrite=args.overwrite, on_skip=_stderr
+            )
+    except Stopped as stopped:
+        why = f"stopped by {stopped.signal.name}: {args.output} not written"
+        raise Stopped(stopped.signal, f"import audit: {why}") from None
     except OSError as error:
-        raise UsageError(f"import audit: -o {args.output}: {reason(error)}") from error
+        raise unwritten("audit", args.output, error) from error
     return _said(args, done)
 
 

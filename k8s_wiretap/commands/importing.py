@@ -8,6 +8,12 @@ made before anything is written (`checked`: each input a readable file, the outp
 them and free unless `--overwrite`; one-line errors, exit 2), the sink (`sink`: each
 skipped part said on stderr as it is found) and the last line (`said`: the counts in words,
 "1 exchange", "2 exchanges").
+
+`writing` is where an import runs: its recording is written under a temporary name and
+renamed to OUT once complete (`importers.sink`). A write that fails (a full disk, a file
+too large) is one line, exit 1, and leaves no OUT (and an existing one as it was); SIGTERM
+or SIGINT ends OUT with a note that the signal cut it (every reader says so), then one
+line, exit 128 + the signal's number.
 """
 
 from __future__ import annotations
@@ -16,16 +22,28 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.outputs import reason, recording_problem
-from k8s_wiretap.errors import UsageError
+from k8s_wiretap.errors import Stopped, UsageError, WiretapError, raising_on_signals
 from k8s_wiretap.importers.har import Malformed
 from k8s_wiretap.importers.sink import Sink
 
-__all__ = ["SOURCES", "add_output", "checked", "count", "imported", "register", "said", "sink"]
+__all__ = [
+    "SOURCES",
+    "add_output",
+    "checked",
+    "count",
+    "imported",
+    "register",
+    "said",
+    "sink",
+    "unwritten",
+    "writing",
+]
 
 # each one's module: k8s_wiretap.commands.import_<source>
 SOURCES: tuple[str, ...] = ("audit", "har", "mitmproxy")
@@ -82,6 +100,38 @@ def sink(name: str, args: argparse.Namespace, source: str) -> Sink:
         raise UsageError(f"import {name}: -o {args.output}: {reason(error)}") from error
 
 
+@contextmanager
+def writing(name: str, args: argparse.Namespace, source: str) -> Iterator[Sink]:
+    """The sink writing `args.output`, for the import in the block: OUT appears only once
+    it is whole, or cut by a signal and ended with a note that says so."""
+    with raising_on_signals():
+        written = sink(name, args, source)
+        try:
+            with written:
+                yield written
+        except Stopped as stopped:
+            raise Stopped(stopped.signal, _stopped(name, stopped, written)) from None
+        except OSError as error:
+            raise unwritten(name, args.output, error) from error
+
+
+def _stopped(name: str, stopped: Stopped, written: Sink) -> str:
+    """What a signal left of the import's OUT, in words."""
+    out, by = written.path, f"import {name}: stopped by {stopped.signal.name}"
+    if written.outcome == "cut":
+        held = count(written.exchanges, "exchange")
+        return f"{by}: {out} holds the {held} written before, and ends with a note that it was cut"
+    if written.outcome == "whole":
+        return f"{by} once {out} was written whole"
+    return f"{by}: {out} not written"
+
+
+def unwritten(name: str, output: Path, error: OSError) -> WiretapError:
+    """The one-line error of an import whose OUT could not be written whole (exit 1)."""
+    where = error.filename if error.filename else f"-o {output}"
+    return WiretapError(f"import {name}: {where}: {reason(error)} ({output} not written)")
+
+
 def said(args: argparse.Namespace, written: Sink, origin: str, parts: str, *more: str) -> int:
     """The last line: `OUT: N exchanges from ORIGIN; K unreadable PARTS skipped[; MORE]`
     (`parts`: the noun counted, "line" or "entr|y|ies", singular|plural)."""
@@ -107,6 +157,6 @@ def imported(
         write = reader(args.file)
     except Malformed as error:
         raise UsageError(f"import {name}: {error}") from error
-    with sink(name, args, source) as written:
+    with writing(name, args, source) as written:
         write(written)
     return said(args, written, str(args.file), parts)

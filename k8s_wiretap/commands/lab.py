@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.lab import build
 from k8s_wiretap.lab.components import CBOR_ENV, DEFAULT, ORDER, resolve
@@ -164,6 +165,10 @@ def _up(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(f"--components: {error}") from error
     lab = Lab(args.dir)
+    try:  # the lab's folder, made now: a --dir that cannot be is said as --dir's
+        lab.dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"--dir {lab.dir}: cannot make the folder: {reason(error)}") from error
     record = args.record or (lab.dir / "recording.jsonl" if args.via_proxy else None)
     if record is not None and not record.absolute().parent.is_dir():
         raise UsageError(f"--record: folder {record.absolute().parent} does not exist")

@@ -18,6 +18,8 @@ The join, in three passes, written to a new recording:
    audit log) and given an id none of the recording's exchanges has;
 3. the recording's records, each as it was but for the joined `audit` fields, and the
    temporary recording's are merged by time into the output.
+The output is written under a temporary name of its own and renamed once whole
+(`capture.outputs.publish`): a join that fails or is stopped leaves no output.
 
 A joined exchange keeps everything the proxy recorded (its bodies are the bytes on the
 wire); its request record gains the log's request `audit` field without `absent` (the
@@ -39,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.format import header_record
-from k8s_wiretap.capture.outputs import FileOutput
+from k8s_wiretap.capture.outputs import FileOutput, discard, publish, temporary_beside
 from k8s_wiretap.capture.parts import single
 from k8s_wiretap.capture.reader import RecordingError, file_records, iter_records
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
@@ -232,18 +234,23 @@ def join_audit(
         split = _Splitting(temporary, seen, **options)
         with split:
             importer = import_audit(logs, split)
+        staged = temporary_beside(output)  # renamed to `output` once whole
         out = FileOutput(
-            output,
+            staged,
             redacted=bool(header.get("redacted")),
             max_body=max_body,
-            overwrite=overwrite,
             header={**_kept(header), "joined": SOURCE},
         )
         try:
-            _merge(seen, split.facts, temporary, out)
-            out.write(_summary(split, seen))
-        finally:
-            out.close()
+            try:
+                _merge(seen, split.facts, temporary, out)
+                out.write(_summary(split, seen))
+            finally:
+                out.close()
+        except BaseException:
+            discard(staged)
+            raise
+        publish(staged, output, overwrite=overwrite)
     finally:
         with suppress(FileNotFoundError):
             temporary.unlink()

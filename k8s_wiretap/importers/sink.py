@@ -20,6 +20,15 @@ to `on_skip` (the command prints it) and the first SKIP_NOTES of them are also n
 recording; `close()` ends with a note of the total. An output file is never replaced
 unless `overwrite` (it is opened with O_EXCL, `capture.outputs.FileOutput`).
 
+The recording is written under a temporary name beside `path` and renamed to it when the
+sink closes (`capture.outputs.publish`): a sink left by an error (a full disk, a bad
+input) removes its temporary, and `path` is as it was. A sink left by a signal (`Stopped`,
+raised by `errors.raising_on_signals`) keeps what it wrote, ends it with a note that the
+signal cut it (`format.cut_note`) and renames it: a cut import is said to be cut by every
+reader. `cut_by(SIGNAL)` asks `close` for that note; a live sink (`STAGED = False`: its
+file is written in place as it grows) that a signal stops is told `stopped_by(SIGNAL)`, and
+`close` ends it with a note of that (`format.stop_note`).
+
     with Sink(path, source="audit log") as sink:
         sink.request("a1", 1.5, "GET", "/api/v1/pods", [("User-Agent", "kubectl")])
         sink.response("a1", 1.6, 200, [("Content-Type", "application/json")])
@@ -36,10 +45,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from k8s_wiretap.capture.format import body_record
-from k8s_wiretap.capture.outputs import FileOutput
+from k8s_wiretap.capture.format import body_record, cut_note, stop_note
+from k8s_wiretap.capture.outputs import (
+    FileOutput,
+    append_record,
+    discard,
+    publish,
+    temporary_beside,
+)
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
 from k8s_wiretap.capture.redact import Redactor
+from k8s_wiretap.errors import Stopped
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 
 __all__ = ["EARLIEST", "LATEST", "SKIP_NOTES", "Sink", "time_error"]
@@ -92,6 +108,8 @@ class Sink:
     `source` names what was imported (the header's `imported` field); `on_skip` is told
     each skipped part, one line ("FILE:LINE: skipped: REASON")."""
 
+    STAGED = True  # written under a temporary name, renamed to `path` by `close`
+
     def __init__(
         self,
         path: Path,
@@ -108,9 +126,24 @@ class Sink:
         self._redactor = Redactor()
         self._open: dict[str, _Open] = {}
         self._closed = False
-        self._output = FileOutput(
-            path, redacted=True, max_body=max_body, overwrite=overwrite, header={"imported": source}
-        )
+        self._cut: str | None = None
+        self._stopped: str | None = None
+        self.outcome = "writing"  # then "whole", "cut" (ends with a note of it) or "removed"
+        self.path, self._overwrite = path, overwrite
+        self._file = temporary_beside(path) if self.STAGED else path
+        try:
+            self._output = FileOutput(
+                self._file,
+                redacted=True,
+                max_body=max_body,
+                overwrite=overwrite and not self.STAGED,
+                header={"imported": source},
+            )
+        except FileExistsError:
+            raise
+        except BaseException:
+            self._discard()
+            raise
 
     def __enter__(self) -> Sink:
         return self
@@ -121,6 +154,11 @@ class Sink:
         error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if isinstance(error, Stopped):
+            self.cut_by(error.signal.name)
+        elif error is not None:
+            self._abandon()
+            return
         self.close()
 
     # -- an exchange ----------------------------------------------------------------------
@@ -222,15 +260,62 @@ class Sink:
         if self.skipped <= SKIP_NOTES:
             self.note(line)
 
+    def cut_by(self, signal: str) -> None:
+        """Have `close` end the recording with a note that `signal` cut it."""
+        self._cut = signal
+
+    def stopped_by(self, signal: str) -> None:
+        """Have `close` end the (live) recording with a note that `signal` stopped it."""
+        self._stopped = signal
+
     def close(self) -> None:
-        """Note how many parts were skipped (when any), write what waits, close."""
+        """Note how many parts were skipped (when any), write what waits, close (and, when
+        a signal cut or stopped it, end it with a note of that); rename it to `path`."""
         if self._closed:
             return
         self._closed = True
-        if self.skipped:
-            self.note(f"import skipped {self.skipped:,} unreadable part(s) of its source")
-        self._output.close()
         self._open.clear()
+        try:
+            if self.skipped:
+                self.note(f"import skipped {self.skipped:,} unreadable part(s) of its source")
+            if self._stopped is not None and self._cut is None:
+                self._output.write(stop_note(self._stopped, time.time()))
+            self._output.close()
+            if self._cut is not None:
+                append_record(self._file, cut_note(self._cut, self._held(), time.time()))
+        except BaseException:
+            self._discard()
+            raise
+        if self.STAGED:
+            try:
+                publish(self._file, self.path, overwrite=self._overwrite)
+            except BaseException:
+                self.outcome = "removed"
+                raise
+        self.outcome = "whole" if self._cut is None else "cut"
+
+    def _held(self) -> str:
+        """What a cut recording holds, said in its last note."""
+        exchanges = f"{self.exchanges:,} exchange{'' if self.exchanges == 1 else 's'}"
+        return f"it holds the {exchanges} written before; the rest of its source is not here"
+
+    def _abandon(self) -> None:
+        """An error stopped the sink: close it and remove what it wrote (when staged)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._open.clear()
+        try:
+            self._output.close()
+        except OSError:
+            pass  # the disk that failed: nothing of it is kept
+        finally:
+            self._discard()
+
+    def _discard(self) -> None:
+        if self.STAGED:
+            discard(self._file)
+            self.outcome = "removed"
 
     def _state(self, id: str) -> _Open:
         """The open exchange `id`; one without a request record (or already ended) is an

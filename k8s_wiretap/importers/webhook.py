@@ -55,7 +55,10 @@ class Stopped(RuntimeError):
 
 class LiveSink(Sink):
     """A `Sink` whose records can be written to the file now (`flush`), not only when a
-    megabyte waits or the sink closes: a live recording is followed as it grows."""
+    megabyte waits or the sink closes: a live recording is followed as it grows (written
+    in place, not renamed)."""
+
+    STAGED = False
 
     def flush(self) -> None:
         """Write what waits (OSError when the file cannot take it: the disk is full)."""

@@ -323,12 +323,21 @@ class ProxyServer:
         while not self._ready.is_set() and not task.done():
             await asyncio.sleep(0.02)
         if self._ready.is_set() and self._error is None and not task.done():
+            # `lab down` and service managers stop the proxy with SIGTERM, a user with
+            # Ctrl-C: shut down, so the recording gets what is queued, an end for every open
+            # exchange and a note of the signal. Before the announcement: one who reads it
+            # may signal at once.
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, self._stop_by, signum)
             self._announce()
-            # `lab down` and service managers stop the proxy with SIGTERM: shut down as on
-            # Ctrl-C, so the recording gets what is queued and an end for every open exchange.
-            assert self._master is not None
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._master.shutdown)
         await task
+
+    def _stop_by(self, signum: int) -> None:
+        """A signal stops the proxy: the recording says so at its end."""
+        self.recorder.stopped_by(signal.Signals(signum).name)
+        assert self._master is not None
+        self._master.shutdown()
 
     def _announce(self) -> None:
         announce(self.settings, sys.stderr)

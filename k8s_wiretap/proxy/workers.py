@@ -184,6 +184,7 @@ class Supervisor:
         self.recording = parts.new_recording_id()
         self.workers: list[Worker] = []
         self._stopping = threading.Event()
+        self._signal = signal.SIGTERM  # what stops the workers: the supervisor's own signal
         self._out: IO[str] = sys.stderr
 
     # -- before any worker ----------------------------------------------------------------
@@ -209,7 +210,7 @@ class Supervisor:
         """Start every worker, announce, and supervise until asked to stop."""
         self.prepare()
         previous = {
-            signum: signal.signal(signum, lambda *_: self._stopping.set())
+            signum: signal.signal(signum, self._stop_by)
             for signum in (signal.SIGINT, signal.SIGTERM)
         }
         try:
@@ -356,11 +357,16 @@ class Supervisor:
         )
         return worker
 
+    def _stop_by(self, signum: int, frame: object) -> None:
+        self._signal = signal.Signals(signum)
+        self._stopping.set()
+
     def _stop_all(self) -> None:
-        """SIGTERM to every worker (each writes what is queued and ends its exchanges)."""
+        """SIGTERM (or the signal that stopped the supervisor) to every worker: each writes
+        what is queued, ends its exchanges, and notes the signal at the end of its part."""
         for worker in self.workers:
             if worker.process.poll() is None:
-                worker.process.terminate()
+                worker.process.send_signal(self._signal)
         deadline = time.monotonic() + STOP_TIMEOUT
         for worker in self.workers:
             try:

@@ -114,7 +114,8 @@ def test_a_part_cut_short_loses_only_its_last_line(tmp_path: Path) -> None:
     recording = load(path)
     assert [e.id for e in recording.exchanges] == ["a", "b"]
     assert recording.by_id()["b"].end is None
-    assert recording.warnings == [f"{path}.1: skipped last line (cut short): not a complete record"]
+    cut = f"{path}.1: a cut recording: its last line is cut short (skipped)"
+    assert recording.warnings == [cut]
 
 
 def test_a_recording_in_one_file_has_no_parts(tmp_path: Path) -> None:

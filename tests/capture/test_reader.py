@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from k8s_wiretap.capture.format import header_record
+from k8s_wiretap.capture.format import cut_note, header_record, stop_note
 from k8s_wiretap.capture.reader import RecordingError, load, loads
 
 
@@ -37,7 +37,7 @@ def test_a_cut_off_last_line_is_skipped_with_a_warning(tmp_path: Path) -> None:
     recording = load(path)
     assert len(recording.exchanges) == 1
     assert recording.exchanges[0].response is None
-    assert recording.warnings == [f"{path}: skipped last line (cut short): not a complete record"]
+    assert recording.warnings == [f"{path}: a cut recording: its last line is cut short (skipped)"]
     assert recording.exchanges[0].component == "kubectl"
     assert recording.exchanges[0].info.verb == "list"
 
@@ -119,3 +119,30 @@ def test_blank_lines_and_a_gzip_recording_read_as_ever(tmp_path: Path) -> None:
         recording = load(path)
         assert [e.id for e in recording.exchanges] == ["a"]
         assert recording.warnings == []
+
+
+def test_a_recording_a_signal_cut_is_said_to_be_cut(tmp_path: Path) -> None:
+    cut = cut_note("SIGTERM", "it holds the 1 exchange written before", 2.0)
+    path = write(tmp_path / "cut.jsonl", [header_record(redacted=True, max_body=10), REQUEST, cut])
+    recording = load(path)
+    assert [e.id for e in recording.exchanges] == ["a"]
+    assert recording.warnings == [
+        f"{path}: a cut recording: recording cut by SIGTERM: it holds the 1 exchange written before"
+    ]
+
+
+def test_a_last_line_without_its_end_is_said_to_be_cut(tmp_path: Path) -> None:
+    path = write(tmp_path / "cut.jsonl", [header_record(redacted=True, max_body=10)])
+    path.write_text(path.read_text() + json.dumps(REQUEST))  # whole JSON, no newline
+    recording = load(path)
+    assert [e.id for e in recording.exchanges] == ["a"]
+    assert recording.warnings == [
+        f"{path}: a cut recording: its last line has no end (it was being written)"
+    ]
+
+
+def test_a_live_recording_a_signal_stopped_is_no_cut_recording(tmp_path: Path) -> None:
+    stopped = stop_note("SIGINT", 2.0)
+    path = write(tmp_path / "live.jsonl", [header_record(redacted=True, max_body=10), stopped])
+    assert load(path).warnings == []
+    assert load(path).notes == [stopped]

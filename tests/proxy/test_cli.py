@@ -220,7 +220,8 @@ def test_overwrite_replaces_an_existing_recording(lab: LabState, tmp_path: Path)
         proxy.stop()
     recording = load(old)
     assert recording.header["tool"].startswith("k8s-wiretap ") and not recording.warnings
-    assert recording.notes == []  # nothing of the old recording is left
+    # nothing of the old recording is left; the new one ends with the stop's own note
+    assert [note["message"] for note in recording.notes] == ["recording stopped by SIGTERM"]
     assert any(e.path == "/version" and e.status == 200 for e in recording.exchanges)
 
 

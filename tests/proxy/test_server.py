@@ -7,6 +7,8 @@ the session's proxy runs).
 
 from __future__ import annotations
 
+import json
+import signal
 import socket
 import subprocess
 import sys
@@ -20,8 +22,9 @@ from k8s_wiretap.kube.kubeconfig import ClusterAccess, write_kubeconfig
 from k8s_wiretap.proxy.routes import Route
 from k8s_wiretap.proxy.server import ProxyServer, ProxySettings, free_port
 from k8s_wiretap.tls import new_authority
-from tests.conftest import wait_until
+from tests.conftest import cli, wait_until
 
+CA = new_authority("ca").cert_pem
 OLD = '{"record":"header","format":"k8s-wiretap-recording","version":1}\n{"record":"note"}\n'
 
 
@@ -134,3 +137,35 @@ def test_a_restart_on_the_same_port_at_once_listens(tmp_path: Path) -> None:
     finally:
         second.terminate()
         second.wait(30)
+
+
+@pytest.mark.parametrize(
+    ("signum", "workers"), [(signal.SIGTERM, 1), (signal.SIGINT, 2)], ids=["TERM-1", "INT-2"]
+)
+def test_a_signal_ends_each_part_of_the_recording_with_a_note_of_it(
+    tmp_path: Path, signum: signal.Signals, workers: int
+) -> None:
+    """SIGTERM (`lab down`, a service manager) or SIGINT (Ctrl-C) stops the proxy as it is
+    meant to stop: every part ends with a note naming the signal (the supervisor passes
+    its own on to the workers), and nothing reads it as a cut recording."""
+    kubeconfig, record, port = tmp_path / "kubeconfig", tmp_path / "rec.jsonl", free_port()
+    write_kubeconfig(kubeconfig, server=f"https://127.0.0.1:{free_port()}", ca_pem=CA)
+    argv = [sys.executable, "-m", "k8s_wiretap", "proxy", "--kubeconfig", str(kubeconfig)]
+    argv += ["--listen", f"127.0.0.1:{port}", "--confdir", str(tmp_path / "ca"), "--quiet"]
+    argv += ["--record", str(record), "--workers", str(workers)]
+    proxy = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    assert proxy.stderr is not None
+    try:  # it says where it listens once every worker is ready to stop on a signal
+        announced = proxy.stderr.readline()
+        assert "listening on" in announced, announced + proxy.stderr.read()
+    finally:
+        proxy.send_signal(signum)
+        _, said = proxy.communicate(timeout=30)
+    assert proxy.returncode == 0, said
+    files = [record, *(Path(f"{record}.{part}") for part in range(1, workers))]
+    for part in files:
+        last = json.loads(part.read_bytes().splitlines()[-1])
+        assert last["record"] == "note" and last["stopped"] == signum.name, part
+        assert last["message"] == f"recording stopped by {signum.name}"
+    explained = cli("explain", str(record))
+    assert explained.returncode == 0 and "cut" not in explained.stderr, explained.stderr

@@ -7,12 +7,13 @@ byte offset, nothing decoded), with the etcd records that are theirs — for a w
 change etcd recorded at the write's key and revision, as the explanation layer names them
 (`summaries.py`: the whole recording keeps all of etcd's). A subset keeps the recording's
 first `/version` exchange too: it says which release the protobuf bodies are decoded with.
-A name ending in `.gz` is written gzip-compressed. An existing file is never replaced
-unless asked (`force`: `:save!`), and then only once the new one is complete; a file
-left half-written by an error, or by a save stopped (`stopped()`: the app quits), is
-removed. The mode is 0600: a recording holds cluster data. `progress(stage, fraction)`
-says how far it has got: finding a subset's etcd records, then writing (`BATCH` records
-at a time, as the original has them: bytes copied, not parsed and written again).
+A name ending in `.gz` is written gzip-compressed. The file is written under a temporary
+name beside FILE and put in place only once complete (`capture.outputs.whole_file`); an
+existing file is never replaced unless asked (`force`: `:save!`); what an error, or a save
+stopped (`stopped()`: the app quits), left half-written is removed. The mode is 0600: a
+recording holds cluster data. `progress(stage, fraction)` says how far it has got: finding
+a subset's etcd records, then writing (`BATCH` records at a time, as the original has
+them: bytes copied, not parsed and written again).
 """
 
 from __future__ import annotations
@@ -20,14 +21,12 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
 from k8s_wiretap.capture.assemble import Assembler
-from k8s_wiretap.capture.outputs import recording_problem
+from k8s_wiretap.capture.outputs import recording_problem, whole_file
 from k8s_wiretap.capture.reader import Recording
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
@@ -147,23 +146,11 @@ def _keys(index: RecordingIndex, positions: list[int]) -> set[tuple[str, int]]:
 
 
 def _write(path: Path, batches: Iterable[bytes], *, force: bool) -> None:
-    """Write the batches of lines; `force`: through a temporary file in the same folder,
-    put in place once complete."""
-    if force:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    else:
-        fd, temporary = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), str(path)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as raw, _writer(raw, path) as write:
-            for batch in batches:
-                write(batch)
-        if force:
-            os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    """Write the batches of lines through a temporary file in the same folder, put in
+    place once complete (`force`: over what is there)."""
+    with whole_file(path, overwrite=force) as raw, _writer(raw, path) as write:
+        for batch in batches:
+            write(batch)
 
 
 @contextlib.contextmanager

@@ -167,6 +167,9 @@ class RecordingIndex:
         if not isinstance(record, dict):
             return
         kind = record.get("record")
+        if kind == "note" and isinstance(record.get("cut"), str):  # shown once it is read
+            self.warnings.append(f"{self.path}: a cut recording: {record.get('message')}")
+            return
         if kind == "etcd":
             self.etcd.extend((float(record.get("time") or 0.0), offset, len(line)))
             return

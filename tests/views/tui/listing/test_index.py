@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from k8s_wiretap.capture.format import cut_note
 from k8s_wiretap.capture.reader import RecordingError, load
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from tests.views.tui.recorded import STORY, STORY_1_20, explained_index, indexed
@@ -138,3 +139,15 @@ def test_rows_are_there_before_the_file_is_read_and_a_scan_can_stop() -> None:
     stopping = RecordingIndex(STORY)
     stopping.scan(every=100, stopped=lambda: len(stopping) >= 300)
     assert len(stopping) == 300 and not stopping.done
+
+
+def test_a_recording_a_signal_cut_is_said_to_be_cut(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.jsonl"
+    note = cut_note("SIGTERM", "it holds the exchanges written before", 1.0)
+    cut.write_bytes(b"".join(_story_lines()) + json.dumps(note).encode() + b"\n")
+    index = RecordingIndex(cut)
+    index.scan()
+    assert len(index) == len(indexed())
+    said = "a cut recording: recording cut by SIGTERM: it holds the exchanges written before"
+    assert index.warnings == [f"{cut}: {said}"]
+    index.close()
