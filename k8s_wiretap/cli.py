@@ -15,6 +15,7 @@ from typing import NoReturn
 
 from k8s_wiretap import __version__
 from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["ArgumentParser", "main"]
 
@@ -75,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.handler(args)
     except WiretapError as error:
-        print(f"k8s-wiretap: {error}", file=sys.stderr)
+        print(f"k8s-wiretap: {escape_controls(str(error))}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("k8s-wiretap: interrupted", file=sys.stderr)

@@ -23,6 +23,7 @@ from k8s_wiretap.views.json import write_json
 from k8s_wiretap.views.lines import exchange_line
 from k8s_wiretap.views.story import write_story
 from k8s_wiretap.wire import yamltext
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["register"]
 
@@ -152,11 +153,11 @@ def _explain(args: argparse.Namespace) -> int:
             records = iter_records(args.recording, warnings)
             assembler = write_json(records, sys.stdout.buffer)
         for warning in warnings + assembler.warnings:
-            print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+            print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
         return 0
     recording = load(args.recording)
     for warning in recording.warnings:
-        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+        print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
     analysis = Analysis.of(recording)
     if args.format in ("story", "markdown"):
         story = Explainer(analysis)

@@ -26,6 +26,7 @@ from k8s_wiretap.commands.importing import add_output, checked, count, said, sin
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.importers.audit import AuditImport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["register"]
 
@@ -94,4 +95,4 @@ def _said(args: argparse.Namespace, done: Joined) -> int:
 
 
 def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    print(escape_controls(line), file=sys.stderr, flush=True)
