@@ -24,7 +24,7 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (`prog: error: ... (see --help)`), exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(2, f"{self.prog}: error: {escape_controls(message)} (see --help)\n")
 
 
 # The module that registers each command, in the order `--help` lists them. Only the

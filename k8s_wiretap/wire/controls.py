@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONTROLS", "escape_controls", "escape_json_bytes", "escape_json_controls"]
+__all__ = [
+    "CONTROLS",
+    "escape_controls",
+    "escape_json_bytes",
+    "escape_json_controls",
+    "escape_lines",
+]
 
 # C0, DEL and C1; the line and paragraph separators; the bidi embeddings, overrides and
 # isolates (and the marks, invisible, that reorder what is around them)
@@ -37,6 +43,14 @@ def escape_controls(text: str) -> str:
     if text.isprintable():  # no Cc, Cf or Z* but space: none of CONTROLS
         return text
     return CONTROLS.sub(_escape, text)
+
+
+def escape_lines(text: str) -> str:
+    """`escape_controls` of each line of `text`, its line breaks (LF) kept: for text whose
+    lines are its layout (a YAML document, a body shown whole)."""
+    if text.isprintable():
+        return text
+    return "\n".join(escape_controls(line) for line in text.split("\n"))
 
 
 # what JSON leaves as it is: the same set but C0, in text and in its UTF-8 bytes

@@ -211,3 +211,22 @@ def test_no_control_character_reaches_a_human_output(tmp_path_factory: Any, text
     said = human_outputs(har_recording(folder, f"GET{text}"))
     assert_nothing_obeyed(said)
     assert said["lines"].count("\n") == 1
+
+
+def test_decode_shows_a_body_s_controls_escaped_in_yaml_and_json(tmp_path: Path) -> None:
+    body = tmp_path / "cm.json"
+    value = "v\x1b]0;T\x07\u202e\x9b"
+    body.write_text(json.dumps({"kind": "ConfigMap", "apiVersion": "v1", "data": {"k": value}}))
+    yaml = cli("decode", str(body), "-o", "yaml")
+    assert yaml.returncode == 0, yaml.stderr
+    assert '  k: "v\\e]0;T\\a\\u202e\\x9B"\n' in yaml.stdout  # YAML's escapes, and the override
+    as_json = cli("decode", str(body), "-o", "json")
+    assert json.loads(as_json.stdout)["data"]["k"] == value
+    assert_nothing_obeyed({"yaml": yaml.stdout, "json": as_json.stdout})
+
+
+def test_an_unknown_argument_is_quoted_escaped(tmp_path: Path) -> None:
+    result = cli("explain", str(tmp_path / "r.jsonl"), "extra\x1b[2J")
+    assert result.returncode == 2
+    assert "unrecognized arguments: extra\\x1b[2J (see --help)" in result.stderr
+    assert_nothing_obeyed({"stderr": result.stderr})

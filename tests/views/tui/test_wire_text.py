@@ -83,3 +83,25 @@ def test_the_list_the_tabs_and_the_timeline_show_escapes(tmp_path: Path) -> None
     assert 'k: "v\\e]0;TITLE\\a"' in seen["response 1"]  # YAML's own escapes
     drawn = re.sub("\x1b\\[[0-9;]*[mH]", "", seen["timeline"])  # the app's own sequences
     assert re.search(r"rv 5 +[0-9:.]+ \\x1b\]0;PWN", drawn)  # its writer, cut to the width
+
+
+def test_a_file_name_is_shown_escaped_in_the_title_and_the_warnings(tmp_path: Path) -> None:
+    made = audit_recording(tmp_path, "kubectl/v1.37.2", "a", "b")
+    recording = tmp_path / "rec\x1b]0;T\x07\u202e.jsonl"
+    recording.write_bytes(made.read_bytes() + b"not a record\n")
+    said: dict[str, str] = {}
+
+    async def main() -> None:
+        app = ReplayApp(recording)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await settle(app, pilot)
+            await until(pilot, lambda: bool(app._notifications), "the warning")
+            said["title"] = str(app.query_one("#title").content)  # type: ignore[attr-defined]
+            said["warnings"] = " ".join(n.message for n in app._notifications)
+            said["screen"] = screen_output(app)
+
+    asyncio.run(main())
+    assert "rec\\x1b]0;T\\x07\\u202e.jsonl" in said["title"]
+    assert "rec\\x1b]0;T\\x07\\u202e.jsonl: skipped a line" in said["warnings"]
+    assert OBEYED.search(said["title"] + said["warnings"]) is None
+    assert not [s for s in ("\x1b]0;T", "\x07", "\u202e") if s in said["screen"]]
