@@ -68,8 +68,35 @@ def escape_json_controls(text: str) -> str:
     return _JSON_TEXT.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+# the UTF-8 of the bidi marks, overrides and isolates and the separators: "\xe2" leads each
+_BIDI_BYTES = frozenset(
+    chr(c).encode() for c in (0x200E, 0x200F, *range(0x2028, 0x202F), *range(0x2066, 0x206A))
+)
+
+
+def _unsafe(data: bytes) -> bool:
+    """Whether UTF-8 `data` holds DEL, a C1 control or a bidi control: each found from its
+    lead byte by `find` (a memchr), not by a regex over every byte (ten times slower)."""
+    if data.isascii() or b"\x7f" in data:
+        return b"\x7f" in data
+    for lead, unsafe in _LEADS:
+        at = data.find(lead)
+        while at >= 0:
+            if unsafe(data[at : at + 3]):
+                return True
+            at = data.find(lead, at + 1)
+    return False
+
+
+_LEADS = (
+    (b"\xc2", lambda char: len(char) > 1 and char[1] < 0xA0),  # U+0080 to U+009F
+    (b"\xd8", lambda char: char[1:2] == b"\x9c"),  # U+061C
+    (b"\xe2", _BIDI_BYTES.__contains__),
+)
+
+
 def escape_json_bytes(data: bytes) -> bytes:
     """`escape_json_controls` of UTF-8 JSON, as bytes."""
-    if data.isascii() and b"\x7f" not in data:
+    if not _unsafe(data):
         return data
     return _JSON_BYTES.sub(lambda m: b"\\u%04x" % ord(m.group().decode()), data)

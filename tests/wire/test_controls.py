@@ -55,6 +55,8 @@ def test_each_control_character_is_escaped_and_the_rest_kept(text: str) -> None:
 
 @given(TEXT)
 @example("".join(EVERY))
+@example("· → … \u00a0 \u061b \u2030 \u2065 \u206a")  # the neighbours, kept as they are
+@example("end\u202e")
 def test_json_keeps_its_value_and_shows_no_control(text: str) -> None:
     dumped = json.dumps({"v": text}, ensure_ascii=False)
     said = escape_json_controls(dumped)
