@@ -499,7 +499,8 @@ class ReplayApp(App[int]):
         index = self.index
         parts = [self.label, f"{len(index):,} exchanges"]
         if self.walkthrough is not None and self._narration.is_open:
-            parts[0] = f"[bold]k8s-wiretap walkthrough[/] {escape(self.walkthrough.title)}"
+            title = escape(escape_controls(self.walkthrough.title))
+            parts[0] = f"[bold]k8s-wiretap walkthrough[/] {title}"
         if self.playback is not None:
             parts.append(self.playback.status())
         if self.follow_mode.active:

@@ -17,8 +17,10 @@ from textual.pilot import Pilot
 from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui.detail.object_timeline import TimelineScreen
 from k8s_wiretap.views.tui.detail.panes import TABS
+from k8s_wiretap.views.tui.walkthrough.chapters import load
+from k8s_wiretap.views.tui.walkthrough.narration_panel import NarrationPanel
 from tests.views.test_wire_text import AGENT, ANNOTATION, DATA, OBEYED, audit_recording
-from tests.views.tui.pilot import line_text, settle, tab_text, until
+from tests.views.tui.pilot import line_text, settle, shown, tab_text, until
 
 AGENT_SHOWN = "\\x1b]0;PWNED\\x07\\x1b[1A\\x1b[2K"
 
@@ -105,3 +107,30 @@ def test_a_file_name_is_shown_escaped_in_the_title_and_the_warnings(tmp_path: Pa
     assert "rec\\x1b]0;T\\x07\\u202e.jsonl: skipped a line" in said["warnings"]
     assert OBEYED.search(said["title"] + said["warnings"]) is None
     assert not [s for s in ("\x1b]0;T", "\x07", "\u202e") if s in said["screen"]]
+
+
+def test_the_walkthrough_narrates_recorded_text_escaped(tmp_path: Path) -> None:
+    recording = audit_recording(tmp_path, AGENT, ANNOTATION, DATA)
+    (tmp_path / "t.walkthrough.yaml").write_text(
+        f"title: 'a title\\x1b]0;T'\nrecording: {recording.name}\nchapters:\n"
+        "  - id: create\n    title: the create\n    find: ~v ^create$\n    text: it creates\n"
+    )
+    said: dict[str, str] = {}
+
+    async def main() -> None:
+        spec = load("t", tmp_path)
+        app = ReplayApp(spec.recording, walkthrough=spec)
+        async with app.run_test(size=(160, 40)) as pilot:
+            panel = app.query_one(NarrationPanel)
+            await until(pilot, lambda: panel.current is not None, "the step")
+            await pilot.pause(0.2)
+            said["narration"] = shown(app.query_one("#narration-text").content)  # type: ignore[attr-defined]
+            said["screen"] = screen_output(app)
+
+    asyncio.run(main())
+    # Rich drops the BEL as it makes the narration's Text; the rest is shown
+    assert "\\x1b]0;PWNED\\x1b[1A\\x1b[2K (a third-party client) creates" in said["narration"]
+    drawn = re.sub("\x1b\\[[0-9;]*[mH]", "", said["screen"])
+    assert "k8s-wiretap walkthrough a title\\x1b]0;T" in drawn
+    assert OBEYED.search(said["narration"]) is None
+    assert obeyed_in(said["screen"]) == []
