@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from k8s_wiretap.capture.reader import iter_records, load
+from k8s_wiretap.commands.audit_webhook import _Messages
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.objects import field_story, history_streamed
@@ -230,3 +231,9 @@ def test_an_unknown_argument_is_quoted_escaped(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "unrecognized arguments: extra\\x1b[2J (see --help)" in result.stderr
     assert_nothing_obeyed({"stderr": result.stderr})
+
+
+def test_what_the_audit_webhook_says_on_stderr_is_escaped(capsys: Any) -> None:
+    _Messages(tui=False).say("batch from 127.0.0.1 skipped: id \x1b]0;T\x07\r\n")
+    said = capsys.readouterr().err
+    assert said == "k8s-wiretap: batch from 127.0.0.1 skipped: id \\x1b]0;T\\x07\\r\\n\n"
