@@ -15,6 +15,7 @@ from typing import NoReturn
 
 from k8s_wiretap import __version__
 from k8s_wiretap.errors import Stopped, WiretapError
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["ArgumentParser", "main"]
 
@@ -23,7 +24,7 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (`prog: error: ... (see --help)`), exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(2, f"{self.prog}: error: {escape_controls(message)} (see --help)\n")
 
 
 # The module that registers each command, in the order `--help` lists them. Only the
@@ -75,10 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.handler(args)
     except WiretapError as error:
-        print(f"k8s-wiretap: {error}", file=sys.stderr)
+        print(f"k8s-wiretap: {escape_controls(str(error))}", file=sys.stderr)
         return error.exit_code
     except Stopped as stopped:  # a command that was writing says what became of it
-        print(f"k8s-wiretap: {stopped}", file=sys.stderr)
+        print(f"k8s-wiretap: {escape_controls(str(stopped))}", file=sys.stderr)
         return stopped.exit_code
     except KeyboardInterrupt:
         print("k8s-wiretap: interrupted", file=sys.stderr)

@@ -44,6 +44,7 @@ from k8s_wiretap.importers.webhook import Batch, LiveSink, WebhookImport
 from k8s_wiretap.importers.webhook_server import WebhookServer
 from k8s_wiretap.importers.webhook_tls import WebhookKeys
 from k8s_wiretap.wire import yamltext
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["register", "webhook_kubeconfig"]
 
@@ -251,7 +252,7 @@ class _Messages:
 
     def say(self, message: str) -> None:
         if not self.tui:
-            print(f"k8s-wiretap: {message}", file=sys.stderr, flush=True)
+            print(f"k8s-wiretap: {escape_controls(message)}", file=sys.stderr, flush=True)
         elif self.app is not None:
             with contextlib.suppress(RuntimeError):  # the app is gone or not yet up
                 self.app.call_from_thread(

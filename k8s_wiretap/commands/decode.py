@@ -23,6 +23,7 @@ from k8s_wiretap.views.json import write_json
 from k8s_wiretap.views.lines import exchange_line
 from k8s_wiretap.views.story import write_story
 from k8s_wiretap.wire import yamltext
+from k8s_wiretap.wire.controls import escape_controls, escape_json_controls, escape_lines
 
 __all__ = ["register"]
 
@@ -94,10 +95,11 @@ def _release(text: str) -> Release:
 
 
 def _print(value: Any, output: str) -> None:
-    if output == "yaml":
-        sys.stdout.write(yamltext.dump(value))
+    if output == "yaml":  # YAML escapes C0 and C1 itself; a bidi override shown too
+        sys.stdout.write(escape_lines(yamltext.dump(value)))
     else:
-        sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(escape_json_controls(json.dumps(value, indent=2, ensure_ascii=False)))
+        sys.stdout.write("\n")
 
 
 def _looks_like_json_events(data: bytes) -> bool:
@@ -119,7 +121,7 @@ def _decode(args: argparse.Namespace) -> int:
                 if not event.error
                 else {"error": event.error}
             )
-            sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+            sys.stdout.write(escape_json_controls(json.dumps(line, ensure_ascii=False)) + "\n")
         return 0
     decoded = decode_body(data, args.content_type, release=args.kube_version)
     if not decoded.ok:
@@ -152,11 +154,11 @@ def _explain(args: argparse.Namespace) -> int:
             records = iter_records(args.recording, warnings)
             assembler = write_json(records, sys.stdout.buffer)
         for warning in warnings + assembler.warnings:
-            print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+            print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
         return 0
     recording = load(args.recording)
     for warning in recording.warnings:
-        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+        print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
     analysis = Analysis.of(recording)
     if args.format in ("story", "markdown"):
         story = Explainer(analysis)

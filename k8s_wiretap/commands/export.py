@@ -48,6 +48,7 @@ from k8s_wiretap.views.otlp import Span, export_batches, export_request, post, t
 from k8s_wiretap.views.otlp.send import encoded
 from k8s_wiretap.views.pictures import HANDOUT, KINDS, Range, data_uri, draw, handout, png
 from k8s_wiretap.views.story import write_story
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["register"]
 
@@ -209,7 +210,7 @@ def _pictures(args: argparse.Namespace, span: Range | None) -> None:
         span=span,
     )
     for warning in dict.fromkeys(warnings):
-        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+        print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
     rendered = png(svg) if args.png is not None else None  # no SVG left if this fails
     if args.svg is not None:
         _write("--svg", args.svg, svg.render().encode(), args.overwrite)
@@ -261,7 +262,7 @@ def _har(recording: Path, path: Path, overwrite: bool) -> None:
         with _new("--har", path, overwrite) as out:
             assembler, entries = write_har(source, out)
     for warning in warnings + assembler.warnings:
-        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+        print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
     print(f"k8s-wiretap: {entries} HAR entries to {path}", file=sys.stderr)
 
 
@@ -280,7 +281,7 @@ def _markdown(recording: Path, path: Path, overwrite: bool) -> None:
     or a repository shows), or on stdout embedded as `data:` URIs."""
     loaded = load(recording)
     for warning in loaded.warnings:
-        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+        print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
     explainer = Explainer(Analysis.of(loaded))
     drawn = handout(lambda: iter_records(recording, []))
     if path == STDOUT:
@@ -310,7 +311,7 @@ def _traces(args: argparse.Namespace) -> None:
         sink = _Sink(out, url)
         assembler = export_batches(iter_records(args.recording, warnings), sink)
     for warning in warnings + assembler.warnings:
-        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+        print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
     where = " and ".join(
         w for w in (str(args.otlp) if args.otlp else "", url or "") if w and w != "-"
     )

@@ -25,6 +25,7 @@ from k8s_wiretap.commands.importing import add_output, checked, count, said, unw
 from k8s_wiretap.errors import Stopped, UsageError, raising_on_signals
 from k8s_wiretap.importers.audit import AuditImport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["register"]
 
@@ -99,4 +100,4 @@ def _said(args: argparse.Namespace, done: Joined) -> int:
 
 
 def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    print(escape_controls(line), file=sys.stderr, flush=True)

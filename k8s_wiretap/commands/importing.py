@@ -31,6 +31,7 @@ from k8s_wiretap.capture.outputs import reason, recording_problem
 from k8s_wiretap.errors import Stopped, UsageError, WiretapError, raising_on_signals
 from k8s_wiretap.importers.har import Malformed
 from k8s_wiretap.importers.sink import Sink
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = [
     "SOURCES",
@@ -89,7 +90,7 @@ def checked(name: str, inputs: Sequence[Path], args: argparse.Namespace) -> None
 
 
 def _skipped(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    print(escape_controls(line), file=sys.stderr, flush=True)
 
 
 def sink(name: str, args: argparse.Namespace, source: str) -> Sink:

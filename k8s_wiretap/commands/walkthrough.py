@@ -28,6 +28,7 @@ from k8s_wiretap.views.tui.walkthrough.chapters import (
     load,
     names,
 )
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["interactive", "register", "run_walkthrough"]
 
@@ -115,7 +116,7 @@ def _print(walkthrough: Walkthrough) -> int:
     finally:
         index.close()
     for warning in index.warnings:
-        print(f"k8s-wiretap: warning: {warning}", file=sys.stderr)
+        print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
     try:
         write_text(steps, sys.stdout)
         sys.stdout.flush()

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from k8s_wiretap.capture.assemble import Assembler
 from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.views.lines import clock, exchange_line
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["ConsoleOutput"]
 
@@ -26,7 +27,8 @@ class ConsoleOutput:
 
     def write(self, record: dict[str, Any]) -> None:
         if record.get("record") == "note":
-            self.stream.write(f"{clock(record['time'])} {record['level']}: {record['message']}\n")
+            said = escape_controls(f"{record['level']}: {record['message']}")
+            self.stream.write(f"{clock(record['time'])} {said}\n")
             return
         update = self._assembler.feed(record)
         if update is None:

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.explain.objects import FieldStep, ObjectHistory, Version
 from k8s_wiretap.views.lines import clock
+from k8s_wiretap.wire.controls import escape_controls, escape_json_controls
 
 __all__ = ["write_field_story", "write_history"]
 
@@ -32,7 +33,7 @@ BECAUSE = 3  # causes said at most, nearest first; the rest counted
 
 def write_history(history: ObjectHistory, out: TextIO, fmt: str = "story") -> None:
     if fmt == "json":
-        out.write(json.dumps(history.to_json(), ensure_ascii=False) + "\n")
+        out.write(escape_json_controls(json.dumps(history.to_json(), ensure_ascii=False)) + "\n")
         return
     lines = _history_lines(history)
     out.write("".join(_formatted(lines, fmt)))
@@ -43,7 +44,7 @@ def write_field_story(
 ) -> None:
     if fmt == "json":
         record = {"object": str(history.ref), "field": field, "steps": [s.to_json() for s in steps]}
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.write(escape_json_controls(json.dumps(record, ensure_ascii=False)) + "\n")
         return
     title = f"{history.kind} {_where(history)}: {field}, {_count(len(steps), 'step')}"
     lines = [(0, title), (0, "")]
@@ -117,7 +118,8 @@ def _why(version: Version) -> Iterator[tuple[int, str]]:
 
 
 def _formatted(lines: list[tuple[int, str]], fmt: str) -> Iterator[str]:
-    for depth, text in lines:
+    for depth, said in lines:
+        text = escape_controls(said)  # a value's ESC, CR or LF shown, never obeyed
         if fmt == "markdown":
             if depth == 0 and text and not text.startswith("rv "):
                 yield f"## {text}\n"

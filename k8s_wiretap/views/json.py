@@ -11,7 +11,9 @@ namespace, name, resource_version, time}]), and `audit` for an exchange an audit
 gave its facts ({seen: "proxy and audit log" or "audit log only", user, groups,
 impersonated, impersonated_groups, decision, reason, said}: `audit_record`).
 
-`write_json` writes them for a whole recording as it is read, in bounded memory.
+`write_json` writes them for a whole recording as it is read, in bounded memory, with every
+control character a `\\uXXXX` escape (JSON's own for C0; the rest too, as a terminal reads
+them).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
+from k8s_wiretap.wire.controls import escape_json_bytes
 
 __all__ = ["audit_record", "dumps", "exchange_record", "write_json"]
 
@@ -153,5 +156,6 @@ def _line(explainer: Explainer, exchange: Exchange) -> bytes:
 def write_json(records: Iterable[dict[str, Any]], out: BinaryIO) -> Assembler:
     """One explained JSON line per exchange of `records` (a recording's, as read) to `out`,
     in time order, as a stream in bounded memory (`explain/stream.py`); returns the
-    assembler (its warnings)."""
-    return explained(records, _line, out.write)
+    assembler (its warnings). What JSON leaves unescaped that a terminal obeys (DEL, C1,
+    bidi overrides) is written as `\\uXXXX` too."""
+    return explained(records, _line, lambda line: out.write(escape_json_bytes(line)))

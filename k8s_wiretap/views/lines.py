@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["clock", "exchange_line"]
 
@@ -18,13 +19,14 @@ def clock(timestamp: float) -> str:
 
 
 def exchange_line(exchange: Exchange) -> str:
+    """The exchange on one line, its wire text's control characters escaped."""
     status = exchange.status
     outcome = str(status) if status is not None else "no response"
     if exchange.error:
         outcome += f" ({exchange.error})"
     events = exchange.watch_events()
     streamed = f" [{len(events)} watch events]" if events or exchange.info.verb == "watch" else ""
-    return (
+    return escape_controls(
         f"{clock(exchange.time)} {exchange.component:<32} {exchange.info.verb:<16} "
         f"{exchange.method} {exchange.path} {outcome}{streamed}"
     )

@@ -26,6 +26,7 @@ from k8s_wiretap.explain.explainer import Action, Explained, Explainer
 from k8s_wiretap.explain.patches import PatchReplay
 from k8s_wiretap.kube.fields import LAST_APPLIED
 from k8s_wiretap.views.lines import clock
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["COLOURS", "colour_of", "verdict", "write_story"]
 
@@ -155,7 +156,8 @@ def write_story(
         if not shown:
             continue
         folded = f" [dim]({hidden} more hidden: leases, discovery, health, events)[/dim]"
-        console.print(f"\n[bold]== {escape(action.title)}[/bold]{folded if hidden else ''}")
+        title = escape(escape_controls(action.title))
+        console.print(f"\n[bold]== {title}[/bold]{folded if hidden else ''}")
         for line in shown:
             console.print(line)
 
@@ -168,7 +170,8 @@ def _roots(explainer: Explainer, exchange: Exchange, noise: bool) -> Iterator[st
     cause = explainer.chains.caused_by(exchange)
     if cause is not None and cause.exchange is not None:
         return  # told under what caused it
-    yield from _lines(explainer, exchange, 0, noise)
+    for line in _lines(explainer, exchange, 0, noise):
+        yield escape_controls(line)  # what came from the wire, shown and never obeyed
 
 
 def _write_markdown(explainer: Explainer, actions: list[Action], out: TextIO, noise: bool) -> None:
@@ -176,7 +179,7 @@ def _write_markdown(explainer: Explainer, actions: list[Action], out: TextIO, no
         lines = [line for e in action.exchanges for line in _roots(explainer, e, noise)]
         if not lines:
             continue
-        out.write(f"\n## {action.title}\n\n")
+        out.write(f"\n## {escape_controls(action.title)}\n\n")
         for line in lines:
             out.write(_markdown(line) + "\n")
 

@@ -27,6 +27,7 @@ from rich.markup import escape
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.timer import Timer
 from textual.widgets import Footer, Static
@@ -74,6 +75,7 @@ from k8s_wiretap.views.tui.walkthrough.narration_panel import (
     WALK_BINDINGS,
     NarrationPanel,
 )
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["ReplayApp"]
 
@@ -134,7 +136,8 @@ class ReplayApp(App[int]):
         self._walk_at_once = walkthrough is not None
         self.index = RecordingIndex(self.path)
         self.playback = playback
-        self.label = label or f"[bold]k8s-wiretap replay[/] {escape(self.source.name)}"
+        name = escape(escape_controls(self.source.name))
+        self.label = label or f"[bold]k8s-wiretap replay[/] {name}"
         self._policy = policy(self.path, self.index, follow, self._shown.writing)
         self.follow_mode = FollowMode(self.index)
         self._refresh: Timer | None = None
@@ -202,6 +205,20 @@ class ReplayApp(App[int]):
             self.set_interval(0.1, self._title)  # the clock
         if self._walk_at_once:
             self.action_walkthrough()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Textual's notification, its control characters shown: a warning may quote a
+        recorded value or a file's name (every screen's `notify` comes here)."""
+        said, title = escape_controls(message), escape_controls(title)
+        super().notify(said, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def alert(self, message: str, title: str = "", *, resolved: bool = False) -> None:
         """What the writer of the file says went wrong (live: the proxy's "recording
@@ -482,7 +499,8 @@ class ReplayApp(App[int]):
         index = self.index
         parts = [self.label, f"{len(index):,} exchanges"]
         if self.walkthrough is not None and self._narration.is_open:
-            parts[0] = f"[bold]k8s-wiretap walkthrough[/] {escape(self.walkthrough.title)}"
+            title = escape(escape_controls(self.walkthrough.title))
+            parts[0] = f"[bold]k8s-wiretap walkthrough[/] {title}"
         if self.playback is not None:
             parts.append(self.playback.status())
         if self.follow_mode.active:

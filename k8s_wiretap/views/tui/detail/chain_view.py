@@ -28,6 +28,7 @@ from textual.widgets import Footer, Static
 
 from k8s_wiretap.views.story import colour_of
 from k8s_wiretap.views.tui.detail.chain_tree import ChainTree, Node, build
+from k8s_wiretap.views.tui.escaped import escaped_segments
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from k8s_wiretap.views.tui.listing.rows import clock
 from k8s_wiretap.views.tui.listing.window import Windows
@@ -172,7 +173,7 @@ class ChainView(ScrollView, can_focus=True):
             style += self.get_component_rich_style("chain-view--cursor")
         text = line(self.hops, number)
         text.truncate(width, overflow="ellipsis")
-        segments = list(text.render(self.app.console))
+        segments = list(escaped_segments(text.render(self.app.console)))
         return Strip(segments).apply_style(style).crop_extend(0, width, style)
 
     def on_click(self, event: events.Click) -> None:

@@ -10,6 +10,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
 from k8s_wiretap.views.tui.detail.panes import TABS
+from k8s_wiretap.views.tui.escaped import escaped
 from k8s_wiretap.views.tui.listing.window import Detail
 
 __all__ = ["DetailPane"]
@@ -71,7 +72,7 @@ class DetailPane(Vertical):
 
     def _fill(self, render: dict[str, RenderableType]) -> None:
         for key, renderable in render.items():
-            self.body(key).update(renderable)
+            self.body(key).update(escaped(renderable))  # recorded text, shown not obeyed
 
     def waiting(self, text: str = "explaining…") -> None:
         self._fill({key: Text(text, style="dim italic") for key in TABS})

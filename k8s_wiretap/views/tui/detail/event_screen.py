@@ -18,6 +18,7 @@ from textual.widgets import Footer, Static
 
 from k8s_wiretap.decode.watch import WatchEvent
 from k8s_wiretap.views.tui.detail.panes import event_object
+from k8s_wiretap.views.tui.escaped import escaped
 from k8s_wiretap.views.tui.listing.rows import clock
 
 __all__ = ["EVENT_BINDINGS", "EventScreen", "event_text"]
@@ -52,7 +53,7 @@ class EventScreen(Screen[None]):
     def __init__(self, events: list[WatchEvent], number: int) -> None:
         super().__init__()
         self.events, self.number = events, number
-        self._body = Static(event_text(events, number), id="event-body")
+        self._body = Static(escaped(event_text(events, number)), id="event-body")
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="event-scroll"):
@@ -61,5 +62,5 @@ class EventScreen(Screen[None]):
 
     def action_step(self, by: int) -> None:
         self.number = max(0, min(len(self.events) - 1, self.number + by))
-        self._body.update(event_text(self.events, self.number))
+        self._body.update(escaped(event_text(self.events, self.number)))
         self.query_one(VerticalScroll).scroll_home(animate=False)

@@ -43,6 +43,7 @@ from k8s_wiretap.kube.refs import ObjectRef
 from k8s_wiretap.views.story import colour_of
 from k8s_wiretap.views.tui.detail.chain_view import ChainScreen
 from k8s_wiretap.views.tui.detail.object_rows import Timelines
+from k8s_wiretap.views.tui.escaped import escaped
 from k8s_wiretap.views.tui.listing.rows import clock
 
 __all__ = ["TIMELINE_BINDINGS", "TimelineScreen", "version_line", "why_text"]
@@ -288,7 +289,7 @@ class TimelineScreen(Screen[int | None]):
     def _making(self, ref: ObjectRef, rows: int) -> None:
         if self.history is None:
             said = f"{ref}: its history from the {rows:,} exchanges that can carry it…"
-            self._title.update(Text(said, style="dim italic"))
+            self._title.update(escaped(Text(said, style="dim italic")))
 
     def _show(self, ref: ObjectRef, history: ObjectHistory) -> None:
         kept = self.current
@@ -318,7 +319,7 @@ class TimelineScreen(Screen[int | None]):
         if self.field is not None:
             steps = len(self.steps)
             title.append(f"  ·  {self.field}: {steps} step{'s' * (steps != 1)}", "bold")
-        self._title.update(title)
+        self._title.update(escaped(title))
 
     def _fill_versions(self, history: ObjectHistory, kept: Version | None) -> None:
         options: list[Option] = []
@@ -328,10 +329,11 @@ class TimelineScreen(Screen[int | None]):
         number = 0
         for versions in incarnations:
             if len(incarnations) > 1:
-                options.append(Option(Text(f"uid {versions[0].uid}", style="dim"), disabled=True))
+                uid = escaped(Text(f"uid {versions[0].uid}", style="dim"))
+                options.append(Option(uid, disabled=True))
                 self._rows.append(None)
             for version in versions:
-                options.append(Option(version_line(version, narrow=narrow)))
+                options.append(Option(escaped(version_line(version, narrow=narrow))))
                 self._rows.append(number)
                 number += 1
         self.versions.clear_options()
@@ -406,10 +408,10 @@ class TimelineScreen(Screen[int | None]):
             return
         if version.first and not version.changes:
             said = "created with what it holds" if version.created else "first seen here"
-            self.changes.add_option(Option(Text(said, style="italic"), disabled=True))
+            self.changes.add_option(Option(escaped(Text(said, style="italic")), disabled=True))
             self._lines.append(None)
         for change in version.changes:
-            self.changes.add_option(Option(Text(change.words)))
+            self.changes.add_option(Option(escaped(Text(change.words))))
             self._lines.append(version)
         if version.changes:
             self.changes.highlighted = 0
@@ -420,7 +422,7 @@ class TimelineScreen(Screen[int | None]):
             return
         writer = version.writer
         because = None if writer is None else self.timelines.known_because(writer.exchange.id)
-        self._why.update(why_text(version, because))
+        self._why.update(escaped(why_text(version, because)))
         if writer is not None and because is None:
             self.run_worker(
                 lambda: self._find_because(version), thread=True, exclusive=True, group="because"
@@ -428,7 +430,7 @@ class TimelineScreen(Screen[int | None]):
 
     def _because_found(self, version: Version, because: list[str]) -> None:
         if self.current is version:
-            self._why.update(why_text(version, because))
+            self._why.update(escaped(why_text(version, because)))
 
     # -- a field's story --------------------------------------------------------------------
     def _show_field(self, field: str) -> None:
@@ -443,11 +445,11 @@ class TimelineScreen(Screen[int | None]):
         self.changes.clear_options()
         self._lines = []
         for step in steps:
-            self.changes.add_option(Option(version_line(step.version, changes=False)))
+            self.changes.add_option(Option(escaped(version_line(step.version, changes=False))))
             self._lines.append(step.version)
             said = [f"{p} = {v}" for p, v in step.values.items()] or [c.words for c in step.changes]
             for words in said:
-                self.changes.add_option(Option(Text(f"    {words}")))
+                self.changes.add_option(Option(escaped(Text(f"    {words}"))))
                 self._lines.append(step.version)
         self.changes.highlighted = 0 if steps else None
         self.changes.focus()

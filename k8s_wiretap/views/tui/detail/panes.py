@@ -26,6 +26,7 @@ from k8s_wiretap.views.story import colour_of, verdict
 from k8s_wiretap.views.tui.listing.rows import clock
 from k8s_wiretap.views.tui.listing.window import Detail
 from k8s_wiretap.wire import yamltext
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = [
     "TABS",
@@ -75,7 +76,8 @@ def _pairs(pairs: Iterable[tuple[str, Any]]) -> Table:
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
     for name, value in pairs:
-        table.add_row(name, value if isinstance(value, Text) else Text(str(value)))
+        shown = value if isinstance(value, Text) else Text(escape_controls(str(value)))
+        table.add_row(escape_controls(name), shown)  # before Rich drops CR and BEL
     return table
 
 
@@ -207,7 +209,8 @@ def _bytes(raw: Body) -> list[RenderableType]:
 def request_pane(detail: Detail) -> RenderableType:
     exchange, record = detail.exchange, detail.record
     request = exchange.request
-    first = Text(f"{exchange.method} {exchange.path} {request.http_version}", style="bold")
+    said = escape_controls(f"{exchange.method} {exchange.path} {request.http_version}")
+    first = Text(said, style="bold")
     line = f"listener {request.listener} → {request.server}; client {request.client.address}"
     parts: list[RenderableType] = [first, Text(line, style="dim")]
     if record.get("options"):

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from k8s_wiretap.views.story import colour_of
 from k8s_wiretap.views.tui.listing.rows import Row, clock, duration_text, human_size
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["COLUMNS", "SUMMARY", "Column", "header", "layout", "line"]
 
@@ -53,7 +54,7 @@ class Column:
 
     def text(self, row: Row) -> str:
         """The row's cell, fitted to the width."""
-        value = self.fit(self.cell(row), self.width)
+        value = self.fit(escape_controls(self.cell(row)), self.width)
         value = _cut(value, self.width)
         return value.rjust(self.width) if self.right else value.ljust(self.width)
 

@@ -19,11 +19,13 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
+from k8s_wiretap.views.tui.escaped import escaped
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from k8s_wiretap.views.tui.listing.window import Windows
 from k8s_wiretap.views.tui.walkthrough.chapters import Walkthrough
 from k8s_wiretap.views.tui.walkthrough.narration import narration
 from k8s_wiretap.views.tui.walkthrough.steps import Step, Steps, find_steps
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["WALK_BINDINGS", "NarrationPanel"]
 
@@ -105,7 +107,7 @@ class NarrationPanel(VerticalScroll):
         self.walkthrough, self.steps, self.at = walkthrough, None, 0
         self._text.update(
             Text.assemble(
-                (walkthrough.title, "bold"),
+                (escape_controls(walkthrough.title), "bold"),
                 ("\nfinding the chapters' exchanges once the recording is explained…", "dim"),
             )
         )
@@ -134,7 +136,7 @@ class NarrationPanel(VerticalScroll):
         self._moved()
 
     def on_narration_panel_failed(self, message: NarrationPanel.Failed) -> None:
-        self._text.update(Text(message.error, style="red"))
+        self._text.update(Text(escape_controls(message.error), style="red"))
 
     # -- moving along -----------------------------------------------------------------------
     def step(self, by: int) -> None:
@@ -157,5 +159,5 @@ class NarrationPanel(VerticalScroll):
         step, steps = self.current, self.steps
         if step is None or steps is None:
             return
-        self._text.update(narration(step, self.at + 1, len(steps.steps)))
+        self._text.update(escaped(narration(step, self.at + 1, len(steps.steps))))
         self.scroll_home(animate=False)
