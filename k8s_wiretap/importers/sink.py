@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -84,6 +84,7 @@ class _Open:
     info: RequestInfo
     response_type: str = ""
     seq: int = 0
+    seen: set[bytes] = field(default_factory=set)  # its secret values (capture/redact.py)
 
 
 class Sink:
@@ -140,7 +141,7 @@ class Sink:
         state = self._open[id] = _Open(parse_request(method, path))
         record.update(method=method, path=path, headers=self._headers(headers))
         if body is not None:
-            record["body"] = self._body(state.info, _content_type(headers), body)
+            record["body"] = self._body(state, _content_type(headers), body)
         self.exchanges += 1
         self._output.write(record)
 
@@ -162,7 +163,9 @@ class Sink:
         _checked(when)
         state = self._state(id)
         kept = data[: self.max_body]
-        kept, redacted = self._redactor.watch_frame(state.info, kept, state.response_type)
+        kept, redacted = self._redactor.watch_frame(
+            state.info, kept, state.response_type, state.seen
+        )
         truncated = len(data) > self.max_body
         record = {"record": "event", "id": id, "seq": state.seq, "time": when, "kind": "watch"}
         record.update(fields)
@@ -185,7 +188,7 @@ class Sink:
         state = self._state(id)
         del self._open[id]
         if body is not None:
-            record["body"] = self._body(state.info, state.response_type, body)
+            record["body"] = self._body(state, state.response_type, body)
         if events is not None:
             record["events"] = events
         if error:
@@ -200,6 +203,12 @@ class Sink:
     def redacted(self, info: RequestInfo, content_type: str, data: bytes) -> bytes:
         """`data` redacted as a body of `info`'s request would be (whole, not truncated)."""
         return self._redactor.body(info, content_type, data)[0]
+
+    def status(self, id: str, status: dict[str, Any]) -> dict[str, Any]:
+        """An open exchange's Status as the source gives it beside the body (an audit
+        event's `responseStatus`), its texts masked as its response body's would be."""
+        state = self._state(id)
+        return self._redactor.status(state.info, status, state.seen)
 
     # -- the rest -------------------------------------------------------------------------
     def note(self, message: str, *, level: str = "warning", id: str | None = None) -> None:
@@ -243,9 +252,9 @@ class Sink:
     def _headers(self, headers: Headers) -> list[list[str]]:
         return [list(h) for h in self._redactor.headers(list(headers))]
 
-    def _body(self, info: RequestInfo, content_type: str, data: bytes) -> dict[str, Any]:
+    def _body(self, state: _Open, content_type: str, data: bytes) -> dict[str, Any]:
         kept = data[: self.max_body]
-        kept, redacted = self._redactor.body(info, content_type, kept)
+        kept, redacted = self._redactor.body(state.info, content_type, kept, state.seen)
         return body_record(
             kept, size=len(data), truncated=len(data) > self.max_body, redacted=redacted
         )
