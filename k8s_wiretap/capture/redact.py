@@ -60,7 +60,7 @@ from k8s_wiretap.wire.cborseq import SELF_DESCRIBED, self_described
 from k8s_wiretap.wire.media import is_cbor, is_json, media_type
 from k8s_wiretap.wire.protowire import BYTES, Field, ProtoError, encode, parse
 
-__all__ = ["UNREADABLE", "Redactor"]
+__all__ = ["UNREADABLE", "Redactor", "is_placeholder"]
 
 UNREADABLE = b"redacted: a body that should be redacted could not be parsed"
 _LAST_APPLIED_POINTER = "/metadata/annotations/" + LAST_APPLIED.replace("/", "~1")
@@ -444,6 +444,18 @@ class Redactor:
                     )
             out.append(field)
         return encode(out)
+
+
+def is_placeholder(value: Any) -> bool:
+    """Whether `value` is a placeholder (a string; a `data` value: base64 of one)."""
+    if not isinstance(value, str):
+        return False
+    if value.startswith(PREFIX.decode()):
+        return True
+    try:
+        return base64.b64decode(value, validate=True).startswith(PREFIX)
+    except (binascii.Error, ValueError):
+        return False
 
 
 def _load(content_type: str, body: bytes) -> Any:
