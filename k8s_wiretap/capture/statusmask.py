@@ -70,7 +70,12 @@ class _Masked:
         if not rendering.quote:
             return self.hold(text)
         inner = text[len(rendering.quote) : -len(rendering.quote)]
-        if inner in self._keep or SAFE_QUOTED.fullmatch(inner) or _SENTINEL.fullmatch(inner):
+        if (
+            not inner
+            or inner in self._keep
+            or SAFE_QUOTED.fullmatch(inner)
+            or _SENTINEL.fullmatch(inner)
+        ):
             return text
         return rendering.quote + self.hold(inner) + rendering.quote
 

@@ -96,6 +96,13 @@ RENDERINGS: tuple[Rendering, ...] = (
         quote="'",
     ),
     Rendering(
+        "json-iterator context",
+        r"\.\.\.\|.*\|\.\.\.",
+        'github.com/json-iterator/go iter.go ReportError: "error found in #N byte of '
+        "...|<excerpt>|..., bigger context ...|<excerpt>|...\" (1.20's decoder); masked from "
+        "the first excerpt to the end of the last",
+    ),
+    Rendering(
         "Go map (%v, %+v)",
         r"map\[.*\]",
         'k8s.io/apiserver/pkg/endpoints/handlers/patch.go: fmt.Sprintf("%+v", patchMap); '

@@ -66,12 +66,23 @@ def test_maps_structs_backquotes_hex_and_base64_are_masked_unquoted() -> None:
         assert "5a7138" not in mask(message, _placeholder), message
 
 
+def test_a_json_iterator_excerpt_is_masked_with_a_part_of_a_value() -> None:
+    """1.20's decoder, seen on the lab: an excerpt cut inside the value, then the context."""
+    message = (
+        "illegal base64 data at input byte 12, error found in #10 byte of "
+        '...|KREAL28pw"},"kind":"|..., bigger context ...|"password":"Zq8LEAKREAL28pw"},"kind|...'
+    )
+    masked = mask(message, _placeholder)
+    assert "KREAL28pw" not in masked and masked.endswith("error found in #10 byte of P<88>")
+
+
 def test_the_request_values_are_masked_in_every_form() -> None:
     raw = b"hunter2-pass"
     for form in (raw.decode(), base64.b64encode(raw).decode(), raw.hex()):
         masked = mask(f"webhook says {form} is weak", _placeholder, known=[raw])
         assert masked == "webhook says P<12> is weak"
     assert mask("a short one: abc", _placeholder, known=[b"abc"]) == "a short one: abc"
+    assert mask('"" is invalid', _placeholder) == '"" is invalid'  # an empty name
 
 
 def test_names_versions_and_words_are_kept() -> None:

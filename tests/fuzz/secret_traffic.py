@@ -61,6 +61,14 @@ def _go_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _yaml_string(value: str) -> str:
+    """A YAML double-quoted scalar of `value`, every character but printable ASCII escaped."""
+    escaped = "".join(
+        c if " " <= c <= "~" and c not in '"\\' else f"\\U{ord(c):08x}" for c in value
+    )
+    return f'"{escaped}"'
+
+
 def requests(value: str) -> list[Request]:
     """Every request of the property, `value` in one of its secret fields."""
     raw = value.encode()
@@ -124,7 +132,7 @@ def requests(value: str) -> list[Request]:
             "PATCH",
             SECRET,
             "application/apply-patch+yaml",
-            f"apiVersion: v1\nkind: Secret\nstringData:\n  k: {_go_string(value)}\n".encode(),
+            f"apiVersion: v1\nkind: Secret\nstringData:\n  k: {_yaml_string(value)}\n".encode(),
         ),
         Request(
             "malformed JSON",
@@ -210,6 +218,10 @@ TEMPLATES: dict[str, Template] = {
     ),
     # validation of data keys and values: field.Invalid(path, value, ...), %q of the value.
     "base64, quoted": lambda v, r: _invalid(_go_string(base64.b64encode(v.encode()).decode())),
+    # 1.20's json-iterator decode of the patched object: excerpts between `...|` and `|...`.
+    "json-iterator excerpt": lambda v, r: _invalid(
+        "...|" + v[-9:] + '"},"kind":"|..., bigger context ...|"data":{"password":"' + v + '"}|...'
+    ),
     # rest.go transformDecodeError: "(must be of type Secret): <err> (<summary>)".
     "body preview": lambda v, r: (
         "the object provided is unrecognized (must be of type Secret): couldn't get "
