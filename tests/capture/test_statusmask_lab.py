@@ -22,6 +22,7 @@ VALUE = "Zq8LEAKREAL28pw"  # the issue's
 RAW_VALUE = "Zq8RAWBODYleak9"  # in bodies the API server cannot read
 STRING_VALUE = "Zq8STRINGDATA77"  # a stringData patch that succeeds
 SECRETS = "/api/v1/namespaces/leak/secrets"
+Recorded = tuple[Path, Path, dict[str, str]]  # the recording, the audit log, kubectl's stderr
 
 
 def forbidden() -> list[str]:
@@ -33,7 +34,7 @@ def forbidden() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, dict[str, str]]]:
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
     """The recording, the API server's audit log, and what kubectl printed."""
     folder = tmp_path_factory.mktemp("leak")
     lab = Lab(folder / "lab")
@@ -61,7 +62,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, P
     yield Path(state.recording), folder / "lab" / "logs" / "audit.log", said
 
 
-def test_the_api_server_quotes_the_values(recorded: tuple[Path, Path, dict[str, str]]) -> None:
+def test_the_api_server_quotes_the_values(recorded: Recorded) -> None:
     """What kubectl itself printed: the leak this masking exists for."""
     _, _, said = recorded
     assert VALUE in said["patch"] and "illegal base64 data" in said["patch"]
@@ -69,7 +70,7 @@ def test_the_api_server_quotes_the_values(recorded: tuple[Path, Path, dict[str, 
 
 
 def test_no_output_of_the_recording_holds_a_value(
-    recorded: tuple[Path, Path, dict[str, str]],
+    recorded: Recorded,
 ) -> None:
     recording, _, _ = recorded
     made = outputs(recording)
@@ -82,7 +83,7 @@ def test_no_output_of_the_recording_holds_a_value(
 
 
 def test_history_says_the_string_data_patch_changed_the_password(
-    recorded: tuple[Path, Path, dict[str, str]],
+    recorded: Recorded,
 ) -> None:
     recording, _, _ = recorded
     history = outputs(recording)["history"]
@@ -90,9 +91,7 @@ def test_history_says_the_string_data_patch_changed_the_password(
     assert "nothing changed" not in history
 
 
-def test_the_imported_audit_log_holds_no_value(
-    recorded: tuple[Path, Path, dict[str, str]], tmp_path: Path
-) -> None:
+def test_the_imported_audit_log_holds_no_value(recorded: Recorded, tmp_path: Path) -> None:
     _, log, _ = recorded
     assert VALUE in log.read_text()  # the API server's log holds it in the clear
     imported = tmp_path / "audit.jsonl"

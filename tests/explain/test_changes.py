@@ -93,7 +93,8 @@ def _secret_patched(patch: dict[str, Any]) -> list[dict[str, Any]]:
             (b"User-Agent", b"kubectl/v1.37.0 (linux/amd64) kubernetes/abcdef0"),
             (b"Content-Type", b"application/strategic-merge-patch+json"),
         ]
-        client, server = {"address": "127.0.0.1:1"}, "https://127.0.0.1:6443"
+        client: dict[str, object] = {"address": "127.0.0.1:1"}
+        server = "https://127.0.0.1:6443"
         recorder.handle(
             RequestSeen(
                 id,

@@ -44,7 +44,7 @@ from tests.fuzz.seeds import FUZZ
 
 # Distinct from anything an output says of itself; the rest is anything text can hold.
 VALUES = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    st.characters(exclude_categories=["Cs"], exclude_characters="\x00"),
     min_size=6,
     max_size=40,
 ).map(lambda text: "Zq8" + text)
