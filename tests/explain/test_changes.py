@@ -9,11 +9,13 @@ import base64
 import copy
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 from bench.explain_coverage import RECORDING
 from k8s_wiretap.capture.events import End, RequestSeen, ResponseSeen
-from k8s_wiretap.capture.reader import load
+from k8s_wiretap.capture.outputs import FileOutput
+from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.capture.recorder import Recorder
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.explain.analysis import Analysis
@@ -79,11 +81,11 @@ def _secret(password: bytes, version: str) -> bytes:
     ).encode()
 
 
-def _secret_patched(patch: dict[str, Any]) -> list[dict[str, Any]]:
+def _secret_patched(patch: dict[str, Any], path: Path) -> Path:
     """A GET of a Secret, then `patch` (strategic) of its password, as the proxy records
-    them (values redacted)."""
-    out: list[dict[str, Any]] = []
-    recorder = Recorder([_Records(out)], redactor=Redactor())
+    them (values redacted) at `path`."""
+    output = FileOutput(path, redacted=True, max_body=1 << 20)
+    recorder = Recorder([output], redactor=Redactor())
     exchanges = [
         ("1", "GET", None, _secret(b"old-pass", "10")),
         ("2", "PATCH", json.dumps(patch).encode(), _secret(b"new-pass", "11")),
@@ -114,40 +116,28 @@ def _secret_patched(patch: dict[str, Any]) -> list[dict[str, Any]]:
         recorder.handle(ResponseSeen(id, 10.1 + n, 200, "", "HTTP/2.0", response))
         recorder.handle(End(id, 10.2 + n, body=answer))
     recorder.close()
-    return out
+    return path
 
 
-class _Records:
-    def __init__(self, out: list[dict[str, Any]]) -> None:
-        self.out = out
-
-    def write(self, record: dict[str, Any]) -> None:
-        self.out.append(record)
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _history_text(records: list[dict[str, Any]]) -> str:
+def _history_text(recording: Path) -> str:
     out = io.StringIO()
-    write_history(history_streamed(iter(records), "secret/leak/sdata", None), out)
+    records = iter_records(recording, [])
+    write_history(history_streamed(records, "secret/leak/sdata", None), out)
     return out.getvalue()
 
 
-def test_a_secret_patch_of_string_data_says_the_data_it_changed() -> None:
+def test_a_secret_patch_of_string_data_says_the_data_it_changed(tmp_path: Path) -> None:
     """`kubectl patch secret -p '{"stringData":{...}}'`: the server writes stringData into
     data and keeps no stringData. It said "nothing changed" beside a diff of data.password."""
-    text = _history_text(_secret_patched({"stringData": {"password": "new-pass"}}))
+    patch = {"stringData": {"password": "new-pass"}}
+    text = _history_text(_secret_patched(patch, tmp_path / "r.jsonl"))
     assert "nothing changed" not in text
     assert "why: kubectl: patch Secret leak/sdata: data.password changed (redacted)" in text
     assert "new-pass" not in text and "old-pass" not in text
 
 
-def test_a_secret_patch_of_data_says_it_changed_without_a_placeholder() -> None:
+def test_a_secret_patch_of_data_says_it_changed_without_a_placeholder(tmp_path: Path) -> None:
     encoded = base64.b64encode(b"new-pass").decode()
-    text = _history_text(_secret_patched({"data": {"password": encoded}}))
+    text = _history_text(_secret_patched({"data": {"password": encoded}}, tmp_path / "r.jsonl"))
     assert "data.password changed (redacted)" in text
     assert "cmVkYWN0ZWQ6" not in text  # base64 of "redacted:": no placeholder said
