@@ -8,7 +8,7 @@ value as the server renders it: clear, a Go map, %q, base64, hex, a body's first
 JSON, CBOR or protobuf), the exchange is recorded through the proxy's recorder, or imported
 from an audit log at level Metadata or RequestResponse, and every output is made in this
 process: the recording, `explain` in each format, `history`, `export --har`, `--markdown`
-and `--otlp`. None holds the value, its JSON escape, its base64 or its hex.
+and `--otlp`, the TUI list's rows. None holds the value, its JSON escape, its base64 or its hex.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from k8s_wiretap.capture.outputs import FileOutput
 from k8s_wiretap.capture.recorder import Recorder
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.cli import main
+from k8s_wiretap.views.tui.listing.explaining import explain_rows
+from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from tests.fuzz.secret_traffic import (
     NAME,
     NAMESPACE,
@@ -122,6 +124,17 @@ def _run(*argv: str) -> str:
     return raw.getvalue().decode("utf-8", "replace") + err.getvalue()
 
 
+def _tui_rows(recording: Path) -> str:
+    """The TUI list's rows, every field, once the explanation has filled their summaries."""
+    index = RecordingIndex(recording)
+    try:
+        index.scan()
+        explain_rows(index, lambda _count: None)
+        return "\n".join(repr(row) for row in index.rows)
+    finally:
+        index.close()
+
+
 def outputs(recording: Path) -> dict[str, str]:
     """Every output of the recording, by command."""
     made = {"recording": recording.read_bytes().decode("utf-8", "replace")}
@@ -133,6 +146,7 @@ def outputs(recording: Path) -> dict[str, str]:
     made["history --field"] = _run(
         "history", str(recording), f"secret/{NAMESPACE}/{NAME}", "--field", "data.password"
     )
+    made["TUI rows"] = _tui_rows(recording)
     for flag in ("--har", "--markdown", "--otlp"):
         out = recording.with_suffix("." + flag.strip("-"))
         made[f"export {flag}"] = _run("export", str(recording), flag, str(out))
