@@ -37,6 +37,7 @@ import hmac
 import io
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -70,16 +71,17 @@ PREFIX = b"redacted:"
 class Redactor:
     def __init__(self, key: bytes | None = None) -> None:
         self._key = key or os.urandom(32)
-        self._info: RequestInfo | None = None  # the exchange of the body being redacted
-        self._seen: set[bytes] | None = None
+        # The exchange of the body being redacted, per thread (a view may redact in several).
+        self._call = threading.local()
 
     # -- values ---------------------------------------------------------------------------
     def placeholder(self, value: bytes) -> bytes:
         """The placeholder of one value. Every value goes through here exactly once (see
         `_document`), so nothing is passed through: a value that merely looks like a
         placeholder is a value like any other. The value joins the exchange's `seen`."""
-        if self._seen is not None:
-            self._seen.add(value)
+        seen = getattr(self._call, "seen", None)
+        if seen is not None:
+            seen.add(value)
         return self._digest(value)
 
     def _digest(self, value: bytes) -> bytes:
@@ -160,11 +162,11 @@ class Redactor:
 
     @contextmanager
     def _exchange(self, info: RequestInfo, seen: set[bytes] | None) -> Iterator[None]:
-        self._info, self._seen = info, seen
+        self._call.info, self._call.seen = info, seen
         try:
             yield
         finally:
-            self._info, self._seen = None, None
+            self._call.info, self._call.seen = None, None
 
     def _any_body(self, info: RequestInfo, content_type: str, body: bytes) -> tuple[bytes, bool]:
         sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
@@ -255,13 +257,13 @@ class Redactor:
             _replace_texts(status, path, self._masked)
 
     def _masked(self, text: str) -> str:
-        info = self._info
-        keep = (info.name, info.namespace) if info else ()
+        info: RequestInfo | None = getattr(self._call, "info", None)
+        keep = (info.name, info.namespace, info.resource, info.group) if info else ()
         return mask(
             text,
             lambda value: self._digest(value.encode()).decode(),
             keep=keep,
-            known=tuple(self._seen or ()),
+            known=tuple(getattr(self._call, "seen", None) or ()),
         )
 
     def _token(self, document: Any, path: tuple[str, ...]) -> None:

@@ -2,11 +2,12 @@
 masked (the rules are data: kube/statustext.py).
 
 Which part of a message is a value cannot be known in general, so this fails closed: every
-quoted string but the request's own name and namespace (and an API version), every Go map
-or struct rendering, an unreadable body's preview, every long run of hex or base64 digits
-becomes a placeholder, and so does every occurrence of a value the request itself carried
-(`known`: as sent, in base64 and in hex). What is left is the message's shape, which is what
-explains the refusal:
+quoted string but those in `keep` (the request's own name, namespace, resource and group),
+an API version and the user of an RBAC refusal, every Go map or struct rendering, an
+unreadable body's preview, every long run of hex or base64 digits becomes a placeholder,
+and so does every occurrence of a value the request itself carried (`known`: as sent, in
+base64 and in hex). What is left is the message's shape, which is what explains the
+refusal:
 
     Secret "db" is invalid: patch: Invalid value: "redacted:3f1c…": error decoding from
     json: illegal base64 data at input byte 4
@@ -67,6 +68,8 @@ class _Masked:
     def rendering(self, match: re.Match[str]) -> str:
         rendering = RENDERINGS[int(str(match.lastgroup)[1:])]
         text = match.group()
+        if rendering.kept:
+            return text
         if not rendering.quote:
             return self.hold(text)
         inner = text[len(rendering.quote) : -len(rendering.quote)]

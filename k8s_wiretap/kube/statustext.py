@@ -13,7 +13,8 @@ resource (capture/statusmask.py); each rule names the code that writes what it m
 - RENDERINGS: how a value is quoted inside any message, as regular expressions; a match is
   masked whole (the quotes of a quoted string are kept, so the sentence still reads).
 - SAFE_QUOTED: a quoted string that is masked only when it is not one of these (the
-  request's own name and namespace are kept as well: `Secret "db" is invalid`).
+  request's own name, namespace, resource and group are kept as well: `Secret "db" is
+  invalid`, `cannot list resource "secrets" in API group ""`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Rendering:
     pattern: str
     source: str
     quote: str = ""
+    kept: bool = False  # what it matches is no value: kept as it is
 
 
 # A message's tail that renders the request body itself: masked from the match's end to
@@ -74,6 +76,13 @@ WHOLE_TAILS: tuple[Rendering, ...] = (
 )
 
 RENDERINGS: tuple[Rendering, ...] = (
+    Rendering(
+        "RBAC's refusal",
+        r'User "(?:[^"\\\n]|\\.)*" cannot [\w-]+ resource ',
+        'plugin/pkg/auth/authorizer/rbac/rbac.go: "User %q cannot %s resource %q in API group '
+        '%q in the namespace %q" (the user who asked, not a value)',
+        kept=True,
+    ),
     Rendering(
         "Go quoted string (%q)",
         r'"(?:[^"\\]|\\.)*"',
