@@ -487,12 +487,13 @@ class AuditImport:
         self.ignored += 1
         self._note(message)
 
-    def _status(self, id: str, status: Any) -> Any:
+    def _status(self, id: str, event: Event) -> Any:
         """The event's `responseStatus`, its message masked as a Status body's would be
         (it is written even at level Metadata, and quotes what the request held)."""
+        status = event.raw.get("responseStatus")
         if not isinstance(status, dict):
             return status or {}
-        return self.sink.status(id, status)
+        return self.sink.status(id, _info(event)[0], status)
 
     def _note(self, message: str, id: str | None = None) -> None:
         """A note of the import, the first SKIP_NOTES of them written (a log can repeat
@@ -573,7 +574,7 @@ class AuditImport:
             error = "the API server panicked serving this request (audit stage Panic)"
         audit = {
             "stages": state.stages,
-            "responseStatus": self._status(state.id, raw.get("responseStatus")),
+            "responseStatus": self._status(state.id, event),
             "annotations": redacted_annotations(event, self.sink),
             "absent": _response_absent(event) + ([] if state.responded else ["status"]),
         }

@@ -204,11 +204,12 @@ class Sink:
         """`data` redacted as a body of `info`'s request would be (whole, not truncated)."""
         return self._redactor.body(info, content_type, data)[0]
 
-    def status(self, id: str, status: dict[str, Any]) -> dict[str, Any]:
-        """An open exchange's Status as the source gives it beside the body (an audit
-        event's `responseStatus`), its texts masked as its response body's would be."""
-        state = self._state(id)
-        return self._redactor.status(state.info, status, state.seen)
+    def status(self, id: str, info: RequestInfo, status: dict[str, Any]) -> dict[str, Any]:
+        """A Status of exchange `id` (a request of `info`) as the source gives it beside
+        the body (an audit event's `responseStatus`), its texts masked as its response
+        body's would be: of the values of its request too, while it is open here."""
+        state = self._open.get(id)
+        return self._redactor.status(info, status, state.seen if state else None)
 
     # -- the rest -------------------------------------------------------------------------
     def note(self, message: str, *, level: str = "warning", id: str | None = None) -> None:

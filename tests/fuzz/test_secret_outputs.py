@@ -6,9 +6,10 @@ valid Secrets, patches of each type, stringData, the last-applied annotation, to
 malformed JSON, YAML, protobuf and CBOR) and the API server's answers (a Status quoting the
 value as the server renders it: clear, a Go map, %q, base64, hex, a body's first bytes; as
 JSON, CBOR or protobuf), the exchange is recorded through the proxy's recorder, or imported
-from an audit log at level Metadata or RequestResponse, and every output is made in this
-process: the recording, `explain` in each format, `history`, `export --har`, `--markdown`
-and `--otlp`, the TUI list's rows. None holds the value, its JSON escape, its base64 or its hex.
+from an audit log at level Metadata or RequestResponse, or both joined (`import audit
+--join`), and every output is made in this process: the recording, `explain` in each
+format, `history`, `export --har`, `--markdown` and `--otlp`, the TUI list's rows. None
+holds the value, its JSON escape, its base64 or its hex.
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ VALUES = st.text(
     max_size=40,
 ).map(lambda text: "Zq8" + text)
 ANSWERS = st.sampled_from(("application/json", "application/cbor", PROTOBUF))
-SOURCES = st.sampled_from(("proxy", "audit RequestResponse", "audit Metadata"))
+SOURCES = st.sampled_from(
+    ("proxy", "audit RequestResponse", "audit Metadata", "proxy joined with audit RequestResponse")
+)
 USER_AGENT = b"kubectl/v1.37.0 (linux/amd64) kubernetes/abcdef0"
 
 
@@ -75,7 +78,7 @@ def _record(path: Path, request: Request, answer: bytes, content_type: str, code
             None,
         )
     )
-    response = [(b"Content-Type", content_type.encode())]
+    response = [(b"Content-Type", content_type.encode()), (b"Audit-Id", b"a1")]
     recorder.handle(ResponseSeen("x1", now + 0.01, code, "", "HTTP/2.0", response))
     recorder.handle(End("x1", now + 0.02, body=answer))
     recorder.close()
@@ -173,12 +176,17 @@ def test_no_output_holds_a_secret_value(
     answer = status(message, causes, code)
     with tempfile.TemporaryDirectory() as directory:
         recording = Path(directory) / "r.jsonl"
-        if source == "proxy":
+        log = Path(directory) / "audit.log"
+        if source.startswith("proxy"):
             _record(recording, request, encoded(answer, answer_type), answer_type, code)
-        else:
-            log = Path(directory) / "audit.log"
+        if source.startswith("audit"):
             _audit_log(log, request, answer, source.split()[1])
             _run("import", "audit", str(log), "-o", str(recording))
+        if source.endswith("joined with audit RequestResponse"):
+            _audit_log(log, request, answer, "RequestResponse")
+            joined = recording.with_name("joined.jsonl")
+            _run("import", "audit", str(log), "--join", str(recording), "-o", str(joined))
+            recording = joined
         made = outputs(recording)
     for output, text in made.items():
         for form, written in forms(value).items():
