@@ -9,8 +9,8 @@ and so does every occurrence of a value the request itself carried (`known`: as 
 base64 and in hex). What is left is the message's shape, which is what explains the
 refusal:
 
-    Secret "db" is invalid: patch: Invalid value: "redacted:3f1c…": error decoding from
-    json: illegal base64 data at input byte 4
+    "" is invalid: patch: Invalid value: "redacted:3f1c…": error decoding from json:
+    illegal base64 data at input byte 12
 
 `placeholder` is the recording's (capture/redact.py): equal texts compare equal.
 """

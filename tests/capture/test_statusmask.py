@@ -14,10 +14,11 @@ from tests.fuzz.secret_traffic import PROTOBUF, encoded, status
 
 VALUE = "Zq8LEAKREAL28pw"
 SECRET = "/api/v1/namespaces/leak/secrets/sdata"
-# The lab's answer to the issue's `kubectl -n leak patch secret sdata -p ...` (1.37).
+# The lab's answer to the issue's `kubectl -n leak patch secret sdata -p ...` (1.37.2; the
+# empty kind and name are the API server's: patch.go's NewInvalid(schema.GroupKind{}, "")).
 INVALID = (
-    'Secret "sdata" is invalid: patch: Invalid value: "map[data:map[password:Zq8LEAKREAL28pw]]": '
-    "error decoding from json: illegal base64 data at input byte 4"
+    ' "" is invalid: patch: Invalid value: "map[data:map[password:Zq8LEAKREAL28pw]]": '
+    "error decoding from json: illegal base64 data at input byte 12"
 )
 
 
@@ -29,8 +30,8 @@ def test_the_quoted_value_is_masked_and_the_message_keeps_its_shape() -> None:
     masked = mask(INVALID, _placeholder, keep=("sdata", "leak"))
     assert VALUE not in masked
     assert masked == (
-        'Secret "sdata" is invalid: patch: Invalid value: "P<39>": '
-        "error decoding from json: illegal base64 data at input byte 4"
+        ' "" is invalid: patch: Invalid value: "P<39>": '
+        "error decoding from json: illegal base64 data at input byte 12"
     )
 
 
@@ -108,7 +109,7 @@ def test_status_bodies_are_masked_in_json_cbor_and_protobuf() -> None:
         assert changed and VALUE.encode() not in out, content_type
         outs.append(out)
     text = json.loads(outs[0])
-    assert text["message"].startswith('Secret "sdata" is invalid: patch: Invalid value: "redacted:')
+    assert text["message"].startswith(' "" is invalid: patch: Invalid value: "redacted:')
     assert text["details"]["causes"][0]["message"] in text["message"]  # equal stays equal
     assert outs[1].startswith(SELF_DESCRIBED)
     assert text["message"].encode() in outs[2]  # protobuf: the same placeholder
@@ -122,7 +123,7 @@ def test_a_status_in_a_watch_error_event_is_masked() -> None:
 
 
 def test_other_resources_keep_their_messages() -> None:
-    body = json.dumps(status(INVALID.replace("Secret", "ConfigMap"), [])).encode()
+    body = json.dumps(status(INVALID, [])).encode()
     info = parse_request("PATCH", "/api/v1/namespaces/leak/configmaps/sdata")
     assert Redactor().body(info, "application/json", body) == (body, False)
 

@@ -152,7 +152,7 @@ def outputs(recording: Path) -> dict[str, str]:
     made["TUI rows"] = _tui_rows(recording)
     for flag in ("--har", "--markdown", "--otlp"):
         out = recording.with_suffix("." + flag.strip("-"))
-        made[f"export {flag}"] = _run("export", str(recording), flag, str(out))
+        made[f"export {flag}"] = _run("export", str(recording), flag, str(out), "--overwrite")
         made[f"export {flag}"] += out.read_text(errors="replace") if out.exists() else ""
     return made
 
