@@ -180,6 +180,7 @@ class _InFlight:
     request_size: int = 0
     request_kept: int = 0  # bytes in request_chunks
     request_type: str = ""  # its Content-Type
+    seen: set[bytes] = field(default_factory=set)  # its secret values, masked in its Status
 
 
 def _headers(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
@@ -538,18 +539,20 @@ class Recorder:
         data: bytes,
         size: int,
         decoded: str | None = None,
+        seen: set[bytes] | None = None,
     ) -> dict[str, Any]:
-        """A BODY of `data` (the first bytes of `size`), redacted when needed."""
+        """A BODY of `data` (the first bytes of `size`), redacted when needed (`seen`: its
+        exchange's values, see capture/redact.py)."""
         truncated = size > len(data)
         redacted = False
         if self.redactor is not None:
-            data, redacted = self.redactor.body(info, content_type, data)
+            data, redacted = self.redactor.body(info, content_type, data, seen)
         return body_record(data, size=size, truncated=truncated, redacted=redacted, decoded=decoded)
 
     def _request(self, event: RequestSeen) -> None:
         headers = _headers(event.headers)
         info = parse_request(event.method, event.target)
-        self._exchanges[event.id] = _InFlight(info)
+        state = self._exchanges[event.id] = _InFlight(info)
         record: dict[str, Any] = {
             "record": "request",
             "id": event.id,
@@ -566,10 +569,9 @@ class Recorder:
         if event.body:
             data = event.body[: self.max_body]
             record["body"] = self._body(
-                info, _header(headers, "content-type"), data, len(event.body)
+                info, _header(headers, "content-type"), data, len(event.body), seen=state.seen
             )
         if event.body_follows:  # written once the body is in (see _request_body)
-            state = self._exchanges[event.id]
             state.request, state.request_type = record, _header(headers, "content-type")
         else:
             self._emit(record)
@@ -594,7 +596,9 @@ class Recorder:
         record, state.request = state.request, None
         if state.request_size:
             data = b"".join(state.request_chunks)
-            record["body"] = self._body(state.info, state.request_type, data, state.request_size)
+            record["body"] = self._body(
+                state.info, state.request_type, data, state.request_size, seen=state.seen
+            )
         state.request_chunks, state.request_kept = [], 0
         self._emit(record)
 
@@ -666,7 +670,7 @@ class Recorder:
         data = frame[: self.max_body]
         redacted = False
         if self.redactor is not None:
-            data, redacted = self.redactor.watch_frame(state.info, data, content_type)
+            data, redacted = self.redactor.watch_frame(state.info, data, content_type, state.seen)
         record: dict[str, Any] = {
             "record": "event",
             "id": exchange,
@@ -735,15 +739,17 @@ class Recorder:
         size = state.size or len(data)
         decoder = _decoder(state.encoding)
         if decoder is None or size > len(data):  # a truncated stream cannot be inflated
-            return self._body(state.info, state.content_type, data, size)
+            return self._body(state.info, state.content_type, data, size, seen=state.seen)
         try:
             inflated = decoder.decompress(data, self.max_body)
         except zlib.error:
-            return self._body(state.info, state.content_type, data, size)  # as it came
+            return self._body(state.info, state.content_type, data, size, seen=state.seen)
         whole = len(inflated)
         while decoder.unconsumed_tail:  # count what does not fit, without keeping it
             whole += len(decoder.decompress(decoder.unconsumed_tail, 1 << 20))
-        return self._body(state.info, state.content_type, inflated, whole, state.encoding)
+        return self._body(
+            state.info, state.content_type, inflated, whole, state.encoding, state.seen
+        )
 
     def _end_open_exchanges(self) -> None:
         for exchange in list(self._exchanges):

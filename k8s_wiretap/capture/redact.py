@@ -17,6 +17,12 @@ Each value is redacted exactly once: a body's Secrets are found first (by place 
 one object once however it is found), then redacted. Nothing is ever passed through as
 "already redacted", so a real value that looks like a placeholder is replaced like any other.
 
+The Status the API server answers a refused request with quotes what the request held (the
+patched object, the first bytes of a body it could not read): on a sensitive resource its
+texts are masked (capture/statusmask.py, rules in kube/statustext.py), of every rendering
+of a value and of every value the exchange's request carried — `seen`, the set of values
+redacted in the exchange's bodies so far, which the caller keeps per exchange.
+
 What is sensitive is data (kube/sensitive.py). A body that should be redacted but cannot be
 parsed is replaced whole ("fail closed") and the record says so; so is a Secret field that
 holds something other than what it should (a `data` that is not a map, say).
@@ -31,11 +37,14 @@ import hmac
 import io
 import json
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import cbor2
 
+from k8s_wiretap.capture.statusmask import mask
 from k8s_wiretap.kube.requestinfo import RequestInfo
 from k8s_wiretap.kube.sensitive import (
     ANNOTATIONS_FIELD,
@@ -46,12 +55,13 @@ from k8s_wiretap.kube.sensitive import (
     WEBSOCKET_BEARER_PREFIX,
     Sensitive,
 )
+from k8s_wiretap.kube.statustext import PROTO_STATUS_TEXTS, STATUS_TEXTS
 from k8s_wiretap.wire import envelope, yamltext
 from k8s_wiretap.wire.cborseq import SELF_DESCRIBED, self_described
 from k8s_wiretap.wire.media import is_cbor, is_json, media_type
 from k8s_wiretap.wire.protowire import BYTES, Field, ProtoError, encode, parse
 
-__all__ = ["UNREADABLE", "Redactor"]
+__all__ = ["UNREADABLE", "Redactor", "is_placeholder"]
 
 UNREADABLE = b"redacted: a body that should be redacted could not be parsed"
 _LAST_APPLIED_POINTER = "/metadata/annotations/" + LAST_APPLIED.replace("/", "~1")
@@ -61,12 +71,20 @@ PREFIX = b"redacted:"
 class Redactor:
     def __init__(self, key: bytes | None = None) -> None:
         self._key = key or os.urandom(32)
+        # The exchange of the body being redacted, per thread (a view may redact in several).
+        self._call = threading.local()
 
     # -- values ---------------------------------------------------------------------------
     def placeholder(self, value: bytes) -> bytes:
         """The placeholder of one value. Every value goes through here exactly once (see
         `_document`), so nothing is passed through: a value that merely looks like a
-        placeholder is a value like any other."""
+        placeholder is a value like any other. The value joins the exchange's `seen`."""
+        seen = getattr(self._call, "seen", None)
+        if seen is not None:
+            seen.add(value)
+        return self._digest(value)
+
+    def _digest(self, value: bytes) -> bytes:
         digest = hmac.new(self._key, value, hashlib.sha256).hexdigest()[:16]
         return PREFIX + digest.encode()
 
@@ -113,8 +131,44 @@ class Redactor:
         return protocol
 
     # -- bodies ---------------------------------------------------------------------------
-    def body(self, info: RequestInfo, content_type: str, body: bytes) -> tuple[bytes, bool]:
-        """`body` with its sensitive values redacted, and whether anything changed."""
+    def body(
+        self, info: RequestInfo, content_type: str, body: bytes, seen: set[bytes] | None = None
+    ) -> tuple[bytes, bool]:
+        """`body` with its sensitive values redacted, and whether anything changed; `seen`:
+        the values of the exchange so far (see the module's docstring), added to."""
+        with self._exchange(info, seen):
+            return self._any_body(info, content_type, body)
+
+    def watch_frame(
+        self, info: RequestInfo, frame: bytes, content_type: str, seen: set[bytes] | None = None
+    ) -> tuple[bytes, bool]:
+        """One watch event of a stream of `content_type`: JSON `{"type", "object"}`, or
+        protobuf meta/v1 WatchEvent (a JSON-looking first byte proves nothing: 0x0a, a
+        protobuf field 1 key, is also a newline)."""
+        with self._exchange(info, seen):
+            return self._watch_frame(info, frame, content_type)
+
+    def status(
+        self, info: RequestInfo, status: dict[str, Any], seen: set[bytes] | None = None
+    ) -> dict[str, Any]:
+        """A Status (an audit event's `responseStatus`, say) of an answer to `info`'s
+        request, its texts masked when that request is on a sensitive resource."""
+        if (info.group, info.resource, info.subresource) not in SENSITIVE_RESOURCES:
+            return status
+        copied: dict[str, Any] = json.loads(json.dumps(status))
+        with self._exchange(info, seen):
+            self._mask_status(copied)
+        return copied
+
+    @contextmanager
+    def _exchange(self, info: RequestInfo, seen: set[bytes] | None) -> Iterator[None]:
+        self._call.info, self._call.seen = info, seen
+        try:
+            yield
+        finally:
+            self._call.info, self._call.seen = None, None
+
+    def _any_body(self, info: RequestInfo, content_type: str, body: bytes) -> tuple[bytes, bool]:
         sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
         if not body:
             return body, False
@@ -128,14 +182,13 @@ class Redactor:
             return body, False  # the common case: nothing to look for, nothing parsed
         return self._text_body(sensitive, content_type, body)
 
-    def watch_frame(self, info: RequestInfo, frame: bytes, content_type: str) -> tuple[bytes, bool]:
-        """One watch event of a stream of `content_type`: JSON `{"type", "object"}`, or
-        protobuf meta/v1 WatchEvent (a JSON-looking first byte proves nothing: 0x0a, a
-        protobuf field 1 key, is also a newline)."""
+    def _watch_frame(
+        self, info: RequestInfo, frame: bytes, content_type: str
+    ) -> tuple[bytes, bool]:
         if is_json(content_type):
-            return self.body(info, "application/json", frame)
+            return self._any_body(info, "application/json", frame)
         if is_cbor(content_type):
-            return self.body(info, "application/cbor", frame)
+            return self._any_body(info, "application/cbor", frame)
         sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
         if sensitive is None:
             return frame, False
@@ -194,6 +247,24 @@ class Redactor:
             self._secret(secret)
         for operation, path, wrapped in patched:
             operation["value"] = _unwrap_at(path, wrapped)
+        if sensitive:
+            for status in _statuses(document):
+                self._mask_status(status)
+
+    # -- Status texts -----------------------------------------------------------------------
+    def _mask_status(self, status: dict[str, Any]) -> None:
+        for path in STATUS_TEXTS:
+            _replace_texts(status, path, self._masked)
+
+    def _masked(self, text: str) -> str:
+        info: RequestInfo | None = getattr(self._call, "info", None)
+        keep = (info.name, info.namespace, info.resource, info.group) if info else ()
+        return mask(
+            text,
+            lambda value: self._digest(value.encode()).decode(),
+            keep=keep,
+            known=tuple(getattr(self._call, "seen", None) or ()),
+        )
 
     def _token(self, document: Any, path: tuple[str, ...]) -> None:
         *parents, last = path
@@ -285,8 +356,12 @@ class Redactor:
             raw = self._proto_path(wrapped.raw, sensitive.proto_token_path)
         elif wrapped.kind in PROTO_SECRET_LIKE:
             raw = self._proto_secret_like(wrapped.kind, wrapped.raw)
+        elif wrapped.kind == "Status":
+            raw = wrapped.raw
+            for path in PROTO_STATUS_TEXTS:
+                raw = self._proto_path(raw, path, self._proto_masked)
         else:
-            return data  # a Status, say: nothing secret in it
+            return data
         return envelope.with_raw(data, raw)
 
     def _proto_watch_event(self, sensitive: Sensitive, frame: bytes) -> tuple[bytes, bool]:
@@ -304,15 +379,22 @@ class Redactor:
             out.append(field)
         return encode(out), True
 
-    def _proto_path(self, data: bytes, path: tuple[int, ...]) -> bytes:
+    def _proto_masked(self, text: bytes) -> bytes:
+        return self._masked(text.decode("utf-8", "replace")).encode()
+
+    def _proto_path(
+        self, data: bytes, path: tuple[int, ...], leaf: Callable[[bytes], bytes] | None = None
+    ) -> bytes:
+        """`data` with each bytes field at `path` replaced by `leaf` of it (its placeholder
+        by default); a repeated field, each of its items."""
         first, *rest = path
         out = []
         for field in parse(data):
             if field.number == first and isinstance(field.value, bytes):
                 value = (
-                    self._proto_path(field.value, tuple(rest))
+                    self._proto_path(field.value, tuple(rest), leaf)
                     if rest
-                    else self.placeholder(field.value)
+                    else (leaf or self.placeholder)(field.value)
                 )
                 field = Field(first, BYTES, value)
             out.append(field)
@@ -364,6 +446,18 @@ class Redactor:
                     )
             out.append(field)
         return encode(out)
+
+
+def is_placeholder(value: Any) -> bool:
+    """Whether `value` is a placeholder (a string; a `data` value: base64 of one)."""
+    if not isinstance(value, str):
+        return False
+    if value.startswith(PREFIX.decode()):
+        return True
+    try:
+        return base64.b64decode(value, validate=True).startswith(PREFIX)
+    except (binascii.Error, ValueError):
+        return False
 
 
 def _load(content_type: str, body: bytes) -> Any:
@@ -462,6 +556,34 @@ def _secrets_by_kind(document: Any, found: dict[int, dict[str, Any]]) -> None:
     for child in children:
         if isinstance(child, dict | list):
             _secrets_by_kind(child, found)
+
+
+def _statuses(document: Any) -> list[dict[str, Any]]:
+    """The Status a body is (a refusal) or carries (a watch event of type ERROR)."""
+    found = []
+    for candidate in (document, document.get("object") if isinstance(document, dict) else None):
+        if isinstance(candidate, dict) and candidate.get("kind") == "Status":
+            found.append(candidate)
+    return found
+
+
+def _replace_texts(document: Any, path: tuple[str, ...], replace: Callable[[str], str]) -> None:
+    """Each string at `path` in `document` ("*": each item of a list) replaced in place."""
+    if not path:
+        return
+    first, *rest = path
+    children: list[tuple[Any, Any]]
+    if first == "*":
+        children = list(enumerate(document)) if isinstance(document, list) else []
+    elif isinstance(document, dict) and first in document:
+        children = [(first, document[first])]
+    else:
+        return
+    for key, child in children:
+        if rest:
+            _replace_texts(child, tuple(rest), replace)
+        elif isinstance(child, str):
+            document[key] = replace(child)
 
 
 def _wrap_at(path: str, value: Any) -> Any:

@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
+from k8s_wiretap.capture.redact import is_placeholder
 from k8s_wiretap.decode.diff import diff
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.patches import predecessor
-from k8s_wiretap.kube.fields import LAST_APPLIED, SERVER_METADATA
+from k8s_wiretap.kube.fields import LAST_APPLIED, SERVER_METADATA, WRITTEN_INTO
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.refs import metadata_of, resource_version, uid_of
 
@@ -102,7 +103,7 @@ def change(
     if patch == "json" and isinstance(body, list):
         return _json_patch(body, before, after, revision, subresource)
     if patch in ("merge", "strategic") and isinstance(body, dict):
-        named = list(_named(body, ()))
+        named = _written_into(exchange, list(_named(body, ())))
         return _said(_differences(before, after, named, subresource), named, body)
     return "nothing said of this patch" if patch else "nothing said of this write"
 
@@ -451,6 +452,15 @@ def _named_item(item: dict[str, Any], path: Path) -> Iterator[Path]:
         yield from _named(members, path)
 
 
+def _written_into(exchange: Exchange, named: list[Path]) -> list[Path]:
+    """The paths a patch names, and where the server writes a write-only one (a Secret's
+    `stringData.k` lands in `data.k`, and only there: kube/fields.py, WRITTEN_INTO)."""
+    info = exchange.info
+    into = WRITTEN_INTO.get((info.group, info.resource), {}) if not info.subresource else {}
+    moved = [(into[str(p[0])], *p[1:]) for p in named if p and p[0] in into]
+    return named + moved
+
+
 def _requested(body: dict[str, Any], path: Path = ()) -> Iterator[_Difference]:
     """What a merge patch sets, from the request alone (no old values: none are known)."""
     for named in _named(body, path):
@@ -600,6 +610,8 @@ def _words(d: _Difference, *, known: bool = True) -> str:
         return _condition_words(d)
     if _item(d.path) and (d.old is _ABSENT or d.new is _ABSENT):
         return _item_words(d)
+    if is_placeholder(d.old) or is_placeholder(d.new):
+        return _redacted_words(d, known=known)
     noun = _keyed(d.path)
     if noun is not None:
         thing, key = noun
@@ -616,6 +628,17 @@ def _words(d: _Difference, *, known: bool = True) -> str:
     if old is _ABSENT or not known:
         return f"{field} set to {_value(new)}"
     return f"{field} {_value(old)} → {_value(new)}"
+
+
+def _redacted_words(d: _Difference, *, known: bool) -> str:
+    """A redacted value (a Secret's) is not said, only that it changed: two placeholders
+    differ when the values differ."""
+    field = _field(d.path)
+    if d.new is _ABSENT:
+        return f"{field} removed"
+    if d.old is _ABSENT or not known:
+        return f"{field} set (redacted)"
+    return f"{field} changed (redacted)" if d.old != d.new else f"{field} unchanged (redacted)"
 
 
 def _condition_words(d: _Difference) -> str:

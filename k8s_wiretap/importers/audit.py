@@ -487,6 +487,14 @@ class AuditImport:
         self.ignored += 1
         self._note(message)
 
+    def _status(self, id: str, event: Event) -> Any:
+        """The event's `responseStatus`, its message masked as a Status body's would be
+        (it is written even at level Metadata, and quotes what the request held)."""
+        status = event.raw.get("responseStatus")
+        if not isinstance(status, dict):
+            return status or {}
+        return self.sink.status(id, _info(event)[0], status)
+
     def _note(self, message: str, id: str | None = None) -> None:
         """A note of the import, the first SKIP_NOTES of them written (a log can repeat
         without end); `finish` says how many were not."""
@@ -566,7 +574,7 @@ class AuditImport:
             error = "the API server panicked serving this request (audit stage Panic)"
         audit = {
             "stages": state.stages,
-            "responseStatus": raw.get("responseStatus") or {},
+            "responseStatus": self._status(state.id, event),
             "annotations": redacted_annotations(event, self.sink),
             "absent": _response_absent(event) + ([] if state.responded else ["status"]),
         }

@@ -47,6 +47,7 @@ from k8s_wiretap.capture.reader import RecordingError, file_records, iter_record
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
 from k8s_wiretap.importers.audit import AuditImport, import_audit
 from k8s_wiretap.importers.sink import Headers, Sink
+from k8s_wiretap.kube.requestinfo import RequestInfo
 
 __all__ = ["AUDIT_ID", "Joined", "Proxied", "join_audit", "proxied"]
 
@@ -179,6 +180,9 @@ class _Splitting(Sink):
             return
         output = self._renamed.pop(id, id)
         super().end(output, when, body, events=events, error=error, **fields)
+
+    def status(self, id: str, info: RequestInfo, status: dict[str, Any]) -> dict[str, Any]:
+        return super().status(self._renamed.get(id, id), info, status)
 
     def note(self, message: str, *, level: str = "warning", id: str | None = None) -> None:
         """A note about an exchange is about it where it is in the output: a joined one's

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -100,6 +100,7 @@ class _Open:
     info: RequestInfo
     response_type: str = ""
     seq: int = 0
+    seen: set[bytes] = field(default_factory=set)  # its secret values (capture/redact.py)
 
 
 class Sink:
@@ -178,7 +179,7 @@ class Sink:
         state = self._open[id] = _Open(parse_request(method, path))
         record.update(method=method, path=path, headers=self._headers(headers))
         if body is not None:
-            record["body"] = self._body(state.info, _content_type(headers), body)
+            record["body"] = self._body(state, _content_type(headers), body)
         self.exchanges += 1
         self._output.write(record)
 
@@ -200,7 +201,9 @@ class Sink:
         _checked(when)
         state = self._state(id)
         kept = data[: self.max_body]
-        kept, redacted = self._redactor.watch_frame(state.info, kept, state.response_type)
+        kept, redacted = self._redactor.watch_frame(
+            state.info, kept, state.response_type, state.seen
+        )
         truncated = len(data) > self.max_body
         record = {"record": "event", "id": id, "seq": state.seq, "time": when, "kind": "watch"}
         record.update(fields)
@@ -223,7 +226,7 @@ class Sink:
         state = self._state(id)
         del self._open[id]
         if body is not None:
-            record["body"] = self._body(state.info, state.response_type, body)
+            record["body"] = self._body(state, state.response_type, body)
         if events is not None:
             record["events"] = events
         if error:
@@ -238,6 +241,13 @@ class Sink:
     def redacted(self, info: RequestInfo, content_type: str, data: bytes) -> bytes:
         """`data` redacted as a body of `info`'s request would be (whole, not truncated)."""
         return self._redactor.body(info, content_type, data)[0]
+
+    def status(self, id: str, info: RequestInfo, status: dict[str, Any]) -> dict[str, Any]:
+        """A Status of exchange `id` (a request of `info`) as the source gives it beside
+        the body (an audit event's `responseStatus`), its texts masked as its response
+        body's would be: of the values of its request too, while it is open here."""
+        state = self._open.get(id)
+        return self._redactor.status(info, status, state.seen if state else None)
 
     # -- the rest -------------------------------------------------------------------------
     def note(self, message: str, *, level: str = "warning", id: str | None = None) -> None:
@@ -328,9 +338,9 @@ class Sink:
     def _headers(self, headers: Headers) -> list[list[str]]:
         return [list(h) for h in self._redactor.headers(list(headers))]
 
-    def _body(self, info: RequestInfo, content_type: str, data: bytes) -> dict[str, Any]:
+    def _body(self, state: _Open, content_type: str, data: bytes) -> dict[str, Any]:
         kept = data[: self.max_body]
-        kept, redacted = self._redactor.body(info, content_type, kept)
+        kept, redacted = self._redactor.body(state.info, content_type, kept, state.seen)
         return body_record(
             kept, size=len(data), truncated=len(data) > self.max_body, redacted=redacted
         )
