@@ -20,6 +20,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from k8s_wiretap.capture.redact import is_placeholder
 from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.explain.objects import FieldStep, ObjectHistory, Version
 from k8s_wiretap.views.lines import clock
@@ -143,6 +144,19 @@ def _count(n: int, noun: str) -> str:
 
 
 def _value(value: Any) -> str:
+    """A field's value as said: a redacted value (a Secret's placeholder, or its base64 in
+    `data`) is said as `(redacted)`, never as the placeholder it was recorded as."""
+    value = _unsaid(value)
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _unsaid(value: Any) -> Any:
+    if is_placeholder(value):
+        return "(redacted)"
+    if isinstance(value, dict):
+        return {key: _unsaid(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unsaid(item) for item in value]
+    return value

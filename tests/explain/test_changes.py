@@ -20,8 +20,8 @@ from k8s_wiretap.capture.recorder import Recorder
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.changes import change
-from k8s_wiretap.explain.objects import history_streamed
-from k8s_wiretap.views.history import write_history
+from k8s_wiretap.explain.objects import field_story, history_streamed
+from k8s_wiretap.views.history import write_field_story, write_history
 
 SIDECAR = {"name": "sidecar", "image": "busybox:1.36"}
 
@@ -124,6 +124,18 @@ def _history_text(recording: Path) -> str:
     records = iter_records(recording, [])
     write_history(history_streamed(records, "secret/leak/sdata", None), out)
     return out.getvalue()
+
+
+def test_a_secret_field_story_says_redacted_not_the_placeholder(tmp_path: Path) -> None:
+    """`history --field data`: the first value of data.password is said `(redacted)`, not
+    as the base64 of its placeholder."""
+    recording = _secret_patched({"data": {"password": "bmV3LXBhc3M="}}, tmp_path / "r.jsonl")
+    history = history_streamed(iter_records(recording, []), "secret/leak/sdata")
+    out = io.StringIO()
+    write_field_story(history, "data", field_story(history, "data"), out)
+    text = out.getvalue()
+    assert '"password":"(redacted)"' in text or "password = (redacted)" in text
+    assert "cmVkYWN0ZWQ6" not in text and "redacted:" not in text
 
 
 def test_a_secret_patch_of_string_data_says_the_data_it_changed(tmp_path: Path) -> None:
