@@ -22,10 +22,20 @@ from typing import Any
 
 from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.capture.reader import RecordingError
-from k8s_wiretap.commands.importing import add_output, checked, count, said, sink
+from k8s_wiretap.commands.importing import (
+    Skips,
+    add_limits,
+    add_output,
+    checked,
+    count,
+    limits,
+    said,
+    sink,
+)
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.importers.audit import AuditImport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
+from k8s_wiretap.importers.limits import Limits
 
 __all__ = ["register"]
 
@@ -49,24 +59,30 @@ def register(sources: Any) -> None:
         "proxy did not see from the log, marked as seen only there",
     )
     add_output(parser)
+    add_limits(parser, "max_line", "max_values", "max_open", "max_body")
     parser.set_defaults(handler=_import)
 
 
 def _ignored(importer: AuditImport) -> tuple[str, ...]:
     ignored = count(importer.ignored, "repeated or late audit event")
-    return (f"{ignored} ignored",) if importer.ignored else ()
+    said = (f"{ignored} ignored",) if importer.ignored else ()
+    if importer.evicted:
+        open_ = count(importer.evicted, "exchange")
+        said += (f"{open_} written unanswered past --max-open {importer.max_open:,}",)
+    return said
 
 
 def _import(args: argparse.Namespace) -> int:
+    bounds = limits(args)
     if args.join is not None:
-        return _join(args)
+        return _join(args, bounds)
     checked("audit", args.logs, args)
     with sink("audit", args, "audit log") as written:
-        importer = import_audit(args.logs, written)
+        importer = import_audit(args.logs, written, bounds)
     return said(args, written, count(importer.events, "audit event"), "line", *_ignored(importer))
 
 
-def _join(args: argparse.Namespace) -> int:
+def _join(args: argparse.Namespace, bounds: Limits) -> int:
     checked("audit", [*args.logs, args.join], args)
     try:
         seen = proxied(args.join)
@@ -75,7 +91,9 @@ def _join(args: argparse.Namespace) -> int:
     for warning in seen.warnings:
         _stderr(warning)
     try:
-        done = join_audit(args.logs, seen, args.output, overwrite=args.overwrite, on_skip=_stderr)
+        done = join_audit(
+            args.logs, seen, args.output, overwrite=args.overwrite, on_skip=Skips(), bounds=bounds
+        )
     except OSError as error:
         raise UsageError(f"import audit: -o {args.output}: {reason(error)}") from error
     return _said(args, done)

@@ -1,0 +1,219 @@
+"""An import's memory follows its bounds (`importers.limits`), never its input: each bound
+tried at ten times itself, in a process of its own whose peak resident memory (its VmHWM)
+stays where it is at the bound. The bounds are set small (`--max-open 1000`, ...) so that
+each run takes a second or two; what past a bound is skipped or written is said."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from k8s_wiretap.commands.importing import SAID
+from k8s_wiretap.importers import gke
+from k8s_wiretap.importers.audit import AuditImport, read_events
+from k8s_wiretap.importers.limits import Limits, values
+from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
+from tests.importers.test_audit_input import EVENT
+
+# `k8s-wiretap ARGS`, then its own peak resident set (VmHWM, KiB) as the last line on stderr
+PEAK = (
+    "import runpy, sys\n"
+    "sys.argv = ['k8s-wiretap', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('k8s_wiretap', run_name='__main__')\n"
+    "finally:\n"
+    "    with open('/proc/self/status') as status:\n"
+    "        peak = next(s.split()[1] for s in status if s.startswith('VmHWM:'))\n"
+    "    print(peak, file=sys.stderr)\n"
+)
+MiB = 1024  # KiB
+
+
+def _peak(*args: str) -> tuple[int, list[str]]:
+    """`k8s-wiretap ARGS` in a process of its own: its peak memory (KiB) and what it said."""
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=120,
+        check=False,
+    )
+    said = done.stderr.strip().splitlines()
+    assert done.returncode == 0, done.stderr[-2000:]
+    return int(said[-1]), said[:-1]
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def _received(n: int, pad: str) -> bytes:
+    """`n` RequestReceived events that never finish, each carrying `pad`."""
+    event = {**EVENT, "stage": "RequestReceived", "annotations": {"pad": pad}}
+    event.pop("responseStatus")
+    return b"".join(json.dumps({**event, "auditID": f"r{i}"}).encode() + b"\n" for i in range(n))
+
+
+def test_open_exchanges_are_held_to_the_bound_at_ten_times_it(tmp_path: Path) -> None:
+    bound, pad = 1000, "x" * 4000
+    peaks = {}
+    for times in (1, 10):
+        log = tmp_path / f"audit{times}.log"
+        log.write_bytes(_received(bound * times, pad))
+        out = tmp_path / f"rec{times}.jsonl"
+        peaks[times], said = _peak(
+            "import", "audit", str(log), "-o", str(out), "--max-open", "1000"
+        )
+        written = _records(out)
+        assert len([r for r in written if r["record"] == "request"]) == bound * times
+    # held whole, the 9,000 more events (4 KB each, more parsed) would be 36 MB and more
+    assert peaks[10] - peaks[1] < 12 * MiB, peaks
+    assert said[-1] == (
+        f"{out}: 10,000 exchanges from 10,000 audit events; 0 unreadable lines skipped; "
+        "9,000 exchanges written unanswered past --max-open 1,000"
+    )
+
+
+def _line(audit_id: str, stage: str) -> bytes:
+    return json.dumps({**EVENT, "auditID": audit_id, "stage": stage}).encode() + b"\n"
+
+
+def test_past_the_bound_the_oldest_is_written_unanswered_and_its_end_ignored(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "audit.log"
+    log.write_bytes(
+        _line("a", "RequestReceived")
+        + _line("b", "RequestReceived")
+        + _line("c", "RequestReceived")  # a is the oldest of three: written as far as it went
+        + _line("a", "ResponseComplete")
+        + _line("b", "ResponseComplete")
+        + _line("c", "ResponseComplete")
+    )
+    out = tmp_path / "rec.jsonl"
+    with Sink(out, source="audit log") as sink:
+        importer = AuditImport(sink, max_open=2)
+        for event in read_events([log], sink):
+            importer.feed(event)
+        importer.finish()
+    assert (importer.evicted, importer.ignored, importer.unfinished) == (1, 1, 0)
+    written = [(r["record"], r.get("id"), r.get("message")) for r in _records(out)[1:]]
+    note = (
+        "more than 2 exchanges open at once (--max-open): the oldest, written as far as the "
+        "log had it and left unanswered; its later events are ignored"
+    )
+    assert written == [
+        ("request", "a", None),
+        ("note", "a", note),
+        ("note", None, "a ResponseComplete event of a after its end: ignored"),
+        ("request", "b", None),
+        ("response", "b", None),
+        ("end", "b", None),
+        ("request", "c", None),
+        ("response", "c", None),
+        ("end", "c", None),
+    ]
+
+
+def _empty_lists(n: int) -> bytes:
+    """An EventList of `n` empty lists: 3 bytes an item, some 64 parsed."""
+    return b'{"items": [' + b"[]," * (n - 1) + b"[]]}\n"
+
+
+def test_a_line_of_more_values_than_the_bound_is_not_parsed(tmp_path: Path) -> None:
+    bound = 200_000
+    peaks, said = {}, {}
+    for times in (1, 10):
+        log = tmp_path / f"audit{times}.log"
+        log.write_bytes(_line("a", "ResponseComplete") + _empty_lists(times * (bound // 2 - 1)))
+        out = tmp_path / f"rec{times}.jsonl"
+        peaks[times], said[times] = _peak(
+            "import", "audit", str(log), "-o", str(out), "--max-values", str(bound)
+        )
+    # parsed, 1,000,000 empty lists would be 64 MB and more
+    assert peaks[10] - peaks[1] < 12 * MiB, peaks
+    size = len(_empty_lists(10 * (bound // 2 - 1)))
+    assert said[10][0] == (
+        f"{tmp_path / 'audit10.log'}:2: skipped: the line ({size:,} bytes) holds more than "
+        "200,000 JSON values (by its commas and brackets): not read"
+    )
+    assert len(said[1]) == SAID + 2  # the items said, then that the rest are counted
+
+
+def test_a_line_longer_than_the_bound_is_skipped_with_its_size(tmp_path: Path) -> None:
+    peaks, said = {}, {}
+    for times in (1, 10):
+        log = tmp_path / f"audit{times}.log"
+        pad = b'{"pad": "' + b"x" * (times * 4 * 1024 * 1024 - 100) + b'"}\n'
+        log.write_bytes(gzip.compress(pad + _line("a", "ResponseComplete"), compresslevel=1))
+        out = tmp_path / f"rec{times}.jsonl"
+        peaks[times], said[times] = _peak(
+            "import", "audit", str(log), "-o", str(out), "--max-line", "4m"
+        )
+        assert [r["id"] for r in _records(out) if r["record"] == "request"] == ["a"]
+    assert peaks[10] - peaks[1] < 12 * MiB, peaks  # the 40 MB line is never held
+    assert said[10][0] == (
+        f"{tmp_path / 'audit10.log'}:1: skipped: the line is {len(pad) - 1:,} bytes, longer "
+        "than 4,194,304: not read"
+    )
+
+
+def test_skipped_items_are_said_a_hundred_times_then_counted(tmp_path: Path) -> None:
+    items = 5_000
+    log = tmp_path / "audit.log"
+    log.write_bytes(b'{"items": [' + b",".join([b"1"] * items) + b"]}\n")
+    out = tmp_path / "rec.jsonl"
+    _, said = _peak("import", "audit", str(log), "-o", str(out))
+    assert len(said) == SAID + 2
+    assert said[0] == f"{log}:1 item 0: skipped: an item that is a JSON int, not an Event"
+    assert said[SAID] == (
+        "... more skipped parts are not said here: the last line counts them, and the "
+        f"recording notes the first {SKIP_NOTES:,}"
+    )
+    assert said[-1].endswith("; 5,000 unreadable lines skipped")
+    notes = [r for r in _records(out) if r["record"] == "note"]
+    assert len(notes) == SKIP_NOTES + 1
+
+
+class _Counted(io.BufferedReader):
+    """A stream that counts the lines read of it one at a time."""
+
+    readlines_called = 0
+
+    def readline(self, size: int | None = -1) -> bytes:
+        self.readlines_called += 1
+        return super().readline(size)
+
+
+def test_blank_lines_are_passed_a_buffer_at_a_time() -> None:
+    blank = 2_000_000
+    text = (
+        _line("a", "ResponseComplete") + b"\n" * blank + b"  \r\n" + _line("b", "ResponseComplete")
+    )
+    stream = _Counted(io.BytesIO(gzip.compress(text)))
+    with gzip.GzipFile(fileobj=stream) as unzipped:
+        counted = _Counted(unzipped)  # type: ignore[arg-type]
+        read = list(gke.numbered(counted))
+    assert [n for n, _ in read] == [1, blank + 3]
+    assert counted.readlines_called < 100
+
+
+def test_the_values_counted_are_at_least_those_parsed() -> None:
+    for text in (b"[]", b"[1,2,3]", b'{"a":1,"b":[2,{}]}', b'"x"', b"[[],[],[]]"):
+        parsed = json.loads(text)
+        stack, made = [parsed], 0
+        while stack:
+            item = stack.pop()
+            made += 1
+            stack.extend(
+                item.values() if isinstance(item, dict) else item if isinstance(item, list) else []
+            )
+        assert values(text) >= made, text
+    assert Limits().max_values == 4_000_000
