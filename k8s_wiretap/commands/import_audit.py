@@ -65,7 +65,7 @@ def register(sources: Any) -> None:
 
 def _ignored(importer: AuditImport) -> tuple[str, ...]:
     ignored = count(importer.ignored, "repeated or late audit event")
-    said = (f"{ignored} ignored",) if importer.ignored else ()
+    said: tuple[str, ...] = (f"{ignored} ignored",) if importer.ignored else ()
     if importer.evicted:
         open_ = count(importer.evicted, "exchange")
         said += (f"{open_} written unanswered past --max-open {importer.max_open:,}",)

@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.commands.importing import add_output, imported
+from k8s_wiretap.commands.importing import add_limits, add_output, imported
 from k8s_wiretap.importers.har import har_reader
 
 __all__ = ["register"]
@@ -30,6 +30,7 @@ def register(sources: Any) -> None:
     )
     parser.add_argument("file", type=Path, metavar="FILE")
     add_output(parser)
+    add_limits(parser, "max_file", "max_values", "max_body")
     parser.set_defaults(handler=_import)
 
 

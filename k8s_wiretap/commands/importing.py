@@ -60,11 +60,8 @@ LIMITS: dict[str, tuple[int, bool, str]] = {
         False,
         "most exchanges held open at once; past it the oldest is written unanswered",
     ),
-    "max_flow": (
-        bounds.MAX_FLOW,
-        True,
-        "largest flow (mitmproxy) or file (HAR) read; a larger flow is skipped",
-    ),
+    "max_flow": (bounds.MAX_FLOW, True, "largest flow read; a larger one is skipped unread"),
+    "max_file": (bounds.MAX_FILE, True, "largest HAR file read (it is read whole)"),
     "max_body": (
         DEFAULT_MAX_BODY,
         True,
@@ -195,7 +192,7 @@ def imported(
     args: argparse.Namespace,
     name: str,
     source: str,
-    reader: Callable[[Path], Callable[[Sink], int]],
+    reader: Callable[[Path, bounds.Limits], Callable[[Sink], int]],
     parts: str,
 ) -> int:
     """`import NAME FILE`: FILE checked by `reader(FILE)` before anything is written (a
@@ -203,7 +200,7 @@ def imported(
     returns; said in one last line (`parts` as `said` takes it)."""
     checked(name, [args.file], args)
     try:
-        write = reader(args.file)
+        write = reader(args.file, limits(args))
     except Malformed as error:
         raise UsageError(f"import {name}: {error}") from error
     with sink(name, args, source) as written:

@@ -9,7 +9,9 @@ integer, a body that is not base64 where it says so, a string holding a lone sur
 as `"\\ud800"`: valid JSON, but no Unicode text, so it could not be written) is skipped
 and told to the sink as `FILE:entry N` (N counts from 1) with the reason; reading goes
 on. A file that is no JSON, or JSON nested too deeply to read, is refused before anything
-is written.
+is written; so is one larger than `Limits.max_file`, or of more JSON values than
+`Limits.max_values` (counted before it is parsed: what parsing makes of a file, not its
+size, is the memory it takes).
 
 What an exchange takes from an entry: the request at `startedDateTime`; the response's head
 `blocked + dns + connect + send + wait` milliseconds later (the `timings` that are not -1),
@@ -54,6 +56,7 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from k8s_wiretap.capture.identity import client_identity
+from k8s_wiretap.importers.limits import DEFAULT, Limits, values
 from k8s_wiretap.importers.sink import Sink, time_error
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.requestinfo import parse_request
@@ -91,6 +94,7 @@ class Flow:
     event_times: list[float] = field(default_factory=list)  # a watch's, when the source has them
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # listener, client, identity, ...
+    notes: list[str] = field(default_factory=list)  # what the exchange's notes say of it
 
 
 def _header(headers: Headers, name: str) -> str:
@@ -138,6 +142,8 @@ def write_flow(flow: Flow, sink: Sink) -> None:
         **flow.extra,
     }
     sink.request(flow.id, flow.start, flow.method, path, flow.headers, flow.body, **fields)
+    for note in flow.notes:
+        sink.note(note, id=flow.id)
     end = flow.end if flow.end is not None else flow.response_time or flow.start
     if not flow.status:
         sink.end(flow.id, end, error=flow.error or "the source has no response")
@@ -399,11 +405,32 @@ def entry_flow(entry: Any, number: int) -> Flow:
     )
 
 
-def _entries(path: Path) -> list[Any]:
+def _document(path: Path, bounds: Limits) -> bytes:
+    """The file's bytes, when they are within `bounds` (its size, then its JSON values:
+    what parsing makes of them); Malformed, before the file is read, when it is larger."""
+    size = path.stat().st_size
+    if size > bounds.max_file:
+        raise Malformed(
+            f"{path}: a HAR file of {size:,} bytes, more than {bounds.max_file:,} "
+            "(--max-file): not read"
+        )
+    data = path.read_bytes()
+    if len(data) > bounds.max_values and values(data) > bounds.max_values:
+        raise Malformed(
+            f"{path}: a HAR file ({len(data):,} bytes) of more than {bounds.max_values:,} JSON "
+            "values (by its commas and brackets, --max-values): not read"
+        )
+    return data
+
+
+def _entries(path: Path, bounds: Limits) -> list[Any]:
     try:
-        with path.open("rb") as file:
-            document = json.load(file)
-    except (OSError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError too
+        data = _document(path, bounds)
+    except OSError as error:
+        raise Malformed(f"{path}: not a HAR file: {error}") from error
+    try:
+        document = json.loads(data)
+    except ValueError as error:  # UnicodeDecodeError and JSONDecodeError too
         raise Malformed(f"{path}: not a HAR file: {error}") from error
     except RecursionError as error:
         raise Malformed(f"{path}: not a HAR file: JSON nested too deeply to read") from error
@@ -444,9 +471,10 @@ def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int
     return count
 
 
-def har_reader(path: Path) -> Callable[[Sink], int]:
+def har_reader(path: Path, bounds: Limits = DEFAULT) -> Callable[[Sink], int]:
     """What writes the entries of the HAR file at `path` to a sink (and says how many it
-    read); the file is read and checked first: Malformed when it is no HAR file at all."""
-    entries = _entries(path)
+    read); the file is read and checked first: Malformed when it is no HAR file at all, or
+    beyond `bounds`."""
+    entries = _entries(path, bounds)
     numbered = [(f"{path}:entry {n}", entry) for n, entry in enumerate(entries, 1)]
     return lambda sink: import_flows(numbered, sink, entry_flow)

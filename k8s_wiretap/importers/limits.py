@@ -11,8 +11,10 @@ Each is a default that real input does not reach, and a flag of the import comma
   bytes do not bound what parsing makes of it: `[],` is 3 bytes and an empty list about 64;
 - `max_open`: the exchanges an audit import holds open (begun, not yet ended); past it the
   oldest is written as far as the log had it, unanswered, with a note;
-- `max_flow`: the bytes of one mitmproxy flow, or of a HAR file (one JSON document, read
-  whole); a flow over it is skipped unread, a HAR file refused.
+- `max_flow`: the bytes of one mitmproxy flow (read whole, as mitmproxy reads it); a flow
+  over it is skipped unread;
+- `max_file`: the bytes of a HAR file (one JSON document, read whole); a larger one is
+  refused, and so is one of more than `max_values` JSON values.
 
 A body's bound is the sink's `max_body` (`capture.recorder.DEFAULT_MAX_BODY`): a body is
 kept up to it, and one with a content-encoding is inflated at most that far.
@@ -22,7 +24,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT", "MAX_FLOW", "MAX_LINE", "MAX_OPEN", "MAX_VALUES", "Limits", "values"]
+__all__ = [
+    "DEFAULT",
+    "MAX_FILE",
+    "MAX_FLOW",
+    "MAX_LINE",
+    "MAX_OPEN",
+    "MAX_VALUES",
+    "Limits",
+    "values",
+]
 
 MAX_LINE = 64 * 1024 * 1024  # as the webhook's largest batch (MAX_BODY)
 # About 300 MB parsed at worst (an empty list, dict or float: 24 to 64 bytes, and a pointer);
@@ -33,6 +44,7 @@ MAX_VALUES = 4_000_000
 # Each holds about 2 KB while open (its RequestReceived event): some 500 MB at the bound.
 MAX_OPEN = 250_000
 MAX_FLOW = 256 * 1024 * 1024
+MAX_FILE = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,7 @@ class Limits:
     max_values: int = MAX_VALUES
     max_open: int = MAX_OPEN
     max_flow: int = MAX_FLOW
+    max_file: int = MAX_FILE
 
 
 DEFAULT = Limits()

@@ -5,6 +5,7 @@ each run takes a second or two; what past a bound is skipped or written is said.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import io
 import json
@@ -14,11 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mitmproxy import http
+from mitmproxy.io import FlowWriter
+from mitmproxy.test import tflow
+
 from k8s_wiretap.commands.importing import SAID
 from k8s_wiretap.importers import gke
 from k8s_wiretap.importers.audit import AuditImport, read_events
 from k8s_wiretap.importers.limits import Limits, values
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
+from tests.conftest import cli
 from tests.importers.test_audit_input import EVENT
 
 # `k8s-wiretap ARGS`, then its own peak resident set (VmHWM, KiB) as the last line on stderr
@@ -217,3 +223,122 @@ def test_the_values_counted_are_at_least_those_parsed() -> None:
             )
         assert values(text) >= made, text
     assert Limits().max_values == 4_000_000
+
+
+def _flows(path: Path, *flows: http.HTTPFlow) -> Path:
+    with path.open("wb") as file:
+        writer = FlowWriter(file)
+        for flow in flows:
+            writer.add(flow)
+    return path
+
+
+def _gzipped(size: int) -> http.HTTPFlow:
+    """A flow whose response body is `size` bytes, gzipped (a few KB in the file)."""
+    flow = tflow.tflow(resp=True)
+    assert flow.response is not None
+    flow.response.headers["content-encoding"] = "gzip"
+    flow.response.raw_content = gzip.compress(b"0" * size, mtime=0)
+    return flow
+
+
+def test_a_body_is_inflated_up_to_the_bound_at_ten_times_it(tmp_path: Path) -> None:
+    bound = 4 * 1024 * 1024
+    peaks = {}
+    for times in (1, 10):
+        mitm = _flows(tmp_path / f"flows{times}.mitm", _gzipped(bound * times))
+        out = tmp_path / f"rec{times}.jsonl"
+        peaks[times], _ = _peak(
+            "import", "mitmproxy", str(mitm), "-o", str(out), "--max-body", "4m"
+        )
+        written = _records(out)
+        end = next(r for r in written if r["record"] == "end")
+        raw = gzip.compress(b"0" * bound * times, mtime=0)
+        if times == 1:  # within the bound: inflated, whole
+            assert end["body"] == {"text": "0" * bound, "size": bound}
+            assert not [r for r in written if r["record"] == "note"]
+        else:  # kept as it came, and said
+            assert base64.b64decode(end["body"]["base64"]) == raw
+            notes = [r for r in written if r["record"] == "note"]
+            assert [(n["id"], n["message"]) for n in notes] == [
+                (
+                    end["id"],
+                    f"the response body ({len(raw):,} bytes): it inflates (gzip) past "
+                    "4,194,304 bytes (--max-body): kept as it came, encoded, not inflated further",
+                )
+            ]
+    # inflated whole, 40 MiB (and a copy) more
+    assert peaks[10] - peaks[1] < 12 * MiB, peaks
+
+
+def test_a_flow_longer_than_the_bound_is_skipped_unread(tmp_path: Path) -> None:
+    peaks, said = {}, {}
+    for times in (1, 10):
+        big = tflow.tflow(resp=True)
+        assert big.response is not None
+        big.response.content = b"x" * (times * 1024 * 1024 - 8192)  # the rest: the flow's
+        mitm = _flows(
+            tmp_path / f"f{times}.mitm", tflow.tflow(resp=True), big, tflow.tflow(resp=True)
+        )
+        out = tmp_path / f"rec{times}.jsonl"
+        peaks[times], said[times] = _peak(
+            "import",
+            "mitmproxy",
+            str(mitm),
+            "-o",
+            str(out),
+            "--max-flow",
+            "1m",
+        )
+        requests = [r for r in _records(out) if r["record"] == "request"]
+        assert len(requests) == (3 if times == 1 else 2)
+    assert peaks[10] - peaks[1] < 12 * MiB, peaks
+    assert said[10][0].startswith(f"{tmp_path / 'f10.mitm'}:flow 2: skipped: a flow of ")
+    assert said[10][0].endswith(" bytes, more than 1,048,576 (--max-flow): not read")
+
+
+def test_a_length_no_file_holds_is_refused_or_ends_the_file(tmp_path: Path) -> None:
+    absurd = tmp_path / "absurd.mitm"
+    absurd.write_bytes(b"999999999999:" + b"x" * 100)
+    out = tmp_path / "rec.jsonl"
+    refused = cli("import", "mitmproxy", str(absurd), "-o", str(out))
+    assert refused.returncode == 2 and not out.exists()
+    assert refused.stderr.strip().splitlines() == [
+        f"k8s-wiretap: import mitmproxy: {absurd}: not a whole mitmproxy flow file: its first "
+        "flow says it is 999,999,999,999 bytes long, and the file is 113 bytes"
+    ]
+    after = _flows(tmp_path / "after.mitm", tflow.tflow(resp=True))
+    after.write_bytes(after.read_bytes() + b"999999999999:" + b"x" * 100)
+    done = cli("import", "mitmproxy", str(after), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"{after}:flow 2: skipped: unreadable, the rest of the file too: a flow of "
+        "999,999,999,999 bytes, and 99 are left (cut short?)",
+        f"{out}: 1 exchange from {after}; 1 unreadable flow skipped",
+    ]
+
+
+def test_a_har_file_beyond_the_bounds_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    har = tmp_path / "big.har"
+    har.write_bytes(b'{"log": {"entries": [' + b"[]," * 100_000 + b"[]]}}")
+    out = tmp_path / "rec.jsonl"
+    size = har.stat().st_size
+    for flag, said in (
+        ("--max-file", f"a HAR file of {size:,} bytes, more than 102,400 (--max-file)"),
+        (
+            "--max-values",
+            f"a HAR file ({size:,} bytes) of more than 102,400 JSON values (by its commas "
+            "and brackets, --max-values)",
+        ),
+    ):
+        refused = cli(
+            "import",
+            "har",
+            str(har),
+            "-o",
+            str(out),
+            flag,
+            "100k" if flag == "--max-file" else "102400",
+        )
+        assert refused.returncode == 2 and not out.exists()
+        assert refused.stderr.strip() == f"k8s-wiretap: import har: {har}: {said}: not read"
