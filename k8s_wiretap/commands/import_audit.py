@@ -23,6 +23,7 @@ from typing import Any
 from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.commands.importing import (
+    Progress,
     Skips,
     add_limits,
     add_output,
@@ -31,6 +32,7 @@ from k8s_wiretap.commands.importing import (
     limits,
     said,
     sink,
+    so_far,
 )
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.importers.audit import AuditImport, import_audit
@@ -77,7 +79,7 @@ def _import(args: argparse.Namespace) -> int:
     if args.join is not None:
         return _join(args, bounds)
     checked("audit", args.logs, args)
-    with sink("audit", args, "audit log") as written:
+    with sink("audit", args, "audit log") as written, Progress(lambda: so_far("audit", written)):
         importer = import_audit(args.logs, written, bounds)
     return said(args, written, count(importer.events, "audit event"), "line", *_ignored(importer))
 

@@ -7,8 +7,9 @@ What they share is here: the `-o RECORDING [--overwrite]` options (`add_output`)
 bounds of memory (`add_limits`, `limits`: `importers.limits`), the checks made before
 anything is written (`checked`: each input a readable file, the output none of them and
 free unless `--overwrite`; one-line errors, exit 2), the sink (`sink`: the first SAID
-skipped parts said on stderr as they are found, then one line that the rest are counted)
-and the last line (`said`: the counts in words, "1 exchange", "2 exchanges").
+skipped parts said on stderr as they are found, then one line that the rest are counted),
+on a terminal a line of progress every 2 s (`Progress`), and the last line (`said`: the
+counts in words, "1 exchange", "2 exchanges").
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import argparse
 import importlib
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
 
 __all__ = [
     "SOURCES",
+    "Progress",
     "Skips",
     "add_limits",
     "add_output",
@@ -42,11 +46,13 @@ __all__ = [
     "register",
     "said",
     "sink",
+    "so_far",
 ]
 
 # each one's module: k8s_wiretap.commands.import_<source>
 SOURCES: tuple[str, ...] = ("audit", "har", "mitmproxy")
 SAID = 100  # skipped parts said on stderr one by one, at most
+CLEAR = "\r\x1b[K"  # back to the start of the line, and the line cleared
 # Each bound's flag: its default, whether it is a size (`1m`) or a count, and its help.
 LIMITS: dict[str, tuple[int, bool, str]] = {
     "max_line": (bounds.MAX_LINE, True, "largest line of a log read; a longer one is skipped"),
@@ -142,6 +148,38 @@ def checked(name: str, inputs: Sequence[Path], args: argparse.Namespace) -> None
         raise UsageError(f"import {name}: -o {problem}")
 
 
+class Progress:
+    """On a terminal, a line on stderr every EVERY seconds saying how far the import has
+    come (`said()`), from a thread of its own (nothing is added to the import's own work),
+    cleared at the end; elsewhere, nothing."""
+
+    EVERY = 2.0
+
+    def __init__(self, said: Callable[[], str]) -> None:
+        self._said = said
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = time.monotonic()
+
+    def __enter__(self) -> Progress:
+        if sys.stderr.isatty():
+            self._thread = threading.Thread(target=self._run, name="progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            print(CLEAR, end="", file=sys.stderr, flush=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.EVERY):
+            seconds = int(time.monotonic() - self._started)
+            line = f"{self._said()} ({seconds // 60}m {seconds % 60:02d}s)"
+            print(f"{CLEAR}{line}", end="", file=sys.stderr, flush=True)
+
+
 class Skips:
     """Says skipped parts on stderr: the first SAID one by one, then one line that the
     rest are only counted (a log can hold millions: a line each would bury the rest)."""
@@ -151,12 +189,13 @@ class Skips:
 
     def __call__(self, line: str) -> None:
         self.told += 1
+        clear = CLEAR if sys.stderr.isatty() else ""  # over a `Progress` line
         if self.told <= SAID:
-            print(line, file=sys.stderr, flush=True)
+            print(clear + line, file=sys.stderr, flush=True)
         elif self.told == SAID + 1:
             print(
-                f"... more skipped parts are not said here: the last line counts them, and "
-                f"the recording notes the first {SKIP_NOTES:,}",
+                f"{clear}... more skipped parts are not said here: the last line counts them, "
+                f"and the recording notes the first {SKIP_NOTES:,}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -203,6 +242,11 @@ def imported(
         write = reader(args.file, limits(args))
     except Malformed as error:
         raise UsageError(f"import {name}: {error}") from error
-    with sink(name, args, source) as written:
+    with sink(name, args, source) as written, Progress(lambda: so_far(name, written)):
         write(written)
     return said(args, written, str(args.file), parts)
+
+
+def so_far(name: str, written: Sink) -> str:
+    """What a `Progress` line says of an import into `written`."""
+    return f"import {name}: {count(written.exchanges, 'exchange')} written so far"

@@ -15,16 +15,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mitmproxy import http
 from mitmproxy.io import FlowWriter
 from mitmproxy.test import tflow
 
-from k8s_wiretap.commands.importing import SAID
+from k8s_wiretap.commands.importing import CLEAR, SAID, Progress
 from k8s_wiretap.importers import gke
 from k8s_wiretap.importers.audit import AuditImport, read_events
 from k8s_wiretap.importers.limits import Limits, values
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
-from tests.conftest import cli
+from tests.conftest import cli, wait_until
 from tests.importers.test_audit_input import EVENT
 
 # `k8s-wiretap ARGS`, then its own peak resident set (VmHWM, KiB) as the last line on stderr
@@ -342,3 +343,30 @@ def test_a_har_file_beyond_the_bounds_is_refused_before_it_is_read(tmp_path: Pat
         )
         assert refused.returncode == 2 and not out.exists()
         assert refused.stderr.strip() == f"k8s-wiretap: import har: {har}: {said}: not read"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_long_import_says_how_far_it_has_come_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(Progress, "EVERY", 0.01)
+    with Progress(lambda: "import audit: 3 exchanges written so far"):
+        wait_until(lambda: "so far" in terminal.getvalue(), 10, "a line of progress")
+    said = terminal.getvalue()
+    assert said.startswith(f"{CLEAR}import audit: 3 exchanges written so far (0m 0")
+    assert said.endswith(CLEAR)  # the line cleared at the end
+
+
+def test_no_progress_is_said_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    piped = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", piped)
+    monkeypatch.setattr(Progress, "EVERY", 0.01)
+    with Progress(lambda: "so far"):
+        pass
+    assert piped.getvalue() == ""
