@@ -10,7 +10,9 @@ cannot be written, is a one-line error, exit 2, before anything is written
 (`commands.importing`); so is a `--join` RECORDING that is missing or no recording (read
 whole before OUT is made). Repeated or late events of an auditID, when the log has any,
 are counted at the end of the last line; with `--join`, the proxied exchanges joined, those
-whose Audit-ID the log does not hold, and those answered without one.
+whose Audit-ID the log does not hold, and those answered without one. Memory follows the
+bounds `--max-line`, `--max-values`, `--max-open` and `--max-body` (`importers.limits`);
+exchanges written unanswered past `--max-open` are counted at the end of the last line too.
 """
 
 from __future__ import annotations

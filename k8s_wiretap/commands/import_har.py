@@ -5,7 +5,8 @@ Every entry that cannot be read is said on stderr (`FILE:entry N: skipped: REASO
 import goes on; the last line says how many exchanges were written and how many entries
 were skipped. A missing FILE, a FILE that is no HAR file, or a RECORDING that exists
 (without `--overwrite`) or cannot be written, is a one-line error, exit 2
-(`commands.importing`).
+(`commands.importing`); so is a FILE larger than `--max-file` or of more JSON values than
+`--max-values`, before it is parsed (`importers.limits`).
 """
 
 from __future__ import annotations
