@@ -93,6 +93,7 @@ METHODS = {
 # a webhook changing a Secret puts the Secret's values there.
 PATCH_ANNOTATION = "patch.webhook.admission.k8s.io/"
 DONE_LIMIT = 100_000  # finished auditIDs remembered (to tell a repeated one), at most
+COMPACT = 10_000  # exchanges open past which a RequestReceived event is held as its JSON
 GZIP_MAGIC = b"\x1f\x8b"
 # JSON's escape of a surrogate, or one encoded as UTF-8 bytes (json.loads decodes those too)
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
@@ -419,6 +420,11 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
     return audit
 
 
+def _unheld(held: Event | bytes) -> Event:
+    """A held RequestReceived event, parsed again when it was held as its JSON."""
+    return held if isinstance(held, Event) else Event.of(json.loads(held))
+
+
 class _Forgotten:
     """The ids forgotten past DONE_LIMIT, as a Bloom filter (8 MiB, made when the first is
     forgotten): it holds every id added; it may also say it holds one never added, and
@@ -445,7 +451,8 @@ class _Forgotten:
 @dataclass
 class _Exchange:
     id: str  # the exchange's id: its auditID, or one derived from it (see `_fresh`)
-    held: Event | None = None  # a RequestReceived event, until the request is written
+    # a RequestReceived event, until the request is written (as its JSON when many are open)
+    held: Event | bytes | None = None
     requested: bool = False
     responded: bool = False
     stages: list[str] = field(default_factory=list)
@@ -484,7 +491,8 @@ class AuditImport:
             return
         state.stages.append(event.stage)
         if event.stage == "RequestReceived":
-            state.held = event
+            # past COMPACT open, held as its JSON: a fifth of the parsed event's memory
+            state.held = event if len(self._open) < COMPACT else _dumped(event.raw)
             return
         self._request(state, event)
         self._response(state, event)
@@ -566,7 +574,7 @@ class AuditImport:
         audit_id, state = self._open.popitem(last=False)
         self.evicted += 1
         if state.held is not None:
-            self._request(state, state.held)
+            self._request(state, _unheld(state.held))
         self._note(
             f"more than {self.max_open:,} exchanges open at once (--max-open): the oldest, "
             "written as far as the log had it and left unanswered; its later events are "
@@ -608,7 +616,7 @@ class AuditImport:
         for state in self._open.values():
             self.unfinished += 1
             if state.held is not None:
-                self._request(state, state.held)
+                self._request(state, _unheld(state.held))
                 self._note("the log ends before its response", id=state.id)
             else:
                 self._note("the log ends before its ResponseComplete", id=state.id)

@@ -41,7 +41,8 @@ MAX_LINE = 64 * 1024 * 1024  # as the webhook's largest batch (MAX_BODY)
 MAX_VALUES = 4_000_000
 # Exchanges begun and not ended at one time: watches open (a 5,000-node cluster, the size
 # Kubernetes is tested at, holds some 15 a node, 75,000) and requests in flight (hundreds).
-# Each holds about 2 KB while open (its RequestReceived event): some 500 MB at the bound.
+# Each holds about 1 KB while open (past 10,000 open, a RequestReceived event is held as
+# its JSON, `audit.COMPACT`): some 350 MB at the bound, measured.
 MAX_OPEN = 250_000
 MAX_FLOW = 256 * 1024 * 1024
 MAX_FILE = 256 * 1024 * 1024

@@ -21,8 +21,8 @@ from mitmproxy.io import FlowWriter
 from mitmproxy.test import tflow
 
 from k8s_wiretap.commands.importing import CLEAR, SAID, Progress
-from k8s_wiretap.importers import gke
-from k8s_wiretap.importers.audit import AuditImport, read_events
+from k8s_wiretap.importers import audit, gke
+from k8s_wiretap.importers.audit import AuditImport, import_audit, read_events
 from k8s_wiretap.importers.limits import Limits, values
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
 from tests.conftest import cli, wait_until
@@ -370,3 +370,34 @@ def test_no_progress_is_said_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
     with Progress(lambda: "so far"):
         pass
     assert piped.getvalue() == ""
+
+
+def test_events_held_as_their_json_import_as_those_held_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `audit.COMPACT` open exchanges a RequestReceived event is held as its JSON
+    (a fifth of the memory): what is written of it is the same."""
+    log = tmp_path / "audit.log"
+    received = {**EVENT, "stage": "RequestReceived", "annotations": {"é": "ü"}}
+    log.write_bytes(
+        b"".join(json.dumps({**received, "auditID": f"r{i}"}).encode() + b"\n" for i in range(5))
+        + _line("r1", "ResponseComplete")
+    )
+    written = {}
+    for compact in (audit.COMPACT, 0):
+        monkeypatch.setattr(audit, "COMPACT", compact)
+        out = tmp_path / f"rec{compact}.jsonl"
+        with Sink(out, source="audit log") as sink:
+            import_audit([log], sink, Limits(max_open=3))
+        written[compact] = [
+            {k: v for k, v in r.items() if k != "time" or r["record"] != "note"}
+            for r in _records(out)[1:]
+        ]
+    assert written[0] == written[audit.COMPACT]
+    assert [r["id"] for r in written[0] if r["record"] == "request"] == [
+        "r0",
+        "r1",
+        "r2",
+        "r3",
+        "r4",
+    ]
