@@ -442,20 +442,18 @@ def _items(window: _Window, bounds: Limits) -> Iterator[tuple[int, bytes | BadEn
 
 def _item(window: _Window, pos: int, bounds: Limits) -> int | BadEntry:
     """Where the JSON value at `pos` ends (read on as far as it needs, up to
-    `bounds.max_line`; its start is `window.start` after), or why it cannot be read. Text
-    that may make more than `bounds.max_values` values is not parsed (counted in what is
-    read from the item on: the item, and perhaps some after it)."""
+    `bounds.max_line`; its start is `window.start` after), or why it cannot be read. What
+    is parsed never makes more than `bounds.max_values` values (`_parsed`)."""
     window.start, longest = pos, bounds.max_line
     while True:
         held = len(window.text) - window.start
-        if (
-            held > bounds.max_values
-            and limits.values(window.text, window.start) > bounds.max_values
-        ):
-            said = _too_many("an item of the JSON array, with what follows it,", held, bounds)
-            return BadEntry(f"{said}; the rest unread")
         try:
-            _, end = DECODER.raw_decode(window.text, window.start)
+            end = _parsed(window, bounds)
+            if end is None:
+                return BadEntry(
+                    f"an item of the JSON array holds more than {bounds.max_values:,} JSON "
+                    "values (by its commas and brackets); the rest unread"
+                )
             if end - window.start > longest:
                 break
             if end < len(window.text) or window.eof:  # a number may go on past the window
@@ -471,6 +469,28 @@ def _item(window: _Window, pos: int, bounds: Limits) -> int | BadEntry:
     return BadEntry(
         f"an item of the JSON array is longer than {longest:,} characters; the rest unread"
     )
+
+
+def _parsed(window: _Window, bounds: Limits) -> int | None:
+    """Where the value at `window.start` ends, parsed (ValueError when the text held does
+    not end it); None when it holds more than `bounds.max_values` values. Only text of at
+    most that many is parsed: the longest such stretch from the start, when the window
+    holds more (what follows the item too), and the value must end inside it."""
+    text, start, most = window.text, window.start, bounds.max_values
+    if len(text) - start <= most or limits.values(text, start) <= most:
+        return int(DECODER.raw_decode(text, start)[1])
+    low, high = 0, len(text) - start  # values(low) <= most < values(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if limits.values(text, start, start + middle) <= most:
+            low = middle
+        else:
+            high = middle
+    try:
+        end = int(DECODER.raw_decode(text[: start + low], start)[1])
+    except ValueError:
+        return None
+    return end if end < start + low else None  # at the cut, the value may go on
 
 
 def _cut(text: str, pos: int) -> str:

@@ -62,10 +62,11 @@ class Limits:
 DEFAULT = Limits()
 
 
-def values(text: bytes | str, start: int = 0) -> int:
-    """At least how many JSON values `text[start:]` makes when parsed (keys aside: a parse
+def values(text: bytes | str, start: int = 0, end: int | None = None) -> int:
+    """At least how many JSON values `text[start:end]` makes when parsed (keys aside: a parse
     shares equal keys): each but the first of a list or an object follows a comma, each
     first one a bracket (a comma or bracket inside a string counts too)."""
+    stop = len(text) if end is None else end
     if isinstance(text, bytes):
-        return text.count(b",", start) + text.count(b"[", start) + text.count(b"{", start) + 1
-    return text.count(",", start) + text.count("[", start) + text.count("{", start) + 1
+        return sum(text.count(mark, start, stop) for mark in (b",", b"[", b"{")) + 1
+    return sum(text.count(mark, start, stop) for mark in (",", "[", "{")) + 1

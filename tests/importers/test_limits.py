@@ -401,3 +401,27 @@ def test_events_held_as_their_json_import_as_those_held_parsed(
         "r3",
         "r4",
     ]
+
+
+def test_an_array_item_of_more_values_than_the_bound_is_not_parsed(tmp_path: Path) -> None:
+    """In gcloud's JSON array, the items before a huge one are read though the text held
+    with them holds it too; the huge one is never parsed, and ends the array, said."""
+    bound = 100_000
+    peaks, said = {}, {}
+    for times in (1, 10):
+        huge = b"[" + b"[]," * (times * bound // 2 - 2) + b"[]]"
+        first, last = _line("a", "ResponseComplete"), _line("b", "ResponseComplete")
+        log = tmp_path / f"gke{times}.json"
+        log.write_bytes(b"[\n" + first[:-1] + b",\n" + huge + b",\n" + last + b"]\n")
+        out = tmp_path / f"rec{times}.jsonl"
+        peaks[times], said[times] = _peak(
+            "import", "audit", str(log), "-o", str(out), "--max-values", str(bound)
+        )
+        requests = [r["id"] for r in _records(out) if r["record"] == "request"]
+        assert requests == (["a", "b"] if times == 1 else ["a"])
+    assert said[1][0] == f"{tmp_path / 'gke1.json'}:3: skipped: a JSON list, not an object"
+    assert said[10][0] == (
+        f"{tmp_path / 'gke10.json'}:3: skipped: an item of the JSON array holds more than "
+        "100,000 JSON values (by its commas and brackets); the rest unread"
+    )
+    assert peaks[10] - peaks[1] < 12 * MiB, peaks
