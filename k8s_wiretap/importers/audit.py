@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
-import hashlib
 import json
 import re
 import zlib
@@ -48,6 +47,7 @@ from typing import Any, BinaryIO, cast
 
 from k8s_wiretap.importers import gke, limits
 from k8s_wiretap.importers.limits import Limits
+from k8s_wiretap.importers.seen import Bloom
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.kube.sensitive import SENSITIVE_RESOURCES
@@ -425,29 +425,6 @@ def _unheld(held: Event | bytes) -> Event:
     return held if isinstance(held, Event) else Event.of(json.loads(held))
 
 
-class _Forgotten:
-    """The ids forgotten past DONE_LIMIT, as a Bloom filter (8 MiB, made when the first is
-    forgotten): it holds every id added; it may also say it holds one never added, and
-    that exchange is then given a derived id too (said in its note), which costs nothing
-    but the rename."""
-
-    BITS = 1 << 26
-
-    def __init__(self) -> None:
-        self._bits = bytearray(self.BITS // 8)
-
-    def _places(self, key: str) -> list[int]:
-        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=24).digest()
-        return [int.from_bytes(digest[i : i + 8]) % self.BITS for i in (0, 8, 16)]
-
-    def add(self, key: str) -> None:
-        for place in self._places(key):
-            self._bits[place >> 3] |= 1 << (place & 7)
-
-    def __contains__(self, key: str) -> bool:
-        return all(self._bits[p >> 3] & (1 << (p & 7)) for p in self._places(key))
-
-
 @dataclass
 class _Exchange:
     id: str  # the exchange's id: its auditID, or one derived from it (see `_fresh`)
@@ -470,7 +447,7 @@ class AuditImport:
     # an ordered set, bounded: an OrderedDict drops its oldest in constant time (a dict's
     # next(iter()) walks past every slot deleted before it: 50 µs an exchange past 100,000)
     _done: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    _forgotten: _Forgotten | None = None  # ids dropped from _done, and derived ids
+    _forgotten: Bloom | None = None  # ids dropped from _done, and derived ids
     ignored: int = 0  # repeated or late events
     unfinished: int = 0  # exchanges the log did not finish (counted by `finish`)
     evicted: int = 0  # exchanges written unanswered past `max_open`
@@ -590,7 +567,7 @@ class AuditImport:
         if len(self._done) > DONE_LIMIT:
             oldest, _ = self._done.popitem(last=False)
             if self._forgotten is None:
-                self._forgotten = _Forgotten()
+                self._forgotten = Bloom()
             self._forgotten.add(oldest)
 
     def _end(self, state: _Exchange, event: Event) -> None:

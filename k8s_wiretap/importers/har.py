@@ -57,6 +57,7 @@ from urllib.parse import urlsplit
 
 from k8s_wiretap.capture.identity import client_identity
 from k8s_wiretap.importers.limits import DEFAULT, Limits, values
+from k8s_wiretap.importers.seen import Seen
 from k8s_wiretap.importers.sink import Sink, time_error
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.requestinfo import parse_request
@@ -441,7 +442,7 @@ def _entries(path: Path, bounds: Limits) -> list[Any]:
     return entries
 
 
-def _unused(id: str, number: int, seen: set[str]) -> str:
+def _unused(id: str, number: int, seen: Seen) -> str:
     """`id`, or when it is taken `id-number`, then `id-number-2`, ...: the first one
     unused (two exchanges, never one)."""
     if id not in seen:
@@ -456,7 +457,7 @@ def _unused(id: str, number: int, seen: set[str]) -> str:
 def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int:
     """Each (where, item) made a Flow by `make(item, number)` and written; one that
     cannot be is skipped and told to the sink. Returns how many were read."""
-    count, seen = 0, set[str]()
+    count, seen = 0, Seen()  # bounded: the last 100,000 exactly, then a Bloom filter
     for count, (where, item) in enumerate(flows, 1):
         try:
             flow = make(item, count)
