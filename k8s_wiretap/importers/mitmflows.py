@@ -86,12 +86,12 @@ def _zlib(data: bytes, wbits: int, limit: int) -> bytes | None:
         while not inflater.eof:
             part = inflater.decompress(data, PIECE)
             data = inflater.unconsumed_tail
-            if not part and not data:
-                raise zlib.error("cut short")
             parts.append(part)
             total += len(part)
             if total > limit:
                 return None
+            if not part and not data and not inflater.eof:
+                raise zlib.error("cut short")
         data = inflater.unused_data if wbits > zlib.MAX_WBITS else b""
     return b"".join(parts)
 
@@ -118,7 +118,7 @@ def inflated(data: bytes, encoding: str, limit: int) -> tuple[bytes, str]:
     an encoding not removed)."""
     name = encoding.strip().lower()
     try:
-        if name in ("", "identity", "none"):
+        if name in ("", "identity", "none") or not data:  # an empty body: nothing to remove
             return data, ""
         if name in ("gzip", "x-gzip"):
             out = _zlib(data, 16 + zlib.MAX_WBITS, limit)
