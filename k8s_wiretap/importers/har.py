@@ -58,7 +58,7 @@ from urllib.parse import urlsplit
 from k8s_wiretap.capture.identity import client_identity
 from k8s_wiretap.importers.limits import DEFAULT, Limits, values
 from k8s_wiretap.importers.seen import Seen
-from k8s_wiretap.importers.sink import Sink, time_error
+from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.requestinfo import parse_request
 from k8s_wiretap.wire.framing import framer_for
@@ -143,8 +143,6 @@ def write_flow(flow: Flow, sink: Sink) -> None:
         **flow.extra,
     }
     sink.request(flow.id, flow.start, flow.method, path, flow.headers, flow.body, **fields)
-    for note in flow.notes:
-        sink.note(note, id=flow.id)
     end = flow.end if flow.end is not None else flow.response_time or flow.start
     if not flow.status:
         sink.end(flow.id, end, error=flow.error or "the source has no response")
@@ -456,8 +454,9 @@ def _unused(id: str, number: int, seen: Seen) -> str:
 
 def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int:
     """Each (where, item) made a Flow by `make(item, number)` and written; one that
-    cannot be is skipped and told to the sink. Returns how many were read."""
-    count, seen = 0, Seen()  # bounded: the last 100,000 exactly, then a Bloom filter
+    cannot be is skipped and told to the sink; what a flow's `notes` say is noted (the
+    first SKIP_NOTES, then a count). Returns how many were read."""
+    count, seen, noted = 0, Seen(), 0  # seen: the last 100,000 exactly, then a Bloom filter
     for count, (where, item) in enumerate(flows, 1):
         try:
             flow = make(item, count)
@@ -469,6 +468,12 @@ def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int
         flow.id = _unused(flow.id, count, seen)
         seen.add(flow.id)
         write_flow(flow, sink)
+        for note in flow.notes:
+            noted += 1
+            if noted <= SKIP_NOTES:
+                sink.note(note, id=flow.id)
+    if noted > SKIP_NOTES:
+        sink.note(f"{noted:,} notes of exchanges, {noted - SKIP_NOTES:,} not noted")
     return count
 
 

@@ -458,3 +458,17 @@ def test_within_the_bound_a_body_is_what_mitmproxy_makes_of_it(
     else:
         assert body == theirs
     assert bool(why) == (body == raw and name not in ("", "identity") and bool(raw))
+
+
+def test_the_notes_of_flows_are_capped_and_counted(tmp_path: Path) -> None:
+    flows = [_gzipped(2048) for _ in range(SKIP_NOTES + 5)]
+    mitm = _flows(tmp_path / "flows.mitm", *flows)
+    out = tmp_path / "rec.jsonl"
+    done = cli("import", "mitmproxy", str(mitm), "-o", str(out), "--max-body", "1k")
+    assert done.returncode == 0, done.stderr
+    notes = [r["message"] for r in _records(out) if r["record"] == "note"]
+    assert len(notes) == SKIP_NOTES + 1
+    assert notes[0].endswith(
+        "past 1,024 bytes (--max-body): kept as it came, encoded, not inflated further"
+    )
+    assert notes[-1] == f"{SKIP_NOTES + 5:,} notes of exchanges, 5 not noted"
