@@ -10,7 +10,9 @@ cannot be written, is a one-line error, exit 2, before anything is written
 (`commands.importing`); so is a `--join` RECORDING that is missing or no recording (read
 whole before OUT is made). Repeated or late events of an auditID, when the log has any,
 are counted at the end of the last line; with `--join`, the proxied exchanges joined, those
-whose Audit-ID the log does not hold, and those answered without one.
+whose Audit-ID the log does not hold, and those answered without one. Memory follows the
+bounds `--max-line`, `--max-values`, `--max-open` and `--max-body` (`importers.limits`);
+exchanges written unanswered past `--max-open` are counted at the end of the last line too.
 """
 
 from __future__ import annotations
@@ -21,10 +23,23 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import RecordingError
-from k8s_wiretap.commands.importing import add_output, checked, count, said, unwritten, writing
+from k8s_wiretap.commands.importing import (
+    Progress,
+    Skips,
+    add_limits,
+    add_output,
+    checked,
+    count,
+    limits,
+    said,
+    so_far,
+    unwritten,
+    writing,
+)
 from k8s_wiretap.errors import Stopped, UsageError, raising_on_signals
 from k8s_wiretap.importers.audit import AuditImport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
+from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["register"]
@@ -49,24 +64,30 @@ def register(sources: Any) -> None:
         "proxy did not see from the log, marked as seen only there",
     )
     add_output(parser)
+    add_limits(parser, "max_line", "max_values", "max_open", "max_body")
     parser.set_defaults(handler=_import)
 
 
 def _ignored(importer: AuditImport) -> tuple[str, ...]:
     ignored = count(importer.ignored, "repeated or late audit event")
-    return (f"{ignored} ignored",) if importer.ignored else ()
+    said: tuple[str, ...] = (f"{ignored} ignored",) if importer.ignored else ()
+    if importer.evicted:
+        open_ = count(importer.evicted, "exchange")
+        said += (f"{open_} written unanswered past --max-open {importer.max_open:,}",)
+    return said
 
 
 def _import(args: argparse.Namespace) -> int:
+    bounds = limits(args)
     if args.join is not None:
-        return _join(args)
+        return _join(args, bounds)
     checked("audit", args.logs, args)
-    with writing("audit", args, "audit log") as written:
-        importer = import_audit(args.logs, written)
+    with writing("audit", args, "audit log") as written, Progress(lambda: so_far("audit", written)):
+        importer = import_audit(args.logs, written, bounds)
     return said(args, written, count(importer.events, "audit event"), "line", *_ignored(importer))
 
 
-def _join(args: argparse.Namespace) -> int:
+def _join(args: argparse.Namespace, bounds: Limits) -> int:
     checked("audit", [*args.logs, args.join], args)
     try:
         seen = proxied(args.join)
@@ -77,7 +98,12 @@ def _join(args: argparse.Namespace) -> int:
     try:
         with raising_on_signals():
             done = join_audit(
-                args.logs, seen, args.output, overwrite=args.overwrite, on_skip=_stderr
+                args.logs,
+                seen,
+                args.output,
+                overwrite=args.overwrite,
+                on_skip=Skips(),
+                bounds=bounds,
             )
     except Stopped as stopped:
         why = f"stopped by {stopped.signal.name}: {args.output} not written"

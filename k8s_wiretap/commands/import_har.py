@@ -5,7 +5,8 @@ Every entry that cannot be read is said on stderr (`FILE:entry N: skipped: REASO
 import goes on; the last line says how many exchanges were written and how many entries
 were skipped. A missing FILE, a FILE that is no HAR file, or a RECORDING that exists
 (without `--overwrite`) or cannot be written, is a one-line error, exit 2
-(`commands.importing`).
+(`commands.importing`); so is a FILE larger than `--max-file` or of more JSON values than
+`--max-values`, before it is parsed (`importers.limits`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.commands.importing import add_output, imported
+from k8s_wiretap.commands.importing import add_limits, add_output, imported
 from k8s_wiretap.importers.har import har_reader
 
 __all__ = ["register"]
@@ -30,6 +31,7 @@ def register(sources: Any) -> None:
     )
     parser.add_argument("file", type=Path, metavar="FILE")
     add_output(parser)
+    add_limits(parser, "max_file", "max_values", "max_body")
     parser.set_defaults(handler=_import)
 
 

@@ -5,7 +5,9 @@ Every flow that cannot be imported is said on stderr (`FILE:flow N: skipped: REA
 the import goes on; the last line says how many exchanges were written and how many flows
 were skipped. A missing FILE, a FILE that is no flow file, or a RECORDING that exists
 (without `--overwrite`) or cannot be written, is a one-line error, exit 2
-(`commands.importing`).
+(`commands.importing`); so is one whose first flow says it is longer than the file. A flow
+longer than `--max-flow` is skipped unread, a body inflated no further than `--max-body`
+(`importers.limits`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.commands.importing import add_output, imported
+from k8s_wiretap.commands.importing import add_limits, add_output, imported
 from k8s_wiretap.importers.mitmflows import mitm_reader
 
 __all__ = ["register"]
@@ -30,6 +32,7 @@ def register(sources: Any) -> None:
     )
     parser.add_argument("file", type=Path, metavar="FILE")
     add_output(parser)
+    add_limits(parser, "max_flow", "max_body")
     parser.set_defaults(handler=_import)
 
 

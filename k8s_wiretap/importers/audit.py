@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
-import hashlib
 import json
 import re
 import zlib
@@ -46,7 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from k8s_wiretap.importers import gke
+from k8s_wiretap.importers import gke, limits
+from k8s_wiretap.importers.limits import Limits
+from k8s_wiretap.importers.seen import Bloom
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.kube.sensitive import SENSITIVE_RESOURCES
@@ -92,6 +93,7 @@ METHODS = {
 # a webhook changing a Secret puts the Secret's values there.
 PATCH_ANNOTATION = "patch.webhook.admission.k8s.io/"
 DONE_LIMIT = 100_000  # finished auditIDs remembered (to tell a repeated one), at most
+COMPACT = 10_000  # exchanges open past which a RequestReceived event is held as its JSON
 GZIP_MAGIC = b"\x1f\x8b"
 # JSON's escape of a surrogate, or one encoded as UTF-8 bytes (json.loads decodes those too)
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
@@ -256,17 +258,19 @@ class Event:
         return self.verb == "watch"
 
 
-def read_events(paths: Iterable[Path], sink: Sink) -> Iterator[Event]:
+def read_events(
+    paths: Iterable[Path], sink: Sink, bounds: Limits = limits.DEFAULT
+) -> Iterator[Event]:
     """The Events of the files, in order; what cannot be read is skipped (told to `sink`
-    with FILE:LINE, and FILE:LINE item K for an EventList's)."""
+    with FILE:LINE, and FILE:LINE item K for an EventList's); a line past `bounds` too."""
     for path in paths:
         with _open(path) as stream:
-            yield from _file_events(path, stream, sink)
+            yield from _file_events(path, stream, sink, bounds)
 
 
-def _file_events(path: Path, stream: BinaryIO, sink: Sink) -> Iterator[Event]:
+def _file_events(path: Path, stream: BinaryIO, sink: Sink, bounds: Limits) -> Iterator[Event]:
     try:
-        for number, line in gke.numbered(stream):  # JSON lines, or gcloud's JSON array
+        for number, line in gke.numbered(stream, bounds):  # JSON lines, or gcloud's array
             if isinstance(line, gke.BadEntry):
                 sink.skip(f"{path}:{number}", str(line))
                 continue
@@ -416,33 +420,16 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
     return audit
 
 
-class _Forgotten:
-    """The ids forgotten past DONE_LIMIT, as a Bloom filter (8 MiB, made when the first is
-    forgotten): it holds every id added; it may also say it holds one never added, and
-    that exchange is then given a derived id too (said in its note), which costs nothing
-    but the rename."""
-
-    BITS = 1 << 26
-
-    def __init__(self) -> None:
-        self._bits = bytearray(self.BITS // 8)
-
-    def _places(self, key: str) -> list[int]:
-        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=24).digest()
-        return [int.from_bytes(digest[i : i + 8]) % self.BITS for i in (0, 8, 16)]
-
-    def add(self, key: str) -> None:
-        for place in self._places(key):
-            self._bits[place >> 3] |= 1 << (place & 7)
-
-    def __contains__(self, key: str) -> bool:
-        return all(self._bits[p >> 3] & (1 << (p & 7)) for p in self._places(key))
+def _unheld(held: Event | bytes) -> Event:
+    """A held RequestReceived event, parsed again when it was held as its JSON."""
+    return held if isinstance(held, Event) else Event.of(json.loads(held))
 
 
 @dataclass
 class _Exchange:
     id: str  # the exchange's id: its auditID, or one derived from it (see `_fresh`)
-    held: Event | None = None  # a RequestReceived event, until the request is written
+    # a RequestReceived event, until the request is written (as its JSON when many are open)
+    held: Event | bytes | None = None
     requested: bool = False
     responded: bool = False
     stages: list[str] = field(default_factory=list)
@@ -453,14 +440,17 @@ class AuditImport:
     """Feeds Events to a `Sink` as exchanges; `finish` writes what the log left open."""
 
     sink: Sink
+    max_open: int = limits.MAX_OPEN  # exchanges held open at once, at most (`_evict`)
     events: int = 0
-    _open: dict[str, _Exchange] = field(default_factory=dict)
+    # in the order they began: the oldest is first (an OrderedDict drops it in constant time)
+    _open: OrderedDict[str, _Exchange] = field(default_factory=OrderedDict)
     # an ordered set, bounded: an OrderedDict drops its oldest in constant time (a dict's
     # next(iter()) walks past every slot deleted before it: 50 µs an exchange past 100,000)
     _done: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    _forgotten: _Forgotten | None = None  # ids dropped from _done, and derived ids
+    _forgotten: Bloom | None = None  # ids dropped from _done, and derived ids
     ignored: int = 0  # repeated or late events
     unfinished: int = 0  # exchanges the log did not finish (counted by `finish`)
+    evicted: int = 0  # exchanges written unanswered past `max_open`
     _noted: int = 0  # capped notes asked for
 
     def feed(self, event: Event) -> None:
@@ -471,12 +461,15 @@ class AuditImport:
         state = self._open.get(event.audit_id)
         if state is None:
             state = self._open[event.audit_id] = _Exchange(self._fresh(event.audit_id))
+            if len(self._open) > self.max_open:
+                self._evict()
         if event.stage in state.stages:
             self._ignored(f"a second {event.stage} event of {event.audit_id}: ignored")
             return
         state.stages.append(event.stage)
         if event.stage == "RequestReceived":
-            state.held = event
+            # past COMPACT open, held as its JSON: a fifth of the parsed event's memory
+            state.held = event if len(self._open) < COMPACT else _dumped(event.raw)
             return
         self._request(state, event)
         self._response(state, event)
@@ -559,14 +552,35 @@ class AuditImport:
         headers = [("Content-Type", JSON)] if "responseObject" in event.raw else []
         self.sink.response(state.id, event.at, event.code, headers)
 
-    def _end(self, state: _Exchange, event: Event) -> None:
-        del self._open[event.audit_id]
-        self._done[event.audit_id] = None
+    def _evict(self) -> None:
+        """Write the oldest open exchange as far as the log had it, unanswered, with a
+        note, and forget it (its later events are ignored as late): past `max_open`, what
+        is held would follow the log (RequestReceived events that never finish)."""
+        audit_id, state = self._open.popitem(last=False)
+        self.evicted += 1
+        if state.held is not None:
+            self._request(state, _unheld(state.held))
+        self._note(
+            f"more than {self.max_open:,} exchanges open at once (--max-open): the oldest, "
+            "written as far as the log had it and left unanswered; its later events are "
+            "ignored",
+            id=state.id,
+        )
+        self.sink.forget(state.id)
+        self._finished(audit_id)
+
+    def _finished(self, audit_id: str) -> None:
+        """Remember `audit_id` as finished (the last DONE_LIMIT, then the Bloom filter)."""
+        self._done[audit_id] = None
         if len(self._done) > DONE_LIMIT:
             oldest, _ = self._done.popitem(last=False)
             if self._forgotten is None:
-                self._forgotten = _Forgotten()
+                self._forgotten = Bloom()
             self._forgotten.add(oldest)
+
+    def _end(self, state: _Exchange, event: Event) -> None:
+        del self._open[event.audit_id]
+        self._finished(event.audit_id)
         raw = event.raw
         body = _dumped(raw["responseObject"]) if "responseObject" in raw else None
         error = None
@@ -587,7 +601,7 @@ class AuditImport:
         for state in self._open.values():
             self.unfinished += 1
             if state.held is not None:
-                self._request(state, state.held)
+                self._request(state, _unheld(state.held))
                 self._note("the log ends before its response", id=state.id)
             else:
                 self._note("the log ends before its ResponseComplete", id=state.id)
@@ -599,13 +613,15 @@ class AuditImport:
             if self.unfinished:
                 exchanges = "exchange" if self.unfinished == 1 else "exchanges"
                 counts.append(f"{self.unfinished:,} {exchanges} the log does not finish")
+            if self.evicted:
+                counts.append(f"{self.evicted:,} written unanswered past --max-open")
             self.sink.note(f"{', '.join(counts)}, {self._noted - SKIP_NOTES:,} not noted")
 
 
-def import_audit(paths: Iterable[Path], sink: Sink) -> AuditImport:
-    """Import the audit logs at `paths`, in order, into `sink`."""
-    importer = AuditImport(sink)
-    for event in read_events(paths, sink):
+def import_audit(paths: Iterable[Path], sink: Sink, bounds: Limits = limits.DEFAULT) -> AuditImport:
+    """Import the audit logs at `paths`, in order, into `sink`, within `bounds`."""
+    importer = AuditImport(sink, max_open=bounds.max_open)
+    for event in read_events(paths, sink, bounds):
         importer.feed(event)
     importer.finish()
     return importer

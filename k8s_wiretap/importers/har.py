@@ -9,7 +9,9 @@ integer, a body that is not base64 where it says so, a string holding a lone sur
 as `"\\ud800"`: valid JSON, but no Unicode text, so it could not be written) is skipped
 and told to the sink as `FILE:entry N` (N counts from 1) with the reason; reading goes
 on. A file that is no JSON, or JSON nested too deeply to read, is refused before anything
-is written.
+is written; so is one larger than `Limits.max_file`, or of more JSON values than
+`Limits.max_values` (counted before it is parsed: what parsing makes of a file, not its
+size, is the memory it takes).
 
 What an exchange takes from an entry: the request at `startedDateTime`; the response's head
 `blocked + dns + connect + send + wait` milliseconds later (the `timings` that are not -1),
@@ -54,7 +56,9 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from k8s_wiretap.capture.identity import client_identity
-from k8s_wiretap.importers.sink import Sink, time_error
+from k8s_wiretap.importers.limits import DEFAULT, Limits, values
+from k8s_wiretap.importers.seen import Seen
+from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.requestinfo import parse_request
 from k8s_wiretap.wire.framing import framer_for
@@ -91,6 +95,7 @@ class Flow:
     event_times: list[float] = field(default_factory=list)  # a watch's, when the source has them
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # listener, client, identity, ...
+    notes: list[str] = field(default_factory=list)  # what the exchange's notes say of it
 
 
 def _header(headers: Headers, name: str) -> str:
@@ -399,11 +404,32 @@ def entry_flow(entry: Any, number: int) -> Flow:
     )
 
 
-def _entries(path: Path) -> list[Any]:
+def _document(path: Path, bounds: Limits) -> bytes:
+    """The file's bytes, when they are within `bounds` (its size, then its JSON values:
+    what parsing makes of them); Malformed, before the file is read, when it is larger."""
+    size = path.stat().st_size
+    if size > bounds.max_file:
+        raise Malformed(
+            f"{path}: a HAR file of {size:,} bytes, more than {bounds.max_file:,} "
+            "(--max-file): not read"
+        )
+    data = path.read_bytes()
+    if len(data) > bounds.max_values and values(data) > bounds.max_values:
+        raise Malformed(
+            f"{path}: a HAR file ({len(data):,} bytes) of more than {bounds.max_values:,} JSON "
+            "values (by its commas and brackets, --max-values): not read"
+        )
+    return data
+
+
+def _entries(path: Path, bounds: Limits) -> list[Any]:
     try:
-        with path.open("rb") as file:
-            document = json.load(file)
-    except (OSError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError too
+        data = _document(path, bounds)
+    except OSError as error:
+        raise Malformed(f"{path}: not a HAR file: {error}") from error
+    try:
+        document = json.loads(data)
+    except ValueError as error:  # UnicodeDecodeError and JSONDecodeError too
         raise Malformed(f"{path}: not a HAR file: {error}") from error
     except RecursionError as error:
         raise Malformed(f"{path}: not a HAR file: JSON nested too deeply to read") from error
@@ -414,7 +440,7 @@ def _entries(path: Path) -> list[Any]:
     return entries
 
 
-def _unused(id: str, number: int, seen: set[str]) -> str:
+def _unused(id: str, number: int, seen: Seen) -> str:
     """`id`, or when it is taken `id-number`, then `id-number-2`, ...: the first one
     unused (two exchanges, never one)."""
     if id not in seen:
@@ -428,8 +454,9 @@ def _unused(id: str, number: int, seen: set[str]) -> str:
 
 def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int:
     """Each (where, item) made a Flow by `make(item, number)` and written; one that
-    cannot be is skipped and told to the sink. Returns how many were read."""
-    count, seen = 0, set[str]()
+    cannot be is skipped and told to the sink; what a flow's `notes` say is noted (the
+    first SKIP_NOTES, then a count). Returns how many were read."""
+    count, seen, noted = 0, Seen(), 0  # seen: the last 100,000 exactly, then a Bloom filter
     for count, (where, item) in enumerate(flows, 1):
         try:
             flow = make(item, count)
@@ -441,12 +468,19 @@ def import_flows(flows: Iterable[tuple[str, Any]], sink: Sink, make: Any) -> int
         flow.id = _unused(flow.id, count, seen)
         seen.add(flow.id)
         write_flow(flow, sink)
+        for note in flow.notes:
+            noted += 1
+            if noted <= SKIP_NOTES:
+                sink.note(note, id=flow.id)
+    if noted > SKIP_NOTES:
+        sink.note(f"{noted:,} notes of exchanges, {noted - SKIP_NOTES:,} not noted")
     return count
 
 
-def har_reader(path: Path) -> Callable[[Sink], int]:
+def har_reader(path: Path, bounds: Limits = DEFAULT) -> Callable[[Sink], int]:
     """What writes the entries of the HAR file at `path` to a sink (and says how many it
-    read); the file is read and checked first: Malformed when it is no HAR file at all."""
-    entries = _entries(path)
+    read); the file is read and checked first: Malformed when it is no HAR file at all, or
+    beyond `bounds`."""
+    entries = _entries(path, bounds)
     numbered = [(f"{path}:entry {n}", entry) for n, entry in enumerate(entries, 1)]
     return lambda sink: import_flows(numbered, sink, entry_flow)

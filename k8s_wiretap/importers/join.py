@@ -45,7 +45,9 @@ from k8s_wiretap.capture.outputs import FileOutput, discard, publish, temporary_
 from k8s_wiretap.capture.parts import single
 from k8s_wiretap.capture.reader import RecordingError, file_records, iter_records
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
+from k8s_wiretap.importers import limits
 from k8s_wiretap.importers.audit import AuditImport, import_audit
+from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.importers.sink import Headers, Sink
 from k8s_wiretap.kube.requestinfo import RequestInfo
 
@@ -184,6 +186,10 @@ class _Splitting(Sink):
     def status(self, id: str, info: RequestInfo, status: dict[str, Any]) -> dict[str, Any]:
         return super().status(self._renamed.get(id, id), info, status)
 
+    def forget(self, id: str) -> None:
+        if self._joining.pop(id, None) is None:
+            super().forget(self._renamed.pop(id, id))
+
     def note(self, message: str, *, level: str = "warning", id: str | None = None) -> None:
         """A note about an exchange is about it where it is in the output: a joined one's
         under the proxied exchange's id, said to come from the audit log."""
@@ -226,8 +232,10 @@ def join_audit(
     *,
     overwrite: bool = False,
     on_skip: Callable[[str], None] | None = None,
+    bounds: Limits = limits.DEFAULT,
 ) -> Joined:
-    """Join the audit `logs` with the recording `seen` (read by `proxied`) into `output`."""
+    """Join the audit `logs` with the recording `seen` (read by `proxied`) into `output`,
+    the logs read within `bounds`."""
     header = seen.header
     max_body = header.get("max_body")
     if not isinstance(max_body, int) or isinstance(max_body, bool) or max_body < 0:
@@ -237,7 +245,7 @@ def join_audit(
     try:
         split = _Splitting(temporary, seen, **options)
         with split:
-            importer = import_audit(logs, split)
+            importer = import_audit(logs, split, bounds)
         staged = temporary_beside(output)  # renamed to `output` once whole
         out = FileOutput(
             staged,

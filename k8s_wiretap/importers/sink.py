@@ -233,6 +233,11 @@ class Sink:
             record["error"] = error
         self._output.write(record)
 
+    def forget(self, id: str) -> None:
+        """Let the exchange `id` go unended: what the source had of it is written, the rest
+        it will never have (the importer says so in a note)."""
+        self._open.pop(id, None)
+
     # -- redaction of what an importer passes as given ------------------------------------
     def placeholder(self, value: str) -> str:
         """The placeholder the recording's bodies and headers give `value`."""

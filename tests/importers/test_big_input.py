@@ -46,7 +46,8 @@ def test_a_line_longer_than_the_limit_is_skipped_and_the_next_read(
     log.write_bytes(gzip.compress(data, compresslevel=1) if zipped else data)
     said, ids = _imported(log, tmp_path)
     assert said == [
-        f"{log}:2: skipped: the line is longer than {gke.MAX_LINE:,} bytes: not read",
+        f"{log}:2: skipped: the line is {TOO_LONG + 11:,} bytes, longer than "
+        f"{gke.MAX_LINE:,}: not read",
         f"{tmp_path / 'rec.jsonl'}: 2 exchanges from 2 audit events; 1 unreadable line skipped",
     ]
     assert ids == ["a", "c"]
