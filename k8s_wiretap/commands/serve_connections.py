@@ -11,17 +11,21 @@ takes, nor how many connections one client opens. Here, on top of aiohttp's own 
   new connection past either is answered 503 and closed.
 
 Past a deadline, a connection still waiting for its request is answered 408 and closed;
-one whose answer is on its way is closed. A session's WebSocket, once accepted, is `hold`
-and no deadline applies: it lives while its client answers the heartbeat (serve_app).
+one whose answer is on its way is closed. What aiohttp refuses (a head too large, not
+HTTP) is answered 400 and not logged: a client's mistakes do not fill `serve`'s terminal.
+A session's WebSocket, once accepted, is `hold` and no deadline applies: it lives while its
+client answers the heartbeat (serve_app).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestHandler
 
 __all__ = [
@@ -38,6 +42,18 @@ READ_TIMEOUT = 5.0  # seconds a client may send nothing before its WebSocket is 
 MAX_PER_ADDRESS = 32  # a browser opens 6 at once, and one a tab for its session
 MAX_CONNECTIONS = 256  # in all: well under the 1024 files a process may have open
 LINGER = 2.0  # seconds to read and drop a body no handler read, before closing
+
+
+class _NotClientFaults(logging.Filter):
+    """Drops the log of a request the client got wrong (it was answered 400)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, HttpProcessingError)
+
+
+LOG = logging.getLogger(__name__)
+LOG.addFilter(_NotClientFaults())
 
 
 class Clients:
@@ -154,6 +170,8 @@ async def listen(server: web.Server, host: str, port: int) -> asyncio.Server:
     clients = Clients()
 
     def handler() -> GuardedHandler:
-        return GuardedHandler(server, clients, loop=loop, access_log=None, lingering_time=LINGER)
+        return GuardedHandler(
+            server, clients, loop=loop, logger=LOG, access_log=None, lingering_time=LINGER
+        )
 
     return await loop.create_server(handler, host, port, reuse_address=True)

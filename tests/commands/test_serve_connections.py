@@ -7,6 +7,7 @@ second; `test_serve_app.py` checks the command's own listener goes through them.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -185,6 +186,19 @@ def test_an_accepted_websocket_outlives_the_deadlines() -> None:
             return str(message.data)
 
     assert asyncio.run(talk()) == "echo still here"
+
+
+def test_a_bad_request_is_refused_without_a_log(caplog: pytest.LogCaptureFixture) -> None:
+    async def long_header() -> bytes:
+        async with serving() as port:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"b" * 9000 + b"\r\n\r\n")
+            said = await read_all(reader)
+            writer.close()
+            return said
+
+    assert asyncio.run(long_header()).startswith(b"HTTP/1.0 400 Bad Request\r\n")
+    assert [record for record in caplog.records if record.levelno >= logging.WARNING] == []
 
 
 def test_kept_alive_requests_each_get_the_whole_deadline() -> None:
