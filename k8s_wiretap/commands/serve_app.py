@@ -49,8 +49,10 @@ def _host_name(netloc: str) -> str:
 
 
 def refusal(host: str, origin: str | None, path: str, names: frozenset[str] | None) -> str | None:
-    """Why a request is refused, or None: a Host that is not one of `names` (None: any),
-    or a websocket opened from a page of another origin than the Host it asks."""
+    """Why a request is refused, or None: no Host, a Host that is not one of `names` (None:
+    any), or a websocket opened from a page of another origin than the Host it asks."""
+    if not host:
+        return "no Host header"
     if names is not None and _host_name(host) not in names:
         return f"{host!r} is not this server's name"
     websocket = path == "/ws" or path.startswith("/ws/")
@@ -141,7 +143,8 @@ class WiretapServer(Server):
     @web.middleware
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         given = request.match_info.get("token") or request.query.get("token", "")
-        why = refusal(request.host, request.headers.get("Origin"), request.path, self.names)
+        host = request.headers.get("Host", "")  # not request.host: it asks DNS without one
+        why = refusal(host, request.headers.get("Origin"), request.path, self.names)
         why = why or token_refusal(given, self.token)
         if why is not None:
             raise web.HTTPForbidden(text=f"k8s-wiretap serve: refused: {why}\n")

@@ -7,6 +7,7 @@ long before it has drawn anything, so a test costs a second of CPU, not a TUI's 
 from __future__ import annotations
 
 import asyncio
+import http.client
 import os
 import re
 import signal
@@ -146,6 +147,23 @@ def test_a_request_without_the_token_is_refused(served: Served, path: str) -> No
     assert status == 403
     assert said.startswith("k8s-wiretap serve: refused: ")
     assert "open the address `k8s-wiretap serve` printed" in said
+
+
+@pytest.mark.parametrize(
+    "path", ["/static/{token}/../../../../../../etc/passwd", "/static/{token}/%2e%2e/server.py"]
+)
+def test_nothing_outside_the_page_files_is_served(served: Served, path: str) -> None:
+    plain = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    plain.request("GET", path.format(token=served.token))  # as sent: no client tidies it
+    assert plain.getresponse().status == 404
+
+
+def test_a_request_without_a_host_is_refused(served: Served) -> None:
+    """HTTP/1.0 may leave Host out (HTTP/1.1 may not: aiohttp answers 400)."""
+    with socket.create_connection(("127.0.0.1", served.port), timeout=30) as plain:
+        plain.sendall(f"GET /?token={served.token}&fontsize=16 HTTP/1.0\r\n\r\n".encode())
+        answer = plain.makefile("rb").read()
+    assert answer.startswith(b"HTTP/1.0 403 Forbidden\r\n") and b"no Host header" in answer
 
 
 def test_a_websocket_without_the_token_starts_nothing(served: Served) -> None:
