@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,15 +80,12 @@ def serving(*options: str) -> Iterator[Served]:
         assert found, (said, process.stderr.read() if process.poll() is not None else "")
         assert int(found[2]) == port
         yield Served(process, found[1], port, found[3])
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-        try:
+    finally:  # (Popen signals nothing once the process is reaped)
+        process.send_signal(signal.SIGINT)
+        with suppress(subprocess.TimeoutExpired):
             process.wait(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        process.kill()
+        process.wait()
 
 
 @pytest.fixture(scope="module")
