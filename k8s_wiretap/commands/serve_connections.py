@@ -10,9 +10,11 @@ takes, nor how many connections one client opens. Here, on top of aiohttp's own 
 - MAX_PER_ADDRESS connections from one client address at once, MAX_CONNECTIONS in all: a
   new connection past either is answered 503 and closed.
 
-Past a deadline, a connection still waiting for its request is answered 408 and closed;
-one whose answer is on its way is closed. What aiohttp refuses (a head too large, not
-HTTP) is answered 400 and not logged: a client's mistakes do not fill `serve`'s terminal.
+Past a deadline, a connection that has sent part of a request is answered 408 and closed;
+one that has sent nothing since its last answer (kept alive, idle) is closed; one whose
+answer is on its way is closed at once, the rest of the answer dropped. What aiohttp
+refuses (a head too large, not HTTP) is answered 400 and not logged: a client's mistakes do
+not fill `serve`'s terminal.
 A session's WebSocket, once accepted, is `hold` and no deadline applies: it lives while its
 client answers the heartbeat (serve_app).
 """
@@ -94,6 +96,7 @@ class GuardedHandler(RequestHandler):
         self._clients = clients
         self._address: str | None = None
         self._deadline = self._read_by = 0.0
+        self._begun = False  # bytes of a request came since the last answer
         self._timer: asyncio.TimerHandle | None = None
         self._held = False
 
@@ -119,6 +122,7 @@ class GuardedHandler(RequestHandler):
 
     def data_received(self, data: bytes) -> None:
         self._read_by = self._loop.time() + READ_TIMEOUT
+        self._begun = True
         super().data_received(data)
 
     async def finish_response(self, *args: Any, **kwargs: Any) -> tuple[web.StreamResponse, bool]:
@@ -136,6 +140,7 @@ class GuardedHandler(RequestHandler):
     def _start_clock(self) -> None:
         now = self._loop.time()
         self._deadline, self._read_by = now + REQUEST_DEADLINE, now + READ_TIMEOUT
+        self._begun = False
         self._stop_clock()
         self._timer = self._loop.call_at(self._read_by, self._tick)
 
@@ -151,9 +156,9 @@ class GuardedHandler(RequestHandler):
             self._timer = self._loop.call_at(due, self._tick)
             return
         waiting = self._waiter is not None and not self._waiter.done()
-        if waiting and self.transport is not None:
+        if self.transport is not None and waiting and self._begun:
             self.transport.write(_answer("408 Request Timeout", "the request took too long"))
-        elif self.transport is not None:
+        elif self.transport is not None and not waiting:
             self.transport.abort()  # what it holds of an answer is not sent
         self.force_close()
 

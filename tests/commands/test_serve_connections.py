@@ -105,14 +105,33 @@ def test_a_request_dripped_a_byte_at_a_time_is_cut_at_the_deadline() -> None:
 
 
 def test_a_silent_connection_is_closed() -> None:
-    async def silent() -> bytes:
+    async def silent() -> tuple[bytes, bytes]:
         async with serving() as port:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            said = await read_all(reader)  # nothing asked, nothing answered
+            writer.close()
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET / HTTP/1.1\r\n")  # and then nothing
+            cut = await read_all(reader)
+            writer.close()
+            return said, cut
+
+    said, cut = asyncio.run(silent())
+    assert said == b""
+    assert cut.startswith(b"HTTP/1.1 408 ")
+
+
+def test_an_idle_kept_alive_connection_is_closed_without_a_word() -> None:
+    async def idle() -> bytes:
+        async with serving() as port:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             said = await read_all(reader)
             writer.close()
             return said
 
-    assert asyncio.run(silent()).startswith(b"HTTP/1.1 408 ")
+    said = asyncio.run(idle())
+    assert said.startswith(b"HTTP/1.1 200 OK\r\n") and said.endswith(b"hello")  # only that
 
 
 def test_a_client_that_never_reads_its_answer_is_closed() -> None:
