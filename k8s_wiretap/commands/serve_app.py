@@ -179,6 +179,8 @@ class WiretapServer(Server):
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         """A session for the page's WebSocket, if there is room for one."""
         websocket = web.WebSocketResponse(heartbeat=HEARTBEAT, timeout=CLOSE_TIMEOUT)
+        if not websocket.can_prepare(request).ok:
+            raise web.HTTPBadRequest(text="k8s-wiretap serve: refused: not a WebSocket\n")
         if len(self.sessions) >= self.max_sessions:
             return await self._refuse(request, websocket)
         session = Session(self.argv, websocket, download_manager=self.download_manager)
@@ -189,6 +191,8 @@ class WiretapServer(Server):
             width = to_int(request.query.get("width", "80"), 80)
             await session.start(width, to_int(request.query.get("height", "24"), 24))
             await self._process_messages(websocket, session)
+        except ConnectionError:
+            pass  # the client went: its session ends
         except Exception as error:  # the page sent what is not the protocol: it ends
             logging.getLogger(__name__).warning("a session ended: %s", error)
         finally:

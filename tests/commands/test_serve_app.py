@@ -92,6 +92,9 @@ def serving(*options: str) -> Iterator[Served]:
 def served() -> Iterator[Served]:
     with serving("--max-sessions", "2") as server:
         yield server
+    assert server.process.stderr is not None
+    said = server.process.stderr.read()  # after every test of the module: no traceback
+    assert all(line.startswith("k8s-wiretap: serve: ") for line in said.splitlines()), said
 
 
 def group_gone(group: int) -> bool:
@@ -161,6 +164,12 @@ def test_a_request_without_a_host_is_refused(served: Served) -> None:
         plain.sendall(f"GET /?token={served.token}&fontsize=16 HTTP/1.0\r\n\r\n".encode())
         answer = plain.makefile("rb").read()
     assert answer.startswith(b"HTTP/1.0 403 Forbidden\r\n") and b"no Host header" in answer
+
+
+def test_the_websocket_path_wants_a_websocket(served: Served) -> None:
+    status, said = get(f"{served.base}/ws/{served.token}")
+    assert (status, said) == (400, "k8s-wiretap serve: refused: not a WebSocket\n")
+    assert served.sessions() == []
 
 
 def test_a_websocket_without_the_token_starts_nothing(served: Served) -> None:
@@ -238,6 +247,28 @@ def test_a_session_ends_when_its_page_closes(served: Served) -> None:
             return session
 
     session = asyncio.run(open_and_close())
+    wait_until(lambda: group_gone(session), 30, "the session's processes to end")
+
+
+@pytest.mark.parametrize("message", ["not json", '["resize", {"width": "wide"}]', "[]"])
+def test_a_page_that_breaks_the_protocol_ends_its_session(served: Served, message: str) -> None:
+    async def send() -> tuple[int, int | None]:
+        async with (
+            aiohttp.ClientSession() as client,
+            client.ws_connect(f"{served.base}/ws/{served.token}") as websocket,
+        ):
+            await asyncio.to_thread(
+                wait_until, lambda: len(served.sessions()) == 1, 30, "the session to start"
+            )
+            (session,) = served.sessions()
+            await websocket.send_str(message)
+            async with asyncio.timeout(30):
+                async for _ in websocket:  # what it drew, until it is closed
+                    pass
+            return session, websocket.close_code
+
+    session, code = asyncio.run(send())
+    assert code is not None
     wait_until(lambda: group_gone(session), 30, "the session's processes to end")
 
 
