@@ -203,10 +203,10 @@ class WiretapServer(Server):
     async def _refuse(
         self, request: web.Request, websocket: web.WebSocketResponse
     ) -> web.WebSocketResponse:
-        said = f"k8s-wiretap: {self.max_sessions} sessions are open, as --max-sessions allows"
+        said = f"k8s-wiretap: no session free (--max-sessions {self.max_sessions})"
         await websocket.prepare(request)
         with suppress(ConnectionError):
-            await websocket.send_bytes(f"\r\n {said}: close one, then Restart.\r\n".encode())
+            await websocket.send_bytes(f"\r\n {said}: close a tab, then Restart.\r\n".encode())
             await websocket.close(code=WSCloseCode.TRY_AGAIN_LATER, message=said.encode())
         return websocket
 

@@ -206,7 +206,7 @@ def test_sessions_are_capped(served: Served) -> None:
             return running, said.decode(), third.close_code
 
     running, said, code = asyncio.run(three())
-    assert "k8s-wiretap: 2 sessions are open, as --max-sessions allows" in said
+    assert "k8s-wiretap: no session free (--max-sessions 2): close a tab, then Restart." in said
     assert code == 1013  # try again later
     wait_until(lambda: all(group_gone(pid) for pid in running), 30, "the sessions to end")
     assert served.sessions() == []

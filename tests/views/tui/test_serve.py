@@ -266,6 +266,20 @@ def test_every_walkthrough_in_chromium(name: str, browser: Browser, tmp_path: Pa
             page.close()
 
 
+def test_a_tab_past_max_sessions_is_told_so(browser: Browser) -> None:
+    args = ["replay", str(STORY), "--max-sessions", "1"]
+    for address in serving(args, "k8s-wiretap replay apply-story.jsonl.gz"):
+        first = open_page(browser, address)
+        try:
+            screen_shows(first, "882 exchanges")
+            second = open_page(browser, address)
+            screen_shows(second, "k8s-wiretap: no session free (--max-sessions 1)")
+            second.wait_for_selector("text=Session ended", timeout=60_000)
+            second.close()
+        finally:
+            first.close()
+
+
 def test_a_larger_font_for_a_projector(server: str, browser: Browser) -> None:
     small, large = open_page(browser, server), open_page(browser, server, font_size=32)
     try:
