@@ -10,7 +10,7 @@ a screenshot. `make chromium` installs the browser; no browser is downloaded.
 from __future__ import annotations
 
 import http.client
-import os
+import re
 import signal
 import socket
 import subprocess
@@ -81,23 +81,15 @@ def listen_addresses(port: int) -> set[str]:
     return found
 
 
-def group_gone(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    """`k8s-wiretap serve replay` on the story, on a free port; its URL."""
+    """`k8s-wiretap serve replay` on the story, on a free port; the address it printed."""
     yield from serving(["replay", str(STORY)], "k8s-wiretap replay apply-story.jsonl.gz")
 
 
 @pytest.fixture(scope="module")
 def walkthrough_server() -> Iterator[str]:
-    """`k8s-wiretap serve walkthrough` (the apply story's), on a free port; its URL."""
+    """`k8s-wiretap serve walkthrough` (the apply story's), on a free port; its address."""
     yield from serving(["walkthrough"], "k8s-wiretap walkthrough apply-story")
 
 
@@ -108,16 +100,18 @@ def serving(args: list[str], title: str) -> Iterator[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        start_new_session=True,  # its TUI sessions too, so the test sees them end
     )
     try:
         wait_until(lambda: listening(port) or process.poll() is not None, 60, "serve to listen")
         assert process.poll() is None, process.communicate()[0]
         assert process.stdout is not None
         said = process.stdout.readline()
-        assert said.startswith(f"k8s-wiretap: serving {title} on ")
-        assert f"http://127.0.0.1:{port}/?fontsize=16" in said
-        yield f"http://127.0.0.1:{port}"
+        start = f"k8s-wiretap: serving {title} on http://127.0.0.1:{port}/?token="
+        printed = re.fullmatch(
+            re.escape(start) + r"([\w-]{43})&fontsize=16 \(Ctrl\+C stops\)\n", said
+        )
+        assert printed, said  # a token of 32 random bytes
+        yield f"http://127.0.0.1:{port}/?token={printed[1]}&fontsize=16"
     finally:
         process.send_signal(signal.SIGINT)
         try:
@@ -126,7 +120,6 @@ def serving(args: list[str], title: str) -> Iterator[str]:
             if process.poll() is None:
                 process.kill()
     assert process.returncode == 0
-    wait_until(lambda: group_gone(process.pid), 60, "the served TUI sessions to end")
 
 
 @pytest.fixture(scope="module")
@@ -138,16 +131,22 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
+def origin(address: str) -> str:
+    """`http://127.0.0.1:PORT/?token=...` → `http://127.0.0.1:PORT`."""
+    return address.split("/?", 1)[0]
+
+
 def open_page(
-    browser: Browser, server: str, query: str = "", elsewhere: list[str] | None = None
+    browser: Browser, address: str, font_size: int = 16, elsewhere: list[str] | None = None
 ) -> Page:
-    """The page at `server`; whatever it asks of another site is refused (and noted in
-    `elsewhere`): the test stays on this machine, as a room without Internet would."""
+    """The page at `address` (with `font_size`); whatever it asks of another site is
+    refused (and noted in `elsewhere`): the test stays on this machine, as a room without
+    Internet would."""
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.add_init_script(KEEP_TERMINAL)
 
     def route(route: Route) -> None:
-        if route.request.url.startswith(server + "/"):
+        if route.request.url.startswith(origin(address) + "/"):
             route.continue_()
             return
         if elsewhere is not None:
@@ -155,7 +154,7 @@ def open_page(
         route.abort()
 
     page.route("**/*", route)
-    page.goto(f"{server}/{query}")
+    page.goto(address.replace("fontsize=16", f"fontsize={font_size}"))
     return page
 
 
@@ -195,7 +194,7 @@ def colours(png: bytes) -> int:
 def test_the_replay_tui_in_chromium(server: str, browser: Browser, tmp_path: Path) -> None:
     page = open_page(browser, server)
     try:
-        assert page.url == f"{server}/?fontsize=16"  # the default font size, in the address
+        assert page.url == server  # the address printed: its token, the default font size
         screen_shows(page, "882 exchanges")  # the whole story indexed
         screen_shows(page, "request GET /version")  # the first exchange, selected, explained
         screen = page.evaluate(SCREEN)
@@ -267,8 +266,22 @@ def test_every_walkthrough_in_chromium(name: str, browser: Browser, tmp_path: Pa
             page.close()
 
 
+def test_a_tab_past_max_sessions_is_told_so(browser: Browser) -> None:
+    args = ["replay", str(STORY), "--max-sessions", "1"]
+    for address in serving(args, "k8s-wiretap replay apply-story.jsonl.gz"):
+        first = open_page(browser, address)
+        try:
+            screen_shows(first, "882 exchanges")
+            second = open_page(browser, address)
+            screen_shows(second, "k8s-wiretap: no session free (--max-sessions 1)")
+            second.wait_for_selector("text=Session ended", timeout=60_000)
+            second.close()
+        finally:
+            first.close()
+
+
 def test_a_larger_font_for_a_projector(server: str, browser: Browser) -> None:
-    small, large = open_page(browser, server), open_page(browser, server, "?fontsize=32")
+    small, large = open_page(browser, server), open_page(browser, server, font_size=32)
     try:
         screen_shows(small, "namespace/name")
         screen_shows(large, "namespace/name")
@@ -286,15 +299,18 @@ def test_a_larger_font_for_a_projector(server: str, browser: Browser) -> None:
 
 def test_the_default_host_is_loopback(server: str) -> None:
     assert build_parser().parse_args(["serve", "replay", "x"]).host == "127.0.0.1"
-    port = int(server.rsplit(":", 1)[1])
+    port = int(origin(server).rsplit(":", 1)[1])
     assert listen_addresses(port) == {"0100007F"}  # 127.0.0.1, and nothing else
 
 
 def test_a_page_of_another_site_is_refused(server: str) -> None:
-    port = int(server.rsplit(":", 1)[1])
+    """Even with the token (a page that learnt it): another name, another origin."""
+    port = int(origin(server).rsplit(":", 1)[1])
+    token = server.split("token=", 1)[1].split("&", 1)[0]
     rebound = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    rebound.request("GET", "/?fontsize=16", headers={"Host": f"attacker.example:{port}"})
-    assert rebound.getresponse().status == 403  # DNS rebinding: another name for us
+    rebound.request("GET", f"/?token={token}", headers={"Host": f"attacker.example:{port}"})
+    refused = rebound.getresponse()  # DNS rebinding: another name for us
+    assert refused.status == 403 and b"is not this server's name" in refused.read()
     hijack = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     upgrade = {
         "Host": f"127.0.0.1:{port}",
@@ -304,8 +320,9 @@ def test_a_page_of_another_site_is_refused(server: str) -> None:
         "Sec-WebSocket-Version": "13",
         "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
     }
-    hijack.request("GET", "/ws", headers=upgrade)
-    assert hijack.getresponse().status == 403  # a websocket opened by another site's page
+    hijack.request("GET", f"/ws/{token}", headers=upgrade)
+    refused = hijack.getresponse()  # a websocket opened by another site's page
+    assert refused.status == 403 and b"the websocket is not for pages of" in refused.read()
 
 
 def one_line(result: subprocess.CompletedProcess[str]) -> str:
@@ -324,7 +341,7 @@ def test_allow_remote_warns_before_anything_else(tmp_path: Path) -> None:
     missing = tmp_path / "nothing-here.jsonl"
     result = cli("serve", "replay", str(missing), "--host", "0.0.0.0", "--allow-remote")
     warning, error = result.stderr.splitlines()
-    assert warning.startswith("k8s-wiretap: warning: serving on 0.0.0.0: anyone who can reach")
+    assert warning.startswith("k8s-wiretap: warning: serving on 0.0.0.0 over plain HTTP: anyone")
     assert error.startswith(f"k8s-wiretap: cannot read {missing}")
     assert result.returncode == 1
 
