@@ -41,10 +41,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
 
-from k8s_wiretap.importers.audit import AuditImport, BadEvent, Event, checked_events
-from k8s_wiretap.importers.sink import Sink
+from k8s_wiretap.capture.outputs import reason
+from k8s_wiretap.importers import webhook_batch
+from k8s_wiretap.importers.audit import AuditCheckpoint, AuditImport, BadEvent, Event
+from k8s_wiretap.importers.sink import Checkpoint, Sink
 
 __all__ = ["Batch", "LiveSink", "Stopped", "WebhookImport"]
 
@@ -72,53 +73,89 @@ class Batch:
     skipped: int
 
 
-def _items(body: bytes) -> list[Any]:
-    """The items of the EventList `body` holds, checked as `import audit` checks a line
-    (the API server writes the EventList on one line)."""
-    return checked_events(body)
-
-
 class WebhookImport:
     """Records the EventLists POSTed to the receiver into `sink`; safe across threads."""
 
     def __init__(self, sink: LiveSink) -> None:
         self.sink = sink
         self.importer = AuditImport(sink)
-        self.batches = 0
+        self.batches = 0  # batches recorded (or skipped whole, and noted)
         self._lock = threading.Lock()
         self._closed = False
+        self._failed: tuple[int, str] | None = None  # batches not written since, and why
 
-    def post(self, body: bytes, peer: str) -> Batch:
-        """Record one POST's body from `peer` (who sent it: name and address); BadEvent
-        when the body is no EventList (noted in the recording), Stopped after `close`,
-        OSError when the recording cannot be written."""
+    def post(self, body: bytes | bytearray, peer: str) -> Batch:
+        """Record one POST's body from `peer` (who sent it: name and address), whole or not
+        at all; BadEvent when the body is no EventList (noted in the recording), Stopped
+        after `close`, OSError when the recording cannot be written (then the recording and
+        the import are as they were before: the batch, sent again, is recorded whole)."""
         with self._lock:
             if self._closed:
                 raise Stopped("the receiver has stopped recording")
-            self.batches += 1
-            where = f"batch {self.batches} from {peer}"
-            exchanges, skipped, events = self.sink.exchanges, self.sink.skipped, 0
+            where = f"batch {self.batches + 1} from {peer}"
+            sink, importer = self.sink.checkpoint(), self.importer.checkpoint()
             try:
-                items = _items(body)
+                self._said_failed()
+                events = self._feed(body, where)
+                self.sink.flush()
             except BadEvent as error:
+                self._restore(sink, importer)
+                self.batches += 1
                 self.sink.skip(where, str(error))
                 self.sink.flush()
                 raise
-            for index, raw in enumerate(items):
-                try:
-                    event = Event.of(raw)
-                except BadEvent as error:
-                    self.sink.skip(f"{where} item {index}", str(error))
-                    continue
-                self.importer.feed(event)
-                events += 1
-            self.sink.flush()
-            return Batch(
-                self.batches,
-                events,
-                self.sink.exchanges - exchanges,
-                self.sink.skipped - skipped,
+            except OSError as error:
+                self._restore(sink, importer)
+                count = self._failed[0] if self._failed else 0
+                self._failed = (count + 1, reason(error))
+                raise
+            self.batches, self._failed = self.batches + 1, None
+            exchanges, skipped = (
+                self.sink.exchanges - sink.exchanges,
+                self.sink.skipped - sink.skipped,
             )
+            return Batch(self.batches, events, exchanges, skipped)
+
+    def refused(self, peer: str, size: int, limit: int) -> None:
+        """Note a batch refused unread for its size (answered 413): the API server drops it
+        after its tries, and the recording says what it lost (OSError if it cannot)."""
+        with self._lock:
+            if self._closed:
+                return
+            self.sink.note(
+                f"a batch of {size:,} bytes from {peer} refused unread: above the limit of "
+                f"{limit:,} (--max-batch); its events are not recorded"
+            )
+            self.sink.flush()
+
+    def _feed(self, body: bytes | bytearray, where: str) -> int:
+        """Feed the batch's items to the import, one parsed at a time; how many were Events."""
+        events = 0
+        for index, raw in enumerate(webhook_batch.items(body)):
+            try:
+                if isinstance(raw, webhook_batch.ItemError):
+                    raise raw
+                event = Event.of(raw)
+            except BadEvent as error:
+                self.sink.skip(f"{where} item {index}", str(error))
+                continue
+            self.importer.feed(event)
+            events += 1
+        return events
+
+    def _said_failed(self) -> None:
+        """The note of the batches that could not be written since the last one that was."""
+        if self._failed is None:
+            return
+        count, why = self._failed
+        self.sink.note(
+            f"{count:,} batch{'' if count == 1 else 'es'} could not be written ({why}): "
+            "answered 500, for the API server to send again (it tries each five times)"
+        )
+
+    def _restore(self, sink: Checkpoint, importer: AuditCheckpoint) -> None:
+        self.sink.restore(sink)
+        self.importer.restore(importer)
 
     def close(self) -> None:
         """Write what is still open, and close the recording; later posts raise Stopped."""

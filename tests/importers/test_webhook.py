@@ -32,12 +32,14 @@ import yaml
 from textual.pilot import Pilot
 
 from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.importers.webhook import LiveSink, WebhookImport
 from k8s_wiretap.importers.webhook_server import MAX_CONNECTIONS
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.tls import new_authority
 from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.workshop import manifest
+from tests.capture.test_recorder_failures import free_space, small_filesystem
 from tests.conftest import Kubectl, cli, wait_until
 from tests.views.tui.pilot import until
 
@@ -513,3 +515,77 @@ def test_a_bad_content_length_is_answered_and_the_receiver_goes_on(
         assert receiver.process.poll() is None
     finally:
         receiver.stop()
+
+
+# -- a full disk ------------------------------------------------------------------------------
+def audit_event(audit_id: str, stage: str, size: int = 2048) -> dict[str, Any]:
+    """A ConfigMap create's audit event at level RequestResponse, its data `size` bytes."""
+    configmap = {"kind": "ConfigMap", "metadata": {"name": audit_id}, "data": {"x": "y" * size}}
+    event: dict[str, Any] = {
+        "kind": "Event",
+        "level": "RequestResponse",
+        "auditID": audit_id,
+        "stage": stage,
+        "requestURI": "/api/v1/namespaces/default/configmaps",
+        "verb": "create",
+        "user": {"username": "kubernetes-admin"},
+        "sourceIPs": ["127.0.0.1"],
+        "requestReceivedTimestamp": "2026-12-07T05:00:00.000000Z",
+        "stageTimestamp": "2026-12-07T05:00:00.100000Z",
+        "requestObject": configmap,
+    }
+    if stage == "ResponseComplete":
+        event.update(responseStatus={"code": 201}, responseObject=configmap)
+    return event
+
+
+def test_a_batch_that_fails_on_a_full_disk_is_recorded_whole_when_sent_again(
+    tmp_path: Path,
+) -> None:
+    """A real 1 MiB filesystem fills up under the recording: each batch that cannot be
+    written raises (the server answers 500) and leaves the file as it was, ending in a whole
+    line; once the disk has room, the same batches sent again (as the API server does, some
+    of their ends overtaken by a later batch) are recorded whole: every exchange once, with
+    its request and its end, no event "ignored", a note of the failures, and the counts are
+    the file's."""
+    with small_filesystem(tmp_path / "disk") as full:
+        filler, path = tmp_path / "disk" / "filler", tmp_path / "disk" / "webhook.jsonl"
+        filler.write_bytes(os.urandom(600 * 1024))
+        receiver = WebhookImport(LiveSink(path, source="audit webhook"))
+        failed: list[bytes] = []
+        everyone: set[str] = set()
+        for n in range(60):
+            if len(failed) >= 6:
+                break
+            ids = [f"cm-{n}-{i}" for i in range(4)]
+            everyone.update(ids)
+            body = event_list(
+                *(audit_event(i, "RequestReceived") for i in ids),
+                *(audit_event(i, "ResponseComplete") for i in ids[:3]),
+            )
+            ends = event_list(audit_event(ids[3], "ResponseComplete"))
+            for batch in (body, ends):
+                try:
+                    receiver.post(batch, "kube-apiserver (127.0.0.1:1)")
+                except OSError as error:
+                    assert full in str(error)
+                    failed.append(batch)
+                data = path.read_bytes()
+                assert data.endswith(b"\n")
+                assert all(json.loads(line) for line in data.splitlines())
+        assert len(failed) >= 6
+        filler.unlink()
+        free_space(full)
+        for batch in reversed(failed):  # late, and out of order
+            receiver.post(batch, "kube-apiserver (127.0.0.1:1)")
+        receiver.close()
+        warnings: list[str] = []
+        records = list(iter_records(path, warnings))
+    assert warnings == []  # every line whole: a glued one is said
+    requests = [r["id"] for r in records if r["record"] == "request"]
+    ends = [r["id"] for r in records if r["record"] == "end"]
+    assert sorted(requests) == sorted(everyone) == sorted(ends)
+    assert receiver.sink.exchanges == len(requests)
+    notes = [r["message"] for r in records if r["record"] == "note"]
+    assert not [n for n in notes if "ResponseComplete" in n], notes
+    assert any("could not be written" in n and full in n for n in notes), notes
