@@ -85,8 +85,8 @@ class WebhookImport:
         self._failed: tuple[int, str] | None = None  # batches not written since, and why
 
     def post(self, body: bytes | bytearray, peer: str) -> Batch:
-        """Record one POST's body from `peer` (who sent it: name and address), whole or not
-        at all; BadEvent when the body is no EventList (noted in the recording), Stopped
+        """Record one POST's body from `peer` (who sent it: name and address; a bytearray
+        is emptied as it is read), whole or not at all; BadEvent when the body is no EventList (noted in the recording), Stopped
         after `close`, OSError when the recording cannot be written (then the recording and
         the import are as they were before: the batch, sent again, is recorded whole)."""
         with self._lock:

@@ -57,11 +57,13 @@ def _expect(text: str, at: int, chars: str) -> tuple[str, int]:
 def items(body: bytes | bytearray) -> Iterator[Any]:
     """The items of the EventList `body`, parsed one by one (an `ItemError` yielded in
     the place of one that cannot be read: the caller goes on); BadEvent raised when the body
-    is no EventList."""
+    is no EventList. A bytearray `body` is emptied once decoded."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as error:
         raise BadEvent(f"the body is not UTF-8 ({error.reason} at {error.start})") from None
+    if isinstance(body, bytearray):
+        del body[:]  # its memory given back: the batch is held once, as text
     char, at = _expect(text, 0, '{["-0123456789tfn')
     if char != "{":
         value, _ = _value(text, at - 1)

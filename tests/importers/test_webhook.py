@@ -550,3 +550,47 @@ def test_a_batch_that_fails_on_a_full_disk_is_recorded_whole_when_sent_again(
     notes = [r["message"] for r in records if r["record"] == "note"]
     assert not [n for n in notes if "ResponseComplete" in n], notes
     assert any("could not be written" in n and full in n for n in notes), notes
+
+
+# -- a batch's size ---------------------------------------------------------------------------
+def peak_memory(process: subprocess.Popen[bytes]) -> int:
+    """The peak resident memory of `process` so far, in bytes (VmHWM)."""
+    status = Path(f"/proc/{process.pid}/status").read_text()
+    line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
+def test_a_batch_above_max_batch_is_refused_unread_and_noted_in_flat_memory(
+    tmp_path: Path,
+) -> None:
+    """`--max-batch 4m`: a batch of 4 MiB of small events is recorded item by item, the
+    receiver's peak memory growing by less than three times its size (its bytes and its
+    text, not a parsed whole); one of 40 MiB (10x) is answered 413 unread, the recording
+    notes its size and who sent it, and the peak does not move."""
+    limit = 4 * 1024 * 1024
+    receiver = start_receiver(tmp_path / "big", "--max-batch", "4m")
+    try:
+        tls = context(receiver, kubeconfig_identity(receiver))
+        assert post(receiver, event_list(), tls)[0] == 200
+        before = peak_memory(receiver.process)
+        one = len(json.dumps(audit_event("cm-000000", "ResponseComplete", size=100))) + 2
+        count = (limit - 100) // one
+        events = [audit_event(f"cm-{n:06d}", "ResponseComplete", size=100) for n in range(count)]
+        body = event_list(*events)
+        assert len(body) <= limit
+        assert post(receiver, body, tls)[0] == 200
+        recorded = peak_memory(receiver.process)
+        assert recorded - before < 3 * limit, (before, recorded)
+        assert len(receiver.requests()) == len(events)
+        head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        answer = raw_post(receiver, head + b"Content-Length: %d\r\n\r\n" % (10 * limit), tls)
+        assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+        assert peak_memory(receiver.process) == recorded
+        notes = [r["message"] for r in receiver.records() if r["record"] == "note"]
+        assert notes == [
+            f"a batch of {10 * limit:,} bytes from kube-apiserver (127.0.0.1:"
+            f"{notes[0].split('127.0.0.1:')[1].split(')')[0]}) refused unread: above the limit "
+            f"of {limit:,} (--max-batch); its events are not recorded"
+        ], notes
+    finally:
+        receiver.stop()
