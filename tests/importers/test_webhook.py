@@ -273,12 +273,12 @@ def test_a_malformed_post_gets_400_and_a_note_and_the_receiver_goes_on(
     assert post(receiver, mixed, tls)[0] == 200  # a bad item is skipped, the rest kept
     notes = [r["message"] for r in receiver.records() if r["record"] == "note"]
     assert any(
-        "from kube-apiserver (127.0.0.1:" in n and "skipped: the line is not JSON" in n
+        "from kube-apiserver (127.0.0.1:" in n and "skipped: the body is not JSON" in n
         for n in notes
     ), notes
     assert any("item 0: skipped: stage None" in n for n in notes), notes
     assert any(r.get("id") == good for r in receiver.requests())
-    assert "skipped: the line is not JSON" in receiver.said()
+    assert "skipped: the body is not JSON" in receiver.said()
     assert receiver.process.poll() is None
 
 
