@@ -26,15 +26,21 @@ apiserver; the flags are the same in 1.20 and 1.37, `kube-apiserver --help`):
   arrive at once, and out of order (a retried one late).
 - The log backend is independent: with both, each event goes to both.
 
-So `WebhookImport.post` takes the bytes of one POST: a body that is no EventList (not JSON,
-not an object, nested too deep, a lone surrogate) is skipped whole, with a note in the
-recording that says why (`Sink.skip`), and raises `BadEvent` (the server answers 400); an
-item that is no usable Event is skipped with its index, the rest recorded. Posts are taken
-one at a time (a lock), and each is flushed to the file before it is answered: a follower
-(the TUI) sees a batch as soon as the API server's POST is answered, and a receiver killed
-at any moment leaves whole lines (at most the batch it was writing is cut short, which the
-reader says). `close` writes what the API server left open (`AuditImport.finish`: watches
-still running, each with a note) and closes the file.
+So `WebhookImport.post` takes the bytes of one POST, and reads its items one at a time
+(`webhook_batch`): a body that is no EventList (not JSON, not an object, another kind) is
+skipped whole, with a note in the recording that says why (`Sink.skip`), and raises
+`BadEvent` (the server answers 400); an item that is no usable Event is skipped with its
+index, the rest recorded. Posts are taken one at a time (a lock), and each is flushed to
+the file before it is answered: a follower (the TUI) sees a batch as soon as the API
+server's POST is answered. A batch is recorded whole or not at all: before it, the sink
+and the import are checkpointed (`Sink.checkpoint`, `AuditImport.checkpoint`); when it
+cannot be written (OSError: the disk is full), both are taken back there, the file
+truncated to where it stood, so the server answers 500 for a batch of which nothing is
+kept, and the API server's next try of it is recorded whole (the first batch written
+after says how many could not be). A receiver killed at any moment leaves whole lines (at
+most the batch it was writing is cut short, which the reader says). `refused` notes a
+batch refused unread for its size. `close` writes what the API server left open
+(`AuditImport.finish`: watches still running, each with a note) and closes the file.
 """
 
 from __future__ import annotations
@@ -86,9 +92,10 @@ class WebhookImport:
 
     def post(self, body: bytes | bytearray, peer: str) -> Batch:
         """Record one POST's body from `peer` (who sent it: name and address; a bytearray
-        is emptied as it is read), whole or not at all; BadEvent when the body is no EventList (noted in the recording), Stopped
-        after `close`, OSError when the recording cannot be written (then the recording and
-        the import are as they were before: the batch, sent again, is recorded whole)."""
+        is emptied as it is read), whole or not at all; BadEvent when the body is no
+        EventList (noted in the recording), Stopped after `close`, OSError when the
+        recording cannot be written (then the recording and the import are as they were
+        before: the batch, sent again, is recorded whole)."""
         with self._lock:
             if self._closed:
                 raise Stopped("the receiver has stopped recording")
