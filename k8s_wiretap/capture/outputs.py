@@ -60,9 +60,9 @@ class FileOutput:
     kept for later) and counts, in `lost`, the records it did not write whole; a line it
     wrote in part stays cut short until the next write, which ends it first (`resume`, or
     any `flush`), so the next record starts a line of its own and never merges with it.
-    `rewind(size)` takes the file back to an earlier `size` (bytes in the file, after a
-    flush): what was written since goes, a cut line with it (a batch that must be written
-    whole or not at all, `importers.webhook`).
+    `rewind(position)` takes the file back to an earlier `position` (its size after a
+    flush): what was written since goes (a batch that must be written whole or not at all,
+    `importers.webhook`).
     """
 
     PENDING_LIMIT = 1024 * 1024
@@ -120,13 +120,20 @@ class FileOutput:
             self.size += written
         self._cut = False
 
-    def rewind(self, size: int) -> None:
-        """Take the file back to `size` (an earlier `size`): what waits, and what was
-        written since, goes. OSError when the file cannot be truncated."""
+    @property
+    def position(self) -> tuple[int, bool]:
+        """Where the file stands (its size, and whether it ends in a cut line), for
+        `rewind`."""
+        return self.size, self._cut
+
+    def rewind(self, position: tuple[int, bool]) -> None:
+        """Take the file back to an earlier `position`: what waits, and what was written
+        since, goes. OSError when the file cannot be truncated."""
         self._pending, self._pending_size = [], 0
+        size, cut = position
         os.ftruncate(self._fd, size)
         os.lseek(self._fd, size, os.SEEK_SET)
-        self.size, self._cut = size, False
+        self.size, self._cut = size, cut
 
     def resume(self, record: dict[str, Any]) -> None:
         """After a failed flush: end the line it may have cut, write `record` (a note of

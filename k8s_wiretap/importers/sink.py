@@ -88,10 +88,10 @@ class _Open:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """Where a sink stood (`Sink.checkpoint`): the file's size, its counts, its open
-    exchanges (copies)."""
+    """Where a sink stood (`Sink.checkpoint`): the file's position (`FileOutput.position`),
+    its counts, its open exchanges (copies)."""
 
-    size: int
+    position: tuple[int, bool]
     exchanges: int
     skipped: int
     opened: dict[str, _Open]
@@ -237,12 +237,12 @@ class Sink:
         """Write what waits, and say where the recording stands now, for `restore`."""
         self._output.flush()
         opened = {id: replace(state) for id, state in self._open.items()}
-        return Checkpoint(self._output.size, self.exchanges, self.skipped, opened)
+        return Checkpoint(self._output.position, self.exchanges, self.skipped, opened)
 
     def restore(self, checkpoint: Checkpoint) -> None:
         """Take the recording and the sink back to `checkpoint`: what was written since
         goes (OSError when the file cannot be truncated)."""
-        self._output.rewind(checkpoint.size)
+        self._output.rewind(checkpoint.position)
         self.exchanges, self.skipped = checkpoint.exchanges, checkpoint.skipped
         self._open = {id: replace(state) for id, state in checkpoint.opened.items()}
 
