@@ -242,9 +242,9 @@ class Sink:
     def restore(self, checkpoint: Checkpoint) -> None:
         """Take the recording and the sink back to `checkpoint`: what was written since
         goes (OSError when the file cannot be truncated)."""
-        self._output.rewind(checkpoint.position)
         self.exchanges, self.skipped = checkpoint.exchanges, checkpoint.skipped
         self._open = {id: replace(state) for id, state in checkpoint.opened.items()}
+        self._output.rewind(checkpoint.position)
 
     def close(self) -> None:
         """Note how many parts were skipped (when any), write what waits, close."""
