@@ -116,6 +116,9 @@ class WebhookImport:
                 count = self._failed[0] if self._failed else 0
                 self._failed = (count + 1, reason(error))
                 raise
+            except BaseException:  # a bug, or an interrupt: nothing of the batch is kept
+                self._restore(sink, importer)
+                raise
             self.batches, self._failed = self.batches + 1, None
             exchanges, skipped = (
                 self.sink.exchanges - sink.exchanges,
