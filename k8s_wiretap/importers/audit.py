@@ -42,7 +42,7 @@ import re
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -55,7 +55,6 @@ __all__ = [
     "LEVELS",
     "METHODS",
     "STAGES",
-    "AuditCheckpoint",
     "AuditImport",
     "BadEvent",
     "checked_events",
@@ -458,14 +457,6 @@ class _Exchange:
     stages: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class AuditCheckpoint:
-    """Where an `AuditImport` stood: its open exchanges (copies) and its counts."""
-
-    opened: dict[str, _Exchange]
-    counts: tuple[int, int, int, int]
-
-
 @dataclass
 class AuditImport:
     """Feeds Events to a `Sink` as exchanges; `finish` writes what the log left open."""
@@ -480,30 +471,6 @@ class AuditImport:
     ignored: int = 0  # repeated or late events
     unfinished: int = 0  # exchanges the log did not finish (counted by `finish`)
     _noted: int = 0  # capped notes asked for
-    _ended: list[tuple[str, str | None]] | None = None  # since `checkpoint`: ids ended, forgotten
-
-    def checkpoint(self) -> AuditCheckpoint:
-        """Where the import stands, for `restore` (its sink's own checkpoint aside)."""
-        self._ended = []
-        opened = {key: replace(s, stages=list(s.stages)) for key, s in self._open.items()}
-        counts = (self.events, self.ignored, self.unfinished, self._noted)
-        return AuditCheckpoint(opened, counts)
-
-    def restore(self, checkpoint: AuditCheckpoint) -> None:
-        """Take the import back to `checkpoint`, as if the events fed since never came:
-        the exchanges they ended are open again, the ids they pushed out of the finished
-        ones are back (the Bloom filter of forgotten ids keeps them too: at worst a rename,
-        see `_Forgotten`)."""
-        for key, oldest in reversed(self._ended or []):
-            del self._done[key]
-            if oldest is not None:
-                self._done[oldest] = None
-                self._done.move_to_end(oldest, last=False)
-        self._ended = []
-        self._open = {
-            key: replace(s, stages=list(s.stages)) for key, s in checkpoint.opened.items()
-        }
-        self.events, self.ignored, self.unfinished, self._noted = checkpoint.counts
 
     def feed(self, event: Event) -> None:
         self.events += 1
@@ -598,14 +565,11 @@ class AuditImport:
     def _end(self, state: _Exchange, event: Event) -> None:
         del self._open[event.audit_id]
         self._done[event.audit_id] = None
-        oldest = None
         if len(self._done) > DONE_LIMIT:
             oldest, _ = self._done.popitem(last=False)
             if self._forgotten is None:
                 self._forgotten = _Forgotten()
             self._forgotten.add(oldest)
-        if self._ended is not None:
-            self._ended.append((event.audit_id, oldest))
         raw = event.raw
         body = _dumped(raw["responseObject"]) if "responseObject" in raw else None
         error = None

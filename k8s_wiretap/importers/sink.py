@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -42,7 +42,7 @@ from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 
-__all__ = ["EARLIEST", "LATEST", "SKIP_NOTES", "Checkpoint", "Sink", "time_error"]
+__all__ = ["EARLIEST", "LATEST", "SKIP_NOTES", "Sink", "time_error"]
 
 SKIP_NOTES = 1000  # skipped parts noted one by one in the recording, at most
 # The times a record may hold (seconds since the epoch): a day inside what `datetime` can
@@ -84,17 +84,6 @@ class _Open:
     info: RequestInfo
     response_type: str = ""
     seq: int = 0
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """Where a sink stood (`Sink.checkpoint`): the file's position (`FileOutput.position`),
-    its counts, its open exchanges (copies)."""
-
-    position: tuple[int, bool]
-    exchanges: int
-    skipped: int
-    opened: dict[str, _Open]
 
 
 class Sink:
@@ -232,19 +221,6 @@ class Sink:
             self.on_skip(line)
         if self.skipped <= SKIP_NOTES:
             self.note(line)
-
-    def checkpoint(self) -> Checkpoint:
-        """Write what waits, and say where the recording stands now, for `restore`."""
-        self._output.flush()
-        opened = {id: replace(state) for id, state in self._open.items()}
-        return Checkpoint(self._output.position, self.exchanges, self.skipped, opened)
-
-    def restore(self, checkpoint: Checkpoint) -> None:
-        """Take the recording and the sink back to `checkpoint`: what was written since
-        goes (OSError when the file cannot be truncated)."""
-        self.exchanges, self.skipped = checkpoint.exchanges, checkpoint.skipped
-        self._open = {id: replace(state) for id, state in checkpoint.opened.items()}
-        self._output.rewind(checkpoint.position)
 
     def close(self) -> None:
         """Note how many parts were skipped (when any), write what waits, close."""

@@ -32,15 +32,15 @@ skipped whole, with a note in the recording that says why (`Sink.skip`), and rai
 `BadEvent` (the server answers 400); an item that is no usable Event is skipped with its
 index, the rest recorded. Posts are taken one at a time (a lock), and each is flushed to
 the file before it is answered: a follower (the TUI) sees a batch as soon as the API
-server's POST is answered. A batch is recorded whole or not at all: before it, the sink
-and the import are checkpointed (`Sink.checkpoint`, `AuditImport.checkpoint`); when it
-cannot be written (OSError: the disk is full), both are taken back there, the file
-truncated to where it stood, so the server answers 500 for a batch of which nothing is
-kept, and the API server's next try of it is recorded whole (the first batch written
-after says how many could not be). A receiver killed at any moment leaves whole lines (at
-most the batch it was writing is cut short, which the reader says). `refused` notes a
-batch refused unread for its size. `close` writes what the API server left open
-(`AuditImport.finish`: watches still running, each with a note) and closes the file.
+server's POST is answered. A batch is recorded whole or not at all: where the sink and
+the import stand is marked before it (`webhook_undo.Undo`); when it cannot be written
+(OSError: the disk is full), both are taken back there, the file truncated to where it
+stood, so the server answers 500 for a batch of which nothing is kept, and the API
+server's next try of it is recorded whole (the first batch written after says how many
+could not be). A receiver killed at any moment leaves whole lines (at most the batch it
+was writing is cut short, which the reader says). `refused` notes a batch refused unread
+for its size. `close` writes what the API server left open (`AuditImport.finish`:
+watches still running, each with a note) and closes the file.
 """
 
 from __future__ import annotations
@@ -50,8 +50,9 @@ from dataclasses import dataclass
 
 from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.importers import webhook_batch
-from k8s_wiretap.importers.audit import AuditCheckpoint, AuditImport, BadEvent, Event
-from k8s_wiretap.importers.sink import Checkpoint, Sink
+from k8s_wiretap.importers.audit import AuditImport, BadEvent, Event
+from k8s_wiretap.importers.sink import Sink
+from k8s_wiretap.importers.webhook_undo import Undo
 
 __all__ = ["Batch", "LiveSink", "Stopped", "WebhookImport"]
 
@@ -100,30 +101,28 @@ class WebhookImport:
             if self._closed:
                 raise Stopped("the receiver has stopped recording")
             where = f"batch {self.batches + 1} from {peer}"
-            sink, importer = self.sink.checkpoint(), self.importer.checkpoint()
+            undo = Undo.mark(self.sink, self.importer)
+            exchanges, skipped = self.sink.exchanges, self.sink.skipped
             try:
                 self._said_failed()
                 events = self._feed(body, where)
                 self.sink.flush()
             except BadEvent as error:
-                self._restore(sink, importer)
+                undo.restore()
                 self.batches += 1
                 self.sink.skip(where, str(error))
                 self.sink.flush()
                 raise
             except OSError as error:
-                self._restore(sink, importer)
+                undo.restore()
                 count = self._failed[0] if self._failed else 0
                 self._failed = (count + 1, reason(error))
                 raise
             except BaseException:  # a bug, or an interrupt: nothing of the batch is kept
-                self._restore(sink, importer)
+                undo.restore()
                 raise
             self.batches, self._failed = self.batches + 1, None
-            exchanges, skipped = (
-                self.sink.exchanges - sink.exchanges,
-                self.sink.skipped - sink.skipped,
-            )
+            exchanges, skipped = self.sink.exchanges - exchanges, self.sink.skipped - skipped
             return Batch(self.batches, events, exchanges, skipped)
 
     def refused(self, peer: str, size: int, limit: int) -> None:
@@ -162,10 +161,6 @@ class WebhookImport:
             f"{count:,} batch{'' if count == 1 else 'es'} could not be written ({why}): "
             "answered 500, for the API server to send again (it tries each five times)"
         )
-
-    def _restore(self, sink: Checkpoint, importer: AuditCheckpoint) -> None:
-        self.sink.restore(sink)
-        self.importer.restore(importer)
 
     def close(self) -> None:
         """Write what is still open, and close the recording; later posts raise Stopped."""

@@ -549,6 +549,8 @@ def test_a_batch_that_fails_on_a_full_disk_is_recorded_whole_when_sent_again(
     assert receiver.sink.exchanges == len(requests)
     notes = [r["message"] for r in records if r["record"] == "note"]
     assert not [n for n in notes if "ResponseComplete" in n], notes
+    late = "after its end: ignored (the exchange is recorded from its later events)"
+    assert any(n.startswith("a RequestReceived event of cm-") and late in n for n in notes)
     assert any("could not be written" in n and full in n for n in notes), notes
 
 
