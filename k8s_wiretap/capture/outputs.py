@@ -148,8 +148,11 @@ class FileOutput:
     Records wait in memory until `flush` (or until PENDING_LIMIT bytes wait), then go to
     the file in one `os.write` loop. A failed flush lets go of what it held (nothing is
     kept for later) and counts, in `lost`, the records it did not write whole; a line it
-    wrote in part stays cut short until `resume`, which can be called once the disk has
-    room again: it ends that line, so the next record starts a line of its own.
+    wrote in part stays cut short until the next write, which ends it first (`resume`, or
+    any `flush`), so the next record starts a line of its own and never merges with it.
+    `rewind(position)` takes the file back to an earlier `position` (its size after a
+    flush): what was written since goes (a batch that must be written whole or not at all,
+    `importers.webhook`).
     """
 
     PENDING_LIMIT = 1024 * 1024
@@ -168,6 +171,8 @@ class FileOutput:
         self._pending: list[str] = []
         self._pending_size = 0
         self.lost = 0  # records the last failed flush did not write whole
+        self.size = 0  # bytes in the file
+        self._cut = False  # whether the file ends in a line a failed flush cut short
         try:
             self.write(header_record(redacted=redacted, max_body=max_body, **(header or {})))
             self.flush()
@@ -183,24 +188,47 @@ class FileOutput:
             self.flush()
 
     def flush(self) -> None:
-        """Write what waits; on an error, let it go, count it in `lost`, raise."""
+        """Write what waits (after ending a line a failed flush cut short); on an error,
+        let it go, count it in `lost`, raise."""
         if not self._pending:
             return
+        if self._cut:
+            self._pending.insert(0, "\n")
         data = "".join(self._pending).encode("utf-8")
-        records = len(self._pending)
+        records = len(self._pending) - self._cut
         self._pending, self._pending_size = [], 0
         written = 0
         try:
             while written < len(data):
                 written += os.write(self._fd, data[written:])
         except OSError:
-            self.lost = records - data.count(b"\n", 0, written)
+            whole = data.rfind(b"\n", 0, written) + 1
+            self.lost = records - data.count(b"\n", self._cut, whole)
+            self._cut = whole < written if written else self._cut
             raise
+        finally:
+            self.size += written
+        self._cut = False
+
+    @property
+    def position(self) -> tuple[int, bool]:
+        """Where the file stands (its size, and whether it ends in a cut line), for
+        `rewind`."""
+        return self.size, self._cut
+
+    def rewind(self, position: tuple[int, bool]) -> None:
+        """Take the file back to an earlier `position`: what waits, and what was written
+        since, goes. OSError when the file cannot be truncated."""
+        self._pending, self._pending_size = [], 0
+        size, cut = position
+        os.ftruncate(self._fd, size)
+        os.lseek(self._fd, size, os.SEEK_SET)
+        self.size, self._cut = size, cut
 
     def resume(self, record: dict[str, Any]) -> None:
         """After a failed flush: end the line it may have cut, write `record` (a note of
         the gap) and flush; raises as `flush` does when the disk still has no room."""
-        self._pending, self._pending_size = ["\n"], 1
+        self._pending, self._pending_size = [], 0
         self.write(record)
         self.flush()
         self.lost = 0

@@ -37,10 +37,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mitmproxy.utils import human
+
 from k8s_wiretap.capture.outputs import create, reason, recording_problem
 from k8s_wiretap.commands.importing import count
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.importers.webhook import Batch, LiveSink, WebhookImport
+from k8s_wiretap.importers.webhook_limits import Limits
 from k8s_wiretap.importers.webhook_server import WebhookServer
 from k8s_wiretap.importers.webhook_tls import WebhookKeys
 from k8s_wiretap.wire import yamltext
@@ -51,6 +54,7 @@ __all__ = ["register", "webhook_kubeconfig"]
 DEFAULT_LISTEN = "127.0.0.1:9443"
 SOURCE = "audit webhook"  # the recording header's `imported`
 WILDCARDS = ("0.0.0.0", "::")
+MIN_BATCH = 1024  # --max-batch: a batch of one small event is some hundreds of bytes
 
 
 def register(subparsers: Any) -> None:
@@ -97,7 +101,25 @@ def register(subparsers: Any) -> None:
         help="allow a --listen address other machines can reach (the API server must still "
         "present the receiver's client certificate)",
     )
+    parser.add_argument(
+        "--max-batch",
+        default="32m",
+        metavar="SIZE",
+        help="largest batch taken, 1 KiB or more (default 32m); a larger one is refused "
+        "unread (413, and a note in the recording), and two of this size are the most held "
+        "at once",
+    )
     parser.set_defaults(handler=_receive)
+
+
+def _max_batch(value: str) -> int:
+    try:
+        size = human.parse_size(value)
+    except ValueError as error:
+        raise UsageError(f"--max-batch {value!r}: {error}") from error
+    if size is None or size < MIN_BATCH:
+        raise UsageError(f"--max-batch {value}: must be {MIN_BATCH:,} bytes (1k) or more")
+    return size
 
 
 # -- checks before anything starts --------------------------------------------------------
@@ -196,13 +218,14 @@ def webhook_kubeconfig(path: Path, url: str, keys: WebhookKeys, *, overwrite: bo
 # -- running --------------------------------------------------------------------------------
 def _receive(args: argparse.Namespace) -> int:
     host, port, kubeconfig = _checked(args)
+    limits = Limits(max_batch=_max_batch(args.max_batch))
     keys = WebhookKeys()
     hosts = [socket.getfqdn(), socket.gethostname()] if host in WILDCARDS else [host]
     context = keys.server_context(hosts)
     tui = not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty()
     messages = _Messages(tui)
     try:
-        server = WebhookServer((host, port), context, _announce(messages), messages.say)
+        server = WebhookServer((host, port), context, _announce(messages), messages.say, limits)
     except OSError as error:
         raise UsageError(f"--listen {args.listen}: {reason(error)}") from error
     try:

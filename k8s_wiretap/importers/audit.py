@@ -59,6 +59,7 @@ __all__ = [
     "AuditImport",
     "BadEvent",
     "checked_events",
+    "checked_value",
     "import_audit",
 ]
 
@@ -154,6 +155,14 @@ def _text(line: bytes, value: Any) -> None:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         raise BadEvent("a lone surrogate in a string (no Unicode text)") from None
+
+
+def checked_value(text: bytes, value: Any) -> Any:
+    """`value`, parsed from `text`, refused (`BadEvent`) when nested too deep or holding a
+    lone surrogate (what `checked_events` checks of a line)."""
+    _shallow(text, value)
+    _text(text, value)
+    return value
 
 
 def checked_events(line: bytes) -> list[dict[str, Any]]:
@@ -456,7 +465,9 @@ class AuditImport:
     def feed(self, event: Event) -> None:
         self.events += 1
         if event.audit_id in self._done:
-            self._ignored(f"a {event.stage} event of {event.audit_id} after its end: ignored")
+            late = event.stage == "RequestReceived"  # out of order: a batch sent again later
+            kept = " (the exchange is recorded from its later events)" if late else ""
+            self._ignored(f"a {event.stage} event of {event.audit_id} after its end: ignored{kept}")
             return
         state = self._open.get(event.audit_id)
         if state is None:

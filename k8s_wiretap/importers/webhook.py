@@ -26,25 +26,33 @@ apiserver; the flags are the same in 1.20 and 1.37, `kube-apiserver --help`):
   arrive at once, and out of order (a retried one late).
 - The log backend is independent: with both, each event goes to both.
 
-So `WebhookImport.post` takes the bytes of one POST: a body that is no EventList (not JSON,
-not an object, nested too deep, a lone surrogate) is skipped whole, with a note in the
-recording that says why (`Sink.skip`), and raises `BadEvent` (the server answers 400); an
-item that is no usable Event is skipped with its index, the rest recorded. Posts are taken
-one at a time (a lock), and each is flushed to the file before it is answered: a follower
-(the TUI) sees a batch as soon as the API server's POST is answered, and a receiver killed
-at any moment leaves whole lines (at most the batch it was writing is cut short, which the
-reader says). `close` writes what the API server left open (`AuditImport.finish`: watches
-still running, each with a note) and closes the file.
+So `WebhookImport.post` takes the bytes of one POST, and reads its items one at a time
+(`webhook_batch`): a body that is no EventList (not JSON, not an object, another kind) is
+skipped whole, with a note in the recording that says why (`Sink.skip`), and raises
+`BadEvent` (the server answers 400); an item that is no usable Event is skipped with its
+index, the rest recorded. Posts are taken one at a time (a lock), and each is flushed to
+the file before it is answered: a follower (the TUI) sees a batch as soon as the API
+server's POST is answered. A batch is recorded whole or not at all: where the sink and
+the import stand is marked before it (`webhook_undo.Undo`); when it cannot be written
+(OSError: the disk is full), both are taken back there, the file truncated to where it
+stood, so the server answers 500 for a batch of which nothing is kept, and the API
+server's next try of it is recorded whole (the first batch written after says how many
+could not be). A receiver killed at any moment leaves whole lines (at most the batch it
+was writing is cut short, which the reader says). `refused` notes a batch refused unread
+for its size. `close` writes what the API server left open (`AuditImport.finish`:
+watches still running, each with a note) and closes the file.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
 
-from k8s_wiretap.importers.audit import AuditImport, BadEvent, Event, checked_events
+from k8s_wiretap.capture.outputs import reason
+from k8s_wiretap.importers import webhook_batch
+from k8s_wiretap.importers.audit import AuditImport, BadEvent, Event
 from k8s_wiretap.importers.sink import Sink
+from k8s_wiretap.importers.webhook_undo import Undo
 
 __all__ = ["Batch", "LiveSink", "Stopped", "WebhookImport"]
 
@@ -75,53 +83,87 @@ class Batch:
     skipped: int
 
 
-def _items(body: bytes) -> list[Any]:
-    """The items of the EventList `body` holds, checked as `import audit` checks a line
-    (the API server writes the EventList on one line)."""
-    return checked_events(body)
-
-
 class WebhookImport:
     """Records the EventLists POSTed to the receiver into `sink`; safe across threads."""
 
     def __init__(self, sink: LiveSink) -> None:
         self.sink = sink
         self.importer = AuditImport(sink)
-        self.batches = 0
+        self.batches = 0  # batches recorded (or skipped whole, and noted)
         self._lock = threading.Lock()
         self._closed = False
+        self._failed: tuple[int, str] | None = None  # batches not written since, and why
 
-    def post(self, body: bytes, peer: str) -> Batch:
-        """Record one POST's body from `peer` (who sent it: name and address); BadEvent
-        when the body is no EventList (noted in the recording), Stopped after `close`,
-        OSError when the recording cannot be written."""
+    def post(self, body: bytes | bytearray, peer: str) -> Batch:
+        """Record one POST's body from `peer` (who sent it: name and address; a bytearray
+        is emptied as it is read), whole or not at all; BadEvent when the body is no
+        EventList (noted in the recording), Stopped after `close`, OSError when the
+        recording cannot be written (then the recording and the import are as they were
+        before: the batch, sent again, is recorded whole)."""
         with self._lock:
             if self._closed:
                 raise Stopped("the receiver has stopped recording")
-            self.batches += 1
-            where = f"batch {self.batches} from {peer}"
-            exchanges, skipped, events = self.sink.exchanges, self.sink.skipped, 0
+            where = f"batch {self.batches + 1} from {peer}"
+            undo = Undo.mark(self.sink, self.importer)
+            exchanges, skipped = self.sink.exchanges, self.sink.skipped
             try:
-                items = _items(body)
+                self._said_failed()
+                events = self._feed(body, where)
+                self.sink.flush()
             except BadEvent as error:
+                undo.restore()
+                self.batches += 1
                 self.sink.skip(where, str(error))
                 self.sink.flush()
                 raise
-            for index, raw in enumerate(items):
-                try:
-                    event = Event.of(raw)
-                except BadEvent as error:
-                    self.sink.skip(f"{where} item {index}", str(error))
-                    continue
-                self.importer.feed(event)
-                events += 1
-            self.sink.flush()
-            return Batch(
-                self.batches,
-                events,
-                self.sink.exchanges - exchanges,
-                self.sink.skipped - skipped,
+            except OSError as error:
+                undo.restore()
+                count = self._failed[0] if self._failed else 0
+                self._failed = (count + 1, reason(error))
+                raise
+            except BaseException:  # a bug, or an interrupt: nothing of the batch is kept
+                undo.restore()
+                raise
+            self.batches, self._failed = self.batches + 1, None
+            exchanges, skipped = self.sink.exchanges - exchanges, self.sink.skipped - skipped
+            return Batch(self.batches, events, exchanges, skipped)
+
+    def refused(self, peer: str, size: int, limit: int) -> None:
+        """Note a batch refused unread for its size (answered 413): the API server drops it
+        after its tries, and the recording says what it lost (OSError if it cannot)."""
+        with self._lock:
+            if self._closed:
+                return
+            self.sink.note(
+                f"a batch of {size:,} bytes from {peer} refused unread: above the limit of "
+                f"{limit:,} (--max-batch); its events are not recorded"
             )
+            self.sink.flush()
+
+    def _feed(self, body: bytes | bytearray, where: str) -> int:
+        """Feed the batch's items to the import, one parsed at a time; how many were Events."""
+        events = 0
+        for index, raw in enumerate(webhook_batch.items(body)):
+            try:
+                if isinstance(raw, webhook_batch.ItemError):
+                    raise raw
+                event = Event.of(raw)
+            except BadEvent as error:
+                self.sink.skip(f"{where} item {index}", str(error))
+                continue
+            self.importer.feed(event)
+            events += 1
+        return events
+
+    def _said_failed(self) -> None:
+        """The note of the batches that could not be written since the last one that was."""
+        if self._failed is None:
+            return
+        count, why = self._failed
+        self.sink.note(
+            f"{count:,} batch{'' if count == 1 else 'es'} could not be written ({why}): "
+            "answered 500, for the API server to send again (it tries each five times)"
+        )
 
     def close(self) -> None:
         """Write what is still open, and close the recording; later posts raise Stopped."""

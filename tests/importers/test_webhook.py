@@ -5,8 +5,9 @@ certificate is refused and recorded nowhere; a malformed POST gets 400 and a not
 receiver goes on; what the API server sent while the receiver was down comes in when it is
 back (the API server retries); a receiver killed mid-stream leaves a readable recording; a
 listen address other machines reach needs --allow-remote; a key folder that is not the
-user's own and closed is refused; idle connections are capped and closed after the
-handshake timeout; a bad Content-Length gets 400."""
+user's own and closed is refused; a bad Content-Length gets 400; a batch that fails on a
+full disk is recorded whole when sent again; one above --max-batch is refused unread, noted,
+in flat memory. (Connections that would hold the receiver: test_webhook_server.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import base64
 import http.client
 import json
 import os
-import select
 import signal
 import socket
 import ssl
@@ -32,12 +32,13 @@ import yaml
 from textual.pilot import Pilot
 
 from k8s_wiretap.capture.reader import iter_records
-from k8s_wiretap.importers.webhook_server import MAX_CONNECTIONS
+from k8s_wiretap.importers.webhook import LiveSink, WebhookImport
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.tls import new_authority
 from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.workshop import manifest
+from tests.capture.test_recorder_failures import free_space, small_filesystem
 from tests.conftest import Kubectl, cli, wait_until
 from tests.views.tui.pilot import until
 
@@ -272,12 +273,12 @@ def test_a_malformed_post_gets_400_and_a_note_and_the_receiver_goes_on(
     assert post(receiver, mixed, tls)[0] == 200  # a bad item is skipped, the rest kept
     notes = [r["message"] for r in receiver.records() if r["record"] == "note"]
     assert any(
-        "from kube-apiserver (127.0.0.1:" in n and "skipped: the line is not JSON" in n
+        "from kube-apiserver (127.0.0.1:" in n and "skipped: the body is not JSON" in n
         for n in notes
     ), notes
     assert any("item 0: skipped: stage None" in n for n in notes), notes
     assert any(r.get("id") == good for r in receiver.requests())
-    assert "skipped: the line is not JSON" in receiver.said()
+    assert "skipped: the body is not JSON" in receiver.said()
     assert receiver.process.poll() is None
 
 
@@ -432,45 +433,7 @@ def test_a_planted_key_symlink_is_refused_and_the_users_file_kept(tmp_path: Path
     assert victim.read_text() == "the user's own\n"
 
 
-# -- connections ------------------------------------------------------------------------------
-def closed_by_peer(connection: socket.socket) -> bool:
-    """Whether the receiver closed `connection` (it sends nothing before a handshake)."""
-    if not select.select([connection], [], [], 0)[0]:
-        return False
-    try:
-        return connection.recv(1, socket.MSG_PEEK) == b""
-    except OSError:
-        return True
-
-
-def test_idle_connections_are_capped_and_closed_after_the_handshake_timeout(
-    tmp_path: Path,
-) -> None:
-    """Connections that never start TLS: those over MAX_CONNECTIONS are closed at once, the
-    rest after the handshake timeout (10 s, well before the request timeout of 60 s); the
-    receiver never runs a thread for more than MAX_CONNECTIONS, and answers again after."""
-    receiver = start_receiver(tmp_path / "idle")
-    over = 100
-    idle = [
-        socket.create_connection(("127.0.0.1", receiver.port), timeout=30)
-        for _ in range(MAX_CONNECTIONS + over)
-    ]
-    try:
-        wait_until(lambda: sum(map(closed_by_peer, idle)) >= over, 30, "those over the cap")
-        threads = len(os.listdir(f"/proc/{receiver.process.pid}/task"))
-        assert threads <= MAX_CONNECTIONS + 8, threads
-        wait_until(lambda: all(map(closed_by_peer, idle)), 30, "the handshake timeout")
-        said = receiver.said()
-        assert said.count(f"{MAX_CONNECTIONS} connections are open (the most)") == 1, said
-        assert "TLS handshake with 127.0.0.1:" in said
-        tls = context(receiver, kubeconfig_identity(receiver))
-        assert post(receiver, event_list(), tls)[0] == 200
-    finally:
-        for connection in idle:
-            connection.close()
-        receiver.stop()
-
-
+# -- requests ---------------------------------------------------------------------------------
 def raw_post(receiver: Receiver, head: bytes, tls: ssl.SSLContext) -> bytes:
     """Send a request head over TLS; what the receiver answered before it closed."""
     with (
@@ -511,5 +474,125 @@ def test_a_bad_content_length_is_answered_and_the_receiver_goes_on(
         assert b"Connection: close" in answer
         assert post(receiver, event_list(), tls)[0] == 200
         assert receiver.process.poll() is None
+    finally:
+        receiver.stop()
+
+
+# -- a full disk ------------------------------------------------------------------------------
+def audit_event(audit_id: str, stage: str, size: int = 2048) -> dict[str, Any]:
+    """A ConfigMap create's audit event at level RequestResponse, its data `size` bytes."""
+    configmap = {"kind": "ConfigMap", "metadata": {"name": audit_id}, "data": {"x": "y" * size}}
+    event: dict[str, Any] = {
+        "kind": "Event",
+        "level": "RequestResponse",
+        "auditID": audit_id,
+        "stage": stage,
+        "requestURI": "/api/v1/namespaces/default/configmaps",
+        "verb": "create",
+        "user": {"username": "kubernetes-admin"},
+        "sourceIPs": ["127.0.0.1"],
+        "requestReceivedTimestamp": "2026-12-07T05:00:00.000000Z",
+        "stageTimestamp": "2026-12-07T05:00:00.100000Z",
+        "requestObject": configmap,
+    }
+    if stage == "ResponseComplete":
+        event.update(responseStatus={"code": 201}, responseObject=configmap)
+    return event
+
+
+def test_a_batch_that_fails_on_a_full_disk_is_recorded_whole_when_sent_again(
+    tmp_path: Path,
+) -> None:
+    """A real 1 MiB filesystem fills up under the recording: each batch that cannot be
+    written raises (the server answers 500) and leaves the file as it was, ending in a whole
+    line; once the disk has room, the same batches sent again (as the API server does, some
+    of their ends overtaken by a later batch) are recorded whole: every exchange once, with
+    its request and its end, no event "ignored", a note of the failures, and the counts are
+    the file's."""
+    with small_filesystem(tmp_path / "disk") as full:
+        filler, path = tmp_path / "disk" / "filler", tmp_path / "disk" / "webhook.jsonl"
+        filler.write_bytes(os.urandom(600 * 1024))
+        receiver = WebhookImport(LiveSink(path, source="audit webhook"))
+        failed: list[bytes] = []
+        everyone: set[str] = set()
+        for n in range(60):
+            if len(failed) >= 6:
+                break
+            ids = [f"cm-{n}-{i}" for i in range(4)]
+            everyone.update(ids)
+            body = event_list(
+                *(audit_event(i, "RequestReceived") for i in ids),
+                *(audit_event(i, "ResponseComplete") for i in ids[:3]),
+            )
+            ends = event_list(audit_event(ids[3], "ResponseComplete"))
+            for batch in (body, ends):
+                try:
+                    receiver.post(batch, "kube-apiserver (127.0.0.1:1)")
+                except OSError as error:
+                    assert full in str(error)
+                    failed.append(batch)
+                data = path.read_bytes()
+                assert data.endswith(b"\n")
+                assert all(json.loads(line) for line in data.splitlines())
+        assert len(failed) >= 6
+        filler.unlink()
+        free_space(full)
+        for batch in reversed(failed):  # late, and out of order
+            receiver.post(batch, "kube-apiserver (127.0.0.1:1)")
+        receiver.close()
+        warnings: list[str] = []
+        records = list(iter_records(path, warnings))
+    assert warnings == []  # every line whole: a glued one is said
+    requests = [r["id"] for r in records if r["record"] == "request"]
+    ends = [r["id"] for r in records if r["record"] == "end"]
+    assert sorted(requests) == sorted(everyone) == sorted(ends)
+    assert receiver.sink.exchanges == len(requests)
+    notes = [r["message"] for r in records if r["record"] == "note"]
+    assert not [n for n in notes if "ResponseComplete" in n], notes
+    late = "after its end: ignored (the exchange is recorded from its later events)"
+    assert any(n.startswith("a RequestReceived event of cm-") and late in n for n in notes)
+    assert any("could not be written" in n and full in n for n in notes), notes
+
+
+# -- a batch's size ---------------------------------------------------------------------------
+def peak_memory(process: subprocess.Popen[bytes]) -> int:
+    """The peak resident memory of `process` so far, in bytes (VmHWM)."""
+    status = Path(f"/proc/{process.pid}/status").read_text()
+    line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
+def test_a_batch_above_max_batch_is_refused_unread_and_noted_in_flat_memory(
+    tmp_path: Path,
+) -> None:
+    """`--max-batch 4m`: a batch of 4 MiB of small events is recorded item by item, the
+    receiver's peak memory growing by less than three times its size (its bytes and its
+    text, not a parsed whole); one of 40 MiB (10x) is answered 413 unread, the recording
+    notes its size and who sent it, and the peak does not move."""
+    limit = 4 * 1024 * 1024
+    receiver = start_receiver(tmp_path / "big", "--max-batch", "4m")
+    try:
+        tls = context(receiver, kubeconfig_identity(receiver))
+        assert post(receiver, event_list(), tls)[0] == 200
+        before = peak_memory(receiver.process)
+        one = len(json.dumps(audit_event("cm-000000", "ResponseComplete", size=100))) + 2
+        count = (limit - 100) // one
+        events = [audit_event(f"cm-{n:06d}", "ResponseComplete", size=100) for n in range(count)]
+        body = event_list(*events)
+        assert len(body) <= limit
+        assert post(receiver, body, tls)[0] == 200
+        recorded = peak_memory(receiver.process)
+        assert recorded - before < 3 * limit, (before, recorded)
+        assert len(receiver.requests()) == len(events)
+        head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        answer = raw_post(receiver, head + b"Content-Length: %d\r\n\r\n" % (10 * limit), tls)
+        assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+        assert peak_memory(receiver.process) == recorded
+        notes = [r["message"] for r in receiver.records() if r["record"] == "note"]
+        assert notes == [
+            f"a batch of {10 * limit:,} bytes from kube-apiserver (127.0.0.1:"
+            f"{notes[0].split('127.0.0.1:')[1].split(')')[0]}) refused unread: above the limit "
+            f"of {limit:,} (--max-batch); its events are not recorded"
+        ], notes
     finally:
         receiver.stop()
