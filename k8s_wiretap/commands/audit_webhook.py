@@ -40,7 +40,8 @@ from typing import Any
 from mitmproxy.utils import human
 
 from k8s_wiretap.capture.outputs import create, reason, recording_problem
-from k8s_wiretap.commands.importing import count
+from k8s_wiretap.commands.importing import add_limits, count
+from k8s_wiretap.commands.importing import limits as import_limits
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.importers.webhook import Batch, LiveSink, WebhookImport
 from k8s_wiretap.importers.webhook_limits import Limits
@@ -109,6 +110,7 @@ def register(subparsers: Any) -> None:
         "unread (413, and a note in the recording), and two of this size are the most held "
         "at once",
     )
+    add_limits(parser, "max_open")
     parser.set_defaults(handler=_receive)
 
 
@@ -219,6 +221,7 @@ def webhook_kubeconfig(path: Path, url: str, keys: WebhookKeys, *, overwrite: bo
 def _receive(args: argparse.Namespace) -> int:
     host, port, kubeconfig = _checked(args)
     limits = Limits(max_batch=_max_batch(args.max_batch))
+    max_open = import_limits(args).max_open
     keys = WebhookKeys()
     hosts = [socket.getfqdn(), socket.gethostname()] if host in WILDCARDS else [host]
     context = keys.server_context(hosts)
@@ -236,7 +239,7 @@ def _receive(args: argparse.Namespace) -> int:
             sink = LiveSink(args.record, source=SOURCE, overwrite=args.overwrite)
         except OSError as error:
             raise UsageError(f"audit-webhook: --record {args.record}: {reason(error)}") from error
-        server.importer = WebhookImport(sink)
+        server.importer = WebhookImport(sink, max_open)
         said = functools.partial(_said, url, args.record, kubeconfig, remote=not _loopback(host))
         _serve(server, args.record, url, messages, said)
     finally:

@@ -35,7 +35,7 @@ __all__ = [
     "values",
 ]
 
-MAX_LINE = 64 * 1024 * 1024  # as the webhook's largest batch (MAX_BODY)
+MAX_LINE = 64 * 1024 * 1024  # twice the webhook receiver's largest batch (--max-batch)
 # About 300 MB parsed at worst (an empty list, dict or float: 24 to 64 bytes, and a pointer);
 # an audit line of real objects has a value every 30 bytes or so: 64 MiB of them, about 2M.
 MAX_VALUES = 4_000_000

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.importers import webhook_batch
 from k8s_wiretap.importers.audit import AuditImport, BadEvent, Event
+from k8s_wiretap.importers.limits import MAX_OPEN
 from k8s_wiretap.importers.sink import Sink
 from k8s_wiretap.importers.webhook_undo import Undo
 
@@ -86,9 +87,9 @@ class Batch:
 class WebhookImport:
     """Records the EventLists POSTed to the receiver into `sink`; safe across threads."""
 
-    def __init__(self, sink: LiveSink) -> None:
+    def __init__(self, sink: LiveSink, max_open: int = MAX_OPEN) -> None:
         self.sink = sink
-        self.importer = AuditImport(sink)
+        self.importer = AuditImport(sink, max_open=max_open)  # past it, the oldest is ended
         self.batches = 0  # batches recorded (or skipped whole, and noted)
         self._lock = threading.Lock()
         self._closed = False

@@ -29,6 +29,7 @@ from k8s_wiretap.importers.audit import AuditImport, import_audit, read_events
 from k8s_wiretap.importers.limits import Limits, values
 from k8s_wiretap.importers.mitmflows import inflated
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
+from k8s_wiretap.importers.webhook import LiveSink, WebhookImport
 from tests.conftest import cli, wait_until
 from tests.importers.test_audit_input import EVENT
 
@@ -472,3 +473,17 @@ def test_the_notes_of_flows_are_capped_and_counted(tmp_path: Path) -> None:
         "past 1,024 bytes (--max-body): kept as it came, encoded, not inflated further"
     )
     assert notes[-1] == f"{SKIP_NOTES + 5:,} notes of exchanges, 5 not noted"
+
+
+def test_the_webhook_receiver_holds_open_exchanges_to_its_bound(tmp_path: Path) -> None:
+    """`audit-webhook --max-open N`: the receiver's importer is bounded as `import audit`'s
+    is, the oldest open exchange written unanswered past it."""
+    events = [json.loads(_line(audit_id, "RequestReceived")) for audit_id in ("a", "b", "c")]
+    body = json.dumps({"kind": "EventList", "items": events}).encode()
+    with LiveSink(tmp_path / "rec.jsonl", source="audit webhook") as sink:
+        receiver = WebhookImport(sink, max_open=2)
+        receiver.post(body, "kube-apiserver 127.0.0.1")
+        assert (receiver.importer.evicted, len(receiver.importer._open)) == (1, 2)
+        receiver.close()
+    notes = [r for r in _records(tmp_path / "rec.jsonl") if r["record"] == "note"]
+    assert any("(--max-open)" in note["message"] and note.get("id") == "a" for note in notes)
