@@ -77,6 +77,7 @@ class Wiretap:
     def load(self, loader: Loader) -> None:
         limits.install()
         limits.LIMITS.refused = self._refused
+        limits.LIMITS.noted = self._noted
         options = loader.master.options
         if not options.has_changed("tcp_timeout"):  # mitmproxy's 600 s would cut quiet watches
             options.update(tcp_timeout=DEFAULT_IDLE_TIMEOUT)
@@ -280,6 +281,11 @@ class Wiretap:
         """Bytes that were not an HTTP request, refused (`limits`): a note says so."""
         if self.recorder is not None:
             text = f"refused {peer} with {status}: {message}"
+            self.recorder.put(Note(time.time(), "warning", text))
+
+    def _noted(self, text: str) -> None:
+        """A connection the proxy refused or closed before any request (`guard`)."""
+        if self.recorder is not None:
             self.recorder.put(Note(time.time(), "warning", text))
 
     def client_disconnected(self, client: connection.Client) -> None:
