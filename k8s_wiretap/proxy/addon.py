@@ -47,7 +47,7 @@ from k8s_wiretap.capture.events import (
 from k8s_wiretap.capture.outputs import FileOutput, recording_problem
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
-from k8s_wiretap.proxy import limits
+from k8s_wiretap.proxy import guard, limits
 from k8s_wiretap.proxy.status import status_body
 from k8s_wiretap.proxy.upstream import INJECTED
 
@@ -293,8 +293,9 @@ class Wiretap:
 
     def tls_failed_client(self, data: tls.TlsData) -> None:
         """A client's TLS handshake failed (bytes that are not TLS, a client that does not
-        trust the proxy's CA): there is no exchange, a note says who and why."""
-        if self.recorder is not None:
+        trust the proxy's CA): there is no exchange, a note says who and why (the guard's,
+        when it closed the connection at the handshake deadline)."""
+        if self.recorder is not None and not guard.closed_late(data.context.client):
             peer = human.format_address(data.context.client.peername)
             error = (data.conn.error or "unknown error")[:300]  # it may quote the bytes in hex
             self.recorder.put(

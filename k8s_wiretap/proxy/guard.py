@@ -32,10 +32,17 @@ from mitmproxy.utils import human
 
 from k8s_wiretap.proxy import limits
 
-__all__ = ["HANDSHAKE_TIMEOUT", "MAX_CLIENT_CONNECTIONS", "Guard"]
+__all__ = ["HANDSHAKE_TIMEOUT", "MAX_CLIENT_CONNECTIONS", "Guard", "closed_late"]
 
 HANDSHAKE_TIMEOUT = 10
 MAX_CLIENT_CONNECTIONS = 256  # per client address and proxy process: 512 file descriptors
+_late: set[str] = set()  # client connections closed at the handshake deadline, still open
+
+
+def closed_late(client: connection.Client) -> bool:
+    """Whether the guard closed the client's connection at the handshake deadline (its
+    failed handshake is noted already)."""
+    return client.id in _late
 
 
 class Guard:
@@ -100,6 +107,7 @@ class Guard:
 
     def client_disconnected(self, client: connection.Client) -> None:
         limits.spoke(client.id, forget=True)
+        _late.discard(client.id)
         timer = self._timers.pop(client.id, None)
         if timer is not None:
             timer.cancel()
@@ -122,6 +130,7 @@ class Guard:
         what = "did not finish its TLS handshake" if client.tls else "sent nothing"
         peer = human.format_address(client.peername)
         _note(f"closed the connection of {peer}: it {what} within {self.handshake_timeout:g} s")
+        _late.add(client.id)
         _close(client)
 
 

@@ -97,6 +97,7 @@ def test_a_handshake_not_done_by_its_deadline_is_closed(proxy: LocalProxy) -> No
     assert any("did not finish its TLS handshake within 2 s" in n for n in notes)
     assert any("sent nothing within 2 s" in n for n in notes)
     assert not notes_about(proxy, "127.0.0.6")
+    assert not [n for n in proxy.notes() if "TLS handshake with 127.0.0.5" in n]  # said once
 
 
 def notes_about(proxy: LocalProxy, address: str) -> list[str]:
