@@ -47,7 +47,7 @@ from k8s_wiretap.capture.events import (
 from k8s_wiretap.capture.outputs import FileOutput, recording_problem
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
-from k8s_wiretap.proxy import guard, limits
+from k8s_wiretap.proxy import guard, limits, upstream_loss
 from k8s_wiretap.proxy.status import status_body
 from k8s_wiretap.proxy.upstream import INJECTED
 
@@ -76,6 +76,7 @@ class Wiretap:
 
     def load(self, loader: Loader) -> None:
         limits.install()
+        upstream_loss.install()
         limits.LIMITS.refused = self._refused
         limits.LIMITS.noted = self._noted
         options = loader.master.options

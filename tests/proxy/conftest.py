@@ -136,13 +136,31 @@ def proxied(lab: LabState, wiretap: Wiretap, tmp_path_factory: pytest.TempPathFa
 VERSION = b'{"major":"1","minor":"33","gitVersion":"v1.33.0"}'
 
 
-class _Upstream(BaseHTTPRequestHandler):
+class LocalUpstream(BaseHTTPRequestHandler):
     """An API server as far as these tests need: GET answers, POST reads its body first."""
 
     protocol_version = "HTTP/1.1"
 
+    dying = threading.Event()  # set: the upstream of a /watch dies (its connection closes)
+
     def do_GET(self) -> None:
+        if self.path.startswith("/watch"):
+            self._watch_until_dead()
+            return
         self._answer(200, VERSION)
+
+    def _watch_until_dead(self) -> None:
+        """A watch's first event, then the connection's end without the body's end, as
+        the API server's death leaves it."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        event = b'{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1"}}\n'
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+        self.wfile.flush()
+        LocalUpstream.dying.wait(20)
+        self.close_connection = True
 
     def do_POST(self) -> None:
         size = int(self.headers.get("Content-Length", 0))
@@ -170,7 +188,7 @@ class _Server(ThreadingHTTPServer):
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[str]:
     """A local HTTP upstream; its URL."""
-    server = _Server(("127.0.0.1", 0), _Upstream)
+    server = _Server(("127.0.0.1", 0), LocalUpstream)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
