@@ -47,7 +47,7 @@ from k8s_wiretap.capture.events import (
 from k8s_wiretap.capture.outputs import FileOutput, recording_problem
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
-from k8s_wiretap.proxy import guard, limits, upstream_loss
+from k8s_wiretap.proxy import guard, h2deadline, limits, upstream_loss
 from k8s_wiretap.proxy.status import status_body
 from k8s_wiretap.proxy.upstream import INJECTED
 
@@ -77,6 +77,7 @@ class Wiretap:
     def load(self, loader: Loader) -> None:
         limits.install()
         upstream_loss.install()
+        h2deadline.install()
         limits.LIMITS.refused = self._refused
         limits.LIMITS.noted = self._noted
         options = loader.master.options
@@ -266,7 +267,7 @@ class Wiretap:
         if not flow.metadata.get(RECORDED) and flow.request is not None:
             self._record_request(flow)
         self._flush_request_body(flow, done=True)
-        reply = limits.reply_for(flow.client_conn.id)
+        reply = limits.reply_for(flow.client_conn.id, flow.request)
         message = reply[1] if reply else flow.error.msg if flow.error else "unknown error"
         body = None
         if reply is not None and flow.response is None:  # what the proxy answered instead

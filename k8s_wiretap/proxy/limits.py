@@ -77,6 +77,7 @@ __all__ = [
     "REQUEST_TIMEOUT",
     "Limits",
     "install",
+    "refused_stream",
     "reply_for",
     "spoke",
 ]
@@ -117,9 +118,20 @@ def spoke(client_id: str, *, forget: bool = False) -> bool:
     return client_id in _spoken
 
 
-def reply_for(client_id: str) -> tuple[int, str] | None:
-    """The status and message the proxy refused the client connection's request with."""
+_stream_replies: dict[int, tuple[int, str]] = {}  # id() of an h2 request → its refusal
+
+
+def reply_for(client_id: str, request: http.Request | None = None) -> tuple[int, str] | None:
+    """The status and message the proxy refused the client connection's request with (an
+    h2 stream's: by its `request`, see `refused_stream`)."""
+    if request is not None and id(request) in _stream_replies:
+        return _stream_replies.pop(id(request))
     return _replies.pop(client_id, None)
+
+
+def refused_stream(request: http.Request, status: int, message: str) -> None:
+    """An h2 stream's request was answered `status` by the proxy (h2deadline.py)."""
+    _stream_replies[id(request)] = (status, message)
 
 
 class _Refused(ValueError):
@@ -315,10 +327,10 @@ def handle_event(self: _http1.Http1Server, event: events.Event) -> Commands:
 def _late_head() -> str:
     if LIMITS.header_timeout <= LIMITS.request_timeout:
         return f"the request head did not arrive within {LIMITS.header_timeout:g} s"
-    return _late_request()
+    return late_request()
 
 
-def _late_request() -> str:
+def late_request() -> str:
     return f"the request did not arrive within {LIMITS.request_timeout:g} s"
 
 
@@ -326,7 +338,7 @@ def _cut_body(self: _http1.Http1Server) -> Commands:
     """The whole-request deadline passed while the body still came: answer 408 if no
     response started (else only close), drop the rest, and end the exchange as a client
     error (its upstream connection is closed: the body there is cut)."""
-    message = f"k8s-wiretap: {_late_request()}"
+    message = f"k8s-wiretap: {late_request()}"
     if self.response is None:
         _replies[self.conn.id] = (408, message)
         yield commands.SendData(self.conn, error_response(408, message))
