@@ -8,9 +8,11 @@ request body, the recorder gets at most `wiretap_max_body` bytes and the count o
 Framing, redaction and writing happen in the recorder's thread, never on this event loop.
 
 Loading the addon installs `limits.py` (the request head's size limit and read timeout,
-strict HTTP/1 parsing, Kubernetes `Status` error pages, the `request` hook before a streamed
-body): what the proxy refuses is recorded as an exchange with the response the client got,
-or, for bytes that were not HTTP and a TLS handshake that failed, as a note.
+the whole-request deadline, strict HTTP/1 parsing, Kubernetes `Status` error pages, the
+`request` hook before a streamed body), `h2deadline.py` (the deadline per h2 stream) and
+`upstream_loss.py` (an h2 stream whose upstream died ends, not reset): what the proxy
+refuses is recorded as an exchange with the response the client got, or, for bytes that
+were not HTTP, a TLS handshake that failed and a connection `guard.py` closed, as a note.
 
 `wiretap_record` refuses an existing file unless `wiretap_overwrite` is set (an OptionsError
 at start-up), and the file is created only in the `running` hook, once mitmproxy listens: a

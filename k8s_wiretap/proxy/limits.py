@@ -10,6 +10,9 @@ patches, in mitmproxy 12.3.1's `mitmproxy.proxy.layers.http`:
 - `_http1.Http1Server.read_headers`: a request head (request line and headers) larger than
   `MAX_HEAD` is answered 431, one not complete within `Limits.header_timeout` seconds of its
   first byte 408 (a `RequestWakeup`, handled in the patched `Http1Server._handle_event`); a
+  request whose head and body are not both in within `Limits.request_timeout` of the head's
+  first byte 408 too (the whole-request deadline: a client sending a byte a second is cut
+  at it), its upstream request cut; a
   head with an HTTP version other than 1.0 and 1.1, an invalid header name, or a control
   character (NUL included) in a header value 400. The head is then parsed by mitmproxy's own
   `read_request_head`, whose errors are answered 400 as before.
@@ -37,7 +40,8 @@ to a reset while the client is still writing (what Go's `closeWriteAndWait` does
 of a head whose request line could be read goes through mitmproxy as a request with a
 protocol error (so the addons record it), and its reply is kept for the addon (`reply_for`);
 one without (bytes that are not HTTP) is handed to `Limits.refused`, for a note. h2 (by
-ALPN) is mitmproxy's h2 stack, whose own limits hold.
+ALPN) is mitmproxy's h2 stack, whose own limits hold, with the whole-request deadline per
+stream (h2deadline.py); the connections themselves are bounded by guard.py.
 """
 
 from __future__ import annotations
