@@ -55,6 +55,7 @@ from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS, Upstream
 __all__ = [
     "ProxyServer",
     "ProxySettings",
+    "check_bounds",
     "default_confdir",
     "proxy_ca_pem",
 ]
@@ -111,6 +112,18 @@ def check_port_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as error:
             raise UsageError(f"cannot listen on {host}:{port}: {error.strerror}") from error
+
+
+def check_bounds(settings: ProxySettings) -> None:
+    """The listener's timeouts and limits are positive (a UsageError names the flag)."""
+    for flag, value in (
+        ("--idle-timeout", settings.idle_timeout),
+        ("--request-timeout", settings.request_timeout),
+        ("--handshake-timeout", settings.handshake_timeout),
+        ("--max-client-connections", settings.max_client_connections),
+    ):
+        if value <= 0:
+            raise UsageError(f"{flag} {value}: must be positive")
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -192,14 +205,7 @@ class ProxyServer:
     def _prepare(self) -> None:
         """Everything that can fail with a clear message, before any listener opens and
         before anything is written."""
-        for flag, value in (
-            ("--idle-timeout", self.settings.idle_timeout),
-            ("--request-timeout", self.settings.request_timeout),
-            ("--handshake-timeout", self.settings.handshake_timeout),
-            ("--max-client-connections", self.settings.max_client_connections),
-        ):
-            if value <= 0:
-                raise UsageError(f"{flag} {value}: must be positive")
+        check_bounds(self.settings)
         record = self.settings.record
         if record is not None:
             problem = recording_problem(

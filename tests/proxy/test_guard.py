@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import socket
 import ssl
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from k8s_wiretap.kube.kubeconfig import write_kubeconfig
+from k8s_wiretap.proxy.server import free_port
+from k8s_wiretap.tls import new_authority
 from tests.conftest import wait_until
 from tests.proxy.conftest import LocalProxy, connect, get_version, spawn_local_proxy
 
@@ -102,3 +108,17 @@ def test_a_handshake_not_done_by_its_deadline_is_closed(proxy: LocalProxy) -> No
 
 def notes_about(proxy: LocalProxy, address: str) -> list[str]:
     return [n for n in proxy.notes() if f"{address}:" in n and "closed the connection" in n]
+
+
+@pytest.mark.parametrize(
+    "flag", ["--request-timeout", "--handshake-timeout", "--max-client-connections"]
+)
+def test_a_bound_that_is_not_positive_is_one_line(flag: str, tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    write_kubeconfig(kubeconfig, server="http://127.0.0.1:1", ca_pem=new_authority("ca").cert_pem)
+    argv = [sys.executable, "-m", "k8s_wiretap", "proxy", "--kubeconfig", str(kubeconfig)]
+    argv += ["--listen", f"127.0.0.1:{free_port()}", "--confdir", str(tmp_path / "ca")]
+    done = subprocess.run(
+        [*argv, "--no-tui", flag, "0"], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr) == (2, f"k8s-wiretap: {flag} 0: must be positive\n")
