@@ -215,6 +215,8 @@ def _refuse(
 
 def _begin(self: _http1.Http1Server) -> None:
     """The request's first byte is in: its whole-request clock starts."""
+    if not self.buf:
+        return
     _spoken.add(self.conn.id)
     if getattr(self, "_wiretap_started", None) is None:
         self._wiretap_started = time.monotonic()  # type: ignore[attr-defined]

@@ -25,6 +25,7 @@ from k8s_wiretap.proxy import limits
 from tests.conftest import wait_until
 from tests.proxy.conftest import (
     LocalProxy,
+    LocalUpstream,
     ProxyProcess,
     Recorded,
     Wiretap,
@@ -289,3 +290,24 @@ def test_requests_dripped_a_byte_at_a_time_are_cut_at_the_deadline(hurried: Loca
     for cut in (e for e in hurried.recording().exchanges if "drip=" in e.path):
         assert cut.status == 408
         assert cut.error is not None and "did not arrive within 2 s" in cut.error
+
+
+def test_the_deadline_is_on_requests_not_on_connections_or_responses(hurried: LocalProxy) -> None:
+    """Past the 2 s deadline, a watch still streams and a kept-alive connection idle all that
+    time is served: the clock starts at a request's first byte and stops at its end."""
+    LocalUpstream.dying.clear()
+    with connect(hurried.port) as watch, connect(hurried.port) as kept:
+        watch.sendall(b"GET /watch?watch=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert watch.recv(65536).startswith(b"HTTP/1.1 200")
+        assert get_version(kept) == b"HTTP/1.1 200 OK"
+        time.sleep(2.5)  # past the deadline, on both
+        body = configmap("after-idle", 10)
+        head = (
+            f"POST {CONFIGMAPS} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        kept.sendall(head.encode() + body)
+        assert kept.recv(65536).startswith(b"HTTP/1.1 201")
+        LocalUpstream.dying.set()  # the watch ends only now, as the upstream closes it
+        rest = b"".join(iter(lambda: watch.recv(65536), b""))
+    LocalUpstream.dying.clear()
+    assert b"408" not in rest
