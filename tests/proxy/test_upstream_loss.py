@@ -6,16 +6,32 @@ upstream whose watch connection closes without the body's end, as a killed API s
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import ssl
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import h2.config
 import h2.connection
 import h2.events
 import pytest
+import yaml
 
-from tests.conftest import wait_until
-from tests.proxy.conftest import LocalProxy, LocalUpstream, connect, spawn_local_proxy
+from k8s_wiretap.kube.kubeconfig import load_kubeconfig
+from k8s_wiretap.lab.state import LabState
+from tests.conftest import Kubectl, wait_until
+from tests.proxy.conftest import (
+    LocalProxy,
+    LocalUpstream,
+    connect,
+    spawn_local_proxy,
+    spawn_proxy,
+)
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +83,85 @@ def test_a_watch_whose_upstream_dies_ends_and_is_recorded_so(proxy: LocalProxy) 
     wait_until(ended, 10, "the watch's end in the recording")
     watch = next(e for e in proxy.recording().exchanges if e.path.startswith("/watch"))
     assert watch.status == 200 and watch.error  # the upstream's loss, as it was
+
+
+# -- the real thing: kubectl get -w, the API server gone (lab) -------------------------------
+class Relay:
+    """A TCP relay to the API server that can go as a killed API server goes: every
+    connection of it closed at once. (The session's lab stays up for other tests.)"""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                server = socket.create_connection(self.target)
+                self.sockets += [client, server]
+                for one, other in ((client, server), (server, client)):
+                    threading.Thread(target=self._pump, args=(one, other), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            for data in iter(lambda: source.recv(65536), b""):
+                sink.sendall(data)
+
+    def die(self) -> None:
+        self.listener.close()
+        for conn in self.sockets:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
+
+
+def via(kubeconfig: str, relay: Relay, path: Path) -> Path:
+    """The kubeconfig with its server behind `relay`."""
+    document = yaml.safe_load(Path(kubeconfig).read_text())
+    for cluster in document["clusters"]:
+        cluster["cluster"]["server"] = f"https://127.0.0.1:{relay.port}"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def watch_until_gone(kubeconfig: Path, relay: Relay, cache: Path) -> tuple[int, str]:
+    """`kubectl get configmaps -w` until the API server (the relay) goes: its exit status
+    and what it printed on stderr."""
+    kubectl = Kubectl(str(kubeconfig), cache)
+    process = kubectl.popen("get", "configmaps", "-A", "-w")
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().startswith("NAMESPACE")  # listed, now watching
+    relay.die()
+    try:
+        status = process.wait(60)
+    finally:
+        process.kill()
+    return status, process.stderr.read()
+
+
+def test_kubectl_get_w_ends_as_quietly_as_direct_when_the_api_server_goes(
+    lab: LabState, tmp_path: Path
+) -> None:
+    server = urlsplit(load_kubeconfig(Path(lab.kubeconfig)).server)
+    target = (server.hostname or "127.0.0.1", server.port or 443)
+    direct_relay = Relay(target)
+    direct = watch_until_gone(
+        via(lab.kubeconfig, direct_relay, tmp_path / "direct"), direct_relay, tmp_path / "c1"
+    )
+    relay = Relay(target)
+    proxy = spawn_proxy(str(via(lab.kubeconfig, relay, tmp_path / "relayed")), tmp_path)
+    try:
+        client = tmp_path / "through-proxy"
+        argv = [sys.executable, "-m", "k8s_wiretap", "kubeconfig", "--proxy"]
+        argv += [f"127.0.0.1:{proxy.port}", "-o", str(client), "--confdir", str(tmp_path / "ca")]
+        subprocess.run([*argv, "--kubeconfig", str(tmp_path / "relayed")], check=True)
+        proxied = watch_until_gone(client, relay, tmp_path / "c2")
+    finally:
+        proxy.stop()
+    assert "stream error" not in proxied[1]
+    assert proxied == direct, (proxied, direct)
