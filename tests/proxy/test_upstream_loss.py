@@ -113,6 +113,8 @@ class Relay:
                 sink.sendall(data)
 
     def die(self) -> None:
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept (close alone does not)
         self.listener.close()
         for conn in self.sockets:
             with contextlib.suppress(OSError):
@@ -129,19 +131,29 @@ def via(kubeconfig: str, relay: Relay, path: Path) -> Path:
     return path
 
 
-def watch_until_gone(kubeconfig: Path, relay: Relay, cache: Path) -> tuple[int, str]:
-    """`kubectl get configmaps -w` until the API server (the relay) goes: its exit status
-    and what it printed on stderr."""
+def watch_until_gone(
+    kubeconfig: Path, relay: Relay, cache: Path, direct: Kubectl, name: str
+) -> tuple[int, str, str]:
+    """`kubectl get configmaps -w` until the API server (the relay) goes, once the watch
+    has shown a ConfigMap made meanwhile (it is live): its exit status, what it printed
+    after that, and its stderr. (Before, through the proxy, the end was printed as a row:
+    `Failure InternalError an error on the server ("unable to decode an event from the
+    watch stream: stream error: stream ID 7; INTERNAL_ERROR; received from peer")`.)"""
     kubectl = Kubectl(str(kubeconfig), cache)
-    process = kubectl.popen("get", "configmaps", "-A", "-w")
+    process = kubectl.popen("get", "configmaps", "--no-headers", "-w")
     assert process.stdout is not None and process.stderr is not None
-    assert process.stdout.readline().startswith("NAMESPACE")  # listed, now watching
+    assert process.stdout.readline().split()[0] == "kube-root-ca.crt"  # listed
+    direct.run("create", "configmap", name)
+    line = "listed"
+    while line and not line.startswith(name):  # what else was listed, then the watched one
+        line = process.stdout.readline()
+    assert line, "kubectl ended before the watch saw the ConfigMap"
     relay.die()
     try:
         status = process.wait(60)
     finally:
         process.kill()
-    return status, process.stderr.read()
+    return status, process.stdout.read(), process.stderr.read()
 
 
 def test_kubectl_get_w_ends_as_quietly_as_direct_when_the_api_server_goes(
@@ -149,10 +161,10 @@ def test_kubectl_get_w_ends_as_quietly_as_direct_when_the_api_server_goes(
 ) -> None:
     server = urlsplit(load_kubeconfig(Path(lab.kubeconfig)).server)
     target = (server.hostname or "127.0.0.1", server.port or 443)
-    direct_relay = Relay(target)
-    direct = watch_until_gone(
-        via(lab.kubeconfig, direct_relay, tmp_path / "direct"), direct_relay, tmp_path / "c1"
-    )
+    lab_kubectl = Kubectl(lab.kubeconfig, tmp_path / "c0")
+    first = Relay(target)
+    kubeconfig = via(lab.kubeconfig, first, tmp_path / "direct")
+    direct = watch_until_gone(kubeconfig, first, tmp_path / "c1", lab_kubectl, "loss-direct")
     relay = Relay(target)
     proxy = spawn_proxy(str(via(lab.kubeconfig, relay, tmp_path / "relayed")), tmp_path)
     try:
@@ -160,8 +172,9 @@ def test_kubectl_get_w_ends_as_quietly_as_direct_when_the_api_server_goes(
         argv = [sys.executable, "-m", "k8s_wiretap", "kubeconfig", "--proxy"]
         argv += [f"127.0.0.1:{proxy.port}", "-o", str(client), "--confdir", str(tmp_path / "ca")]
         subprocess.run([*argv, "--kubeconfig", str(tmp_path / "relayed")], check=True)
-        proxied = watch_until_gone(client, relay, tmp_path / "c2")
+        proxied = watch_until_gone(client, relay, tmp_path / "c2", lab_kubectl, "loss-proxied")
     finally:
         proxy.stop()
-    assert "stream error" not in proxied[1]
-    assert proxied == direct, (proxied, direct)
+        lab_kubectl.run("delete", "configmap", "loss-direct", "loss-proxied", check=False)
+    assert "stream error" not in proxied[1] + proxied[2]
+    assert proxied == direct == (0, "", "")
