@@ -15,6 +15,9 @@ proxy:
   under the request deadlines of `limits.py` from then on; an established connection (TLS
   or HTTP/1 between requests) is under the idle timeout (mitmproxy's `tcp_timeout`).
 
+The addon also holds the `wiretap_request_timeout` option, the whole-request deadline that
+`limits.py` (HTTP/1) and `h2deadline.py` (h2) keep (`Limits.request_timeout`).
+
 kube-apiserver's Go server has the same handshake bound (its `tlsHandshakeTimeout`, the
 smallest of its read timeouts: 32 s) and no per-address limit; 10 s is far more than a
 handshake over any network takes.
