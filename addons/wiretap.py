@@ -11,6 +11,7 @@ from 600 s to one day unless it was set (`--set tcp_timeout=N`).
 """
 
 from k8s_wiretap.proxy.addon import Wiretap
+from k8s_wiretap.proxy.guard import Guard
 from k8s_wiretap.views.console import ConsoleOutput
 
-addons = [Wiretap(console=ConsoleOutput)]
+addons = [Guard(), Wiretap(console=ConsoleOutput)]

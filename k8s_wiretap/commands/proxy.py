@@ -25,6 +25,8 @@ from k8s_wiretap.errors import UsageError
 from k8s_wiretap.kube.kubeconfig import ClusterAccess, load_kubeconfig, write_kubeconfig
 from k8s_wiretap.proxy import workers
 from k8s_wiretap.proxy.clientauth import client_authority, client_ca_paths, issue_client
+from k8s_wiretap.proxy.guard import HANDSHAKE_TIMEOUT, MAX_CLIENT_CONNECTIONS
+from k8s_wiretap.proxy.limits import REQUEST_TIMEOUT
 from k8s_wiretap.proxy.routes import Route
 from k8s_wiretap.proxy.server import (
     ProxyServer,
@@ -119,6 +121,30 @@ def register(subparsers: Any) -> None:
         default=24 * 3600,
         metavar="SECONDS",
         help="close connections idle this long (default one day)",
+    )
+    proxy.add_argument(
+        "--request-timeout",
+        type=int,
+        default=REQUEST_TIMEOUT,
+        metavar="SECONDS",
+        help="a request's head and body must arrive within this, from its first byte, "
+        f"else 408 (default {REQUEST_TIMEOUT}, the API server's own)",
+    )
+    proxy.add_argument(
+        "--handshake-timeout",
+        type=int,
+        default=HANDSHAKE_TIMEOUT,
+        metavar="SECONDS",
+        help="close a new connection that has not finished its TLS handshake (or sent "
+        f"nothing) within this (default {HANDSHAKE_TIMEOUT})",
+    )
+    proxy.add_argument(
+        "--max-client-connections",
+        type=int,
+        default=MAX_CLIENT_CONNECTIONS,
+        metavar="N",
+        help="open connections from one client address; more are closed at once "
+        f"(default {MAX_CLIENT_CONNECTIONS}, per worker)",
     )
     proxy.add_argument(
         "--confdir",
@@ -311,6 +337,9 @@ def _proxy(args: argparse.Namespace) -> int:
         settings.outputs.append(OtlpOutput(args.otlp_endpoint))
     settings.accept_hosts = args.accept_hosts
     settings.idle_timeout = args.idle_timeout
+    settings.request_timeout = args.request_timeout
+    settings.handshake_timeout = args.handshake_timeout
+    settings.max_client_connections = args.max_client_connections
     settings.on_record_error = args.on_record_error
     settings.confdir = args.confdir or default_confdir()
     if args.worker is not None:

@@ -8,9 +8,11 @@ request body, the recorder gets at most `wiretap_max_body` bytes and the count o
 Framing, redaction and writing happen in the recorder's thread, never on this event loop.
 
 Loading the addon installs `limits.py` (the request head's size limit and read timeout,
-strict HTTP/1 parsing, Kubernetes `Status` error pages, the `request` hook before a streamed
-body): what the proxy refuses is recorded as an exchange with the response the client got,
-or, for bytes that were not HTTP and a TLS handshake that failed, as a note.
+the whole-request deadline, strict HTTP/1 parsing, Kubernetes `Status` error pages, the
+`request` hook before a streamed body), `h2deadline.py` (the deadline per h2 stream) and
+`upstream_loss.py` (an h2 stream whose upstream died ends, not reset): what the proxy
+refuses is recorded as an exchange with the response the client got, or, for bytes that
+were not HTTP, a TLS handshake that failed and a connection `guard.py` closed, as a note.
 
 `wiretap_record` refuses an existing file unless `wiretap_overwrite` is set (an OptionsError
 at start-up), and the file is created only in the `running` hook, once mitmproxy listens: a
@@ -47,7 +49,7 @@ from k8s_wiretap.capture.events import (
 from k8s_wiretap.capture.outputs import FileOutput, recording_problem
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.redact import Redactor
-from k8s_wiretap.proxy import limits
+from k8s_wiretap.proxy import guard, h2deadline, limits, upstream_loss
 from k8s_wiretap.proxy.status import status_body
 from k8s_wiretap.proxy.upstream import INJECTED
 
@@ -76,7 +78,10 @@ class Wiretap:
 
     def load(self, loader: Loader) -> None:
         limits.install()
+        upstream_loss.install()
+        h2deadline.install()
         limits.LIMITS.refused = self._refused
+        limits.LIMITS.noted = self._noted
         options = loader.master.options
         if not options.has_changed("tcp_timeout"):  # mitmproxy's 600 s would cut quiet watches
             options.update(tcp_timeout=DEFAULT_IDLE_TIMEOUT)
@@ -264,7 +269,7 @@ class Wiretap:
         if not flow.metadata.get(RECORDED) and flow.request is not None:
             self._record_request(flow)
         self._flush_request_body(flow, done=True)
-        reply = limits.reply_for(flow.client_conn.id)
+        reply = limits.reply_for(flow.client_conn.id, flow.request)
         message = reply[1] if reply else flow.error.msg if flow.error else "unknown error"
         body = None
         if reply is not None and flow.response is None:  # what the proxy answered instead
@@ -282,13 +287,19 @@ class Wiretap:
             text = f"refused {peer} with {status}: {message}"
             self.recorder.put(Note(time.time(), "warning", text))
 
+    def _noted(self, text: str) -> None:
+        """A connection the proxy refused or closed before any request (`guard`)."""
+        if self.recorder is not None:
+            self.recorder.put(Note(time.time(), "warning", text))
+
     def client_disconnected(self, client: connection.Client) -> None:
         limits.reply_for(client.id)  # a refusal whose exchange never reached `error`
 
     def tls_failed_client(self, data: tls.TlsData) -> None:
         """A client's TLS handshake failed (bytes that are not TLS, a client that does not
-        trust the proxy's CA): there is no exchange, a note says who and why."""
-        if self.recorder is not None:
+        trust the proxy's CA): there is no exchange, a note says who and why (the guard's,
+        when it closed the connection at the handshake deadline)."""
+        if self.recorder is not None and not guard.closed_late(data.context.client):
             peer = human.format_address(data.context.client.peername)
             error = (data.conn.error or "unknown error")[:300]  # it may quote the bytes in hex
             self.recorder.put(

@@ -10,6 +10,9 @@ patches, in mitmproxy 12.3.1's `mitmproxy.proxy.layers.http`:
 - `_http1.Http1Server.read_headers`: a request head (request line and headers) larger than
   `MAX_HEAD` is answered 431, one not complete within `Limits.header_timeout` seconds of its
   first byte 408 (a `RequestWakeup`, handled in the patched `Http1Server._handle_event`); a
+  request whose head and body are not both in within `Limits.request_timeout` of the head's
+  first byte 408 too (the whole-request deadline: a client sending a byte a second is cut
+  at it), its upstream request cut; a
   head with an HTTP version other than 1.0 and 1.1, an invalid header name, or a control
   character (NUL included) in a header value 400. The head is then parsed by mitmproxy's own
   `read_request_head`, whose errors are answered 400 as before.
@@ -37,7 +40,8 @@ to a reset while the client is still writing (what Go's `closeWriteAndWait` does
 of a head whose request line could be read goes through mitmproxy as a request with a
 protocol error (so the addons record it), and its reply is kept for the addon (`reply_for`);
 one without (bytes that are not HTTP) is handed to `Limits.refused`, for a note. h2 (by
-ALPN) is mitmproxy's h2 stack, whose own limits hold.
+ALPN) is mitmproxy's h2 stack, whose own limits hold, with the whole-request deadline per
+stream (h2deadline.py); the connections themselves are bounded by guard.py.
 """
 
 from __future__ import annotations
@@ -70,10 +74,21 @@ from mitmproxy.utils import human
 
 from k8s_wiretap.proxy.status import status_response
 
-__all__ = ["HEADER_TIMEOUT", "LIMITS", "MAX_HEAD", "Limits", "install", "reply_for"]
+__all__ = [
+    "HEADER_TIMEOUT",
+    "LIMITS",
+    "MAX_HEAD",
+    "REQUEST_TIMEOUT",
+    "Limits",
+    "install",
+    "refused_stream",
+    "reply_for",
+    "spoke",
+]
 
 MAX_HEAD = 1 << 20  # kube-apiserver's MaxHeaderBytes (Go's DefaultMaxHeaderBytes)
 HEADER_TIMEOUT = 32  # kube-apiserver's ReadHeaderTimeout, "just shy of requestTimeoutUpperBound"
+REQUEST_TIMEOUT = 60  # kube-apiserver's --request-timeout default (1m0s)
 VERSIONS = (b"HTTP/1.0", b"HTTP/1.1")
 LINGER = 2.0  # seconds a refused connection is still read (and dropped) before it closes
 EARLY = "wiretap_early_request_hook"  # flow metadata: the request hook ran before streaming
@@ -87,16 +102,40 @@ Commands = Generator[commands.Command, Any, None]
 class Limits:
     max_head: int = MAX_HEAD
     header_timeout: float = HEADER_TIMEOUT
+    request_timeout: float = REQUEST_TIMEOUT  # head and body, from the head's first byte
     refused: Callable[[str, int, str], None] | None = None  # (peer, status, message)
+    noted: Callable[[str], None] | None = None  # a warning for the recording (guard.py)
 
 
 LIMITS = Limits()
 _replies: dict[str, tuple[int, str]] = {}  # client connection id → the refusal it was sent
+_spoken: set[str] = set()  # client connections that sent a byte of HTTP/1 (`spoke`)
 
 
-def reply_for(client_id: str) -> tuple[int, str] | None:
-    """The status and message the proxy refused the client connection's request with."""
+def spoke(client_id: str, *, forget: bool = False) -> bool:
+    """Whether the client connection sent a byte of an HTTP/1 request (a plain connection
+    that did is under the request deadlines, not the handshake deadline: guard.py);
+    `forget` once it closed."""
+    if forget:
+        _spoken.discard(client_id)
+        return False
+    return client_id in _spoken
+
+
+_stream_replies: dict[int, tuple[int, str]] = {}  # id() of an h2 request → its refusal
+
+
+def reply_for(client_id: str, request: http.Request | None = None) -> tuple[int, str] | None:
+    """The status and message the proxy refused the client connection's request with (an
+    h2 stream's: by its `request`, see `refused_stream`)."""
+    if request is not None and id(request) in _stream_replies:
+        return _stream_replies.pop(id(request))
     return _replies.pop(client_id, None)
+
+
+def refused_stream(request: http.Request, status: int, message: str) -> None:
+    """An h2 stream's request was answered `status` by the proxy (h2deadline.py)."""
+    _stream_replies[id(request)] = (status, message)
 
 
 class _Refused(ValueError):
@@ -174,12 +213,35 @@ def _refuse(
         LIMITS.refused(peer, status, message)
 
 
+def _begin(self: _http1.Http1Server) -> None:
+    """The request's first byte is in: its whole-request clock starts."""
+    if not self.buf:
+        return
+    _spoken.add(self.conn.id)
+    if getattr(self, "_wiretap_started", None) is None:
+        self._wiretap_started = time.monotonic()  # type: ignore[attr-defined]
+
+
+def _head_timeout() -> float:
+    return min(LIMITS.header_timeout, LIMITS.request_timeout)
+
+
 def _start_clock(self: _http1.Http1Server) -> Commands:
     if getattr(self, "_wiretap_deadline", None) is None:
-        self._wiretap_deadline = time.monotonic() + LIMITS.header_timeout  # type: ignore[attr-defined]
-        wakeup = commands.RequestWakeup(LIMITS.header_timeout)
+        self._wiretap_deadline = time.monotonic() + _head_timeout()  # type: ignore[attr-defined]
+        wakeup = commands.RequestWakeup(_head_timeout())
         self._wiretap_wakeup = wakeup  # type: ignore[attr-defined]
         yield wakeup
+
+
+def _start_body_clock(self: _http1.Http1Server) -> Commands:
+    """The head is in and a body follows: the whole request's deadline (from the head's
+    first byte) now holds for the body."""
+    started = getattr(self, "_wiretap_started", None) or time.monotonic()
+    self._wiretap_started = None  # type: ignore[attr-defined]  # the next request's clock
+    wakeup = commands.RequestWakeup(max(0.0, started + LIMITS.request_timeout - time.monotonic()))
+    self._wiretap_body_wakeup = wakeup  # type: ignore[attr-defined]
+    yield wakeup
 
 
 def read_headers(self: _http1.Http1Server, event: events.ConnectionEvent) -> Commands:
@@ -187,6 +249,7 @@ def read_headers(self: _http1.Http1Server, event: events.ConnectionEvent) -> Com
     if not isinstance(event, events.DataReceived):
         yield from _original["read_headers"](self, event)
         return
+    _begin(self)
     lines = self.buf.maybe_extract_lines()
     while lines == []:  # blank lines before a request line are skipped
         lines = self.buf.maybe_extract_lines()
@@ -234,6 +297,10 @@ def _read_head(self: _http1.Http1Server, head: list[bytes], event: events.DataRe
         yield from _refuse(self, status, str(error), _known_request(head))
         return
     self._wiretap_deadline = None  # type: ignore[attr-defined]
+    if expected_body_size == 0:
+        self._wiretap_started = None  # type: ignore[attr-defined]
+    else:
+        yield from _start_body_clock(self)
     yield ReceiveHttp(RequestHeaders(self.stream_id, self.request, expected_body_size == 0))
     self.body_reader = _http1.make_body_reader(expected_body_size)
     self.state = self.read_body
@@ -249,16 +316,41 @@ def handle_event(self: _http1.Http1Server, event: events.Event) -> Commands:
     if isinstance(event, events.Wakeup):
         ours = event.command is getattr(self, "_wiretap_wakeup", None)
         waiting = getattr(self, "_wiretap_deadline", None) is not None
+        body = event.command is getattr(self, "_wiretap_body_wakeup", None)
         if ours and waiting and self.state == self.read_headers:
-            message = f"the request head did not arrive within {LIMITS.header_timeout:g} s"
             known = _known_request(_first_lines(bytes(self.buf)))
-            yield from _refuse(self, 408, message, known)
+            yield from _refuse(self, 408, _late_head(), known)
+        elif body and self.state == self.read_body:
+            yield from _cut_body(self)
         elif ours_linger(self, event) and self.conn.state is not ConnectionState.CLOSED:
             yield commands.CloseConnection(self.conn)
         return
     if isinstance(event, events.DataReceived) and self.state == self.done:
         return
     yield from _original["_handle_event"](self, event)
+
+
+def _late_head() -> str:
+    if LIMITS.header_timeout <= LIMITS.request_timeout:
+        return f"the request head did not arrive within {LIMITS.header_timeout:g} s"
+    return late_request()
+
+
+def late_request() -> str:
+    return f"the request did not arrive within {LIMITS.request_timeout:g} s"
+
+
+def _cut_body(self: _http1.Http1Server) -> Commands:
+    """The whole-request deadline passed while the body still came: answer 408 if no
+    response started (else only close), drop the rest, and end the exchange as a client
+    error (its upstream connection is closed: the body there is cut)."""
+    message = f"k8s-wiretap: {late_request()}"
+    if self.response is None:
+        _replies[self.conn.id] = (408, message)
+        yield commands.SendData(self.conn, error_response(408, message))
+    yield from _linger(self)
+    error = RequestProtocolError(self.stream_id, message, ErrorCode.GENERIC_CLIENT_ERROR)
+    yield ReceiveHttp(error)
 
 
 def read_body(self: _http1.Http1Server, event: events.Event) -> Commands:

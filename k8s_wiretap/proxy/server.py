@@ -47,13 +47,15 @@ from k8s_wiretap.paths import state_dir
 from k8s_wiretap.proxy.addon import DEFAULT_IDLE_TIMEOUT, Wiretap
 from k8s_wiretap.proxy.clientauth import client_authority, client_context
 from k8s_wiretap.proxy.etcd import EtcdWatch
-from k8s_wiretap.proxy.limits import HEADER_TIMEOUT
+from k8s_wiretap.proxy.guard import HANDSHAKE_TIMEOUT, MAX_CLIENT_CONNECTIONS, Guard
+from k8s_wiretap.proxy.limits import HEADER_TIMEOUT, REQUEST_TIMEOUT
 from k8s_wiretap.proxy.routes import Route, is_loopback
 from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS, Upstream
 
 __all__ = [
     "ProxyServer",
     "ProxySettings",
+    "check_bounds",
     "default_confdir",
     "proxy_ca_pem",
 ]
@@ -88,6 +90,9 @@ class ProxySettings:
     accept_hosts: str = DEFAULT_ACCEPT_HOSTS
     idle_timeout: int = DEFAULT_IDLE_TIMEOUT
     header_timeout: int = HEADER_TIMEOUT  # seconds for a request head, then 408 (limits.py)
+    request_timeout: int = REQUEST_TIMEOUT  # seconds for head and body, then 408 (limits.py)
+    handshake_timeout: int = HANDSHAKE_TIMEOUT  # seconds for a TLS handshake (guard.py)
+    max_client_connections: int = MAX_CLIENT_CONNECTIONS  # open per client address (guard.py)
     # when the recording fails: "resume" (try it again every `record_retry` seconds),
     # "continue" (unrecorded from then on) or "exit" (stop, status 1)
     on_record_error: str = "resume"
@@ -107,6 +112,18 @@ def check_port_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as error:
             raise UsageError(f"cannot listen on {host}:{port}: {error.strerror}") from error
+
+
+def check_bounds(settings: ProxySettings) -> None:
+    """The listener's timeouts and limits are positive (a UsageError names the flag)."""
+    for flag, value in (
+        ("--idle-timeout", settings.idle_timeout),
+        ("--request-timeout", settings.request_timeout),
+        ("--handshake-timeout", settings.handshake_timeout),
+        ("--max-client-connections", settings.max_client_connections),
+    ):
+        if value <= 0:
+            raise UsageError(f"{flag} {value}: must be positive")
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -161,6 +178,9 @@ class ProxyServer:
             "ssl_insecure": access.insecure,
             "tcp_timeout": self.settings.idle_timeout,
             "wiretap_header_timeout": self.settings.header_timeout,
+            "wiretap_request_timeout": self.settings.request_timeout,
+            "wiretap_handshake_timeout": self.settings.handshake_timeout,
+            "wiretap_max_client_connections": self.settings.max_client_connections,
         }
         if access.ca_pem and not access.insecure:
             values["ssl_verify_upstream_trusted_ca"] = str(self._upstream_ca(access.ca_pem))
@@ -185,8 +205,7 @@ class ProxyServer:
     def _prepare(self) -> None:
         """Everything that can fail with a clear message, before any listener opens and
         before anything is written."""
-        if self.settings.idle_timeout <= 0:
-            raise UsageError(f"--idle-timeout {self.settings.idle_timeout}: must be positive")
+        check_bounds(self.settings)
         record = self.settings.record
         if record is not None:
             problem = recording_problem(
@@ -207,6 +226,7 @@ class ProxyServer:
         master.addons.add(*default_addons())
         listeners = {route.mode: route.name for route in self.settings.routes}
         master.addons.add(
+            Guard(),
             Upstream(self.settings.routes, self.settings.accept_hosts),
             _Ready(self),  # before Wiretap: the recording is open before the recorder starts
             Wiretap(self.recorder, listeners),

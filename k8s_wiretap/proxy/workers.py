@@ -48,7 +48,13 @@ from k8s_wiretap.capture.outputs import recording_problem
 from k8s_wiretap.capture.reader import RecordingError, file_records
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.proxy import reuseport
-from k8s_wiretap.proxy.server import ProxyServer, ProxySettings, announce, ask_versions
+from k8s_wiretap.proxy.server import (
+    ProxyServer,
+    ProxySettings,
+    announce,
+    ask_versions,
+    check_bounds,
+)
 
 __all__ = [
     "READY",
@@ -92,8 +98,7 @@ class WorkerServer(ProxyServer):
     listen on the port already, which a check would take for a conflict) and announces."""
 
     def _prepare(self) -> None:
-        if self.settings.idle_timeout <= 0:
-            raise UsageError(f"--idle-timeout {self.settings.idle_timeout}: must be positive")
+        check_bounds(self.settings)
         record = self.settings.record
         if record is not None:
             problem = recording_problem(record, overwrite=self.settings.overwrite, hint="")

@@ -8,7 +8,9 @@ recorded. The memory bounds are measured on `k8s-wiretap proxy` in a process of 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import select
 import socket
 import threading
 import time
@@ -20,7 +22,18 @@ import pytest
 from k8s_wiretap.capture.reader import Recording
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.proxy import limits
-from tests.proxy.conftest import ProxyProcess, Recorded, Wiretap, spawn_proxy
+from tests.conftest import wait_until
+from tests.proxy.conftest import (
+    LocalProxy,
+    LocalUpstream,
+    ProxyProcess,
+    Recorded,
+    Wiretap,
+    connect,
+    get_version,
+    spawn_local_proxy,
+    spawn_proxy,
+)
 from tests.proxy.test_malformed import (
     Reply,
     assert_status,
@@ -207,3 +220,94 @@ def test_the_header_timeout_does_not_cut_an_idle_kept_alive_connection(
             conn.sendall(request)
             assert read_reply(conn, to_close=False).status == 200
             time.sleep(2)
+
+
+# -- the whole-request deadline, against a local upstream (no lab) --------------------------
+@pytest.fixture(scope="module")
+def hurried(upstream: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProxy]:
+    """`k8s-wiretap proxy --request-timeout 2` in front of a local upstream."""
+    folder = tmp_path_factory.mktemp("hurried")
+    yield from spawn_local_proxy(upstream, folder, "--request-timeout", "2")
+
+
+DRIPPERS = 120
+
+
+def drip(conns: list[socket.socket], bound: float = 20) -> dict[socket.socket, bytes]:
+    """Send each connection a byte every 0.2 s until the proxy has closed it (at most
+    `bound` seconds); what each was answered."""
+    answers = {conn: b"" for conn in conns}
+    waiting, stop = set(conns), time.monotonic() + bound
+    while waiting and time.monotonic() < stop:
+        for conn in waiting:
+            with contextlib.suppress(OSError):
+                conn.send(b"x")
+        readable, _, _ = select.select(list(waiting), [], [], 0.2)
+        for conn in readable:
+            try:
+                data = conn.recv(65536)
+            except OSError:
+                data = b""
+            answers[conn] += data
+            if not data:
+                waiting.discard(conn)
+    return answers
+
+
+def test_requests_dripped_a_byte_at_a_time_are_cut_at_the_deadline(hurried: LocalProxy) -> None:
+    """120 connections drip their requests (heads for some, bodies for the others) a byte at
+    a time: each gets a 408 Status at the whole-request deadline and is closed, and each is
+    recorded so; meanwhile requests from this address and another are served."""
+    conns = [connect(hurried.port) for _ in range(DRIPPERS)]
+    for number, conn in enumerate(conns):
+        path = f"/api/v1/namespaces/default/configmaps?drip={number}"
+        head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n"
+        conn.sendall(head.encode() + (b"\r\n" if number % 2 else b"X-Drip: "))
+    answers: dict[socket.socket, bytes] = {}
+    attack = threading.Thread(target=lambda: answers.update(drip(conns)))
+    attack.start()
+    try:
+        for source in ("127.0.0.1", "127.0.0.2"):
+            with connect(hurried.port, source) as client:
+                assert get_version(client) == b"HTTP/1.1 200 OK"
+        body = configmap("whole", 100)
+        reply = post(hurried.port, CONFIGMAPS, body)
+        assert reply.status == 201, reply
+    finally:
+        attack.join()
+        for conn in conns:
+            conn.close()
+    statuses = [answer.split(b" ", 2)[:2] for answer in answers.values()]
+    assert statuses == [[b"HTTP/1.1", b"408"]] * DRIPPERS
+    for answer in answers.values():
+        assert b"k8s-wiretap: the request" in answer and b"within 2 s" in answer
+
+    def all_ended(recording: Recording) -> bool:
+        cut = [e for e in recording.exchanges if "drip=" in e.path and e.end is not None]
+        return len(cut) == DRIPPERS
+
+    wait_until(lambda: all_ended(hurried.recording()), 10, "every dripped request recorded")
+    for cut in (e for e in hurried.recording().exchanges if "drip=" in e.path):
+        assert cut.status == 408
+        assert cut.error is not None and "did not arrive within 2 s" in cut.error
+
+
+def test_the_deadline_is_on_requests_not_on_connections_or_responses(hurried: LocalProxy) -> None:
+    """Past the 2 s deadline, a watch still streams and a kept-alive connection idle all that
+    time is served: the clock starts at a request's first byte and stops at its end."""
+    LocalUpstream.dying.clear()
+    with connect(hurried.port) as watch, connect(hurried.port) as kept:
+        watch.sendall(b"GET /watch?watch=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert watch.recv(65536).startswith(b"HTTP/1.1 200")
+        assert get_version(kept) == b"HTTP/1.1 200 OK"
+        time.sleep(2.5)  # past the deadline, on both
+        body = configmap("after-idle", 10)
+        head = (
+            f"POST {CONFIGMAPS} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        kept.sendall(head.encode() + body)
+        assert kept.recv(65536).startswith(b"HTTP/1.1 201")
+        LocalUpstream.dying.set()  # the watch ends only now, as the upstream closes it
+        rest = b"".join(iter(lambda: watch.recv(65536), b""))
+    LocalUpstream.dying.clear()
+    assert b"408" not in rest
