@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.lab import build
 from k8s_wiretap.lab.components import CBOR_ENV, DEFAULT, ORDER, resolve
@@ -165,13 +166,12 @@ def _up(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(f"--components: {error}") from error
     lab = Lab(args.dir)
-    try:  # the lab's folder, made now: a --dir that cannot be is said as --dir's
-        lab.dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"--dir {lab.dir}: cannot make the folder: {reason(error)}") from error
+    problem = _unmakeable(lab.dir)  # said as --dir's, never as the default --record's
+    if problem:
+        raise UsageError(f"--dir {lab.dir}: cannot make the folder: {problem}")
     record = args.record or (lab.dir / "recording.jsonl" if args.via_proxy else None)
-    if record is not None and not record.absolute().parent.is_dir():
-        raise UsageError(f"--record: folder {record.absolute().parent} does not exist")
+    if args.record is not None and not args.record.absolute().parent.is_dir():
+        raise UsageError(f"--record: folder {args.record.absolute().parent} does not exist")
     options = UpOptions(
         components=components,
         bin_dir=args.bin_dir,
@@ -194,6 +194,20 @@ def _up(args: argparse.Namespace) -> int:
         print(f"recording every client's traffic to {state.recording}", file=sys.stderr)
     print(state.kubeconfig)
     return 0
+
+
+def _unmakeable(folder: Path) -> str | None:
+    """Why `folder` can be no folder of the lab's (None: it is one, or can be made). Nothing
+    is made here: a lab refused for another reason after this check leaves nothing behind."""
+    for existing in (folder, *folder.absolute().parents):
+        if not existing.exists():
+            continue
+        if not existing.is_dir():
+            return os.strerror(errno.ENOTDIR)
+        if existing != folder and not os.access(existing, os.W_OK | os.X_OK):
+            return os.strerror(errno.EACCES)
+        return None
+    return None
 
 
 def _down(args: argparse.Namespace) -> int:
