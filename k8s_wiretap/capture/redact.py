@@ -21,7 +21,9 @@ The Status the API server answers a refused request with quotes what the request
 patched object, the first bytes of a body it could not read): on a sensitive resource its
 texts are masked (capture/statusmask.py, rules in kube/statustext.py), of every rendering
 of a value and of every value the exchange's request carried — `seen`, the set of values
-redacted in the exchange's bodies so far, which the caller keeps per exchange.
+redacted in the exchange's bodies so far, which the caller keeps per exchange. A watch
+event reads `seen` but adds nothing to it: a watch can run for days, and its set stays what
+its request and response head made it (a stream's memory does not follow its events).
 
 What is sensitive is data (kube/sensitive.py). A body that should be redacted but cannot be
 parsed is replaced whole ("fail closed") and the record says so; so is a Secret field that
@@ -144,8 +146,9 @@ class Redactor:
     ) -> tuple[bytes, bool]:
         """One watch event of a stream of `content_type`: JSON `{"type", "object"}`, or
         protobuf meta/v1 WatchEvent (a JSON-looking first byte proves nothing: 0x0a, a
-        protobuf field 1 key, is also a newline)."""
-        with self._exchange(info, seen):
+        protobuf field 1 key, is also a newline). `seen` masks its Status (a watch event of
+        type ERROR), and is not added to (see the module)."""
+        with self._exchange(info, seen, learn=False):
             return self._watch_frame(info, frame, content_type)
 
     def status(
@@ -161,12 +164,17 @@ class Redactor:
         return copied
 
     @contextmanager
-    def _exchange(self, info: RequestInfo, seen: set[bytes] | None) -> Iterator[None]:
-        self._call.info, self._call.seen = info, seen
+    def _exchange(
+        self, info: RequestInfo, seen: set[bytes] | None, *, learn: bool = True
+    ) -> Iterator[None]:
+        """Inside the block, a body of `info`'s exchange is redacted: its values masked in
+        its Status (`known`), and added to `seen` when `learn`."""
+        self._call.info, self._call.known = info, seen
+        self._call.seen = seen if learn else None
         try:
             yield
         finally:
-            self._call.info, self._call.seen = None, None
+            self._call.info, self._call.known, self._call.seen = None, None, None
 
     def _any_body(self, info: RequestInfo, content_type: str, body: bytes) -> tuple[bytes, bool]:
         sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
@@ -263,7 +271,7 @@ class Redactor:
             text,
             lambda value: self._digest(value.encode()).decode(),
             keep=keep,
-            known=tuple(getattr(self._call, "seen", None) or ()),
+            known=tuple(getattr(self._call, "known", None) or ()),
         )
 
     def _token(self, document: Any, path: tuple[str, ...]) -> None:
