@@ -21,7 +21,9 @@ The Status the API server answers a refused request with quotes what the request
 patched object, the first bytes of a body it could not read): on a sensitive resource its
 texts are masked (capture/statusmask.py, rules in kube/statustext.py), of every rendering
 of a value and of every value the exchange's request carried — `seen`, the set of values
-redacted in the exchange's bodies so far, which the caller keeps per exchange.
+redacted in the exchange's bodies so far, which the caller keeps per exchange. A watch
+event reads `seen` but adds nothing to it: a watch can run for days, and its set stays what
+its request and response head made it (a stream's memory does not follow its events).
 
 What is sensitive is data (kube/sensitive.py). A body that should be redacted but cannot be
 parsed is replaced whole ("fail closed") and the record says so; so is a Secret field that
@@ -38,9 +40,8 @@ import io
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import cbor2
 
@@ -66,6 +67,7 @@ __all__ = ["UNREADABLE", "Redactor", "is_placeholder"]
 UNREADABLE = b"redacted: a body that should be redacted could not be parsed"
 _LAST_APPLIED_POINTER = "/metadata/annotations/" + LAST_APPLIED.replace("/", "~1")
 PREFIX = b"redacted:"
+_T = TypeVar("_T")
 
 
 class Redactor:
@@ -136,17 +138,26 @@ class Redactor:
     ) -> tuple[bytes, bool]:
         """`body` with its sensitive values redacted, and whether anything changed; `seen`:
         the values of the exchange so far (see the module's docstring), added to."""
-        with self._exchange(info, seen):
-            return self._any_body(info, content_type, body)
+        return self._any_body(info, content_type, body, seen, seen)
 
     def watch_frame(
         self, info: RequestInfo, frame: bytes, content_type: str, seen: set[bytes] | None = None
     ) -> tuple[bytes, bool]:
         """One watch event of a stream of `content_type`: JSON `{"type", "object"}`, or
         protobuf meta/v1 WatchEvent (a JSON-looking first byte proves nothing: 0x0a, a
-        protobuf field 1 key, is also a newline)."""
-        with self._exchange(info, seen):
-            return self._watch_frame(info, frame, content_type)
+        protobuf field 1 key, is also a newline). `seen` masks its Status (a watch event of
+        type ERROR), and is not added to (see the module)."""
+        if is_json(content_type):
+            return self._any_body(info, "application/json", frame, seen, None)
+        if is_cbor(content_type):
+            return self._any_body(info, "application/cbor", frame, seen, None)
+        sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
+        if sensitive is None:
+            return frame, False
+        try:
+            return self._within(info, seen, None, self._proto_watch_event, sensitive, frame)
+        except (ProtoError, UnicodeDecodeError, ValueError):
+            return UNREADABLE, True
 
     def status(
         self, info: RequestInfo, status: dict[str, Any], seen: set[bytes] | None = None
@@ -156,46 +167,47 @@ class Redactor:
         if (info.group, info.resource, info.subresource) not in SENSITIVE_RESOURCES:
             return status
         copied: dict[str, Any] = json.loads(json.dumps(status))
-        with self._exchange(info, seen):
-            self._mask_status(copied)
+        self._within(info, seen, seen, self._mask_status, copied)
         return copied
 
-    @contextmanager
-    def _exchange(self, info: RequestInfo, seen: set[bytes] | None) -> Iterator[None]:
-        self._call.info, self._call.seen = info, seen
+    def _within(
+        self,
+        info: RequestInfo,
+        known: set[bytes] | None,
+        seen: set[bytes] | None,
+        work: Callable[..., _T],
+        *args: Any,
+    ) -> _T:
+        """`work(*args)` on a body of `info`'s exchange: the values `known` are masked in
+        its Status, those it finds join `seen` (None: kept nowhere). Only for a body that
+        is parsed: one with nothing to look for (the common case) costs nothing more."""
+        call = self._call
+        call.info, call.known, call.seen = info, known, seen
         try:
-            yield
+            return work(*args)
         finally:
-            self._call.info, self._call.seen = None, None
+            call.info = call.known = call.seen = None
 
-    def _any_body(self, info: RequestInfo, content_type: str, body: bytes) -> tuple[bytes, bool]:
+    def _any_body(
+        self,
+        info: RequestInfo,
+        content_type: str,
+        body: bytes,
+        known: set[bytes] | None,
+        seen: set[bytes] | None,
+    ) -> tuple[bytes, bool]:
         sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
         if not body:
             return body, False
         if self_described(body) or is_cbor(content_type):
             if sensitive is None and b"Secret" not in body:
                 return body, False
-            return self._cbor_body(sensitive, body)
+            return self._within(info, known, seen, self._cbor_body, sensitive, body)
         if envelope.is_protobuf(body):
-            return self._proto_body(sensitive, body)
+            return self._within(info, known, seen, self._proto_body, sensitive, body)
         if sensitive is None and b"Secret" not in body:
             return body, False  # the common case: nothing to look for, nothing parsed
-        return self._text_body(sensitive, content_type, body)
-
-    def _watch_frame(
-        self, info: RequestInfo, frame: bytes, content_type: str
-    ) -> tuple[bytes, bool]:
-        if is_json(content_type):
-            return self._any_body(info, "application/json", frame)
-        if is_cbor(content_type):
-            return self._any_body(info, "application/cbor", frame)
-        sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
-        if sensitive is None:
-            return frame, False
-        try:
-            return self._proto_watch_event(sensitive, frame)
-        except (ProtoError, UnicodeDecodeError, ValueError):
-            return UNREADABLE, True
+        return self._within(info, known, seen, self._text_body, sensitive, content_type, body)
 
     # -- JSON and YAML --------------------------------------------------------------------
     def _text_body(
@@ -263,7 +275,7 @@ class Redactor:
             text,
             lambda value: self._digest(value.encode()).decode(),
             keep=keep,
-            known=tuple(getattr(self._call, "seen", None) or ()),
+            known=tuple(getattr(self._call, "known", None) or ()),
         )
 
     def _token(self, document: Any, path: tuple[str, ...]) -> None:

@@ -3,26 +3,86 @@ before the batch (`Undo.mark`), and taking both back there (`Undo.restore`) when
 cannot be written, so that the API server's next try of it is recorded as if it came first.
 
 What is taken back: the file (truncated to its size before the batch, `FileOutput.rewind`),
-the sink's counts and open exchanges, and the import's open exchanges (copies, in their
-order), counts and finished ids (those the batch finished are let go again: they are the
-last ones added). An id the batch pushed out of the finished ones (past `DONE_LIMIT`) stays
-in the Bloom filter of forgotten ids: should it come again, it is given a derived id (said
-in a note), as any id the filter holds by chance is.
+the sink's counts and open exchanges, and the import's open exchanges (in their order),
+counts and finished ids (those the batch finished are let go again: they are the last ones
+added). An id the batch pushed out of the finished ones (past `DONE_LIMIT`) stays in the
+Bloom filter of forgotten ids: should it come again, it is given a derived id (said in a
+note), as any id the filter holds by chance is.
 
-The copies are of what is open (watches, requests not yet answered): bounded by the import's
-own bound on open exchanges, not by the recording.
+A batch's mark costs what the batch touches, not what is open (a cluster may hold a
+hundred thousand watches open, and batches come several a second): the maps of open
+exchanges are `Journal`s, which keep a copy of each exchange as it was before the batch
+first touched it (read, replaced or removed); the mark itself keeps only their order.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from k8s_wiretap.importers.audit import AuditImport
 from k8s_wiretap.importers.sink import Sink
 
-__all__ = ["Undo"]
+__all__ = ["Journal", "Undo"]
+
+_ABSENT = object()  # a key the batch added
+
+
+class Journal(OrderedDict[str, Any]):
+    """A map of open exchanges that, once `begin` is called, keeps each state as it was
+    before it was first reached through the map (`before`), for `rewound`."""
+
+    def __init__(self, *args: Any) -> None:
+        self.before: dict[str, Any] | None = None
+        self.order: list[str] = []
+        super().__init__(*args)
+
+    def begin(self) -> None:
+        """From now on, keep what is touched (what was kept for the last batch goes)."""
+        self.before, self.order = {}, list(self)
+
+    def rewound(self) -> Journal:
+        """The map as it was at `begin` (its order too)."""
+        before = self.before or {}
+        restored = Journal()
+        for key in self.order:
+            state = before.get(key, _ABSENT)
+            restored[key] = OrderedDict.__getitem__(self, key) if state is _ABSENT else state
+        return restored
+
+    def _touch(self, key: str) -> None:
+        before = self.before
+        if before is not None and key not in before:
+            state = OrderedDict.get(self, key, _ABSENT)
+            before[key] = state if state is _ABSENT else _copy(state)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._touch(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self._touch(key)
+        return super().__getitem__(key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._touch(key)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._touch(key)
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self._touch(key)
+        return super().pop(key, *default)
+
+    def popitem(self, last: bool = True) -> tuple[str, Any]:
+        if self:
+            self._touch(next(reversed(self)) if last else next(iter(self)))
+        return super().popitem(last)
 
 
 @dataclass(frozen=True)
@@ -33,8 +93,6 @@ class Undo:
     importer: AuditImport
     position: tuple[int, bool]  # the file's (`FileOutput.position`)
     sink_counts: tuple[int, int]  # exchanges, skipped
-    sink_open: dict[str, Any]
-    importer_open: dict[str, Any]
     importer_counts: dict[str, int]
     last_done: str | None  # the last finished id
 
@@ -44,13 +102,15 @@ class Undo:
         cannot be)."""
         output = sink._output
         output.flush()
+        for owner in (sink, importer):
+            if not isinstance(owner._open, Journal):
+                owner._open = Journal(owner._open)
+            owner._open.begin()
         return cls(
             sink,
             importer,
             output.position,
             (sink.exchanges, sink.skipped),
-            _copies(sink._open),
-            _copies(importer._open),
             _counts(importer),
             next(reversed(importer._done), None),
         )
@@ -60,8 +120,10 @@ class Undo:
         (OSError when it cannot be truncated)."""
         sink, importer = self.sink, self.importer
         sink.exchanges, sink.skipped = self.sink_counts
-        sink._open = _copies(self.sink_open)
-        importer._open = _copies(self.importer_open)
+        for owner in (sink, importer):
+            opened = owner._open
+            if isinstance(opened, Journal):
+                owner._open = opened.rewound()
         for name, value in self.importer_counts.items():
             setattr(importer, name, value)
         done = importer._done
@@ -70,14 +132,13 @@ class Undo:
         sink._output.rewind(self.position)
 
 
-def _copies(opened: Any) -> Any:
-    """A copy of a map of open exchanges (of its kind: a dict, an OrderedDict), each state
-    copied, with its list of stages when it has one."""
-    copied = type(opened)()
-    for key, state in opened.items():
-        stages = getattr(state, "stages", None)
-        changes = {"stages": list(stages)} if stages is not None else {}
-        copied[key] = dataclasses.replace(state, **changes)
+def _copy(state: Any) -> Any:
+    """A copy of an exchange's state, its lists, sets and maps copied too (a batch
+    appends to its stages, adds to its values)."""
+    copied = copy.copy(state)
+    for name, value in vars(state).items():
+        if isinstance(value, list | set | dict):
+            setattr(copied, name, copy.copy(value))
     return copied
 
 

@@ -138,3 +138,26 @@ def test_values_the_request_carried_reach_its_answer_through_seen() -> None:
     answer = json.dumps(status("admission webhook denied: plain-Zq8-pass is weak", [])).encode()
     out, _ = redactor.body(info, "application/json", answer, seen)
     assert b"plain-Zq8-pass" not in out and b"is weak" in out
+
+
+def test_a_watch_reads_seen_and_adds_nothing_to_it() -> None:
+    """A watch on Secrets runs for days: its events' values are not kept for the rest of it
+    (its memory would follow the stream), while what its request carried still masks an
+    ERROR event's Status."""
+    redactor = Redactor()
+    info = parse_request("GET", "/api/v1/namespaces/leak/secrets?watch=1")
+    seen: set[bytes] = {b"plain-Zq8-pass"}
+    for n in range(50):
+        secret = {"kind": "Secret", "metadata": {"name": f"s{n}"}, "data": {"k": _b64(f"v{n}")}}
+        frame = json.dumps({"type": "ADDED", "object": secret}).encode()
+        out, redacted = redactor.watch_frame(info, frame, "application/json", seen)
+        assert redacted and f"v{n}".encode() not in out
+    assert seen == {b"plain-Zq8-pass"}
+    error = status("the watch of plain-Zq8-pass is too old", [])
+    frame = json.dumps({"type": "ERROR", "object": error}).encode()
+    out, _ = redactor.watch_frame(info, frame, "application/json", seen)
+    assert b"plain-Zq8-pass" not in out and b"is too old" in out
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
