@@ -26,7 +26,12 @@ from mitmproxy import http
 from mitmproxy.proxy import commands, events
 from mitmproxy.proxy.layers.http import _http2
 from mitmproxy.proxy.layers.http._base import ReceiveHttp
-from mitmproxy.proxy.layers.http._events import ErrorCode, RequestHeaders, RequestProtocolError
+from mitmproxy.proxy.layers.http._events import (
+    ErrorCode,
+    RequestEndOfMessage,
+    RequestHeaders,
+    RequestProtocolError,
+)
 
 from k8s_wiretap.proxy import limits
 from k8s_wiretap.proxy.status import status_body
@@ -36,29 +41,46 @@ __all__ = ["install"]
 Commands = Generator[commands.Command, Any, None]
 _original: dict[str, Any] = {}
 RECEIVING = (h2.stream.StreamState.OPEN, h2.stream.StreamState.HALF_CLOSED_LOCAL)
+_Clock = tuple[int, http.Request | None]
 
 
-def _clocks(self: _http2.Http2Server) -> dict[commands.RequestWakeup, tuple[int, http.Request]]:
-    """The connection's pending deadlines: wake-up → its stream and request."""
+def _clocks(self: _http2.Http2Server) -> dict[commands.RequestWakeup, _Clock]:
+    """The connection's pending deadlines: wake-up → its stream and (until the request
+    ends: nothing more is held of a request that came whole) the request."""
     clocks = getattr(self, "_wiretap_clocks", None)
     if clocks is None:
         clocks = self._wiretap_clocks = {}  # type: ignore[attr-defined]
     return clocks
 
 
+def _by_stream(self: _http2.Http2Server) -> dict[int, commands.RequestWakeup]:
+    """The pending deadline of each stream whose request is still arriving."""
+    streams = getattr(self, "_wiretap_streams", None)
+    if streams is None:
+        streams = self._wiretap_streams = {}  # type: ignore[attr-defined]
+    return streams
+
+
 def handle_event(self: _http2.Http2Server, event: events.Event) -> Commands:
     """mitmproxy's, with a deadline on each request (see the module)."""
     if isinstance(event, events.Wakeup) and event.command in _clocks(self):
         stream_id, request = _clocks(self).pop(event.command)
-        yield from _deadline(self, stream_id, request)
+        _by_stream(self).pop(stream_id, None)
+        if request is not None:
+            yield from _deadline(self, stream_id, request)
         return
     for command in _original["_handle_event"](self, event):
         yield command
-        headers = command.event if isinstance(command, ReceiveHttp) else None
-        if isinstance(headers, RequestHeaders) and not headers.end_stream:
+        received = command.event if isinstance(command, ReceiveHttp) else None
+        if isinstance(received, RequestHeaders) and not received.end_stream:
             wakeup = commands.RequestWakeup(limits.LIMITS.request_timeout)
-            _clocks(self)[wakeup] = (headers.stream_id, headers.request)
+            _clocks(self)[wakeup] = (received.stream_id, received.request)
+            _by_stream(self)[received.stream_id] = wakeup
             yield wakeup
+        elif isinstance(received, RequestEndOfMessage | RequestProtocolError):
+            pending = _by_stream(self).pop(received.stream_id, None)
+            if pending is not None:  # its wake-up still comes, and finds nothing to do
+                _clocks(self)[pending] = (received.stream_id, None)
 
 
 def _deadline(self: _http2.Http2Server, stream_id: int, request: http.Request) -> Commands:
