@@ -9,6 +9,7 @@ temporary). `whole_file` does all three for a file written through one stream.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -187,9 +188,12 @@ class FileOutput:
         if self._pending_size >= self.PENDING_LIMIT:
             self.flush()
 
-    def flush(self) -> None:
+    def flush(self, *, all_or_none: bool = False) -> None:
         """Write what waits (after ending a line a failed flush cut short); on an error,
-        let it go, count it in `lost`, raise."""
+        let it go, count it in `lost`, raise. `all_or_none`: first ask the file system for room
+        for all of it, and raise ENOSPC without writing a byte when there is none, so that
+        a reader of the growing file never sees a part of it that would be taken back
+        (`rewind` stays for a disk that fills between the question and the write)."""
         if not self._pending:
             return
         if self._cut:
@@ -199,6 +203,8 @@ class FileOutput:
         self._pending, self._pending_size = [], 0
         written = 0
         try:
+            if all_or_none and not _room(self._fd, len(data)):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             while written < len(data):
                 written += os.write(self._fd, data[written:])
         except OSError:
@@ -221,8 +227,9 @@ class FileOutput:
         since, goes. OSError when the file cannot be truncated."""
         self._pending, self._pending_size = [], 0
         size, cut = position
-        os.ftruncate(self._fd, size)
-        os.lseek(self._fd, size, os.SEEK_SET)
+        if size != self.size:  # a file nothing was written to is left as it is
+            os.ftruncate(self._fd, size)
+            os.lseek(self._fd, size, os.SEEK_SET)
         self.size, self._cut = size, cut
 
     def resume(self, record: dict[str, Any]) -> None:
@@ -250,3 +257,14 @@ class FileOutput:
     def resumed(self, lost: int) -> str:
         """What the recorder says when this file is written again after it failed."""
         return f"recording resumed: {self.path} ({lost:,} record{'' if lost == 1 else 's'} lost)"
+
+
+def _room(fd: int, size: int) -> bool:
+    """Whether the file system of `fd` has room for `size` more bytes now: its free blocks
+    (those a process of this user may take; root may take the reserved ones too). A file
+    system that tells nothing (no blocks at all: some virtual ones) is taken to have room."""
+    stats = os.fstatvfs(fd)
+    if not stats.f_blocks:
+        return True
+    free = stats.f_bfree if os.geteuid() == 0 else stats.f_bavail
+    return size <= free * stats.f_frsize

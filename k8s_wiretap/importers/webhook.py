@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from k8s_wiretap.capture.outputs import reason
 from k8s_wiretap.importers import webhook_batch
@@ -69,9 +70,21 @@ class LiveSink(Sink):
 
     STAGED = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A batch whose records take up to PENDING bytes (the API server sends at most 400
+        # events a batch) waits whole and is written all or none by `flush`: nothing of it
+        # reaches the file, nor a reader following it (the TUI), before it is known to fit.
+        # A larger one is written a PENDING at a time, each all or none.
+        self._output.PENDING_LIMIT = self.PENDING
+
+    PENDING = 2 * 1024 * 1024
+
     def flush(self) -> None:
-        """Write what waits (OSError when the file cannot take it: the disk is full)."""
-        self._output.flush()
+        """Write what waits, all of it or, when the disk has no room for all of it, none
+        (OSError: the disk is full; `importers.webhook_undo` takes back what a larger batch
+        wrote before)."""
+        self._output.flush(all_or_none=True)
 
 
 @dataclass(frozen=True)

@@ -505,7 +505,8 @@ def test_a_batch_that_fails_on_a_full_disk_is_recorded_whole_when_sent_again(
 ) -> None:
     """A real 1 MiB filesystem fills up under the recording: each batch that cannot be
     written raises (the server answers 500) and leaves the file as it was, ending in a whole
-    line; once the disk has room, the same batches sent again (as the API server does, some
+    line, and untouched (nothing written, then taken back, that a reader following it would
+    have seen); once the disk has room, the same batches sent again (as the API server does, some
     of their ends overtaken by a later batch) are recorded whole: every exchange once, with
     its request and its end, no event "ignored", a note of the failures, and the counts are
     the file's."""
@@ -526,11 +527,19 @@ def test_a_batch_that_fails_on_a_full_disk_is_recorded_whole_when_sent_again(
             )
             ends = event_list(audit_event(ids[3], "ResponseComplete"))
             for batch in (body, ends):
+                before = os.stat(path)
                 try:
                     receiver.post(batch, "kube-apiserver (127.0.0.1:1)")
                 except OSError as error:
                     assert full in str(error)
                     failed.append(batch)
+                    # nothing of it was written, then taken back: a reader following the
+                    # file (the TUI) never saw a line of it
+                    after = os.stat(path)
+                    assert (after.st_size, after.st_mtime_ns) == (
+                        before.st_size,
+                        before.st_mtime_ns,
+                    )
                 data = path.read_bytes()
                 assert data.endswith(b"\n")
                 assert all(json.loads(line) for line in data.splitlines())
