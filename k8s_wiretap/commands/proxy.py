@@ -135,8 +135,8 @@ def register(subparsers: Any) -> None:
         type=int,
         default=HANDSHAKE_TIMEOUT,
         metavar="SECONDS",
-        help="close a new connection that has not finished its TLS handshake (or sent "
-        f"nothing) within this (default {HANDSHAKE_TIMEOUT})",
+        help="close a new connection that has not finished its TLS handshake and begun a "
+        f"request within this (default {HANDSHAKE_TIMEOUT})",
     )
     proxy.add_argument(
         "--max-client-connections",

@@ -10,10 +10,11 @@ proxy:
   clients from other addresses are served as before. A note says so once per burst: the
   first refusal, then how many more were refused once the address is under the limit again.
 - **The TLS handshake deadline** (`wiretap_handshake_timeout`, from the connection's
-  accept): a connection whose TLS handshake has not finished by then, or that has sent no
-  byte at all, is closed with a note. A plain HTTP/1 connection that sent its first byte is
-  under the request deadlines of `limits.py` from then on; an established connection (TLS
-  or HTTP/1 between requests) is under the idle timeout (mitmproxy's `tcp_timeout`).
+  accept): a connection whose TLS handshake has not finished by then, that has sent no
+  byte at all, or that finished its handshake and began no request, is closed with a note.
+  A connection that began a request (an HTTP/1 request's first byte, an h2 request's
+  headers) is under the request deadlines of `limits.py` and `h2deadline.py` from then
+  on, and between requests under the idle timeout (mitmproxy's `tcp_timeout`).
 
 The addon also holds the `wiretap_request_timeout` option, the whole-request deadline that
 `limits.py` (HTTP/1) and `h2deadline.py` (h2) keep (`Limits.request_timeout`).
@@ -29,7 +30,7 @@ import asyncio
 import logging
 from collections import Counter
 
-from mitmproxy import connection, ctx, exceptions
+from mitmproxy import connection, ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
 from mitmproxy.utils import human
 
@@ -58,6 +59,7 @@ class Guard:
         self._counted: dict[str, str] = {}  # client connection id → its address
         self._refused: Counter[str] = Counter()  # client address → refusals not yet noted
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._asked: set[str] = set()  # client connections whose request headers came
 
     def load(self, loader: Loader) -> None:
         loader.add_option(
@@ -70,7 +72,7 @@ class Guard:
             "wiretap_handshake_timeout",
             int,
             HANDSHAKE_TIMEOUT,
-            "Seconds a new connection has to finish its TLS handshake (or send a byte).",
+            "Seconds a new connection has to finish its TLS handshake and begin a request.",
         )
         loader.add_option(
             "wiretap_request_timeout",
@@ -108,9 +110,13 @@ class Guard:
         loop = asyncio.get_running_loop()
         self._timers[client.id] = loop.call_later(self.handshake_timeout, self._check, client)
 
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        self._asked.add(flow.client_conn.id)
+
     def client_disconnected(self, client: connection.Client) -> None:
         limits.spoke(client.id, forget=True)
         _late.discard(client.id)
+        self._asked.discard(client.id)
         timer = self._timers.pop(client.id, None)
         if timer is not None:
             timer.cancel()
@@ -125,12 +131,14 @@ class Guard:
             _note(f"refused {refused - 1} more connections from {address} at its limit")
 
     def _check(self, client: connection.Client) -> None:
-        """The handshake deadline: close a connection that is neither established nor
-        sending an HTTP/1 request."""
+        """The handshake deadline: close a connection that has begun no request."""
         self._timers.pop(client.id, None)
-        if client.tls_established or limits.spoke(client.id):
+        if limits.spoke(client.id) or client.id in self._asked:
             return
-        what = "did not finish its TLS handshake" if client.tls else "sent nothing"
+        if client.tls_established:
+            what = "finished its TLS handshake and began no request"
+        else:
+            what = "did not finish its TLS handshake" if client.tls else "sent nothing"
         peer = human.format_address(client.peername)
         _note(f"closed the connection of {peer}: it {what} within {self.handshake_timeout:g} s")
         _late.add(client.id)

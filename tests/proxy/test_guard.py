@@ -82,9 +82,10 @@ def client_hello_start() -> bytes:
 
 
 def test_a_handshake_not_done_by_its_deadline_is_closed(proxy: LocalProxy) -> None:
-    """A connection that starts a TLS handshake and stops, and one that sends nothing, are
-    closed at the handshake deadline (2 s here), each with a note; a finished handshake
-    and an HTTP/1 request are not under it."""
+    """A connection that starts a TLS handshake and stops, one that sends nothing, and one
+    that finishes its handshake and begins no request are closed at the handshake deadline
+    (2 s here), each with a note; a connection that asked once is not under it (its next
+    request, long after, is served)."""
     dripper, silent = connect(proxy.port, "127.0.0.5"), connect(proxy.port, "127.0.0.5")
     context = ssl.create_default_context(
         cafile=str(proxy.record.parent / "ca" / "mitmproxy-ca-cert.pem")
@@ -92,16 +93,20 @@ def test_a_handshake_not_done_by_its_deadline_is_closed(proxy: LocalProxy) -> No
     with (
         dripper,
         silent,
+        context.wrap_socket(connect(proxy.port, "127.0.0.5"), server_hostname="127.0.0.1") as idle,
         context.wrap_socket(connect(proxy.port, "127.0.0.6"), server_hostname="127.0.0.1") as tls,
     ):
+        assert get_version(tls) == b"HTTP/1.1 200 OK"  # at once, then kept alive
         dripper.sendall(client_hello_start())
         assert closed_without_a_byte(dripper)
         assert closed_without_a_byte(silent)
-        wait_until(lambda: len(notes_about(proxy, "127.0.0.5")) == 2, 10, "two notes")
+        assert closed_without_a_byte(idle)
+        wait_until(lambda: len(notes_about(proxy, "127.0.0.5")) == 3, 10, "three notes")
         assert get_version(tls) == b"HTTP/1.1 200 OK"  # long after its handshake
     notes = notes_about(proxy, "127.0.0.5")
     assert any("did not finish its TLS handshake within 2 s" in n for n in notes)
     assert any("sent nothing within 2 s" in n for n in notes)
+    assert any("finished its TLS handshake and began no request within 2 s" in n for n in notes)
     assert not notes_about(proxy, "127.0.0.6")
     assert not [n for n in proxy.notes() if "TLS handshake with 127.0.0.5" in n]  # said once
 
