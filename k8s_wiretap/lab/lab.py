@@ -107,13 +107,15 @@ class Lab:
         """Start the lab and wait until it is ready; returns its state."""
         options = options or UpOptions()
         components = resolve(list(options.components), via_proxy=options.record is not None)
+        # the options first, then the release (which may find no build of it): a wrong
+        # option is said as itself, wherever the binaries are
+        if options.audit_level not in AUDIT_LEVELS:
+            raise LabError(f"audit level {options.audit_level!r} is none of {AUDIT_LEVELS}")
+        webhook = _webhook_config(options.audit_webhook)
         try:
             release = resolve_release(options.kube_version, lookup=options.build)
         except KubeVersionError as error:
             raise LabError(str(error)) from error
-        if options.audit_level not in AUDIT_LEVELS:
-            raise LabError(f"audit level {options.audit_level!r} is none of {AUDIT_LEVELS}")
-        webhook = _webhook_config(options.audit_webhook)
         if options.cbor:
             try:
                 cbor_args("apiserver", release)
