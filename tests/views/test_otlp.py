@@ -310,8 +310,13 @@ def test_a_silent_collector_never_holds_up_the_recorder() -> None:
     stderr = io.StringIO()
     url = f"http://127.0.0.1:{collector.port}"
     output = OtlpOutput(url, stderr=stderr, spans=10, timeout=2.0, close_wait=300)
+
+    def write_all() -> None:
+        for record in story_records():
+            output.write(record)
+
     try:
-        writer = threading.Thread(target=lambda: [output.write(r) for r in story_records()])
+        writer = threading.Thread(target=write_all)
         writer.start()
         writer.join(60)  # a write that blocked would hold this thread forever
         assert not writer.is_alive()
