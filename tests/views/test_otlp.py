@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from k8s_wiretap.capture.reader import load
+from k8s_wiretap.commands.formats import FORMATS
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.views.otlp import (
@@ -247,9 +248,9 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
 def test_export_says_in_one_line_what_is_wrong(tmp_path: Path) -> None:
     nowhere = _cli("export", str(STORY))
     assert nowhere.returncode == 2
+    every = ", ".join(f"--{fmt.name} OUT" for fmt in FORMATS)
     assert nowhere.stderr.strip().splitlines() == [
-        "k8s-wiretap: export: say where to: --otlp OUT and/or --otlp-endpoint URL, "
-        "--har OUT, --markdown OUT, --svg OUT, --png OUT"
+        f"k8s-wiretap: export: say where to: {every}, --otlp-endpoint URL"
     ]
     bad = _cli("export", str(STORY), "--otlp-endpoint", "jaeger:4318")
     assert bad.returncode == 2 and "expected http(s)://HOST:PORT" in bad.stderr
