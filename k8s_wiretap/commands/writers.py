@@ -83,6 +83,7 @@ def _explainer(job: Job) -> Explainer:
 
 
 def story(job: Job, out: BinaryIO) -> str:
+    """Each kubectl command and the tree of what it set off, in words (`views.story`)."""
     explainer = _explainer(job)
     with _text(out) as text:
         write_story(explainer, text, noise=job.noise)
@@ -128,6 +129,7 @@ def _beside(job: Job, path: Path, kind: str, svg: Svg) -> str:
 
 
 def lines(job: Job, out: BinaryIO) -> str:
+    """One line per exchange (`views.lines`)."""
     loaded = load(job.recording)
     warn_all(loaded.warnings)
     exchanges = Analysis.of(loaded).exchanges
@@ -154,7 +156,8 @@ def _batch_collector() -> Iterator[None]:
 
 
 def json_lines(job: Job, out: BinaryIO) -> str:
-    """A stream: any size of recording in bounded memory."""
+    """One explained JSON object per exchange (`views.json`), as a stream: any size of
+    recording in bounded memory."""
     warnings: list[str] = []
     with _batch_collector():
         assembler = write_json(iter_records(job.recording, warnings), out)
@@ -206,6 +209,7 @@ def otlp(job: Job, out: BinaryIO) -> str:
 
 
 def _drawn(job: Job) -> Svg:
+    """The picture `job` asks for (views/pictures)."""
     from k8s_wiretap.views.pictures import draw
 
     warnings: list[str] = []
@@ -220,6 +224,7 @@ def _drawn(job: Job) -> Svg:
 
 
 def picture_svg(job: Job, out: BinaryIO) -> str:
+    """The picture as SVG."""
     out.write(_drawn(job).render().encode())
     return "SVG picture"
 
@@ -232,6 +237,7 @@ def png_ready() -> None:
 
 
 def picture_png(job: Job, out: BinaryIO) -> str:
+    """The picture as PNG, rendered by headless Chromium."""
     from k8s_wiretap.views.pictures import png
 
     out.write(png(_drawn(job)))
