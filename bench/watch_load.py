@@ -210,7 +210,7 @@ def rates(args: argparse.Namespace, done: list[dict[str, Any]]) -> int | None:
         return None if last["writer_limited"] or failed else last["rate"] * 2
     if held or last["rate"] <= 25:
         return None
-    return last["rate"] // 2
+    return int(last["rate"]) // 2
 
 
 def main(argv: list[str] | None = None) -> None:

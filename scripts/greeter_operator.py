@@ -70,7 +70,8 @@ def reconcile(core: client.CoreV1Api, event: str, greeting: dict[str, Any]) -> N
     for _ in range(2):
         try:
             if create:
-                core.create_namespaced_config_map(NAMESPACE, body)
+                # the client sends a dict body as it is; its annotations name only the model
+                core.create_namespaced_config_map(NAMESPACE, body)  # type: ignore[arg-type]
             else:
                 core.patch_namespaced_config_map(name, NAMESPACE, body, _content_type=MERGE_PATCH)
         except ApiException as error:

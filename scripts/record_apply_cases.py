@@ -32,7 +32,10 @@ OUT = Path(__file__).resolve().parents[1] / "tests" / "patch" / "fixtures" / "ap
 
 def workload(kind: str, name: str, spec: dict[str, Any], pod: dict[str, Any]) -> dict[str, Any]:
     container = {"name": "web", "image": "busybox:1"}
-    template = {"metadata": {"labels": {"app": name}}, "spec": {"containers": [container]}}
+    template: dict[str, Any] = {
+        "metadata": {"labels": {"app": name}},
+        "spec": {"containers": [container]},
+    }
     for key, value in pod.items():
         if key == "container":
             container.update(value)
@@ -211,7 +214,7 @@ def record(layout: Layout, title: str, kind: str, applies: list[dict[str, Any]])
         if UNMANAGED in config:
             status, _ = request(layout, "POST", PATHS[kind], config[UNMANAGED], "application/json")
             assert status == 201
-            no_fields = {"metadata": {"managedFields": [{}]}}
+            no_fields: dict[str, Any] = {"metadata": {"managedFields": [{}]}}
             assert request(layout, "PATCH", path, no_fields, "merge")[0] == 200
             continue
         time.sleep(1)  # the controllers' writes of the object before: done

@@ -42,6 +42,7 @@ from mitmproxy.utils import human
 from k8s_wiretap.capture.outputs import create, reason, recording_problem
 from k8s_wiretap.commands.importing import add_limits, count
 from k8s_wiretap.commands.importing import limits as import_limits
+from k8s_wiretap.commands.warn import warn
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.importers.webhook import Batch, LiveSink, WebhookImport
 from k8s_wiretap.importers.webhook_limits import Limits
@@ -261,11 +262,9 @@ def _said(url: str, record: Path, kubeconfig: Path, *, remote: bool) -> None:
         flush=True,
     )
     if remote:
-        print(
-            f"k8s-wiretap: warning: {url} is reachable from other machines; only clients "
-            "with a certificate of the receiver's client CA are recorded",
-            file=sys.stderr,
-            flush=True,
+        warn(
+            f"{url} is reachable from other machines; only clients with a certificate of "
+            "the receiver's client CA are recorded"
         )
 
 

@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.capture.reader import iter_records, load
+from k8s_wiretap.commands import formats
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
-from k8s_wiretap.explain.analysis import Analysis
-from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.kube.media import is_watch_stream
 from k8s_wiretap.kube.release import Release, ReleaseError
-from k8s_wiretap.views.json import write_json
-from k8s_wiretap.views.lines import exchange_line
-from k8s_wiretap.views.story import write_story
 from k8s_wiretap.wire import yamltext
-from k8s_wiretap.wire.controls import escape_controls, escape_json_controls, escape_lines
+from k8s_wiretap.wire.controls import escape_json_controls, escape_lines
 
 __all__ = ["register"]
 
@@ -58,18 +50,18 @@ def register(subparsers: Any) -> None:
     explain = subparsers.add_parser(
         "explain",
         help="the story of a recording, or every exchange decoded and explained",
-        description="The story of a recording: each kubectl command and what it set off, "
-        "component by component (the default); the same as a Markdown handout; one line "
-        "per exchange; or one JSON object per exchange with the decoded request, bodies, "
-        "patches (replayed on the object as it was before) and watch events.",
+        description="A recording, explained, on stdout in one of the output formats "
+        "(`export --FORMAT OUT` writes any of them to a file): by default the story, "
+        "each kubectl command and what it set off, component by component.",
     )
     explain.add_argument("recording", type=Path)
+    choices = formats.to_stdout()
     explain.add_argument(
         "--format",
-        choices=("story", "markdown", "lines", "json"),
-        default="story",
-        help="story: what each kubectl command set off, in words (default); markdown: the "
-        "same for a handout; lines: one line per exchange; json: one object per exchange",
+        choices=[fmt.name for fmt in choices],
+        default=choices[0].name,
+        help="; ".join(f"{fmt.name}: {fmt.help}" for fmt in choices)
+        + f" (default: {choices[0].name})",
     )
     explain.add_argument(
         "--all", action="store_true", help="story, markdown: show noise too (leases, ...)"
@@ -130,51 +122,7 @@ def _decode(args: argparse.Namespace) -> int:
     return 0
 
 
-@contextlib.contextmanager
-def _batch_collector() -> Iterator[None]:
-    """The cyclic garbage collector for a batch: a stream of records makes millions of
-    small dicts and lists, nearly all freed by reference counting; with the default
-    thresholds (a pass every 700 allocations) the collector's passes were a tenth of
-    `explain`'s time and found next to nothing. Passes every 100,000, as before after."""
-    before = gc.get_threshold()
-    gc.freeze()  # what start-up made (modules, tables) is never looked at again
-    gc.set_threshold(100_000, 50, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
-
-
 def _explain(args: argparse.Namespace) -> int:
-    if args.format == "json":  # a stream: any size of recording in bounded memory
-        warnings: list[str] = []
-        with _batch_collector():
-            sys.stdout.flush()  # what was printed before goes first
-            records = iter_records(args.recording, warnings)
-            assembler = write_json(records, sys.stdout.buffer)
-        for warning in warnings + assembler.warnings:
-            print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
-        return 0
-    recording = load(args.recording)
-    for warning in recording.warnings:
-        print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
-    analysis = Analysis.of(recording)
-    if args.format in ("story", "markdown"):
-        story = Explainer(analysis)
-        markdown = args.format == "markdown"
-        pictures = _embedded(args.recording) if markdown else []
-        write_story(story, sys.stdout, noise=args.all, markdown=markdown, pictures=pictures)
-        return 0
-    for exchange in analysis.exchanges:
-        sys.stdout.write(exchange_line(exchange) + "\n")
+    job = formats.Job(args.recording, label="explain", noise=args.all)
+    formats.emit(formats.named(args.format), job)
     return 0
-
-
-def _embedded(recording: Path) -> list[tuple[str, str]]:
-    """The handout's pictures (who talks to whom, a kubectl command's chain) as `data:`
-    URIs: the Markdown on stdout stands alone."""
-    from k8s_wiretap.views.pictures import data_uri, handout
-
-    drawn = handout(lambda: iter_records(recording, []))
-    return [(svg.title, data_uri(svg)) for _, svg in drawn]

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.commands.warn import warn_all
 from k8s_wiretap.explain.objects import field_story, history_streamed
 from k8s_wiretap.views.history import write_field_story, write_history
-from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["register"]
 
@@ -51,8 +51,7 @@ def _history(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     records = iter_records(args.recording, warnings)
     history = history_streamed(records, " ".join(args.object), args.namespace)
-    for warning in warnings:
-        print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
+    warn_all(warnings)
     if args.field:
         steps = field_story(history, args.field)
         write_field_story(history, args.field, steps, sys.stdout, args.format)

@@ -18,7 +18,6 @@ exchanges written unanswered past `--max-open` are counted at the end of the las
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,11 @@ from k8s_wiretap.commands.importing import (
     unwritten,
     writing,
 )
+from k8s_wiretap.commands.warn import warn_all
 from k8s_wiretap.errors import Stopped, UsageError, raising_on_signals
 from k8s_wiretap.importers.audit import AuditImport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
 from k8s_wiretap.importers.limits import Limits
-from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["register"]
 
@@ -93,8 +92,7 @@ def _join(args: argparse.Namespace, bounds: Limits) -> int:
         seen = proxied(args.join)
     except RecordingError as error:
         raise UsageError(f"import audit: --join {error}") from error
-    for warning in seen.warnings:
-        _stderr(warning)
+    warn_all(seen.warnings)
     try:
         with raising_on_signals():
             done = join_audit(
@@ -123,7 +121,3 @@ def _said(args: argparse.Namespace, done: Joined) -> int:
     )
     origin = f"the audit log only ({events})"
     return said(args, done.sink, origin, "line", joined, *_ignored(done.importer))
-
-
-def _stderr(line: str) -> None:
-    print(escape_controls(line), file=sys.stderr, flush=True)

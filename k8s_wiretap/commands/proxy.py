@@ -21,6 +21,7 @@ from mitmproxy.utils import human
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
 from k8s_wiretap.commands.live import run_live
+from k8s_wiretap.commands.warn import warn
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.kube.kubeconfig import ClusterAccess, load_kubeconfig, write_kubeconfig
 from k8s_wiretap.proxy import workers
@@ -251,11 +252,7 @@ def _max_body(value: str) -> int:
 
 def _settings(args: argparse.Namespace, routes: list[Route]) -> ProxySettings:
     if args.no_redact:
-        print(
-            "k8s-wiretap: warning: --no-redact: the recording will hold credentials and "
-            "Secret values",
-            file=sys.stderr,
-        )
+        warn("--no-redact: the recording will hold credentials and Secret values")
     return ProxySettings(
         routes=routes,
         record=args.record.absolute() if args.record else None,
@@ -299,12 +296,11 @@ def _check_remote(args: argparse.Namespace, routes: list[Route]) -> None:
     ca, _ = client_ca_paths(confdir)
     client_authority(confdir)
     for route in remote:
-        print(
-            f"k8s-wiretap: warning: {route.name}: {route.address} is reachable from "
-            f"other machines; the credentials of context {route.access.context} are added for "
-            f"clients with a certificate of the client CA {ca} (`k8s-wiretap kubeconfig --proxy "
-            "HOST:PORT` issues one); other remote clients get 403 and nothing is forwarded",
-            file=sys.stderr,
+        warn(
+            f"{route.name}: {route.address} is reachable from other machines; the "
+            f"credentials of context {route.access.context} are added for clients with a "
+            f"certificate of the client CA {ca} (`k8s-wiretap kubeconfig --proxy HOST:PORT` "
+            "issues one); other remote clients get 403 and nothing is forwarded"
         )
 
 

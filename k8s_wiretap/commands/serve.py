@@ -22,6 +22,7 @@ from typing import Any
 
 from k8s_wiretap.capture.reader import iter_records
 from k8s_wiretap.commands.replay import add_theme_option
+from k8s_wiretap.commands.warn import warn
 from k8s_wiretap.errors import UsageError
 
 __all__ = ["is_loopback", "register"]
@@ -107,10 +108,9 @@ def _check_options(args: argparse.Namespace) -> None:
             f"--host {args.host} is reachable from other machines: "
             "add --allow-remote if that is meant, or leave the default 127.0.0.1"
         )
-    print(
-        f"k8s-wiretap: warning: serving on {args.host} over plain HTTP: anyone who can see "
-        f"the traffic to port {args.port} can take the token from it and read the recording",
-        file=sys.stderr,
+    warn(
+        f"serving on {args.host} over plain HTTP: anyone who can see the traffic to port "
+        f"{args.port} can take the token from it and read the recording"
     )
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.commands.replay import add_theme_option
+from k8s_wiretap.commands.warn import warn_all
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.views.tui.walkthrough.chapters import (
     DEFAULT,
@@ -28,7 +29,6 @@ from k8s_wiretap.views.tui.walkthrough.chapters import (
     load,
     names,
 )
-from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["interactive", "register", "run_walkthrough"]
 
@@ -115,8 +115,7 @@ def _print(walkthrough: Walkthrough) -> int:
         steps = find_steps(walkthrough, index, Windows(index))
     finally:
         index.close()
-    for warning in index.warnings:
-        print(f"k8s-wiretap: warning: {escape_controls(warning)}", file=sys.stderr)
+    warn_all(index.warnings)
     try:
         write_text(steps, sys.stdout)
         sys.stdout.flush()

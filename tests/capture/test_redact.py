@@ -50,7 +50,9 @@ def proto_secret_maps(body: bytes) -> dict[int, dict[bytes, bytes]]:
     for field in parse(envelope.unwrap(body).raw):
         if field.number in maps and isinstance(field.value, bytes):
             entry = {f.number: f.value for f in parse(field.value)}
-            maps[field.number][entry[1]] = entry[2]  # type: ignore[index]
+            key, value = entry[1], entry[2]
+            assert isinstance(key, bytes) and isinstance(value, bytes)
+            maps[field.number][key] = value
     return maps
 
 

@@ -74,7 +74,7 @@ def serving(*options: str) -> Iterator[Served]:
         text=True,
     )
     try:
-        assert process.stdout is not None
+        assert process.stdout is not None and process.stderr is not None
         said = process.stdout.readline()
         found = LINE.fullmatch(said)
         assert found, (said, process.stderr.read() if process.poll() is not None else "")

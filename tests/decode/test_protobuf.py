@@ -306,7 +306,7 @@ def test_a_release_renders_as_its_server_does() -> None:
     """From 1.34 an unset creationTimestamp is left out (omitzero); 1.20-1.33 write null."""
     raw = encode([Field(1, BYTES, encode([Field(1, BYTES, b"web")]))])
     body = envelope("v1", "ConfigMap", raw)
-    older = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "web"}}
+    older: dict[str, Any] = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "web"}}
     older["metadata"]["creationTimestamp"] = None
     assert decode_object(body, release="v1.33.1") == older
     newer = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "web"}}

@@ -307,7 +307,7 @@ def test_omitzero_is_read_where_it_means_left_out_when_null() -> None:
 def test_the_pack_stores_what_releases_share_once() -> None:
     gen = generator()
     part = {"fields": [], "special": "Time"}
-    schemas = {
+    schemas: dict[str, dict[str, Any]] = {
         minor: {
             "source": f"Kubernetes {minor}.0",
             "kinds": {"v1": {"Part": "demo.Part"}},

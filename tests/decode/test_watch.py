@@ -34,7 +34,8 @@ def test_a_repeated_frame_shares_its_object_but_not_its_time_or_kind() -> None:
     again = exchange_events(later, "Node", release="1.37", cache=cache)
     assert [e.object for e in first] == [e.object for e in again]
     assert all(a.object is b.object for a, b in zip(first, again, strict=True) if a.object)
-    assert all(b.time == a.time + 60 for a, b in zip(first, again, strict=True))
+    pairs = zip(first, again, strict=True)
+    assert all(a.time is not None and b.time == a.time + 60 for a, b in pairs)
     assert {e.resource_kind for e in first} == {"Pod"}
     assert {e.resource_kind for e in again} == {"Node"}
 

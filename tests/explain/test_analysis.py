@@ -6,9 +6,11 @@ from k8s_wiretap.capture.assemble import Assembler
 from k8s_wiretap.explain.analysis import Analysis
 from tests.recorded import records_of, story, story_records
 
+Replayed = tuple[bool | None, list[str], str | None]  # matches_server, mismatches, note
 
-def replays(analysis: Analysis) -> dict[str, object]:
-    found = {}
+
+def replays(analysis: Analysis) -> dict[str, Replayed]:
+    found: dict[str, Replayed] = {}
     for exchange in analysis.exchanges:
         replay = analysis.replay(exchange)
         if replay is not None:

@@ -52,4 +52,5 @@ def test_an_accepted_patch_with_the_current_resource_version_still_replays() -> 
     assert carrying
     for exchange in carrying:
         replay = analysis.replay(exchange)
-        assert replay is not None and replay.matches_server is True, replay.mismatches
+        assert replay is not None
+        assert replay.matches_server is True, replay.mismatches

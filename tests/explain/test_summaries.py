@@ -78,8 +78,9 @@ def test_a_controller_says_which_event_set_it_off() -> None:
 def test_the_kubelet_and_informers() -> None:
     register = first("kubelet", "create", "nodes")
     assert explained(register).summary == "the kubelet registers node node-1"
-    assert explained(register).etcd is not None
-    assert explained(register).etcd["key"] == "/registry/minions/node-1"
+    etcd = explained(register).etcd
+    assert etcd is not None
+    assert etcd["key"] == "/registry/minions/node-1"
     watch = first("kubelet", "watch", "pods")
     assert (
         explained(watch).summary
@@ -117,9 +118,10 @@ def test_refused_and_unavailable_requests_say_so() -> None:
     analysis = summaries().analysis
     refused = [e for e in analysis.exchanges if e.status in (403, 503)]
     assert {e.status for e in refused} == {403, 503}
+    rules: dict[int | None, str] = {403: "forbidden", 503: "unavailable"}
     for exchange in refused:
         text = explained(exchange)
-        assert text.rule == {403: "forbidden", 503: "unavailable"}[exchange.status]
+        assert text.rule == rules[exchange.status]
         assert str(exchange.status) in text.summary
 
 

@@ -39,7 +39,7 @@ def odd_field(draw: st.DrawFn, line: bytes) -> bytes:
         return line
     holder = record
     nested = [k for k, v in record.items() if isinstance(v, dict) and v]
-    if nested and draw(st.booleans()):
+    if bool(nested) and draw(st.booleans()):
         holder = record[draw(st.sampled_from(nested))]
     key = draw(st.sampled_from(sorted(holder)))
     holder[key] = draw(ODD_VALUES)

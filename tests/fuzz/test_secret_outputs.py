@@ -8,7 +8,8 @@ value as the server renders it: clear, a Go map, %q, base64, hex, a body's first
 JSON, CBOR or protobuf), the exchange is recorded through the proxy's recorder, or imported
 from an audit log at level Metadata or RequestResponse, or both joined (`import audit
 --join`), and every output is made in this process: the recording, `explain` in each
-format, `history`, `export --har`, `--markdown` and `--otlp`, the TUI list's rows. None
+format (commands/formats.py), `history`, `export --har`, `--markdown` and `--otlp` (files),
+the TUI list's rows. None
 holds the value, its JSON escape, its base64 or its hex.
 """
 
@@ -29,6 +30,7 @@ from k8s_wiretap.capture.outputs import FileOutput
 from k8s_wiretap.capture.recorder import Recorder
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.cli import main
+from k8s_wiretap.commands import formats
 from k8s_wiretap.views.tui.listing.explaining import explain_rows
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from tests.fuzz.secret_traffic import (
@@ -141,9 +143,9 @@ def _tui_rows(recording: Path) -> str:
 def outputs(recording: Path) -> dict[str, str]:
     """Every output of the recording, by command."""
     made = {"recording": recording.read_bytes().decode("utf-8", "replace")}
-    for form in ("story", "lines", "markdown", "json"):
-        made[f"explain --format {form}"] = _run(
-            "explain", str(recording), "--all", "--format", form
+    for fmt in formats.to_stdout():  # every format of the registry that has words
+        made[f"explain --format {fmt.name}"] = _run(
+            "explain", str(recording), "--all", "--format", fmt.name
         )
     made["history"] = _run("history", str(recording), f"secret/{NAMESPACE}/{NAME}")
     made["history --field"] = _run(

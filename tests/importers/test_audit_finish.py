@@ -11,7 +11,7 @@ from typing import Any
 from k8s_wiretap.importers.audit import import_audit
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
 
-WATCH = {
+WATCH: dict[str, Any] = {
     "kind": "Event",
     "apiVersion": "audit.k8s.io/v1",
     "level": "Metadata",

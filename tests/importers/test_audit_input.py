@@ -7,6 +7,7 @@ import base64
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -17,7 +18,7 @@ from k8s_wiretap.importers.audit import import_audit
 from k8s_wiretap.importers.sink import Sink
 from tests.conftest import cli
 
-EVENT = {
+EVENT: dict[str, Any] = {
     "kind": "Event",
     "apiVersion": "audit.k8s.io/v1",
     "level": "Metadata",
@@ -135,7 +136,7 @@ def test_lab_up_takes_only_the_audit_levels(tmp_path: Path) -> None:
     assert not (tmp_path / "lab").exists()
 
 
-def _import_lines(tmp_path: Path, *lines: str) -> tuple[list[str], list[dict[str, object]]]:
+def _import_lines(tmp_path: Path, *lines: str) -> tuple[list[str], list[dict[str, Any]]]:
     """Import `lines` as a log: what was said skipped, and the records written."""
     log = tmp_path / "audit.log"
     log.write_bytes("".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass"))

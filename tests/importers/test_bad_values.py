@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -220,11 +221,12 @@ def test_a_time_no_importer_checked_is_raised_never_written(when: Any, tmp_path:
         with pytest.raises(ValueError, match="import: a time"):
             sink.request("r", when, "GET", "/api/v1/pods", [])
         sink.request("s", 1e9, "GET", "/api/v1/pods", [])
-        for call in (
+        calls: tuple[Callable[[], None], ...] = (
             lambda: sink.response("s", when, 200, []),
             lambda: sink.event("s", when, b"{}"),
             lambda: sink.end("s", when),
-        ):
+        )
+        for call in calls:
             with pytest.raises(ValueError, match="import: a time"):
                 call()
         sink.end("s", 1e9 + 1)

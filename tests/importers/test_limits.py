@@ -211,7 +211,7 @@ def test_blank_lines_are_passed_a_buffer_at_a_time() -> None:
     )
     stream = _Counted(io.BytesIO(gzip.compress(text)))
     with gzip.GzipFile(fileobj=stream) as unzipped:
-        counted = _Counted(unzipped)  # type: ignore[arg-type]
+        counted = _Counted(unzipped)
         read = list(gke.numbered(counted))
     assert [n for n, _ in read] == [1, blank + 3]
     assert counted.readlines_called < 100
@@ -485,7 +485,8 @@ def test_the_webhook_receiver_holds_open_exchanges_to_its_bound(tmp_path: Path) 
     is, the oldest open exchange written unanswered past it."""
     events = [json.loads(_line(audit_id, "RequestReceived")) for audit_id in ("a", "b", "c")]
     body = json.dumps({"kind": "EventList", "items": events}).encode()
-    with LiveSink(tmp_path / "rec.jsonl", source="audit webhook") as sink:
+    sink = LiveSink(tmp_path / "rec.jsonl", source="audit webhook")
+    with sink:
         receiver = WebhookImport(sink, max_open=2)
         receiver.post(body, "kube-apiserver 127.0.0.1")
         assert (receiver.importer.evicted, len(receiver.importer._open)) == (1, 2)

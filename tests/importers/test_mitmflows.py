@@ -200,7 +200,8 @@ def test_a_flow_mitmproxy_cannot_read_is_skipped_and_the_rest_imported(
             states.append(tnetstring.dumps(tnetstring.load(file)))
     bad = tnetstring.dumps({b"version": 21, b"type": b"http"})
     not_utf8 = tnetstring.load(io.BytesIO(states[0]))
-    not_utf8["request"]["path"] = b"/api/v1/namespaces/\xff"  # type: ignore[index]
+    assert isinstance(not_utf8, dict) and isinstance(not_utf8["request"], dict)
+    not_utf8["request"]["path"] = b"/api/v1/namespaces/\xff"
     mixed = tmp_path / "mixed.mitm"
     mixed.write_bytes(b"".join([*states[:2], bad, tnetstring.dumps(not_utf8), *states[2:]]))
     out = tmp_path / "mixed.jsonl"

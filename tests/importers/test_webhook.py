@@ -553,8 +553,8 @@ def test_a_batch_that_fails_on_a_full_disk_is_recorded_whole_when_sent_again(
         records = list(iter_records(path, warnings))
     assert warnings == []  # every line whole: a glued one is said
     requests = [r["id"] for r in records if r["record"] == "request"]
-    ends = [r["id"] for r in records if r["record"] == "end"]
-    assert sorted(requests) == sorted(everyone) == sorted(ends)
+    ended = [r["id"] for r in records if r["record"] == "end"]
+    assert sorted(requests) == sorted(everyone) == sorted(ended)
     assert receiver.sink.exchanges == len(requests)
     notes = [r["message"] for r in records if r["record"] == "note"]
     assert not [n for n in notes if "ResponseComplete" in n], notes

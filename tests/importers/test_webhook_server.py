@@ -88,7 +88,9 @@ def audit_event(audit_id: str) -> dict[str, Any]:
 
 def batch(*ids: str) -> bytes:
     items = [audit_event(i) for i in ids]
-    return json.dumps({"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "items": items})
+    return json.dumps(
+        {"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "items": items}
+    ).encode()
 
 
 def post(served: Served, body: bytes | str, tls: ssl.SSLContext | None = None) -> int:
@@ -165,7 +167,7 @@ def test_a_flood_of_dripping_handshakes_never_locks_the_api_server_out(tmp_path:
         try:
             flood = threading.Thread(target=drip.open, args=(150, 0.02))
             flood.start()
-            statuses = []
+            statuses: list[int] = []
             while flood.is_alive() or len(statuses) < 3:
                 statuses.append(post(served, batch(f"real-{len(statuses)}")))
             flood.join()

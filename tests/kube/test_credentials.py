@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1beta1",
 """
 
 
-def plugin(tmp_path: Path, status: dict[str, object]) -> ExecConfig:
+def plugin(tmp_path: Path, status: Mapping[str, object]) -> ExecConfig:
     """A real exec credential plugin that counts its runs and keeps what it was given."""
     script = tmp_path / "plugin.py"
     script.write_text(PLUGIN)

@@ -8,12 +8,13 @@ import os
 import socket
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import k8s_wiretap.lab.lab as lab_module
 from k8s_wiretap.lab import Lab, LabRunningError, UpOptions
-from k8s_wiretap.lab.layout import Layout, runtime_dir
+from k8s_wiretap.lab.layout import Layout, free_ports, runtime_dir
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.releases import CURRENT
 from k8s_wiretap.lab.state import LabState
@@ -21,7 +22,7 @@ from k8s_wiretap.workshop import manifest
 from tests.conftest import Kubectl, cli, lab_processes, wait_until
 
 
-def running_pods(kubectl: Kubectl, namespace: str) -> list[dict[str, object]]:
+def running_pods(kubectl: Kubectl, namespace: str) -> list[dict[str, Any]]:
     pods = json.loads(kubectl("get", "pods", "-n", namespace, "-o", "json"))["items"]
     return [p for p in pods if p["status"].get("phase") == "Running"]
 
@@ -229,10 +230,9 @@ def test_a_port_taken_between_its_pick_and_its_bind_starts_the_lab_on_others(
     taken.listen()
     port = taken.getsockname()[1]
     picks: list[dict[str, int]] = []
-    pick_free = lab_module.free_ports
 
     def pick() -> dict[str, int]:
-        ports = pick_free()
+        ports = free_ports()
         if not picks:
             ports["controller_manager"] = port
         picks.append(ports)

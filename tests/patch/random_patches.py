@@ -147,7 +147,7 @@ class Patches:
 
     def json(self) -> list[dict[str, Any]]:
         env = "/spec/template/spec/containers/0/env/"
-        choices = [
+        choices: list[dict[str, Any]] = [
             {"op": "replace", "path": "/spec/replicas", "value": self.rng.randint(0, 2)},
             {"op": "add", "path": f"/metadata/labels/{self.rng.choice('xy')}", "value": "v"},
             {"op": "remove", "path": f"/metadata/labels/{self.rng.choice('xy')}"},

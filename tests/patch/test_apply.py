@@ -41,7 +41,7 @@ def entry(manager: str, operation: str, fields: dict[str, Any]) -> dict[str, Any
     }
 
 
-CONTAINERS = {
+CONTAINERS: dict[str, Any] = {
     'k:{"name":"web"}': {".": {}, "f:name": {}, "f:image": {}},
     'k:{"name":"side"}': {".": {}, "f:name": {}, "f:image": {}},
 }
@@ -105,7 +105,7 @@ def test_fields_no_longer_applied_are_pruned() -> None:
 
 
 def test_fields_another_manager_owns_are_not_pruned() -> None:
-    side = {"f:spec": {"f:template": {"f:spec": {"f:containers": {
+    side: dict[str, Any] = {"f:spec": {"f:template": {"f:spec": {"f:containers": {
         "k:{\"name\":\"side\"}": {".": {}, "f:name": {}, "f:image": {}},
     }}}}}  # fmt: skip
     managed = [entry("kubectl", "Apply", APPLIED), entry("other", "Update", side)]
@@ -119,7 +119,7 @@ def test_fields_another_manager_owns_are_not_pruned() -> None:
 
 
 def test_changing_a_field_another_manager_owns_conflicts() -> None:
-    replicas = {"f:spec": {"f:replicas": {}}}
+    replicas: dict[str, Any] = {"f:spec": {"f:replicas": {}}}
     managed = [entry("kubectl", "Apply", APPLIED), entry("kubectl-edit", "Update", replicas)]
     with pytest.raises(ConflictError) as conflict:
         apply_config(live(managed), config(replicas=3, **web()), "kubectl", node())
@@ -135,7 +135,7 @@ def test_changing_a_field_another_manager_owns_conflicts() -> None:
 
 
 def test_applying_the_same_value_is_no_conflict_and_shares_ownership() -> None:
-    replicas = {"f:spec": {"f:replicas": {}}}
+    replicas: dict[str, Any] = {"f:spec": {"f:replicas": {}}}
     managed = [entry("kubectl", "Apply", APPLIED), entry("kubectl-edit", "Update", replicas)]
     result = apply_config(live(managed), config(replicas=2, **web()), "kubectl", node())
     owners = managers(result)
@@ -308,8 +308,10 @@ def ownership(obj: dict[str, Any]) -> dict[tuple[str, str], FieldSet]:
     """Who owns what: (manager, subresource) → field set (compare() lets a replay own more
     than the server says, since FieldsV1 leaves are empty objects)."""
     entries = obj["metadata"]["managedFields"]
-    key = lambda e: (e["manager"], e.get("subresource", ""))  # noqa: E731
-    return {key(e): FieldSet.from_fields_v1(e["fieldsV1"]) for e in entries}
+    return {
+        (e["manager"], e.get("subresource", "")): FieldSet.from_fields_v1(e["fieldsV1"])
+        for e in entries
+    }
 
 
 @pytest.mark.parametrize("case", APPLY_CASES["cases"], ids=lambda case: case["case"])

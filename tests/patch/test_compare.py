@@ -124,7 +124,7 @@ def test_nothing_to_compare_against() -> None:
 
 
 def test_server_side_apply_checks_what_the_manager_gave_up() -> None:
-    item = {'k:{"name":"web"}': {".": {}, "f:name": {}, "f:image": {}}}
+    item: dict[str, Any] = {'k:{"name":"web"}': {".": {}, "f:name": {}, "f:image": {}}}
     owned = {"f:spec": {"f:minReadySeconds": {}, "f:template": {"f:spec": {"f:containers": item}}}}
     before = copy.deepcopy(BEFORE)
     before["spec"]["minReadySeconds"] = 5  # no default: pruned, it is gone
@@ -152,7 +152,7 @@ def test_server_side_apply_checks_what_the_manager_gave_up() -> None:
 def test_server_side_apply_of_a_kind_whose_defaulting_is_not_modelled_is_undecided() -> None:
     """A Service's pruned `sessionAffinity`, back on the server as it was: its defaulting
     (SetDefaults_Service) may have put it there, which the replay does not model."""
-    owned = {"f:spec": {"f:sessionAffinity": {}, "f:ports": {}}}
+    owned: dict[str, Any] = {"f:spec": {"f:sessionAffinity": {}, "f:ports": {}}}
     ports = [{"port": 80, "protocol": "TCP", "targetPort": 80}]
     before = {
         "apiVersion": "v1",
@@ -208,7 +208,7 @@ def test_managed_fields_own_no_more_and_no_fewer_than_on_the_server() -> None:
     local = replay("apply", config, before, manager="m")
     server = copy.deepcopy(local)
     assert compare("apply", config, before, local, server, everything=True).matches is True
-    fields = {"f:spec": {"f:minReadySeconds": {}, "f:paused": {}}}
+    fields: dict[str, Any] = {"f:spec": {"f:minReadySeconds": {}, "f:paused": {}}}
     mine = [e for e in server["metadata"]["managedFields"] if e["manager"] == "m"]
     mine[0]["fieldsV1"] = fields
     result = compare("apply", config, before, local, server, everything=True)

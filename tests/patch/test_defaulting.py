@@ -4,6 +4,8 @@ cases and test_lab_replay.py's random applies."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from k8s_wiretap.kube import schema
@@ -52,7 +54,7 @@ def test_every_rule_names_fields_of_its_go_type() -> None:
 def test_a_deployment_is_defaulted_by_its_types_rules_in_order() -> None:
     """SetDefaults_Deployment first (the strategy's type, then its rollingUpdate), then the
     pod template's PodSpec and each container; what is set stays."""
-    deployment = {
+    deployment: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "spec": {
@@ -70,7 +72,11 @@ def test_a_deployment_is_defaulted_by_its_types_rules_in_order() -> None:
     container = spec["template"]["spec"]["containers"][0]
     assert container["imagePullPolicy"] == "Always"
     assert spec["template"]["spec"]["dnsPolicy"] == "ClusterFirst"
-    recreate = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"strategy": {}}}
+    recreate: dict[str, Any] = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "spec": {"strategy": {}},
+    }
     recreate["spec"]["strategy"]["type"] = "Recreate"
     apply_defaults(recreate, "v1.37.2")
     assert recreate["spec"]["strategy"] == {"type": "Recreate"}

@@ -12,7 +12,9 @@ from k8s_wiretap.patch import PatchError, apply_json_patch
 from k8s_wiretap.patch.json_patch import MAX_OPERATIONS
 
 # RFC 6902 Appendix A (A.13, a document with a duplicate member, is not a decoded value).
-RFC_6902_OK = {
+Document = dict[str, Any]
+Operations = list[dict[str, Any]]
+RFC_6902_OK: dict[str, tuple[Document, Operations]] = {
     "A.1": ({"foo": "bar"}, [{"op": "add", "path": "/baz", "value": "qux"}]),
     "A.2": ({"foo": ["bar", "baz"]}, [{"op": "add", "path": "/foo/1", "value": "qux"}]),
     "A.3": ({"baz": "qux", "foo": "bar"}, [{"op": "remove", "path": "/baz"}]),
@@ -38,7 +40,7 @@ RFC_6902_OK = {
     "A.14": ({"/": 9, "~1": 10}, [{"op": "test", "path": "/~01", "value": 10}]),
     "A.16": ({"foo": ["bar"]}, [{"op": "add", "path": "/foo/-", "value": ["abc", "def"]}]),
 }
-RFC_6902_ERRORS = {
+RFC_6902_ERRORS: dict[str, tuple[Document, Operations, str]] = {
     "A.9": ({"baz": "qux"}, [{"op": "test", "path": "/baz", "value": "bar"}], "testing value"),
     "A.12": ({"foo": "bar"}, [{"op": "add", "path": "/baz/bat", "value": "qux"}], "missing path"),
     "A.15": ({"/": 9, "~1": 10}, [{"op": "test", "path": "/~01", "value": "10"}], "testing"),
@@ -114,7 +116,7 @@ def test_test_compares_json_text_of_numbers() -> None:
 
 
 def test_messages_and_statuses() -> None:
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"op": "remove", "path": "/x"}, "error in remove for path: '/x': Unable to remove "
          "nonexistent key: x: missing value"),
         ({"op": "add", "path": "/x/y", "value": 1},
@@ -155,8 +157,10 @@ def test_operation_limit_and_copy_limit() -> None:
 
 def test_inputs_are_not_modified() -> None:
     document = {"a": [1, {"b": 2}]}
-    patch = [{"op": "add", "path": "/c", "value": {"d": [1]}}, {"op": "add", "path": "/c/d/-",
-             "value": 2}]  # fmt: skip
+    patch: Operations = [
+        {"op": "add", "path": "/c", "value": {"d": [1]}},
+        {"op": "add", "path": "/c/d/-", "value": 2},
+    ]
     assert apply_json_patch(document, patch) == {"a": [1, {"b": 2}], "c": {"d": [1, 2]}}
     assert document == {"a": [1, {"b": 2}]}
     assert patch[0]["value"] == {"d": [1]}

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,13 +110,13 @@ def spawn_proxy(kubeconfig: str, folder: Path, *extra: str) -> ProxyProcess:
     return proxy
 
 
-def start_wiretap(kubeconfig: str, folder: Path, **settings: object) -> Wiretap:
+def start_wiretap(kubeconfig: str, folder: Path, **settings: Any) -> Wiretap:
     port = free_port()
     route = Route("default", "127.0.0.1", port, load_kubeconfig(Path(kubeconfig)))
     record = folder / "recording.jsonl"
     server = ProxyServer(
         ProxySettings(routes=[route], record=record, confdir=folder / "ca", **settings)
-    )  # type: ignore[arg-type]
+    )
     return Wiretap(port, record, server.start(), folder / "ca")
 
 

@@ -78,7 +78,8 @@ def api_request(
     **headers: str,
 ) -> http.HTTPFlow:
     flow = tflow.tflow()
-    request = http.Request.make(method, f"https://127.0.0.1:6443{path}", body, headers)
+    fields = [(name.encode(), value.encode()) for name, value in headers.items()]
+    request = http.Request.make(method, f"https://127.0.0.1:6443{path}", body, fields)
     request.timestamp_start = 1000.0
     flow.request = request
     return flow

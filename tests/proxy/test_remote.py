@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -90,7 +91,7 @@ class RemoteProxy:
 
     def get(
         self, path: str, *, tls: ssl.SSLContext | None = None, host: str | None = None
-    ) -> tuple[int, dict[str, object]]:
+    ) -> tuple[int, dict[str, Any]]:
         """GET `path` from this machine's non-loopback address; the status and JSON body."""
         connection: http.client.HTTPConnection
         if tls is None:

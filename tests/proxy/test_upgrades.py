@@ -49,8 +49,13 @@ def test_websocket_watch_through_the_proxy_is_recorded_event_by_event(
 ) -> None:
     proxied("create", "namespace", "websocket")
     watch = WebSocketWatch(wiretap.port, "/api/v1/namespaces/websocket/configmaps?watch=true")
+
+    def upgraded() -> bool:
+        watch.pump()
+        return watch.accepted
+
     try:
-        wait_until(lambda: watch.pump() or watch.accepted, 20, "the upgrade")
+        wait_until(upgraded, 20, "the upgrade")
         proxied("create", "configmap", "over-websocket", "-n", "websocket")
 
         def delivered() -> bool:

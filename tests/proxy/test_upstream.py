@@ -61,7 +61,8 @@ def api_request(
 ) -> http.HTTPFlow:
     flow = tflow.tflow(client_conn=client)
     url = f"http://127.0.0.1:{LISTEN}/api/v1/namespaces/default/pods"
-    flow.request = http.Request.make("GET", url, b"", headers)
+    fields = [(name.encode(), value.encode()) for name, value in headers.items()]
+    flow.request = http.Request.make("GET", url, b"", fields)
     flow.request.headers["Host"] = host  # as the client sent it (keep_host_header)
     return flow
 

@@ -178,7 +178,10 @@ def test_the_live_tui_follows_every_workers_part(lab: LabState, tmp_path: Path) 
             rows = app.index.rows
             await until(pilot, lambda: app.follow_mode.active, "following", LAB)
             assert await asyncio.to_thread(many_gets, proxy, 48, path) == [200] * 48
-            listed = lambda: sum(r.path == path for r in rows)  # noqa: E731
+
+            def listed() -> int:
+                return sum(r.path == path for r in rows)
+
             await until(pilot, lambda: listed() == 48, "every GET as a row", LAB)
             first, second = proxy.record, parts.part_path(proxy.record, 1)
             assert requests_in(first) > 0 and requests_in(second) > 0  # from both parts
@@ -225,11 +228,11 @@ def test_a_worker_that_keeps_dying_is_not_restarted_for_ever(lab: LabState, tmp_
             (victim,) = [pid for pid in workers_of(proxy) if pid != survivor]
             os.kill(victim, signal.SIGKILL)
             if death < CRASHES:
-                wait_until(
-                    lambda n=death: proxy.log.read_text().count("restarted (pid") == n,
-                    LAB,
-                    f"restart {death}",
-                )
+
+                def restarted(n: int = death) -> bool:
+                    return proxy.log.read_text().count("restarted (pid") == n
+
+                wait_until(restarted, LAB, f"restart {death}")
         wait_until(lambda: "not restarted" in proxy.log.read_text(), LAB, "given up")
         assert workers_of(proxy) == [survivor]
         assert many_gets(proxy, 16, path) == [200] * 16  # the listener is still served

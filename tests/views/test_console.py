@@ -20,7 +20,7 @@ def test_a_finished_watch_counts_the_events_it_carried() -> None:
             console.write(record)
         opened, closed = out.getvalue().splitlines()
         assert opened.endswith(" (open)") and "[0 watch events]" in opened
-        assert closed.endswith(f"[{watch.end.events} watch events]"), closed
+        assert watch.end is not None and closed.endswith(f"[{watch.end.events} watch events]")
 
 
 def test_one_line_per_exchange_and_every_note() -> None:

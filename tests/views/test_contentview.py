@@ -75,7 +75,9 @@ def _fields(headers: Any) -> list[tuple[bytes, bytes]]:
 
 
 def shown(flow: http.HTTPFlow, message: Any = None) -> contentviews.ContentviewResult:
-    return contentviews.prettify_message(message or flow.response, flow)
+    shown_message = message or flow.response
+    assert shown_message is not None
+    return contentviews.prettify_message(shown_message, flow)
 
 
 def stream(exchange: Exchange) -> bytes:
@@ -141,6 +143,7 @@ def test_a_protobuf_watch_shows_one_json_line_per_event() -> None:
 def test_a_compressed_watch_is_read_after_mitmproxy_inflates_it() -> None:
     watch = watch_of("pods", PROTOBUF)
     flow = flow_of(watch, b"")
+    assert flow.response is not None
     flow.response.headers["content-encoding"] = "gzip"
     flow.response.raw_content = gzip.compress(stream(watch))
     result = shown(flow)

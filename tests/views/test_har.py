@@ -144,8 +144,8 @@ def test_an_unreadable_recording_leaves_no_file(tmp_path: Path) -> None:
 
 
 def test_overwritten_outputs_are_0600_and_symlinks_are_not_followed(tmp_path: Path) -> None:
-    """An OUT replaced with --overwrite (or --otlp's, which always replaces) is a new file,
-    0600, whatever the old one's mode; a symlink there is removed, never written through."""
+    """An OUT replaced with --overwrite is a new file, 0600, whatever the old one's mode; a
+    symlink there is removed, never written through."""
     har, markdown, otlp = tmp_path / "out.har", tmp_path / "out.md", tmp_path / "out.otlp"
     for path in (har, markdown, otlp):
         path.write_text("old")

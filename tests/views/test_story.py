@@ -18,9 +18,9 @@ def explainer() -> Explainer:
     return Explainer(Analysis.of(story()))
 
 
-def told(**options: bool) -> str:
+def told(*, noise: bool = False, markdown: bool = False) -> str:
     out = io.StringIO()
-    write_story(explainer(), out, **options)
+    write_story(explainer(), out, noise=noise, markdown=markdown)
     return out.getvalue()
 
 

@@ -108,9 +108,9 @@ def human_outputs(recording: Path) -> dict[str, str]:
     explainer = Explainer(Analysis.of(load(recording)))
     said: dict[str, str] = {}
     said["lines"] = "".join(exchange_line(e) + "\n" for e in explainer.analysis.exchanges)
-    for name, options in (("story", {}), ("markdown", {"markdown": True})):
+    for name, markdown in (("story", False), ("markdown", True)):
         out = io.StringIO()
-        write_story(explainer, out, noise=True, **options)
+        write_story(explainer, out, noise=True, markdown=markdown)
         said[name] = out.getvalue()
     console = io.StringIO()
     output = ConsoleOutput(console)

@@ -17,7 +17,8 @@ def test_a_text_stays_a_text_with_each_style_on_its_part() -> None:
     assert shown.plain == "a\\x1b[2Kb c\\u202ed\\x9b"
     styled = {shown.plain[s.start : s.end]: str(s.style) for s in shown.spans}
     assert styled == {"a\\x1b[2Kb": "bold", "\\x9b": "red"}
-    assert escaped(Text("clean", style="dim")).plain == "clean"
+    clean = escaped(Text("clean", style="dim"))
+    assert isinstance(clean, Text) and clean.plain == "clean"
 
 
 def test_any_renderable_is_drawn_escaped_its_line_breaks_kept() -> None:

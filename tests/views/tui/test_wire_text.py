@@ -27,9 +27,10 @@ AGENT_SHOWN = "\\x1b]0;PWNED\\x07\\x1b[1A\\x1b[2K"
 
 def screen_output(app: ReplayApp) -> str:
     """What the app writes to the terminal for its whole screen, sequences and all."""
-    console = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor")
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system="truecolor")
     console.print(app.screen._compositor.render_update(full=True))
-    return console.file.getvalue()  # type: ignore[attr-defined]
+    return out.getvalue()
 
 
 def obeyed_in(output: str) -> list[str]:

@@ -70,9 +70,10 @@ def test_followed_parts_are_merged_in_time_order_as_they_grow(tmp_path: Path) ->
 
         wait_until(lambda: len(written()) == 3, 10, "the three requests merged")
         assert written() == ["early", "late", "restarted"]
-        assert merged.writing is not None and merged.writing()
+        writing = merged.writing
+        assert writing is not None and writing()
         live[0] = False
-        wait_until(lambda: not merged.writing(), 10, "the merge to end with the proxy")
+        wait_until(lambda: not writing(), 10, "the merge to end with the proxy")
     finally:
         merged.close()
 

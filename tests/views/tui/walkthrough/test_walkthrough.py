@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui.listing.window import Windows
@@ -43,7 +44,7 @@ def panel(app: ReplayApp) -> NarrationPanel:
 
 
 def narration(app: ReplayApp) -> str:
-    return shown(app.query_one("#narration-text").content).replace("\n", " ")
+    return shown(app.query_one("#narration-text", Static).content).replace("\n", " ")
 
 
 async def at_step(app: ReplayApp, pilot: Pilot[int], timeout: float = 60) -> None:
@@ -119,6 +120,7 @@ def test_forward_and_back_through_the_apply_story() -> None:
         assert "set /spec/replicas: 2 → 3 (changed by your file)" in said
         assert "etcd: /registry/deployments/default/web @" in said
         patch_position = app.exchange_list.selected
+        assert patch_position is not None
 
         await pilot.press("l")  # the same exchange, its etcd record, in the Explain tab
         await at_step(app, pilot)
