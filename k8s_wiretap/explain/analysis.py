@@ -401,7 +401,7 @@ class Analysis:
             observation.managed_fields_dropped
             and patch_type(exchange.request_header("content-type")) == "apply"
         ):
-            observation = self._with_managers(ref, observation)
+            observation = self._with_managers(ref, observation, exchange.time)
             if observation is None:
                 return None, DROPPED
         if self._history.stale(ref, observation, resource_version(after)):
@@ -418,13 +418,16 @@ class Analysis:
             ), ""
         return observation, ""
 
-    def _with_managers(self, ref: ObjectRef, seen: Observation) -> Observation | None:
-        """An observation of the same version as `seen` that kept its managedFields (a
-        server-side apply starts from its managers), or None."""
+    def _with_managers(
+        self, ref: ObjectRef, seen: Observation, before: float
+    ) -> Observation | None:
+        """An observation of the same version as `seen`, made before `before`, that kept
+        its managedFields (a server-side apply starts from its managers), or None."""
         if seen.resource_version is None:
             return None
         kept = self._history.at(ref, seen.resource_version)
-        return next((o for o in reversed(kept) if not o.managed_fields_dropped), None)
+        whole = (o for o in reversed(kept) if o.time < before and not o.managed_fields_dropped)
+        return next(whole, None)
 
     def patch_schema(self, before: float, group: str = "", version: str = "v1") -> PatchSchema:
         """The patch metadata in force at `before` for objects served at `group`/`version`:
