@@ -164,8 +164,8 @@ def test_a_server_without_the_managed_fields_opt_out_ignores_the_ask(
     answer = summaries.analysis.response_body(read).value
     assert answer["metadata"]["managedFields"][0]["manager"] == "kubectl-create"
     said = summaries.explain(read)
-    assert said.summary.endswith(
-        f"ConfigMap {NS}/menu (asked without managedFields, Accept"
+    assert said.summary == (
+        f"Python-urllib gets ConfigMap {NS}/menu (asked without managedFields, Accept"
         " drop=metadata.managedFields: the server ignored it and sent them, as one without"
         " the ManagedFieldsOptOut gate does)"
     )
