@@ -1,6 +1,5 @@
-"""On the lab, through the wiretap, with the release's own kubectl: what 1.37 and 1.38 changed
-on the wire that the lab can show (docs/decoding.md, "What 1.37 and 1.38 changed on the
-wire").
+"""On the lab, through the wiretap, with the release's own kubectl: the wire changes of the
+last two releases that the lab can show (docs/decoding.md#what-137-and-138-changed-on-the-wire).
 
 - KEP-4006: `kubectl exec` and `kubectl port-forward` ask for a WebSocket first (a GET,
   `Sec-WebSocket-Protocol: v5.channel.k8s.io`, `SPDY/3.1+portforward.k8s.io`), then fall

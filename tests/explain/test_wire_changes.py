@@ -1,8 +1,9 @@
-"""What 1.37 and 1.38 changed on the wire, explained (docs/decoding.md, "What 1.37 and 1.38
-changed on the wire"): exchanges the lab cannot make — an exec upgraded to a WebSocket (the
-lab's hollow node has no address), responses without managedFields (1.38's alpha
-ManagedFieldsOptOut) — written through the proxy's own recorder as the proxy writes them,
-then explained; and the watch lists of the committed 1.37 recording."""
+"""The wire changes of the last two releases, explained
+(docs/decoding.md#what-137-and-138-changed-on-the-wire): exchanges the lab cannot make — an
+exec upgraded to a WebSocket (the lab's hollow node has no address), responses without
+managedFields (1.38's alpha ManagedFieldsOptOut) — written through the proxy's own recorder
+as the proxy writes them, then explained; and the watch lists of the committed recording of
+the current release."""
 
 from __future__ import annotations
 
@@ -203,7 +204,7 @@ def _watch_lists() -> tuple[Summaries, list[Any]]:
 
 
 def test_an_informer_starts_with_a_watch_list_its_initial_events_and_their_bookmark() -> None:
-    """KEP-3157 on the committed 1.37 recording: the controller manager's Namespace informer
+    """KEP-3157 on the committed recording of the current release: the controller manager's Namespace informer
     asks for the current state and changes in one watch, gets each Namespace as ADDED,
     then the BOOKMARK annotated k8s.io/initial-events-end, then changes."""
     summaries, lists = _watch_lists()
@@ -238,7 +239,7 @@ def test_an_informer_starts_with_a_watch_list_its_initial_events_and_their_bookm
 
 
 def test_a_gzipped_watch_list_decodes_event_by_event() -> None:
-    """WatchListCompression (beta, on, new in 1.37): a watch list asked for with
+    """WatchListCompression (beta and on since it came, with the current release): a watch list asked for with
     Accept-Encoding gzip is answered gzipped, and decodes as the plain ones do."""
     summaries, lists = _watch_lists()
     zipped = [e for e in lists if e.response_header("content-encoding") == "gzip"]
