@@ -204,9 +204,10 @@ def _watch_lists() -> tuple[Summaries, list[Any]]:
 
 
 def test_an_informer_starts_with_a_watch_list_its_initial_events_and_their_bookmark() -> None:
-    """KEP-3157 on the committed recording of the current release: the controller manager's Namespace informer
-    asks for the current state and changes in one watch, gets each Namespace as ADDED,
-    then the BOOKMARK annotated k8s.io/initial-events-end, then changes."""
+    """KEP-3157 on the committed recording of the current release: the controller
+    manager's Namespace informer asks for the current state and changes in one watch, gets
+    each Namespace as ADDED, then the BOOKMARK annotated k8s.io/initial-events-end, then
+    changes."""
     summaries, lists = _watch_lists()
     watch = next(
         e
@@ -239,8 +240,8 @@ def test_an_informer_starts_with_a_watch_list_its_initial_events_and_their_bookm
 
 
 def test_a_gzipped_watch_list_decodes_event_by_event() -> None:
-    """WatchListCompression (beta and on since it came, with the current release): a watch list asked for with
-    Accept-Encoding gzip is answered gzipped, and decodes as the plain ones do."""
+    """WatchListCompression (beta and on from its first release): a watch list asked for
+    with Accept-Encoding gzip is answered gzipped, and decodes as the plain ones do."""
     summaries, lists = _watch_lists()
     zipped = [e for e in lists if e.response_header("content-encoding") == "gzip"]
     assert zipped and all(e.request_header("accept-encoding") == "gzip" for e in zipped)
