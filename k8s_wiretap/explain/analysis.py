@@ -39,7 +39,7 @@ from k8s_wiretap.explain.patches import (
     replay_refused,
 )
 from k8s_wiretap.explain.who import Who, who_in
-from k8s_wiretap.kube.media import patch_type, response_media
+from k8s_wiretap.kube.media import managed_fields_dropped, patch_type, response_media
 from k8s_wiretap.kube.refs import ObjectRef, resource_version, uid_of
 from k8s_wiretap.kube.release import Release, ReleaseError, ReleaseLike
 from k8s_wiretap.kube.resources import Resources
@@ -328,6 +328,8 @@ class Analysis:
         event: int | None = None,
     ) -> None:
         observation = Observation.of(obj, when, source, exchange.id, exchange.component, event)
+        if _without_managed_fields(exchange, obj):
+            observation.managed_fields_dropped = True
         ref = self.ref(exchange, obj)
         self._history.add(ref, observation)
         for listener in self._listeners:
@@ -395,6 +397,13 @@ class Analysis:
             return Observation(exchange.time, {}, "nothing: the patch created it", ""), ""
         if observation is None:
             return None, "no earlier observation of the object in the recording"
+        if (
+            observation.managed_fields_dropped
+            and patch_type(exchange.request_header("content-type")) == "apply"
+        ):
+            observation = self._with_managers(ref, observation, exchange.time)
+            if observation is None:
+                return None, DROPPED
         if self._history.stale(ref, observation, resource_version(after)):
             # a concurrent write went first: replay on the version just below the result
             observation = predecessor(self._history, ref, resource_version(after), uid_of(after))
@@ -408,6 +417,17 @@ class Analysis:
                 scale, observation.time, source, observation.exchange, observation.component
             ), ""
         return observation, ""
+
+    def _with_managers(
+        self, ref: ObjectRef, seen: Observation, before: float
+    ) -> Observation | None:
+        """An observation of the same version as `seen`, made before `before`, that kept
+        its managedFields (a server-side apply starts from its managers), or None."""
+        if seen.resource_version is None:
+            return None
+        kept = self._history.at(ref, seen.resource_version)
+        whole = (o for o in reversed(kept) if o.time < before and not o.managed_fields_dropped)
+        return next(whole, None)
 
     def patch_schema(self, before: float, group: str = "", version: str = "v1") -> PatchSchema:
         """The patch metadata in force at `before` for objects served at `group`/`version`:
@@ -441,6 +461,19 @@ class Analysis:
         self._etcd = {k: c for k, c in self._etcd.items() if c.time >= before}
         self._openapi.forget(before)
         self._history.forget(before)
+
+
+DROPPED = (
+    "the object was last seen without its managedFields (its client asked the server to drop"
+    " them), which a server-side apply starts from"
+)
+
+
+def _without_managed_fields(exchange: Exchange, obj: dict[str, Any]) -> bool:
+    """`obj` came without managedFields because `exchange`'s client asked for that."""
+    meta = obj.get("metadata")
+    has = isinstance(meta, dict) and "managedFields" in meta
+    return not has and managed_fields_dropped(exchange.request_header("accept"))
 
 
 def insort_by_time(exchanges: list[Exchange], exchange: Exchange) -> None:

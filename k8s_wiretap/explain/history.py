@@ -37,6 +37,9 @@ class Observation:
     event: int | None = None  # the watch event's sequence number in its exchange
     resource_version: int | None = None
     uid: str = ""
+    # served without metadata.managedFields because its client asked (KEP-5958's Accept
+    # drop=metadata.managedFields): its managers are unknown, not none
+    managed_fields_dropped: bool = False
 
     @classmethod
     def of(

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain import details as detail
+from k8s_wiretap.explain import streams
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.explain.changes import changed
@@ -214,6 +215,9 @@ class Summaries:
         summary = _squeezed(rule.summary.format_map(values))
         if exchange.info.dry_run and exchange.info.verb in WRITES:
             summary += " (a dry run: nothing is stored, no watcher is told)"
+        if exchange.info.streaming and "{transport}" not in rule.summary:  # a refusal's rule
+            summary += streams.transport(exchange)
+        summary += streams.managed_fields_note(self.analysis, exchange)
         return Explanation(
             summary,
             _squeezed(rule.why.format_map(values)),
@@ -304,6 +308,8 @@ class Summaries:
         "replicas": lambda s, e, f: detail.replicas(f["body"]),
         "disruptions": lambda s, e, f: detail.disruptions(f["body"]),
         "pinned": lambda s, e, f: detail.pinned(f["body"]),
+        "transport": lambda s, e, f: streams.transport(e),
+        "outcome": lambda s, e, f: streams.outcome(e),
     }
 
     def _status_body(self, exchange: Exchange) -> dict[str, Any]:

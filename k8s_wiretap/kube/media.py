@@ -4,12 +4,14 @@ from __future__ import annotations
 
 __all__ = [
     "CBOR_SEQ",
+    "DROP_MANAGED_FIELDS",
     "GNOSTIC_OPENAPI",
     "GNOSTIC_OPENAPI_V3",
     "PATCH_TYPES",
     "PROTOBUF",
     "is_cbor",
     "is_watch_stream",
+    "managed_fields_dropped",
     "media_parameters",
     "media_type",
     "patch_type",
@@ -66,3 +68,22 @@ def response_media(content_type: str, accept: str) -> str:
     if media == "application/octet-stream" and GNOSTIC_OPENAPI in accept:
         return GNOSTIC_OPENAPI
     return _SERVED_AS.get(media, content_type)
+
+
+# KEP-5958: a client that does not need managedFields asks for every media range of its
+# Accept without them (`application/json;drop=metadata.managedFields`). The API server
+# honours it only with its ManagedFieldsOptOut gate on (alpha, off, from 1.38); with the gate
+# off, and on every earlier release, the parameter is ignored. Any other `drop` value makes
+# that media range unacceptable (apiserver endpoints/handlers/negotiation/negotiate.go,
+# `acceptMediaTypeOptions`; client-go rest/client.go, `acceptDroppingManagedFields`).
+DROP_MANAGED_FIELDS = "metadata.managedFields"
+
+
+def managed_fields_dropped(accept: str) -> bool:
+    """Whether an Accept header asks for responses without `metadata.managedFields`: one of
+    its media ranges says `drop=metadata.managedFields` (client-go puts it on every one)."""
+    if "drop" not in accept:
+        return False
+    return any(
+        media_parameters(clause).get("drop") == DROP_MANAGED_FIELDS for clause in accept.split(",")
+    )
