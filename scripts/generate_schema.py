@@ -467,9 +467,8 @@ def tree_layout(root: Path) -> Layout:
 
 
 def apimodules() -> ModuleType:
-    """k8s_wiretap/lab/apimodules.py (the standard library and kube.release only), loaded by
-    its path: the generator needs neither the project installed nor the rest of the lab
-    package."""
+    """k8s_wiretap/lab/apimodules.py, loaded by its path (with kube.release and lab.golang,
+    which choose the Go toolchain a module's go.mod asks for)."""
     path = REPO / "k8s_wiretap" / "lab" / "apimodules.py"
     spec = importlib.util.spec_from_file_location("apimodules", path)
     assert spec and spec.loader
@@ -1004,7 +1003,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--release",
         action="append",
-        help="a release (e.g. 1.37) to read from its Go modules; 'all': every pinned one;"
+        help="a release (e.g. 1.30) to read from its Go modules; 'all': every pinned one;"
         " with a source tree: the tree's release (default: from its folder name)",
     )
     parser.add_argument(

@@ -25,12 +25,14 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from k8s_wiretap.kube.release import Release
+from k8s_wiretap.kube.release import CURRENT, Release
+from k8s_wiretap.lab.golang import download_toolchain
 
 __all__ = [
     "API_MODULES",
     "KUBERNETES",
     "NEWEST",
+    "PINNED",
     "RELEASES",
     "GoModuleError",
     "api_modules",
@@ -44,8 +46,10 @@ __all__ = [
 # Kubernetes minor → the patch release whose modules are read: 1.20.2 is the release of
 # Debian's source package (the lab's binaries); for the others, a recent patch that the
 # module proxy serves for every one of the release's modules, k8s.io/kubernetes included.
-# API types do not change between patches of a minor.
-RELEASES: dict[str, str] = {
+# API types do not change between patches of a minor. The default release's minor is not
+# in PINNED: it is kube.release.CURRENT. `make release` (scripts/release.py) edits PINNED:
+# a pre-release is added here, a final release moves CURRENT and pins the one before.
+PINNED: dict[str, str] = {
     "1.20": "1.20.2",
     "1.21": "1.21.1",
     "1.22": "1.22.5",
@@ -63,8 +67,12 @@ RELEASES: dict[str, str] = {
     "1.34": "1.34.4",
     "1.35": "1.35.4",
     "1.36": "1.36.3",
-    "1.37": "1.37.2",
 }
+RELEASES: dict[str, str] = dict(
+    sorted(
+        {**PINNED, CURRENT.minor_version: str(CURRENT)}.items(), key=lambda i: Release.parse(i[0])
+    )
+)
 NEWEST = max(RELEASES, key=Release.parse)
 
 # The modules whose packages the schema covers, by import path.
@@ -92,9 +100,27 @@ def go_binary() -> str:
 
 @cache
 def module_dir(path: str, version: str) -> Path:
-    """The unpacked module `path@version` in Go's module cache, downloaded if missing."""
+    """The unpacked module `path@version` in Go's module cache, downloaded if missing; one
+    whose go.mod asks for a Go newer than the machine's is downloaded with GOTOOLCHAIN set to
+    an approved toolchain that is new enough (golang.download_toolchain)."""
+    answer, result = _download(path, version, "local")
+    toolchain = download_toolchain(answer, Path(go_binary()))
+    if toolchain:
+        answer, result = _download(path, version, toolchain)
+    problem = answer.get("Error") or (result.stderr.strip() if result.returncode else "")
+    directory = str(answer.get("Dir") or "")
+    if problem or not directory or not Path(directory).is_dir():
+        reason = problem or "no directory in go's answer"
+        raise GoModuleError(f"go mod download {path}@{version}: {reason}")
+    return Path(directory)
+
+
+def _download(
+    path: str, version: str, toolchain: str
+) -> tuple[dict[str, object], subprocess.CompletedProcess[str]]:
+    """go's answer to `go mod download -json path@version` with GOTOOLCHAIN=`toolchain`."""
     with tempfile.TemporaryDirectory(prefix="apimodules-") as scratch:  # outside any go.mod
-        env = {**os.environ, "GO111MODULE": "on", "GOTOOLCHAIN": "local"}
+        env = {**os.environ, "GO111MODULE": "on", "GOTOOLCHAIN": toolchain}
         try:
             result = subprocess.run(
                 [go_binary(), "mod", "download", "-json", f"{path}@{version}"],
@@ -111,16 +137,11 @@ def module_dir(path: str, version: str) -> Path:
         answer = json.loads(result.stdout) if result.stdout.strip() else {}
     except json.JSONDecodeError:
         answer = {}
-    problem = answer.get("Error") or (result.stderr.strip() if result.returncode else "")
-    directory = answer.get("Dir")
-    if problem or not directory or not Path(directory).is_dir():
-        reason = problem or "no directory in go's answer"
-        raise GoModuleError(f"go mod download {path}@{version}: {reason}")
-    return Path(directory)
+    return answer, result
 
 
 def release(minor: str) -> Release:
-    """The pinned release of Kubernetes `minor` ("1.37"); KeyError if not in RELEASES."""
+    """The pinned release of Kubernetes `minor` ("1.30"); KeyError if not in RELEASES."""
     return Release.parse(RELEASES[minor])
 
 
