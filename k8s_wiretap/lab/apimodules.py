@@ -67,6 +67,7 @@ PINNED: dict[str, str] = {
     "1.34": "1.34.4",
     "1.35": "1.35.4",
     "1.36": "1.36.3",
+    "1.38": "1.38.0-beta.0",
 }
 RELEASES: dict[str, str] = dict(
     sorted(
