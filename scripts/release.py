@@ -36,12 +36,17 @@ The steps, in order (STEPS):
 9. defaults   kube/data/defaults-MINOR.yaml is kept by hand (rules carry `since`): the step
               lists the SetDefaults_* functions the release adds or drops against CURRENT's,
               for review; it fails on none;
-10. record    the workshop's apply story (as scripts/record_fixtures.py records it) on a lab
+10. fixtures  the sparse protobuf fixtures (tests/decode/fixtures/gofuzz/newest, a Go program
+              of random objects of every kind) made again against the release's modules,
+              in build/release-VERSION/gofuzz: `sparse-MINOR.jsonl.gz` goes to
+              tests/decode/fixtures for the default release (and the program's go.mod and
+              package list with it when the default moves), else beside it in build/;
+11. record    the workshop's apply story (as scripts/record_fixtures.py records it) on a lab
               of the release, into build/release-VERSION/apply-story.jsonl (committed
               recordings are `make recordings`' business);
-11. explain   `k8s-wiretap explain --format json` of it; fails if any exchange's `who` is
+12. explain   `k8s-wiretap explain --format json` of it; fails if any exchange's `who` is
               unknown (nothing unattributed);
-12. conformance  every HEAD/*.pb of the release's k8s.io/api testdata decodes, with its
+13. conformance  every HEAD/*.pb of the release's k8s.io/api testdata decodes, with its
               schema, exactly to its .json twin; fails on any that does not.
 
 A final release is due when upstream tags it (1.38.0 on 2026-12-16); until then the default
@@ -51,6 +56,7 @@ stays where it is.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -81,6 +87,7 @@ STEPS = (
     "openapi",
     "resets",
     "defaults",
+    "fixtures",
     "record",
     "explain",
     "conformance",
@@ -307,31 +314,114 @@ def step_defaults(ctx: Context) -> str:
     return f"{len(here)} SetDefaults_* functions; {against}"
 
 
+GOFUZZ = ROOT / "tests" / "decode" / "fixtures" / "gofuzz" / "newest"
+SPARSE = ROOT / "tests" / "decode" / "fixtures"
+_API_IMPORT = re.compile(r'^\t(\w+) "k8s\.io/api/([^"]+)"\n', re.M)
+_GROUPS = re.compile(
+    r"^(var groups = \[\]func\(\*runtime\.Scheme\) error\{\n)(.*?)^\}", re.M | re.S
+)
+_STAGED = (
+    "k8s.io/api",
+    "k8s.io/apiextensions-apiserver",
+    "k8s.io/apimachinery",
+    "k8s.io/kube-aggregator",
+)
+
+
+def api_packages(api: Path) -> list[str]:
+    """The group versions ("apps/v1", "core/v1") of a k8s.io/api module with a register.go."""
+    return sorted(p.parent.relative_to(api).as_posix() for p in api.glob("*/*/register.go"))
+
+
+def gofuzz_main(source: str, packages: list[str]) -> str:
+    """gofuzz/newest/main.go with its k8s.io/api imports and scheme list set to `packages`."""
+    aliases = {package: package.replace("/", "") for package in packages}
+    old = {alias for alias, _ in _API_IMPORT.findall(source)}
+    imports = "".join(f'\t{alias} "k8s.io/api/{package}"\n' for package, alias in aliases.items())
+    first = _API_IMPORT.search(source)
+    if first is None:
+        raise ReleaseStepError("gofuzz main.go: no k8s.io/api imports found")
+    source = source[: first.start()] + imports + _API_IMPORT.sub("", source[first.start() :])
+
+    def groups(found: re.Match[str]) -> str:
+        kept = [
+            entry
+            for entry in re.findall(r"(\w+)\.AddToScheme", found.group(2))
+            if entry not in old and entry not in aliases.values()
+        ]
+        lines = [f"\t{alias}.AddToScheme,\n" for alias in [*aliases.values(), *kept]]
+        return found.group(1) + "".join(lines) + "}"
+
+    edited, count = _GROUPS.subn(groups, source)
+    if count != 1:
+        raise ReleaseStepError("gofuzz main.go: no `var groups` list found")
+    return edited
+
+
+def gofuzz_go_mod(source: str, release: Release) -> str:
+    """gofuzz/newest/go.mod requiring the release's staging modules."""
+    for module in _STAGED:
+        source = re.sub(
+            rf"^(\s*{re.escape(module)}) v\S+$",
+            rf"\1 {release.staging_version}",
+            source,
+            flags=re.M,
+        )
+    return source
+
+
+def go(argv: list[str], cwd: Path, ctx: Context) -> str:
+    """Run the go command in `cwd` with the release's toolchain; ReleaseStepError if it fails."""
+    from k8s_wiretap.lab.golang import module_go
+
+    env = {**ctx.env, "GOWORK": "off", "GOFLAGS": "-mod=mod"}
+    result = subprocess.run(
+        [str(module_go()), *argv], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-8:])
+        raise ReleaseStepError(f"go {' '.join(argv)} failed:\n{tail}")
+    return result.stdout + result.stderr
+
+
+def step_fixtures(ctx: Context) -> str:
+    from k8s_wiretap.lab.apimodules import module
+
+    work = ctx.work / "gofuzz"
+    work.mkdir(exist_ok=True)
+    release = ctx.plan.release
+    main_go = (GOFUZZ / "main.go").read_text()
+    same = release == ctx.plan.current  # the default again: its program as committed
+    if not same:
+        main_go = gofuzz_main(main_go, api_packages(module(release, "k8s.io/api")))
+    (work / "main.go").write_text(main_go)
+    (work / "go.mod").write_text(gofuzz_go_mod((GOFUZZ / "go.mod").read_text(), release))
+    (work / "go.sum").write_text((GOFUZZ / "go.sum").read_text())
+    if not same:
+        go(["mod", "tidy"], work, ctx)
+    folder = SPARSE if ctx.plan.is_default else ctx.work
+    out = folder / f"sparse-{ctx.minor}.jsonl.gz"
+    go(["run", ".", str(out)], work, ctx)
+    if ctx.plan.moves_default:  # the program is the default release's from now on
+        for name in ("main.go", "go.mod", "go.sum"):
+            (GOFUZZ / name).write_text((work / name).read_text())
+    with gzip.open(out, "rt") as lines:
+        count = sum(1 for _ in lines)
+    return f"{out.relative_to(ROOT)}: {count} sparse objects"
+
+
 def story_path(ctx: Context) -> Path:
     return ctx.work / "apply-story.jsonl"
 
 
 def step_record(ctx: Context) -> str:
-    code = (
-        "import sys, time; from pathlib import Path\n"
-        "from k8s_wiretap.lab import Lab, UpOptions\n"
-        "from k8s_wiretap.workshop.scenarios import restart_api_server, run_story\n"
-        "work, version = Path(sys.argv[1]), sys.argv[2]\n"
-        "lab = Lab(work / 'lab')\n"
-        "options = UpOptions(build=False, record=work / 'apply-story.jsonl', "
-        "kube_version=version)\n"
-        "state = lab.up(options)\n"
-        "try:\n"
-        "    run_story('apply', state.kubeconfig, work / 'cache', settle=lambda: time.sleep(3))\n"
-        "    restart_api_server(lab.restart, state.kubeconfig, work / 'cache')\n"
-        "finally:\n"
-        "    lab.down()\n"
-    )
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from record_fixtures import record_into
+
     story = story_path(ctx)
     story.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="release-record-") as scratch:
-        python("-c", code, scratch, str(ctx.plan.release), ctx=ctx)
-        story.write_bytes((Path(scratch) / "apply-story.jsonl").read_bytes())
+        record_into("apply", str(ctx.plan.release), story, Path(scratch))
     lines = story.read_text().count("\n")
     return f"the apply story on {ctx.plan.release}: {story.relative_to(ROOT)} ({lines} records)"
 
@@ -367,11 +457,23 @@ def step_explain(ctx: Context) -> str:
             f"{len(unknown)} of {len(explained)} exchanges unattributed: {shown}"
         )
     components = {str(e["who"]["component"]).split("/")[0] for e in explained}
-    server = {str(e.get("server_version") or "") for e in explained} - {""}
-    where = f" (server {', '.join(sorted(server))})" if server else ""
+    served = served_versions(explained)
+    if served != {ctx.plan.release.git_version}:
+        raise ReleaseStepError(f"the recording's API server said {sorted(served)}, not V")
     return (
-        f"{len(explained)} exchanges, none unattributed, from {len(components)} components{where}"
+        f"{len(explained)} exchanges from {len(components)} components of a "
+        f"{ctx.plan.release.git_version} API server, none unattributed"
     )
+
+
+def served_versions(explained: list[dict[str, object]]) -> set[str]:
+    """The gitVersions the recording's `/version` answers name."""
+    found = set()
+    for line in explained:
+        body = line.get("response_body")
+        if str(line.get("path", "")).split("?")[0] == "/version" and isinstance(body, dict):
+            found.add(str(body.get("gitVersion")))
+    return found
 
 
 def conformance(release: Release) -> tuple[int, list[str]]:
@@ -422,6 +524,7 @@ RUNNERS: dict[str, Callable[[Context], str]] = {
     "openapi": step_openapi,
     "resets": step_resets,
     "defaults": step_defaults,
+    "fixtures": step_fixtures,
     "record": step_record,
     "explain": step_explain,
     "conformance": step_conformance,

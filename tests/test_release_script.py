@@ -119,3 +119,37 @@ def test_the_head_conformance_of_the_default_and_each_pre_release_is_complete(
     head = apimodules.api_testdata(pinned) / "HEAD"
     assert total == len(list(head.glob("*.pb"))) > 150
     assert problems == []
+
+
+def test_the_sparse_fixtures_program_is_moved_to_a_release(tmp_path: Path) -> None:
+    """gofuzz/newest: its go.mod requires the release's staging modules, and main.go imports
+    and registers every k8s.io/api group version the release has, no other."""
+    api = tmp_path / "api"
+    for package in ("apps/v1", "core/v1", "widgets/v1alpha9"):
+        (api / package).mkdir(parents=True)
+        (api / package / "register.go").write_text("package x\n")
+    (api / "testdata" / "HEAD").mkdir(parents=True)  # no register.go: not an API package
+    packages = release.api_packages(api)
+    assert packages == ["apps/v1", "core/v1", "widgets/v1alpha9"]
+    source = (release.GOFUZZ / "main.go").read_text()
+    moved = release.gofuzz_main(source, packages)
+    assert '\twidgetsv1alpha9 "k8s.io/api/widgets/v1alpha9"\n' in moved
+    assert '"k8s.io/api/batch/v1"' in source and '"k8s.io/api/batch/v1"' not in moved
+    groups = moved[moved.index("var groups") : moved.index("}", moved.index("var groups"))]
+    assert "widgetsv1alpha9.AddToScheme" in groups and "batchv1.AddToScheme" not in groups
+    assert "apiextv1.AddToScheme" in groups and "apiregv1.AddToScheme" in groups  # kept
+    go_mod = release.gofuzz_go_mod(
+        (release.GOFUZZ / "go.mod").read_text(), Release.parse("1.99.0-rc.1")
+    )
+    for module in ("k8s.io/api", "k8s.io/apimachinery", "k8s.io/kube-aggregator"):
+        assert f"\t{module} v0.99.0-rc.1\n" in go_mod
+    assert "sigs.k8s.io/randfill v1.0.0" in go_mod
+
+
+def test_the_recordings_server_is_read_from_its_version_answers() -> None:
+    lines = [
+        {"path": "/version?timeout=32s", "response_body": {"gitVersion": "v1.99.0-rc.1"}},
+        {"path": "/version", "response_body": "not decoded"},
+        {"path": "/api/v1/pods", "response_body": {"gitVersion": "v0.0.0"}},
+    ]
+    assert release.served_versions(lines) == {"v1.99.0-rc.1"}
