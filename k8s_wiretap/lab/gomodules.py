@@ -144,8 +144,9 @@ def build_module_release(
     _tools(kube, [f"{KUBERNETES}/cmd/{name}" for name in commands])
     _tidy(go, kube, env, out)
     run([str(go), "mod", "vendor"], out, "vendoring", cwd=kube, env=env)
-    fake_runtime = next((f for f in FAKE_RUNTIME if (kube / f).is_dir()), FAKE_RUNTIME[0])
-    apply_edits(kube, module_edits(fake_runtime))
+    if HOLLOW in commands:  # the edits are the hollow kubelet's
+        fake_runtime = next((f for f in FAKE_RUNTIME if (kube / f).is_dir()), FAKE_RUNTIME[0])
+        apply_edits(kube, module_edits(fake_runtime))
     binaries = work / "out"
     binaries.mkdir()
     _compile(go, kube, env, binaries, [f"{KUBERNETES}/cmd/{n}" for n in commands], release, out)
