@@ -96,6 +96,10 @@ EXTRA_PACKAGES = (
 HELPER_PACKAGES = ("k8s.io/apimachinery/pkg/types",)
 
 APIEXT = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions"
+# From 1.38 the apiextensions types are in k8s.io/apiextensions-api (a proto package of its
+# own); k8s.io/apiextensions-apiserver keeps only aliases of them.
+MOVED = {"k8s.io/apiextensions-apiserver/pkg/apis/": "k8s.io/apiextensions-api/pkg/apis/"}
+APIEXT_MOVED = "k8s.io.apiextensions_api.pkg.apis.apiextensions"
 # Types with their own MarshalJSON, by proto message: what the decoder renders instead.
 SPECIAL = {
     "k8s.io.apimachinery.pkg.apis.meta.v1.Time": "Time",
@@ -110,7 +114,8 @@ SPECIAL = {
     "k8s.io.apimachinery.pkg.runtime.RawExtension": "RawExtension",
     "k8s.io.apimachinery.pkg.runtime.Unknown": "Unknown",
     **{
-        f"{APIEXT}.{version}.{name}": name
+        f"{package}.{version}.{name}": name
+        for package in (APIEXT, APIEXT_MOVED)
         for version in ("v1", "v1beta1")
         for name in (
             "JSON",
@@ -549,6 +554,20 @@ def api_packages(source: Source) -> list[str]:
     return [f"k8s.io/api/{p.as_posix()}" for p in found]
 
 
+def extra_packages(source: Source) -> list[str]:
+    """EXTRA_PACKAGES, each where the release keeps it (MOVED: a package's later home)."""
+    found = []
+    for path in EXTRA_PACKAGES:
+        moved = next(
+            (new + path[len(old) :] for old, new in MOVED.items() if path.startswith(old)), None
+        )
+        try:
+            found.append(moved if moved and source.directory(moved) else path)
+        except SchemaError:
+            found.append(path)
+    return found
+
+
 def go_kind(source: Source, go_type: GoType, seen: int = 0) -> str:
     """pointer, slice, map or value: how encoding/json sees the field (named types resolved)."""
     if go_type[0] == "ptr":
@@ -878,7 +897,7 @@ def build_kinds(source: Source, paths: list[str]) -> dict[str, dict[str, str]]:
 
 def generate(layout: Layout) -> dict[str, Any]:
     source = Source(layout)
-    paths = api_packages(source) + list(EXTRA_PACKAGES)
+    paths = api_packages(source) + extra_packages(source)
     for path in [*paths, *HELPER_PACKAGES]:
         source.load(path)
     conversion_type_meta(source)

@@ -17,7 +17,8 @@ Which release moves what:
   moving it: it is pinned in PINNED under its minor, its protobuf schema joins the pack (the
   decoders need it to read its traffic exactly; a server of an unknown version still gets the
   default's), and its other generated data (discovery, OpenAPI v3, reset fields, gnostic's
-  message table) goes to build/release-VERSION/ for review, not into kube/data: a beta's API
+  message table) goes to build/release-VERSION/ for review, not into kube/data (its sparse
+  test fixtures go beside the others, tests/decode/fixtures): a beta's API
   can still change, and the default's tables must not be displaced by it. The final release's
   run then writes them into kube/data;
 - the default release itself: everything is generated again in place. Generators are
@@ -38,9 +39,9 @@ The steps, in order (STEPS):
               for review; it fails on none;
 10. fixtures  the sparse protobuf fixtures (tests/decode/fixtures/gofuzz/newest, a Go program
               of random objects of every kind) made again against the release's modules,
-              in build/release-VERSION/gofuzz: `sparse-MINOR.jsonl.gz` goes to
-              tests/decode/fixtures for the default release (and the program's go.mod and
-              package list with it when the default moves), else beside it in build/;
+              in build/release-VERSION/gofuzz, into tests/decode/fixtures/sparse-MINOR.jsonl.gz
+              (tests decode every release's there; when the default moves, the program's
+              go.mod and package list move with it);
 11. record    the workshop's apply story (as scripts/record_fixtures.py records it) on a lab
               of the release, into build/release-VERSION/apply-story.jsonl (committed
               recordings are `make recordings`' business);
@@ -400,8 +401,7 @@ def step_fixtures(ctx: Context) -> str:
     (work / "go.sum").write_text((GOFUZZ / "go.sum").read_text())
     if not same:
         go(["mod", "tidy"], work, ctx)
-    folder = SPARSE if ctx.plan.is_default else ctx.work
-    out = folder / f"sparse-{ctx.minor}.jsonl.gz"
+    out = SPARSE / f"sparse-{ctx.minor}.jsonl.gz"
     go(["run", ".", str(out)], work, ctx)
     if ctx.plan.moves_default:  # the program is the default release's from now on
         for name in ("main.go", "go.mod", "go.sum"):
@@ -537,8 +537,7 @@ def step_conformance(ctx: Context) -> str:
     exact = total - len(problems)
     module = f"k8s.io/api@{ctx.plan.release.staging_version}"
     said = f"{exact} of {total} HEAD fixtures of {module} decode exactly"
-    folder = SPARSE if ctx.plan.is_default else ctx.work
-    sparse = folder / f"sparse-{ctx.minor}.jsonl.gz"
+    sparse = SPARSE / f"sparse-{ctx.minor}.jsonl.gz"
     if sparse.exists():
         count, wrong = sparse_conformance(sparse, ctx.minor)
         said += f"; {count - len(wrong)} of {count} sparse objects"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -31,6 +32,7 @@ from k8s_wiretap.lab.golang import download_toolchain
 __all__ = [
     "API_MODULES",
     "KUBERNETES",
+    "LATER_API_MODULES",
     "NEWEST",
     "PINNED",
     "RELEASES",
@@ -83,6 +85,10 @@ API_MODULES = (
     "k8s.io/apiextensions-apiserver",
     "k8s.io/kube-aggregator",
 )
+# Modules only some releases have, each taken where the release's k8s.io/kubernetes go.mod
+# names it: from 1.38 the apiextensions types (CustomResourceDefinition, ConversionReview)
+# are in k8s.io/apiextensions-api, and k8s.io/apiextensions-apiserver only aliases them.
+LATER_API_MODULES = ("k8s.io/apiextensions-api",)
 KUBERNETES = "k8s.io/kubernetes"
 TIMEOUT = 900.0  # seconds for one download (k8s.io/kubernetes is about 20 MB)
 
@@ -153,8 +159,13 @@ def module(release: Release, path: str) -> Path:
 
 
 def api_modules(release: Release) -> dict[str, Path]:
-    """Import path → directory of each of API_MODULES."""
-    return {path: module(release, path) for path in API_MODULES}
+    """Import path → directory of each of API_MODULES, and of those of LATER_API_MODULES
+    the release has."""
+    go_mod = (module(release, KUBERNETES) / "go.mod").read_text()
+    later = [
+        path for path in LATER_API_MODULES if re.search(rf"^\s*{re.escape(path)}\s", go_mod, re.M)
+    ]
+    return {path: module(release, path) for path in (*API_MODULES, *later)}
 
 
 def api_testdata(release: Release) -> Path:

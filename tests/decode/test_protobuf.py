@@ -80,8 +80,10 @@ def test_a_kind_removed_before_1_20_decodes_schemaless() -> None:
 
 
 # Sparse objects made with the real Go code of 1.20 (fixtures/gofuzz/main.go) and of the default
-# release (fixtures/gofuzz/newest/).
-SPARSE_RELEASES = ("1.20", schema.DEFAULT)
+# release and any pinned pre-release (fixtures/gofuzz/newest/, by `make release`).
+SPARSE_RELEASES = tuple(
+    minor for minor in schema.RELEASES if (FIXTURES / f"sparse-{minor}.jsonl.gz").exists()
+)
 
 
 def sparse_fixtures(release: str) -> list[dict[str, Any]]:
@@ -102,6 +104,10 @@ def test_sparse_object_decodes_to_its_json(case: dict[str, Any]) -> None:
     body = base64.b64decode(case["pb"])
     got = decode_object(body, api_version=api_version, kind=kind, release=case["release"])
     assert_same(got, as_served(json.loads(case["json"]), api_version, kind))
+
+
+def test_sparse_fixtures_are_there_for_1_20_and_the_default() -> None:
+    assert {"1.20", schema.DEFAULT} <= set(SPARSE_RELEASES)
 
 
 @pytest.mark.parametrize("release", SPARSE_RELEASES)
