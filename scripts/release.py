@@ -58,6 +58,7 @@ stays where it is.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import os
@@ -421,7 +422,13 @@ def step_record(ctx: Context) -> str:
 
     story = story_path(ctx)
     story.unlink(missing_ok=True)
-    with tempfile.TemporaryDirectory(prefix="release-record-") as scratch:
+    log = ctx.work / "record.log"  # the lab's and the story's own lines
+    with (
+        tempfile.TemporaryDirectory(prefix="release-record-") as scratch,
+        log.open("w") as said,
+        contextlib.redirect_stdout(said),
+        contextlib.redirect_stderr(said),
+    ):
         record_into("apply", str(ctx.plan.release), story, Path(scratch))
     lines = story.read_text().count("\n")
     return f"the apply story on {ctx.plan.release}: {story.relative_to(ROOT)} ({lines} records)"
