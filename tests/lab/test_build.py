@@ -135,3 +135,17 @@ def test_a_failed_step_is_one_line_with_go_s_own_reason(tmp_path: Path) -> None:
     assert "[build] | go: downloading x" in out.getvalue()
     with pytest.raises(BuildError, match=r"^compiling failed \(exit 2\): boom$"):
         stream(["sh", "-c", "echo one; echo boom; exit 2"], tmp_path, {}, out, "compiling")
+
+
+def test_a_release_without_kubemark_builds_the_other_commands(tmp_path: Path) -> None:
+    """1.38 removed cmd/kubemark: the build makes what the module has, in COMMANDS' order."""
+    for name in ("kubectl", "kube-apiserver", "kube-scheduler", "kube-controller-manager"):
+        (tmp_path / "cmd" / name).mkdir(parents=True)
+    assert gomodules.shipped_commands(tmp_path) == [
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kubectl",
+    ]
+    (tmp_path / "cmd" / gomodules.HOLLOW).mkdir()
+    assert gomodules.shipped_commands(tmp_path) == list(gomodules.COMMANDS)
