@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LOCK   := constraints.txt
 
-.PHONY: demo demo-live test unit lint binaries jaeger kubectl chromium bench recordings lock clean
+.PHONY: demo demo-live test unit lint binaries jaeger kubectl chromium bench recordings release lock clean
 
 # The walkthrough of the bundled recording, in the TUI: no cluster, no binaries needed.
 demo: $(STAMP)
@@ -34,11 +34,12 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# Both releases the lab runs: the current one (the default, on which the whole suite runs;
-# its Go modules and the machine's Go) and 1.20 (a smaller set; Debian's source package and
-# Debian's Go 1.19).
+# Both releases the lab runs: the default one (on which the whole suite runs; its Go modules
+# and the machine's Go), whose minor Python says from its one constant
+# (k8s_wiretap/kube/release.py CURRENT), and 1.20 (a smaller set; Debian's source package
+# and Debian's Go 1.19).
 # Each is reused from the cache when built before, else built once.
-KUBE_VERSIONS ?= 1.20 1.37
+KUBE_VERSIONS ?= 1.20 $(shell $(PYTHON) -c 'from k8s_wiretap.kube.release import CURRENT; print(CURRENT.minor_version)')
 
 binaries: $(STAMP)
 	$(BIN)/k8s-wiretap lab build $(foreach v,$(KUBE_VERSIONS),--kube-version $(v))
@@ -61,6 +62,13 @@ chromium:
 	@test -x /usr/bin/chromium || { \
 	  echo "/usr/bin/chromium missing: installing Debian's chromium"; \
 	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; }
+
+# The project on Kubernetes release V in one command (scripts/release.py says every step):
+# `make release V=1.38.0-beta.0` adds a pre-release beside the default, a final release
+# becomes the default; `make release V=<the default>` changes nothing.
+release: $(STAMP) kubectl
+	@test -n "$(V)" || { echo "make release: say which, e.g. V=1.38.0-beta.0" >&2; exit 2; }
+	$(BIN)/python scripts/release.py $(V)
 
 bench: $(STAMP) binaries
 	$(BIN)/python -m bench

@@ -98,7 +98,7 @@ def main() -> int:
         document = discovery(ApiClient(args.server, args.ca, args.cert, args.key))
     else:
         document = from_lab(args.kube_version)
-    served_by = Release.parse(document["source"].split()[1])  # "kube-apiserver v1.37.2 ..."
+    served_by = Release.parse(document["source"].split()[1])  # "kube-apiserver v1.30.2 ..."
     output = args.output or discovery_file(served_by.minor_version)
     write(document, output)
     print(f"{output}: {len(document['resources'])} resources", file=sys.stderr)

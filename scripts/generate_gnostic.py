@@ -1,13 +1,14 @@
 """Generate k8s_wiretap/kube/data/gnostic-openapi.json from gnostic's OpenAPI protos.
 
-    python scripts/generate_gnostic.py [--kube-version 1.37]
+    python scripts/generate_gnostic.py [--kube-version MINOR] [-o FILE]
 
 The API server serves `/openapi/v2` and `/openapi/v3/...` in protobuf as gnostic's messages
 (`openapi.v2.Document`, `openapi.v3.Document`), from the Go module
 github.com/google/gnostic-models at the version the release's k8s.io/kubernetes go.mod
-requires (v0.7.0 for 1.37). This script reads that module's openapiv2/OpenAPIv2.proto and
-openapiv3/OpenAPIv3.proto (fetched with `go mod download`, k8s_wiretap/lab/apimodules.py)
-and writes every message's fields, one message a line:
+requires (the default release's, kube.release.CURRENT, unless told). This script reads that
+module's openapiv2/OpenAPIv2.proto and openapiv3/OpenAPIv3.proto (fetched with `go mod
+download`, k8s_wiretap/lab/apimodules.py) and writes every message's fields, one message a
+line:
 
     {"source": "...",
      "messages": {"openapi.v2.Schema": [[1, "_ref", "string", ""], ...], ...}}
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from k8s_wiretap.kube import datafiles  # noqa: E402
+from k8s_wiretap.kube.release import CURRENT  # noqa: E402
 from k8s_wiretap.lab.apimodules import KUBERNETES, module, module_dir, release  # noqa: E402
 
 GNOSTIC = "github.com/google/gnostic-models"
@@ -119,9 +121,11 @@ def text_of(document: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kube-version", default="1.37")
-    document = table(parser.parse_args(argv).kube_version)
-    output = datafiles.path(OUTPUT)
+    parser.add_argument("--kube-version", default=CURRENT.minor_version)
+    parser.add_argument("-o", "--output", type=Path, help=f"default: kube/data/{OUTPUT}")
+    args = parser.parse_args(argv)
+    document = table(args.kube_version)
+    output = args.output or datafiles.path(OUTPUT)
     output.write_text(text_of(document))
     print(f"{output}: {len(document['messages'])} messages", file=sys.stderr)
     return 0

@@ -1,6 +1,8 @@
 """Generate k8s_wiretap/kube/data/openapi-v3-MINOR.json from a real kube-apiserver's OpenAPI v3.
 
-    python scripts/generate_openapi_v3.py [--kube-version 1.37.2] [OUTPUT]
+    python scripts/generate_openapi_v3.py [--kube-version V] [OUTPUT]
+
+V defaults to the default release (kube.release.CURRENT).
 
 Starts a lab of its own (etcd and the API server only) of that release in a temporary
 folder, reads `/openapi/v3` (the index), then every group version's document as kubectl does
@@ -31,7 +33,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from reduce_openapi import KEPT, NESTED  # noqa: E402
 
 from k8s_wiretap.kube.client import ApiClient  # noqa: E402
-from k8s_wiretap.kube.release import Release  # noqa: E402
+from k8s_wiretap.kube.release import CURRENT, Release  # noqa: E402
 
 DATA = ROOT / "k8s_wiretap/kube/data"
 
@@ -112,7 +114,7 @@ def from_lab(version: str) -> tuple[str, dict[str, Any], list[str]]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kube-version", default="1.37.2")
+    parser.add_argument("--kube-version", default=str(CURRENT))
     parser.add_argument("output", nargs="?", type=Path)
     args = parser.parse_args(argv)
     git_version, found, served = from_lab(args.kube_version)

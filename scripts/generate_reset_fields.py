@@ -1,6 +1,9 @@
 """Generate k8s_wiretap/kube/data/reset-fields-MINOR.json from a release's registry strategies.
 
-    python scripts/generate_reset_fields.py [--kube-version 1.37]
+    python scripts/generate_reset_fields.py [--kube-version MINOR] [--discovery FILE] [-o FILE]
+
+The release defaults to the default one (kube.release.CURRENT); its discovery and the output
+to kube/data's files of that minor.
 
 Since 1.22 every REST strategy of a kind with a status subresource names the fields its
 writes reset (`GetResetFields`): the main resource resets `status`, the status subresource
@@ -28,6 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from k8s_wiretap.kube.release import CURRENT  # noqa: E402
 from k8s_wiretap.lab.apimodules import module, release  # noqa: E402
 
 FUNCTION = re.compile(r"^func \((?:\w+ )?\*?(\w+)\) GetResetFields\(\) map\[.*?^}", re.M | re.S)
@@ -46,9 +50,11 @@ SOURCES = {
 }
 
 
-def kinds(minor: str) -> dict[tuple[str, str], str]:
-    """(group, lower-case kind) → kind, from the release's discovery."""
-    document = json.loads((ROOT / f"k8s_wiretap/kube/data/discovery-{minor}.json").read_text())
+def kinds(minor: str, discovery: Path | None = None) -> dict[tuple[str, str], str]:
+    """(group, lower-case kind) → kind, from the release's discovery (`discovery`, else
+    kube/data's file of `minor`)."""
+    discovery = discovery or ROOT / f"k8s_wiretap/kube/data/discovery-{minor}.json"
+    document = json.loads(discovery.read_text())
     return {(r["group"], r["kind"].lower()): r["kind"] for r in document["resources"]}
 
 
@@ -66,8 +72,8 @@ def strategies(folder: Path) -> list[tuple[Path, str, dict[str, list[list[str]]]
     return found
 
 
-def table(minor: str) -> tuple[list[dict[str, Any]], list[str]]:
-    known = kinds(minor)
+def table(minor: str, discovery: Path | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    known = kinds(minor, discovery)
     rows: list[dict[str, Any]] = []
     unknown = []
     for path_of_module, under in SOURCES.items():
@@ -90,12 +96,15 @@ def table(minor: str) -> tuple[list[dict[str, Any]], list[str]]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kube-version", default="1.37")
-    minor = parser.parse_args(argv).kube_version
-    rows, unknown = table(minor)
+    parser.add_argument("--kube-version", default=CURRENT.minor_version)
+    parser.add_argument("--discovery", type=Path, help="default: kube/data/discovery-MINOR.json")
+    parser.add_argument("-o", "--output", type=Path, help="default: reset-fields-MINOR.json")
+    args = parser.parse_args(argv)
+    minor = args.kube_version
+    rows, unknown = table(minor, args.discovery)
     for line in unknown:
         print(f"no kind in discovery-{minor}.json (not served by default): {line}", file=sys.stderr)
-    output = ROOT / f"k8s_wiretap/kube/data/reset-fields-{minor}.json"
+    output = args.output or ROOT / f"k8s_wiretap/kube/data/reset-fields-{minor}.json"
     head = {"source": f"Kubernetes {release(minor)} GetResetFields, by {Path(__file__).name}"}
     lines = [json.dumps(r, separators=(",", ":")) for r in rows]
     text = json.dumps(head, separators=(",", ":"))[:-1] + ',"resets":[\n'

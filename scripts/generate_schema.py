@@ -96,6 +96,10 @@ EXTRA_PACKAGES = (
 HELPER_PACKAGES = ("k8s.io/apimachinery/pkg/types",)
 
 APIEXT = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions"
+# From 1.38 the apiextensions types are in k8s.io/apiextensions-api (a proto package of its
+# own); k8s.io/apiextensions-apiserver keeps only aliases of them.
+MOVED = {"k8s.io/apiextensions-apiserver/pkg/apis/": "k8s.io/apiextensions-api/pkg/apis/"}
+APIEXT_MOVED = "k8s.io.apiextensions_api.pkg.apis.apiextensions"
 # Types with their own MarshalJSON, by proto message: what the decoder renders instead.
 SPECIAL = {
     "k8s.io.apimachinery.pkg.apis.meta.v1.Time": "Time",
@@ -110,7 +114,8 @@ SPECIAL = {
     "k8s.io.apimachinery.pkg.runtime.RawExtension": "RawExtension",
     "k8s.io.apimachinery.pkg.runtime.Unknown": "Unknown",
     **{
-        f"{APIEXT}.{version}.{name}": name
+        f"{package}.{version}.{name}": name
+        for package in (APIEXT, APIEXT_MOVED)
         for version in ("v1", "v1beta1")
         for name in (
             "JSON",
@@ -467,9 +472,8 @@ def tree_layout(root: Path) -> Layout:
 
 
 def apimodules() -> ModuleType:
-    """k8s_wiretap/lab/apimodules.py (the standard library and kube.release only), loaded by
-    its path: the generator needs neither the project installed nor the rest of the lab
-    package."""
+    """k8s_wiretap/lab/apimodules.py, loaded by its path (with kube.release and lab.golang,
+    which choose the Go toolchain a module's go.mod asks for)."""
     path = REPO / "k8s_wiretap" / "lab" / "apimodules.py"
     spec = importlib.util.spec_from_file_location("apimodules", path)
     assert spec and spec.loader
@@ -548,6 +552,20 @@ def api_packages(source: Source) -> list[str]:
     api = source.directory("k8s.io/api")
     found = sorted(p.parent.relative_to(api) for p in api.glob("*/*/generated.proto"))
     return [f"k8s.io/api/{p.as_posix()}" for p in found]
+
+
+def extra_packages(source: Source) -> list[str]:
+    """EXTRA_PACKAGES, each where the release keeps it (MOVED: a package's later home)."""
+    found = []
+    for path in EXTRA_PACKAGES:
+        moved = next(
+            (new + path[len(old) :] for old, new in MOVED.items() if path.startswith(old)), None
+        )
+        try:
+            found.append(moved if moved and source.directory(moved) else path)
+        except SchemaError:
+            found.append(path)
+    return found
 
 
 def go_kind(source: Source, go_type: GoType, seen: int = 0) -> str:
@@ -879,7 +897,7 @@ def build_kinds(source: Source, paths: list[str]) -> dict[str, dict[str, str]]:
 
 def generate(layout: Layout) -> dict[str, Any]:
     source = Source(layout)
-    paths = api_packages(source) + list(EXTRA_PACKAGES)
+    paths = api_packages(source) + extra_packages(source)
     for path in [*paths, *HELPER_PACKAGES]:
         source.load(path)
     conversion_type_meta(source)
@@ -1004,7 +1022,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--release",
         action="append",
-        help="a release (e.g. 1.37) to read from its Go modules; 'all': every pinned one;"
+        help="a release (e.g. 1.30) to read from its Go modules; 'all': every pinned one;"
         " with a source tree: the tree's release (default: from its folder name)",
     )
     parser.add_argument(

@@ -1,17 +1,16 @@
-"""Record server-side apply cases from a running lab into tests/patch/fixtures/apply-1.37.json.
+"""Record server-side apply cases from a running lab into tests/patch/fixtures/apply-MINOR.json.
 
     .venv/bin/python scripts/record_apply_cases.py --dir LAB_DIR
 
-Each case is one or more applies of a workload by a field manager; the last one is the case
-(its object before, its configuration, the server's answer), the earlier ones make the object
-it starts from. They are the gaps the replay of 1.37 applies had: Go zero values the server
-leaves out (`paused: false`), fields an apply drops that the server defaults again
-(`progressDeadlineSeconds`), on Deployments, DaemonSets and StatefulSets, and a struct
-pruned whole once the applier's fields in it are gone (`strategy.rollingUpdate`, with the
-`maxUnavailable` defaulting put there); a ReplicationController's labels and selector taken
-from its template, volumes' and claim templates' defaults; the fields "before-first-apply"
-owns of an object nobody managed (from the kind's Go zero value).
-tests/patch/test_apply.py replays them.
+Each case is one or more applies of a workload by a field manager; the last one is the case (its
+object before, its configuration, the server's answer), the earlier ones make the object it
+starts from. They are the gaps the replay of the default release's applies had: Go zero values
+the server leaves out (`paused: false`), fields an apply drops that the server defaults again
+(`progressDeadlineSeconds`), on Deployments, DaemonSets and StatefulSets, and a struct pruned
+whole once the applier's fields in it are gone (`strategy.rollingUpdate`, with the
+`maxUnavailable` defaulting put there); a ReplicationController's labels and selector taken from
+its template, volumes' and claim templates' defaults; the fields "before-first-apply" owns of an
+object nobody managed (from the kind's Go zero value). tests/patch/test_apply.py replays them.
 """
 
 from __future__ import annotations
@@ -23,11 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.state import LabState
 from tests.patch.traffic import request
 
-OUT = Path(__file__).resolve().parents[1] / "tests" / "patch" / "fixtures" / "apply-1.37.json"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "patch" / "fixtures"
+OUT = FIXTURES / f"apply-{CURRENT.minor_version}.json"  # the default release's
 
 
 def workload(kind: str, name: str, spec: dict[str, Any], pod: dict[str, Any]) -> dict[str, Any]:

@@ -38,18 +38,24 @@ def resolve_minor(spec: str) -> str:
     return resolve_release(spec, lookup=False).minor_version
 
 
-def record(name: str, version: str) -> Path:
+def record_into(name: str, version: str, recording: Path, work: Path) -> None:
+    """Run story `name` on a fresh lab of `version` (in `work`), every client through the
+    wiretap, then an API server restart; the recording goes to `recording` (JSON lines)."""
     release = resolve_release(version, lookup=False)
+    lab = Lab(work / "lab")
+    options = UpOptions(build=False, record=recording, kube_version=str(release))
+    state = lab.up(options)
+    try:
+        run_story(name, state.kubeconfig, work / "cache", settle=lambda: time.sleep(3))
+        restart_api_server(lab.restart, state.kubeconfig, work / "cache")
+    finally:
+        lab.down()
+
+
+def record(name: str, version: str) -> Path:
     with tempfile.TemporaryDirectory(prefix="record-") as scratch:
         work = Path(scratch)
-        lab = Lab(work / "lab")
-        options = UpOptions(build=False, record=work / f"{name}.jsonl", kube_version=str(release))
-        state = lab.up(options)
-        try:
-            run_story(name, state.kubeconfig, work / "cache", settle=lambda: time.sleep(3))
-            restart_api_server(lab.restart, state.kubeconfig, work / "cache")
-        finally:
-            lab.down()
+        record_into(name, version, work / f"{name}.jsonl", work)
         out = target(name, resolve_minor(version))
         with (work / f"{name}.jsonl").open("rb") as source, gzip.open(out, "wb", 9) as sink:
             shutil.copyfileobj(source, sink)

@@ -155,7 +155,7 @@ def record_story(folder: Path, kube_version: str | None = None) -> Path:
 
 @pytest.fixture(scope="session")
 def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The apply story recorded now on the default release (1.37)."""
+    """The apply story recorded now on the default release (kube.release.CURRENT)."""
     return record_story(tmp_path_factory.mktemp("story"))
 
 

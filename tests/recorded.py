@@ -1,7 +1,8 @@
 """The committed recordings of the workshop's apply story, as records and as exchanges.
 
-STORY was recorded on the lab's default release (1.37); STORY_1_20, on 1.20, is kept as a
-regression input (`scripts/record_fixtures.py --kube-version 1.20`)."""
+STORY was recorded on the lab's default release (`story_release()` reads which from its
+`/version` answer); STORY_1_20, on 1.20, is kept as a regression input
+(`scripts/record_fixtures.py --kube-version 1.20`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import Recording, iter_records, load
+from k8s_wiretap.explain.analysis import recorded_release
+from k8s_wiretap.kube.release import Release
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
 STORY = RECORDINGS / "apply-story.jsonl.gz"
@@ -26,6 +29,19 @@ def story_records() -> tuple[dict[str, Any], ...]:
 
 def story() -> Recording:
     return load(STORY)
+
+
+@cache
+def release_of(path: Path) -> Release:
+    """The release of the API server a recording was made on (its `/version` answer)."""
+    found = recorded_release(list(load(path).exchanges))
+    assert found is not None, f"{path.name} holds no /version answer"
+    return found
+
+
+def story_release() -> Release:
+    """The release STORY was recorded on."""
+    return release_of(STORY)
 
 
 def records_of(exchange_id: str) -> list[dict[str, Any]]:

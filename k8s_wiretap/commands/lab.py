@@ -265,9 +265,10 @@ def _env(args: argparse.Namespace) -> int:
     if kubectl.exists():  # the release's own kubectl, first on PATH
         print(f'export PATH={shlex.quote(str(kubectl.parent))}:"$PATH"')
     if state.cbor:  # kubectl's client-go reads its gates from the environment: offered only,
-        # since kubectl 1.37 with them cannot read the CBOR Scale `kubectl scale` gets back
+        # since the default release's kubectl with them cannot read the CBOR Scale `kubectl
+        # scale` gets back
         gates = " ".join(f"{name}={value}" for name, value in CBOR_ENV.items())
-        print(f"# kubectl in CBOR too (1.37: `kubectl scale` then fails): export {gates}")
+        print(f"# kubectl in CBOR too (`kubectl scale` then fails): export {gates}")
     return 0
 
 

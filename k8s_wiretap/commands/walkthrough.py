@@ -1,7 +1,7 @@
 """`k8s-wiretap walkthrough [NAME]`: a recording's story, step by step, in the replay TUI.
 
 NAME is a walkthrough beside the recordings (`recordings/NAME.walkthrough.yaml`, default
-`apply-story`: kubectl apply on the 1.37 recording); `--list` lists them. The TUI opens
+`apply-story`: kubectl apply on the default release's recording); `--list` lists them. The TUI opens
 with its narration (`views/tui/walkthrough/narration_panel.py`): → or space the next step,
 ← the one before, esc leaves it for the plain replay. When stdout is not a terminal (a
 pipe, a log, CI) the TUI is not started: every step's narration is printed as text

@@ -4,7 +4,8 @@ The API server serves each group version's `/openapi/v3/apis/<group>/<version>` 
 asked with `Accept: application/com.github.proto-openapi.spec.v3@v1.0+protobuf` (or the
 `.v3.v1.0` spelling, which it answers with), as an `openapi.v3.Document`
 (github.com/google/gnostic-models/openapiv3/OpenAPIv3.proto; kube-openapi's handler3
-marshals the JSON document with `ToV3ProtoBinary`). kubectl 1.37 asks for JSON; other
+marshals the JSON document with `ToV3ProtoBinary`). The default release's kubectl asks for JSON;
+other
 clients may not. `openapi_v3_from_gnostic(data)` reads it with the schemaless protobuf
 reader and the message table generated from gnostic's OpenAPIv3.proto
 (decode/gnostic_proto.py), and returns the parts patching needs as the JSON

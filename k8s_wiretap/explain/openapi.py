@@ -5,8 +5,8 @@ kubectl 1.2x+ reads patch metadata from OpenAPI v3: `GET /openapi/v3` (the index
 often 304), then `GET /openapi/v3/apis/apps/v1?hash=...` as JSON. The hashed document is
 served `Cache-Control: public, immutable`, so kubectl fetches each one once and keeps it in
 its disk cache: a recording holds it at most once per cache, before the first apply that
-needed it. Older kubectls (and 1.37's, for kinds its v3 path does not cover) fetch the
-whole `/openapi/v2` as gnostic protobuf.
+needed it. Older kubectls (and the default release's, for kinds its v3 path does not
+cover) fetch the whole `/openapi/v2` as gnostic protobuf.
 
 `OpenApiDocuments.learn(exchange)` keeps every such answer; `schema(before, group_version,
 release)` is the patch schema for an object of `group_version` at time `before`: the

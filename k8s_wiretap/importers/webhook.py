@@ -3,7 +3,7 @@
 `Sink`, so stages, levels, attribution and redaction are the same (docs/importing.md).
 
 What the API server sends, from its source (kubernetes/kubernetes, staging/src/k8s.io/
-apiserver; the flags are the same in 1.20 and 1.37, `kube-apiserver --help`):
+apiserver; the flags are the same in 1.20 and the default release, `kube-apiserver --help`):
 
 - `plugin/pkg/audit/webhook/webhook.go`: each batch is one POST of an `EventList` of
   `--audit-webhook-version` (default audit.k8s.io/v1) to the server of the kubeconfig

@@ -2,9 +2,11 @@
 
 Every table of behaviour shipped as data sits in `k8s_wiretap/kube/data/` and is read here:
 the user agents (`agents.yaml`), the control plane's clients (`controllers.yaml`), the rules
-of what each exchange is and why (`explanations.yaml`), defaulting (`defaults-1.37.yaml`),
-reset fields (`reset-fields-1.37.json`), each release's discovery (`discovery-*.json`) and
-patch metadata tables (`openapi-v2-1.20.json`, `openapi-v3-1.37.json`). The modules that
+of what each exchange is and why (`defaults-MINOR.yaml`: defaulting), reset fields
+(`reset-fields-MINOR.json`), each release's discovery (`discovery-MINOR.json`) and patch
+metadata tables (`openapi-v2-1.20.json`, `openapi-v3-MINOR.json`). A file of a release is
+found by what is there (`releases`, `newest`): `make release` (scripts/release.py) writes the
+default release's, and no module names a release's file. The modules that
 give a file its meaning (agents.py, controllers.py, explanations.py, defaults.py,
 resetfields.py, resources.py, and patch.meta for the OpenAPI tables) call `load`; tests and
 generators that compare or rewrite a file use `path`.
@@ -23,7 +25,7 @@ from typing import Any
 
 from k8s_wiretap.wire import yamltext
 
-__all__ = ["DATA", "load", "path"]
+__all__ = ["DATA", "load", "newest", "path", "releases"]
 
 DATA = Path(__file__).parent / "data"
 
@@ -31,6 +33,25 @@ DATA = Path(__file__).parent / "data"
 def path(name: str) -> Path:
     """Where the data file `name` ("agents.yaml") is."""
     return DATA / name
+
+
+def releases(stem: str, suffix: str) -> tuple[str, ...]:
+    """The minors ("1.30") of the files `<stem>-<minor><suffix>` present, newest first."""
+    found = []
+    for file in DATA.glob(f"{stem}-*{suffix}"):
+        minor = file.name[len(stem) + 1 : -len(suffix)]
+        parts = minor.split(".")
+        if len(parts) == 2 and all(part.isdigit() for part in parts):
+            found.append(minor)
+    return tuple(sorted(found, key=lambda minor: tuple(map(int, minor.split("."))), reverse=True))
+
+
+def newest(stem: str, suffix: str) -> str:
+    """The name of the newest release's file `<stem>-<minor><suffix>` present."""
+    present = releases(stem, suffix)
+    if not present:
+        raise FileNotFoundError(f"no {stem}-MINOR{suffix} in {DATA}")
+    return f"{stem}-{present[0]}{suffix}"
 
 
 @cache

@@ -1,10 +1,11 @@
-"""What the API server's defaulting sets in a decoded object: `data/defaults-1.37.yaml`.
+"""What the API server's defaulting sets in a decoded object: `data/defaults-MINOR.yaml`.
 
 `type_rules(release, message)` gives the rules of one Go type (a message name of
 kube/schema, "k8s.io.api.core.v1.PodSpec"), in the order the server's functions apply them;
 `covered(api_version, kind)` says whether the rules cover the kind's whole defaulting. The
-data file's header says what a rule means; it is 1.37.2's defaulting, read for other
-releases too, except rules marked `since` a later one.
+data file's header says what a rule means; it is the newest file's release's defaulting
+(the default release's), read for other releases too, except rules marked `since` a later
+one.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from k8s_wiretap.kube.release import Release, ReleaseLike
 
 __all__ = ["DEFAULTS_FILE", "Rule", "covered", "type_rules"]
 
-DEFAULTS_FILE = datafiles.path("defaults-1.37.yaml")
+DEFAULTS_FILE = datafiles.path(datafiles.newest("defaults", ".yaml"))
 OLDEST = Release(1, 20)  # what a release of None means: the oldest the lab runs
 ALWAYS = Release(1, 0)  # a rule without `since`
 
@@ -62,7 +63,7 @@ def _rules(message: str) -> tuple[Rule, ...]:
 
 
 def type_rules(release: ReleaseLike, message: str) -> tuple[Rule, ...]:
-    """The defaulting rules of Go type `message` on `release`'s API server ("v1.37.2"; None:
+    """The defaulting rules of Go type `message` on `release`'s API server ("v1.30.2"; None:
     1.20's)."""
     server = Release.of(release, OLDEST)
     return tuple(rule for rule in _rules(message) if rule.since <= server)

@@ -36,7 +36,7 @@ NOT_STORED = frozenset({("", "componentstatuses")})
 # Keys the API server writes for itself, which no API serves as objects: the service IP and
 # node port allocation bitmaps (pkg/registry/core/service/{ipallocator,portallocator}, gone
 # with 1.33's ServiceCIDR/IPAddress objects), the endpoint reconciler's leases
-# (pkg/controlplane/reconcilers/lease.go; the lab runs 1.37 with `--endpoint-reconciler-type
+# (pkg/controlplane/reconcilers/lease.go; the lab runs its releases with `--endpoint-reconciler-type
 # =none`) and, since 1.28, every API server's peer endpoint lease for the mixed-version proxy
 # (pkg/controlplane/apiserver/peer.go, "/peerserverleases/"). Under DEFAULT_PREFIX.
 NOT_OBJECTS = ("/ranges/", "/masterleases/", "/peerserverleases/")

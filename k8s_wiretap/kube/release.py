@@ -2,11 +2,19 @@
 
 `Release.parse` reads every form the project meets:
 
-- a minor, "1.37" (the schema pack's and the discovery files' keys, `--kube-version 1.37`);
-- a release, "1.37.2" or "v1.37.2" (`--kube-version`, a Go module's tag, a cache folder);
+- a minor, "1.30" (the schema pack's and the discovery files' keys, `--kube-version 1.30`);
+- a release, "1.30.2" or "v1.30.2" (`--kube-version`, a Go module's tag, a cache folder);
 - a server's `/version` gitVersion, with what a vendor or a pre-release puts after the patch:
-  "v1.30.2-gke.1587003", "v1.30.4+k3s1", "v1.29.3-eks-adc7111", "v1.37.0-alpha.1" — kept
-  as `suffix`, left out of comparisons (a build of 1.30.2 behaves as 1.30.2).
+  "v1.30.2-gke.1587003", "v1.30.4+k3s1", "v1.29.3-eks-adc7111", "v1.30.0-alpha.1" — kept
+  as `suffix`. A vendor's suffix is left out of comparisons (a build of 1.30.2 behaves as
+  1.30.2); a pre-release's ("-alpha.1", "-beta.0", "-rc.2": Kubernetes tags no other kind)
+  is part of the release: it is said (`str`, `staging_version`) and ordered before the
+  final release, alpha < beta < rc.
+
+`CURRENT` is the project's default release: the one constant every other place derives its
+release from (the lab's default, the pinned Go modules' newest entry, the data files' names,
+the Makefile's builds). `make release V=...` (scripts/release.py) moves it for a final
+release and leaves it for a pre-release.
 
 Anything else is a `ReleaseError` naming what was given. `Release.of` takes what callers
 carry (a Release, its text, or None for "unknown") and `from_version_info` a whole `/version`
@@ -24,9 +32,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache, total_ordering
 from typing import overload
 
-__all__ = ["Release", "ReleaseError", "ReleaseLike"]
+__all__ = ["CURRENT", "Release", "ReleaseError", "ReleaseLike"]
 
 _TEXT = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+)([-+][0-9A-Za-z.+-]*)?)?")
+_PRERELEASE = re.compile(r"-(alpha|beta|rc)\.(\d+)")
+_PRERELEASE_KINDS = ("alpha", "beta", "rc")
 _MINOR_FIELD = re.compile(r"(\d+)\+?")  # /version's "minor": "30", or "30+" on some vendors'
 
 
@@ -37,12 +47,12 @@ class ReleaseError(ValueError):
 @total_ordering
 @dataclass(frozen=True, slots=True)
 class Release:
-    """One Kubernetes release (`patch` None: a minor, "1.37")."""
+    """One Kubernetes release (`patch` None: a minor, "1.30")."""
 
     major: int
     minor: int
     patch: int | None = None
-    suffix: str = field(default="", compare=False)  # "-gke.1587003", "+k3s1"; not compared
+    suffix: str = field(default="", compare=False)  # "-gke.1587003", "+k3s1", "-beta.0"
 
     @classmethod
     def parse(cls, text: str) -> Release:
@@ -76,42 +86,61 @@ class Release:
 
     @property
     def minor_version(self) -> str:
-        """The minor as text: "1.37"."""
+        """The minor as text: "1.30"."""
         return f"{self.major}.{self.minor}"
 
     @property
     def minor_release(self) -> Release:
-        """The minor alone (patch and suffix dropped): Release(1, 37) of 1.37.2."""
+        """The minor alone (patch and suffix dropped): Release(1, 30) of 1.30.2."""
         return Release(self.major, self.minor)
 
     @property
+    def prerelease(self) -> str:
+        """The pre-release part of `suffix` ("-beta.0"), "" for a final or a vendor's build."""
+        return self.suffix if _PRERELEASE.fullmatch(self.suffix) else ""
+
+    @property
     def git_version(self) -> str:
-        """As Kubernetes tags it and `/version` says it: "v1.37.2"."""
-        return f"v{self}{self.suffix}"
+        """As Kubernetes tags it and `/version` says it: "v1.30.2"."""
+        return f"v{self}{self.suffix.removeprefix(self.prerelease)}"
 
     @property
     def staging_version(self) -> str:
         """The tag of the release's published staging modules (k8s.io/api, apimachinery...):
-        v0.37.2 for Kubernetes 1.37.2."""
+        v0.30.2 for Kubernetes 1.30.2, v0.30.0-rc.1 for 1.30.0-rc.1."""
         if self.patch is None:
             raise ReleaseError(f"{self}: a minor has no staging module version")
-        return f"v0.{self.minor}.{self.patch}"
+        return f"v0.{self.minor}.{self.patch}{self.prerelease}"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Release):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, Release):
             return NotImplemented
         return self._key() < other._key()
 
-    def _key(self) -> tuple[int, int, int]:
-        return self.major, self.minor, -1 if self.patch is None else self.patch
+    def _key(self) -> tuple[int, int, int, int, int]:
+        """major, minor, patch (-1: a minor), then the pre-release's kind and number (a
+        final release, or a vendor's build of one, after every pre-release of it)."""
+        found = _PRERELEASE.fullmatch(self.suffix)
+        stage = (_PRERELEASE_KINDS.index(found[1]), int(found[2])) if found else (9, 0)
+        return self.major, self.minor, -1 if self.patch is None else self.patch, *stage
 
     def __str__(self) -> str:
-        """1.37.2, or 1.37 for a minor."""
-        return self.minor_version if self.patch is None else f"{self.minor_version}.{self.patch}"
+        """1.30.2 (1.30.0-rc.1 for a pre-release), or 1.30 for a minor."""
+        if self.patch is None:
+            return self.minor_version
+        return f"{self.minor_version}.{self.patch}{self.prerelease}"
 
 
 ReleaseLike = Release | str | None
-"""What a caller may carry for a server's release: a Release, its text ("v1.37.2", "1.37"),
+"""What a caller may carry for a server's release: a Release, its text ("v1.30.2", "1.30"),
 or None when it is unknown (`Release.of` reads each)."""
 
 
@@ -120,8 +149,13 @@ def _parse(text: str) -> Release:
     match = _TEXT.fullmatch(text)
     if match is None:
         raise ReleaseError(
-            f"not a Kubernetes version: {text!r} (expected MAJOR.MINOR[.PATCH], as 1.37, "
-            "1.37.2 or v1.37.2-gke.1)"
+            f"not a Kubernetes version: {text!r} (expected MAJOR.MINOR[.PATCH], as 1.30, "
+            "1.30.2 or v1.30.2-gke.1)"
         )
     major, minor, patch, suffix = match.groups()
     return Release(int(major), int(minor), None if patch is None else int(patch), suffix or "")
+
+
+CURRENT = Release.parse("1.37.2")
+"""The default release: what the lab runs without --kube-version, the newest the whole test
+suite runs on, whose data (discovery, OpenAPI v3, reset fields) kube/data ships."""

@@ -5,8 +5,9 @@ From 1.22 on, a kind with a status subresource keeps writes of the main resource
 kind says). The API server's field manager leaves these fields out of what a server-side
 apply owns and of what it conflicts on, and the strategy restores them from the stored
 object. `reset_fields(release, api_version, kind, subresource)` gives them as paths of field
-names, from `data/reset-fields-1.37.json` (scripts/generate_reset_fields.py, from 1.37's
-registry strategies; releases 1.22-1.36 are read with it too); none before 1.22.
+names, from the newest `data/reset-fields-MINOR.json` (scripts/generate_reset_fields.py,
+from the default release's registry strategies; releases from 1.22 on are read with it
+too); none before 1.22.
 
 A custom resource (a kind without Go types, kube/schema) resets what its definition's
 status subresource makes it reset (apiextensions-apiserver pkg/registry/customresource
@@ -26,7 +27,7 @@ from k8s_wiretap.kube.release import Release, ReleaseLike
 
 __all__ = ["RESET_DATA", "reset_fields"]
 
-RESET_DATA = "reset-fields-1.37.json"
+RESET_DATA = datafiles.newest("reset-fields", ".json")
 FIRST = Release(1, 22)  # the release that introduced reset fields
 
 Paths = tuple[tuple[str, ...], ...]
@@ -45,7 +46,7 @@ def reset_fields(
     release: ReleaseLike, api_version: str, kind: str, subresource: str, live: Any = None
 ) -> Paths:
     """The reset paths (`(("status",),)`) of a write of `kind` through `subresource` ("" for
-    the resource itself) on `release`'s API server ("v1.37.2"; None: 1.20, none); `live`:
+    the resource itself) on `release`'s API server ("v1.30.2"; None: 1.20, none); `live`:
     the object written to, which may show that a custom resource has a status
     subresource."""
     server = Release.of(release)

@@ -4,7 +4,7 @@ The truth is the API server's own discovery (`/api/v1`, `/apis/{group}/{version}
 APIResourceList each). A recording that holds discovery documents (kubectl fetches them)
 teaches a `Resources` table exactly what that server serves, custom resources included;
 everything else comes from the built-in table: the discovery of each release the lab runs
-(`data/discovery-1.37.json`, `data/discovery-1.20.json`), generated from the lab's
+(`data/discovery-MINOR.json`: the default release's and 1.20's), generated from the lab's
 kube-apiserver by `scripts/generate_discovery.py` (a test compares the default release's with
 a running lab). The newest release's entries win; a resource only the older one served
 (batch/v1beta1 CronJobs, policy/v1beta1 PodSecurityPolicies) is still known, with the kind
@@ -32,12 +32,12 @@ __all__ = [
     "resources_of",
 ]
 
-RELEASES = ("1.37", "1.20")  # newest first: its entries win
+RELEASES = datafiles.releases("discovery", ".json")  # newest first: its entries win
 DISCOVERY_FILES = tuple(datafiles.path(f"discovery-{minor}.json") for minor in RELEASES)
 
 
 def discovery_file(minor: str) -> Path:
-    """The built-in discovery of release `minor` ("1.37")."""
+    """The built-in discovery of release `minor` ("1.30")."""
     return datafiles.path(f"discovery-{minor}.json")
 
 
@@ -142,7 +142,7 @@ class Resources:
     @classmethod
     def builtin(cls, release: str | None = None) -> Resources:
         """Every lab release's resources (the newest's win), or only those of `release`
-        ("1.37"), which must be one of RELEASES."""
+        ("1.30"), which must be one of RELEASES."""
         return cls(dict(_builtin_table(release)))
 
     def learn(self, resource_list: Any) -> bool:

@@ -5,7 +5,7 @@ Each binary is looked for, in this order: an explicit folder (`--bin-dir` or
 cached build (`<cache>/kube/<version>-<tag>/bin`, see build.py), then `PATH` — but PATH only
 for what the release's build does not make: a `kube-apiserver` or `etcd` of unknown version
 on PATH must not stand in for the release asked for (this machine has Debian's etcd 3.4 on
-PATH, right for 1.20, wrong for 1.37). Binaries can come from different places (envtest ships
+PATH, right for 1.20, wrong for the others). Binaries can come from different places (envtest ships
 etcd and kube-apiserver only); the explicit folders are trusted to hold the release asked for.
 """
 
@@ -52,7 +52,7 @@ def cached_releases() -> list[Release]:
     root = built_cache_root()
     found = []
     for folder in root.iterdir() if root.is_dir() else ():
-        version, _, tag = folder.name.partition("-")
+        version, _, tag = folder.name.rpartition("-")  # "1.30.0-rc.1-wiretap1": rc.1 kept
         try:
             release = Release.parse(version)
         except ReleaseError:

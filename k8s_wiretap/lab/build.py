@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TextIO
 
 from k8s_wiretap.kube.release import Release
-from k8s_wiretap.lab.binaries import built_cache_root, cached_bin_dir, find_binary
+from k8s_wiretap.lab import apimodules
+from k8s_wiretap.lab.binaries import built_cache_root, cached_bin_dir, cached_releases, find_binary
 from k8s_wiretap.lab.buildsteps import BuildError, lock
 from k8s_wiretap.lab.debian import apt_install, build_debian_release
 from k8s_wiretap.lab.gomodules import build_module_release
@@ -58,6 +59,21 @@ def _build_locked(release: Release, root: Path, out: TextIO) -> Path:
     try:
         if from_debian(release):
             return build_debian_release(release, target, work, out)
-        return build_module_release(release, target, work, out)
+        return build_module_release(
+            release, target, work, out, lambda: _hollow_kubelet(release, root, out)
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _hollow_kubelet(release: Release, root: Path, out: TextIO) -> Path:
+    """kubemark for `release`, whose module ships none: that of the newest older release
+    built here, else of the previous minor's pinned release, built now (the lock is held)."""
+    for older in cached_releases():
+        folder = cached_bin_dir(older)
+        if older < release and folder and (folder / "kubemark").is_file():
+            return folder / "kubemark"
+    previous = f"{release.major}.{release.minor - 1}"
+    if previous not in apimodules.RELEASES:
+        raise BuildError(f"Kubernetes {release} ships no kubemark and {previous} is not pinned")
+    return _build_locked(apimodules.release(previous), root, out) / "kubemark"

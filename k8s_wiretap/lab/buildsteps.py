@@ -67,11 +67,18 @@ def lock(path: Path, out: TextIO) -> Iterator[None]:
         yield
 
 
-def run(argv: list[str], out: TextIO, step: str, **kwargs: object) -> str:
-    """Run one short step; its stdout, or BuildError with the last lines of its output."""
+def run(
+    argv: list[str],
+    out: TextIO,
+    step: str,
+    ok: Callable[[int, str], bool] = lambda status, stdout: False,
+    **kwargs: object,
+) -> str:
+    """Run one short step; its stdout, or BuildError with the last lines of its output
+    (unless `ok(status, stdout)` takes the failure as an answer of its own)."""
     print(f"[build] {step}: {' '.join(argv)}", file=out, flush=True)
     result = subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
-    if result.returncode != 0:
+    if result.returncode != 0 and not ok(result.returncode, result.stdout):
         raise _failed(step, result.returncode, (result.stdout + result.stderr).splitlines(), out)
     output: str = result.stdout
     return output

@@ -254,13 +254,13 @@ PORTS = (
 )
 
 
-# `lab up --cbor`: CBOR on the wire, behind gates that are alpha and off in every release
-# from 1.32 to 1.37 (apiserver pkg/features/kube_features.go CBORServingAndStorage, client-go
-# features/known_features.go ClientsAllowCBOR and ClientsPreferCBOR). The kube binaries
-# register client-go's gates with their own --feature-gates (kubernetes pkg/features,
-# clientAdapter), so client-go there ignores KUBE_FEATURE_* variables; kubectl, which has no
-# such flag, reads them (client-go features/envvar.go). Typed clients ask for protobuf
-# whatever the gates say (--kube-api-content-type): the controller manager and scheduler are
+# `lab up --cbor`: CBOR on the wire, behind gates that are alpha and off in every release from 1.32
+# to the default one (apiserver pkg/features/kube_features.go CBORServingAndStorage, client-go
+# features/known_features.go ClientsAllowCBOR and ClientsPreferCBOR). The kube binaries register
+# client-go's gates with their own --feature-gates (kubernetes pkg/features, clientAdapter), so
+# client-go there ignores KUBE_FEATURE_* variables; kubectl, which has no such flag, reads them
+# (client-go features/envvar.go). Typed clients ask for protobuf whatever the gates say
+# (--kube-api-content-type): the controller manager and scheduler are
 # told CBOR. Told so, the controller manager's ClusterTrustBundle publisher asks for its
 # group's discovery (`GET /apis/certificates.k8s.io/v1`) in CBOR, gets it, cannot read it
 # ("discovery failed for ClusterTrustBundle: yaml: invalid trailing UTF-8 octet") and takes
@@ -295,7 +295,7 @@ def cbor_args(name: str, release: Release) -> tuple[str, ...]:
 # kubeconfig FILE names (`k8s-wiretap audit-webhook` writes one; the lab keeps a copy in its
 # folder, which `lab restart apiserver` reads again), beside its log. Batches go every
 # second, not every 30 s (the default), so that the receiver's recording is live. The
-# flags are the same in 1.20 and 1.37 (`kube-apiserver --help`; apiserver
+# flags are the same in 1.20 and the default release (`kube-apiserver --help`; apiserver
 # pkg/server/options/audit.go).
 AUDIT_WEBHOOK_FILE = "audit-webhook.kubeconfig"
 

@@ -17,6 +17,12 @@ commands under a build tag no build sets, so `go mod tidy` records what they nee
   `go.etcd.io/etcd/server/v3`, whose root package is the etcd command, in a module of its own
   so that its dependency versions are etcd's own.
 
+A release whose module no longer has `cmd/kubemark` (Kubernetes removed it from the main
+repository in 1.38) is built without it, and the lab runs the hollow kubelet of the
+newest older release that has one (`hollow`, given by build.py): a kubelet may be up to three
+minors older than its API server (the version skew policy), and the hollow kubelet's part in
+the lab (a node, its lease, pod status) is the same.
+
 The Go module and build caches are the toolchain's usual ones: a second build is fast.
 """
 
@@ -27,13 +33,22 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
 from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab.buildsteps import BuildError, SourceEdit, apply_edits, install, run, stream
-from k8s_wiretap.lab.golang import go_version, module_go, module_go_env, parse_go_version
+from k8s_wiretap.lab.golang import (
+    LOCAL,
+    download_toolchain,
+    go_requirement,
+    go_version,
+    module_go,
+    module_go_env,
+    module_toolchain,
+)
 from k8s_wiretap.lab.releases import built
 
 __all__ = [
@@ -43,11 +58,13 @@ __all__ = [
     "etcd_version",
     "kube_go_mod",
     "module_edits",
+    "shipped_commands",
     "staging_modules",
 ]
 
 KUBERNETES = "k8s.io/kubernetes"
 COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubemark", "kubectl")
+HOLLOW = "kubemark"  # the hollow kubelet
 ETCD_SERVER = "go.etcd.io/etcd/server/v3"  # its root package is the etcd command
 BUILD_TAGS = "selinux,notest,grpcnotrace"  # what the release's hack/lib/golang.sh uses
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
@@ -109,33 +126,56 @@ def module_edits(fake_runtime: str = FAKE_RUNTIME[0]) -> tuple[SourceEdit, ...]:
 MODULE_EDITS = module_edits()
 
 
-def build_module_release(release: Release, target: Path, work: Path, out: TextIO) -> Path:
-    """Build `release` in `work` and install it at `target`; returns its bin folder."""
+def build_module_release(
+    release: Release, target: Path, work: Path, out: TextIO, hollow: Callable[[], Path]
+) -> Path:
+    """Build `release` in `work` and install it at `target`; returns its bin folder.
+    `hollow` gives a kubemark binary for a release that ships none (built or cached)."""
     started = time.monotonic()
     source = _download(release, work, out)
-    go = _go_for(source)
-    env = module_go_env(go, dict(os.environ))
-    print(f"[build] Kubernetes {release} with {go} (go{_dotted(go_version(str(go)))})", file=out)
+    commands = shipped_commands(source)
+    go, toolchain = module_toolchain(go_requirement((source / "go.mod").read_text()))
+    env = module_go_env(go, dict(os.environ), toolchain)
+    running = f"go{_dotted(go_version(str(go)))}" if toolchain == LOCAL else toolchain
+    print(f"[build] Kubernetes {release} with {go} ({running}, GOTOOLCHAIN={toolchain})", file=out)
     kube = work / "kube"
     kube.mkdir()
     (kube / "go.mod").write_text(kube_go_mod(release, (source / "go.mod").read_text()))
-    _tools(kube, [f"{KUBERNETES}/cmd/{name}" for name in COMMANDS])
+    _tools(kube, [f"{KUBERNETES}/cmd/{name}" for name in commands])
     _tidy(go, kube, env, out)
     run([str(go), "mod", "vendor"], out, "vendoring", cwd=kube, env=env)
-    fake_runtime = next((f for f in FAKE_RUNTIME if (kube / f).is_dir()), FAKE_RUNTIME[0])
-    apply_edits(kube, module_edits(fake_runtime))
+    if HOLLOW in commands:  # the edits are the hollow kubelet's
+        fake_runtime = next((f for f in FAKE_RUNTIME if (kube / f).is_dir()), FAKE_RUNTIME[0])
+        apply_edits(kube, module_edits(fake_runtime))
     binaries = work / "out"
     binaries.mkdir()
-    _compile(go, kube, env, binaries, [f"{KUBERNETES}/cmd/{n}" for n in COMMANDS], release, out)
+    _compile(go, kube, env, binaries, [f"{KUBERNETES}/cmd/{n}" for n in commands], release, out)
+    hollow_from = "" if HOLLOW in commands else _copy_hollow(hollow(), binaries, out)
     etcd = etcd_version(source)
     _build_etcd(go, etcd, work, env, binaries, out)
     folder = install(binaries, built(release), target, out)
     seconds = time.monotonic() - started
     (target / "release.json").write_text(
-        json.dumps({"kubernetes": str(release), "etcd": etcd, "seconds": round(seconds)}) + "\n"
+        json.dumps(
+            {"kubernetes": str(release), "etcd": etcd, "seconds": round(seconds)}
+            | ({"kubemark": hollow_from} if hollow_from else {})
+        )
+        + "\n"
     )
     print(f"[build] Kubernetes {release} and etcd {etcd} built in {seconds:.0f} s", file=out)
     return folder
+
+
+def shipped_commands(source: Path) -> list[str]:
+    """Those of COMMANDS the release's module has (`cmd/<name>`), in COMMANDS' order."""
+    return [name for name in COMMANDS if (source / "cmd" / name).is_dir()]
+
+
+def _copy_hollow(kubemark: Path, binaries: Path, out: TextIO) -> str:
+    """Put an older release's kubemark beside the build; the folder it came from."""
+    shutil.copy2(kubemark, binaries / HOLLOW)
+    print(f"[build] no cmd/{HOLLOW} in this release: the hollow kubelet is {kubemark}", file=out)
+    return str(kubemark.parent.parent.name)
 
 
 def _dotted(version: tuple[int, ...] | None) -> str:
@@ -147,23 +187,23 @@ def _download(release: Release, work: Path, out: TextIO) -> Path:
     go = module_go()
     env = module_go_env(go, dict(os.environ))
     print(f"[build] fetching {KUBERNETES}@{release.git_version}", file=out, flush=True)
-    text = run(
-        [str(go), "mod", "download", "-json", f"{KUBERNETES}@{release.git_version}"],
-        out,
-        "download",
-        cwd=work,
-        env=env,
-    )
-    folder = json.loads(text).get("Dir")
+    argv = [str(go), "mod", "download", "-json", f"{KUBERNETES}@{release.git_version}"]
+    answer = json.loads(run(argv, out, "download", cwd=work, env=env, ok=_download_answer))
+    toolchain = download_toolchain(answer, go)
+    if toolchain:  # its go.mod asks for a newer Go: download it with that one
+        env = module_go_env(go, dict(os.environ), toolchain)
+        answer = json.loads(
+            run(argv, out, f"download (GOTOOLCHAIN={toolchain})", cwd=work, env=env)
+        )
+    folder = answer.get("Dir")
     if not folder:
         raise BuildError(f"go mod download {KUBERNETES}@{release.git_version} gave no source")
     return Path(folder)
 
 
-def _go_for(source: Path) -> Path:
-    """A Go new enough for the release's go.mod (ToolchainError says which is missing)."""
-    match = re.search(r"^go (\S+)$", (source / "go.mod").read_text(), re.M)
-    return module_go(parse_go_version(match.group(1)) if match else (1, 0))
+def _download_answer(status: int, stdout: str) -> bool:
+    """Whether a failed download's answer is one `download_toolchain` may read."""
+    return status == 1 and '"GoMod"' in stdout
 
 
 def staging_modules(kubernetes_go_mod: str) -> list[str]:

@@ -18,6 +18,7 @@ name one (`parse_spec`).
 
 from __future__ import annotations
 
+from k8s_wiretap.kube import release as _release
 from k8s_wiretap.kube.release import Release, ReleaseError
 
 __all__ = [
@@ -34,7 +35,7 @@ __all__ = [
     "token_secrets",
 ]
 
-CURRENT = "1.37"  # the newest minor the lab is tested on (`make binaries` builds it)
+CURRENT = _release.CURRENT.minor_version  # the minor the lab is tested on (`make binaries`)
 DEFAULT = CURRENT  # what `lab up` runs without --kube-version
 DEBIAN_RELEASE = Release(1, 20, 2)
 MODULE_MINIMUM = Release(1, 30)
@@ -64,7 +65,7 @@ def build_tag(release: Release) -> str:
 
 
 def cache_name(release: Release) -> str:
-    """Its build's folder in the cache: `1.37.2-wiretap1`."""
+    """Its build's folder in the cache: `1.30.2-wiretap1`."""
     return f"{release}-{build_tag(release)}"
 
 
@@ -79,8 +80,8 @@ def token_secrets(release: Release) -> bool:
 
 
 def parse_spec(spec: str) -> Release | None:
-    """`1.37` → Release(1, 37) (a minor), `1.37.2`/`v1.37.2` → Release(1, 37, 2), `1.20` →
-    Debian's 1.20.2, `latest` → None.
+    """`1.30` → Release(1, 30) (a minor), `1.30.2`/`v1.30.2` → Release(1, 30, 2),
+    `1.30.0-rc.1` → that pre-release, `1.20` → Debian's 1.20.2, `latest` → None.
 
     KubeVersionError for anything else, and for releases the lab does not offer.
     """
@@ -90,10 +91,14 @@ def parse_spec(spec: str) -> Release | None:
         release = Release.parse(spec)
     except ReleaseError:
         release = None
-    if release is None or release.suffix:
+    if (
+        release is None
+        or release.suffix != release.prerelease
+        or (release.prerelease and release.patch is None)
+    ):
         raise KubeVersionError(
-            f"--kube-version {spec!r}: expected MAJOR.MINOR[.PATCH] (e.g. {DEFAULT} or "
-            f"{CURRENT}) or latest"
+            f"--kube-version {spec!r}: expected MAJOR.MINOR[.PATCH[-PRERELEASE]] (e.g. "
+            f"{DEFAULT} or {_release.CURRENT}) or latest"
         )
     if release.minor_release == DEBIAN_RELEASE.minor_release:
         if release.patch not in (None, DEBIAN_RELEASE.patch):

@@ -1,7 +1,8 @@
-"""Which release a `--kube-version` means: `1.20`, `1.20.2`, `1.37`, `1.37.2` or `latest`.
+"""Which release a `--kube-version` means: `1.20`, `1.20.2`, `1.30`, `1.30.2`, `1.30.0-rc.1`
+or `latest`.
 
 A patch release is taken as given. A minor means its newest patch already built here (so
-`lab up --kube-version 1.37` reuses a cached 1.37.2 instead of building 1.37.3), else the
+`lab up --kube-version 1.30` reuses a cached 1.30.2 instead of building 1.30.3), else the
 newest patch the Go module proxy serves. `latest` is the newest release the module proxy
 serves whose go.mod the machine's Go can build, else the newest one built here. The module
 proxy is asked through `go list -m`, as any Go user asks it, and only when the cache cannot

@@ -9,9 +9,9 @@ check the result.
 - `compare(kind, patch, before, after_local, server)`: did the replay predict the server's
   result on what the patch touched (compare.py);
 - `PatchSchema`/`Node`: patch metadata from an OpenAPI v2 or v3 document, with Kubernetes
-  1.20's and 1.37's tables shipped (`PatchSchema.bundled(release)`, meta.py); the protobuf
-  forms kubectl and others download are read by `k8s_wiretap.decode.gnostic` (v2) and
-  `gnostic_v3`;
+  1.20's and the default release's tables shipped (`PatchSchema.bundled(release)`, meta.py);
+  the protobuf forms kubectl and others download are read by `k8s_wiretap.decode.gnostic`
+  (v2) and `gnostic_v3`;
 - `drop_unknown_fields`: what the server's decoder keeps of a patched object (prune.py);
 - `replay(kind, body, before, release=...)`: all of the above in one call (replay.py).
 

@@ -3,8 +3,8 @@
 `apply_config(live, config, manager, node)` follows the API server's field manager chain
 (fieldmanager.go, structuredmerge.go, stripmeta.go, managedfieldsupdater.go,
 lastappliedupdater.go) around structured-merge-diff's `Updater.Apply` (v4.0.2 of 1.20, with
-what later releases changed where a replay of the 1.37 lab showed it: subresource managers,
-reset fields, the merged lists' order):
+what later releases changed where a replay of the default release's lab showed it:
+subresource managers, reset fields, the merged lists' order):
 
 1. the live object's `metadata.managedFields` are decoded into one field set per manager
    (a manager is its name, operation, for updates its apiVersion, and from 1.22 the
@@ -35,7 +35,7 @@ nor conflicts.
 
 A changed object then goes, as structuredmerge.go sends it, through the kind's Go type
 (roundtrip.py: omitempty zero values such as `paused: false` are left out, though owned) and
-its defaulting (defaulting.py, kube/data/defaults-1.37.yaml: a field the prune removed and
+its defaulting (defaulting.py, kube/data/defaults-MINOR.yaml: a field the prune removed and
 the server defaults comes back, `progressDeadlineSeconds: 600`; a custom resource from its
 schema's defaults); kinds the defaulting table does not have are not defaulted.
 
@@ -197,7 +197,7 @@ def apply_config(
 ) -> dict[str, Any]:
     """`live` after the server-side apply of `config` by `manager` through `subresource`
     ("" or "status"), whose strategy resets the fields `reset`; `ordered`: merged lists in
-    the configuration's order (1.23+, see typed.merge); `release`: the API server's ("v1.37.2",
+    the configuration's order (1.23+, see typed.merge); `release`: the API server's ("v1.30.2",
     "1.20"), whose Go types and defaulting the result goes through (None: neither; the module
     docstring says the rest)."""
     reset = reset or FieldSet()

@@ -21,7 +21,7 @@ Within a set value, members only the server has are defaults it filled in (a con
 `imagePullPolicy`, a new port's `protocol`) and do not count; nor does a struct field the replay
 removed that the server has with the value it had before (defaulting put it back, as after a
 strategic merge patch's null of `progressDeadlineSeconds`). Not so for a server-side apply,
-whose replay defaults the object as the server does where kube/data/defaults-1.37.yaml covers
+whose replay defaults the object as the server does where kube/data/defaults-MINOR.yaml covers
 the kind: there such a field is a mismatch, and for other kinds (custom resources too) the
 replay cannot know, and says so: `matches` is None, `mismatches` tells where. Fields the
 server maintains itself never count: `metadata.resourceVersion`, `generation`,

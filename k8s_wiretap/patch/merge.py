@@ -1,8 +1,9 @@
 """JSON merge patch (RFC 7386), applied as the API server of a given release applies it.
 
 The server runs evanphx/json-patch's `MergePatch` (v4.9.0 in 1.20-1.21, v4.11.0+ from 1.22,
-v4.13.0 in 1.37) on the JSON form of the object. It follows RFC 7386 for objects (a null
-deletes the member, an object merges, anything else replaces) with two differences kept here:
+v4.13.0 in the default release) on the JSON form of the object. It follows RFC 7386 for
+objects (a null deletes the member, an object merges, anything else replaces) with two
+differences kept here:
 
 - a value stored where there was nothing, or where there was no object, has its nulls pruned
   recursively: null members of objects, and up to 1.21 null items of arrays too (`{"args":

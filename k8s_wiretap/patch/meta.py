@@ -29,7 +29,7 @@ a Go struct.
 
 `PatchSchema.builtin()` is the Kubernetes 1.20 table shipped in `data/openapi-v2-1.20.json`
 (see scripts/reduce_openapi.py); `PatchSchema.bundled(release)` the shipped table nearest
-to a release (1.20, or 1.37's `data/openapi-v3-1.37.json`, see
+to a release (1.20, or each `data/openapi-v3-MINOR.json` present: the default release's, see
 scripts/generate_openapi_v3.py), used when a recording holds no OpenAPI document.
 """
 
@@ -56,7 +56,13 @@ BUILTIN_DATA = "openapi-v2-1.20.json"
 # What a release of None means to the patch engines: the oldest release the lab runs.
 DEFAULT_RELEASE = Release(1, 20)
 # Shipped tables by minor release; a release uses the nearest one.
-BUNDLED_DATA = {DEFAULT_RELEASE: BUILTIN_DATA, Release(1, 37): "openapi-v3-1.37.json"}
+BUNDLED_DATA = {
+    DEFAULT_RELEASE: BUILTIN_DATA,
+    **{
+        Release.parse(minor): f"openapi-v3-{minor}.json"
+        for minor in datafiles.releases("openapi-v3", ".json")
+    },
+}
 REF_PREFIXES = ("#/definitions/", "#/components/schemas/")
 SCALARS = frozenset({"string", "integer", "number", "boolean"})
 
@@ -286,7 +292,7 @@ class PatchSchema:
 
     @classmethod
     def bundled(cls, release: ReleaseLike) -> PatchSchema:
-        """The shipped table nearest to `release` ("v1.37.2", "1.33"); 1.20's when None or
+        """The shipped table nearest to `release` ("v1.30.2", "1.33"); 1.20's when None or
         not a release."""
         try:
             wanted = Release.of(release)

@@ -2,7 +2,7 @@
 
 `kind` is a patch Content-Type or its short name ("strategic", "merge", "json", "apply"),
 `body` the request body (bytes, text, or already decoded), `before` the object as the server
-had it, `release` the API server's ("v1.37.2"; None: 1.20), whose strategic merge rules
+had it, `release` the API server's ("v1.30.2"; None: 1.20), whose strategic merge rules
 apply (strategic.py). The patch metadata comes from `schema` (default: the shipped table
 nearest to `release`, `PatchSchema.bundled`) for `before`'s apiVersion and kind (the
 configuration's when an apply creates the object and `before` is `{}`). The result is what

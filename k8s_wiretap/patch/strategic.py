@@ -81,7 +81,7 @@ class SmpRules:
 
     @classmethod
     def of(cls, release: ReleaseLike) -> SmpRules:
-        """The rules of `release` ("v1.37.2", "1.28"); 1.20's for None or an unknown one."""
+        """The rules of `release` ("v1.30.2", "1.28"); 1.20's for None or an unknown one."""
         server = Release.of(release, DEFAULT_RELEASE)
         return cls(server >= Release(1, 22), server >= Release(1, 24), server >= Release(1, 28))
 

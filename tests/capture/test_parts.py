@@ -18,7 +18,7 @@ def request(exchange: str, at: float, path: str = "/api/v1/pods") -> dict[str, A
         "time": at,
         "method": "GET",
         "path": path,
-        "headers": [["User-Agent", "kubectl/v1.37.0 (linux/amd64) kubernetes/abc"]],
+        "headers": [["User-Agent", "kubectl/v1.33.0 (linux/amd64) kubernetes/abc"]],
         "listener": "default",
     }
 

@@ -119,8 +119,9 @@ def test_gzip_bodies_are_recorded_decoded() -> None:
 
 
 def test_a_compressed_watch_list_is_recorded_event_by_event() -> None:
-    """1.37 gzips a watch list and closes the gzip member at each flush (the initial events,
-    then every later event): each member's events are recorded, split as they came."""
+    """The default release gzips a watch list and closes the gzip member at each flush (the
+    initial events, then every later event): each member's events are recorded, split as they
+    came."""
     out = Collect()
     recorder = Recorder([out])
     events = [b'{"type":"ADDED","object":{}}\n', b'{"type":"BOOKMARK","object":{}}\n']

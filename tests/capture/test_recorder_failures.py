@@ -90,7 +90,7 @@ def ask(recorder: Recorder, exchange_id: str) -> None:
             "GET",
             "/api/v1/configmaps",
             "HTTP/1.1",
-            [(b"User-Agent", b"kubectl/v1.37.0")],
+            [(b"User-Agent", b"kubectl/v1.33.0")],
             None,
             None,
         )

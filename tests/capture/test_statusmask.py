@@ -14,8 +14,8 @@ from tests.fuzz.secret_traffic import PROTOBUF, encoded, status
 
 VALUE = "Zq8LEAKREAL28pw"
 SECRET = "/api/v1/namespaces/leak/secrets/sdata"
-# The lab's answer to the issue's `kubectl -n leak patch secret sdata -p ...` (1.37.2; the
-# empty kind and name are the API server's: patch.go's NewInvalid(schema.GroupKind{}, "")).
+# The lab's answer to the issue's `kubectl -n leak patch secret sdata -p ...` (the default release;
+# the empty kind and name are the API server's: patch.go's NewInvalid(schema.GroupKind{}, "")).
 INVALID = (
     ' "" is invalid: patch: Invalid value: "map[data:map[password:Zq8LEAKREAL28pw]]": '
     "error decoding from json: illegal base64 data at input byte 12"

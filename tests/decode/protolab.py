@@ -1,7 +1,7 @@
 """What tests/decode/test_proto_lab.py needs from a real lab: its discovery, both answers to
 one request, and watch streams read as they arrive.
 
-A lab here is either release the project runs (1.37 by default, 1.20 from Debian): nothing
+A lab here is either release the project runs (the default, and 1.20 from Debian): nothing
 below names a resource or an API version; what to list and fetch comes from the lab's own
 discovery, so the same checks cover whatever each release serves.
 """
@@ -72,7 +72,7 @@ class ProtoLab:
     client: ApiClient
     kubectl: Kubectl
     start: str  # a resourceVersion from before the objects were created
-    release: str  # the API server's gitVersion ("v1.37.2")
+    release: str  # the API server's gitVersion ("v1.30.2")
     fixture: Path
     resources: list[Resource] = field(default_factory=list)
     custom_groups: set[str] = field(default_factory=set)  # served by CRDs: JSON only
@@ -267,7 +267,7 @@ class GzipWatch:
 
     headers: dict[str, str]
     events: list[Any]
-    members: int  # gzip members in the body: 1.37 closes one at every flush
+    members: int  # gzip members in the body: the default release closes one at every flush
     inflated: bytes  # the stream as the recorder keeps it
 
 

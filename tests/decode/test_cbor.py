@@ -1,6 +1,6 @@
 """CBOR as apimachinery writes it, decoded to the JSON the API server would send.
 
-Real bytes come from the 1.37 lab (a watch list of its leases, fetched as CBOR:
+Real bytes come from the default release's lab (a watch list of its leases, fetched as CBOR:
 tests/wire/fixtures/leases-watch-list.cbor-seq); single data items built here pin each rule
 of apimachinery's encoder and decoder (runtime/serializer/cbor/internal/modes) that the lab's
 objects do not show: tag 22 around []byte, shortest floats, what is refused.
@@ -15,6 +15,7 @@ import pytest
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.cbor import cbor_value, decode_cbor, decode_cbor_watch_event
 from k8s_wiretap.decode.watch import decode_frame, decode_stream
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.wire.cborseq import item_end
 from k8s_wiretap.wire.framing import CborSeqFramer
 from tests.decode.same import assert_same
@@ -23,6 +24,7 @@ STREAM = (
     Path(__file__).parents[1] / "wire" / "fixtures" / "leases-watch-list.cbor-seq"
 ).read_bytes()
 SEQ = "application/cbor-seq"
+RELEASE = CURRENT.minor_version  # the fixture is the default release's lab's
 SELF = "d9d9f7"
 
 
@@ -36,7 +38,7 @@ def item(hex_item: str) -> bytes:
 
 
 def test_a_real_watch_event_is_a_lease_in_the_servers_json_order() -> None:
-    event = decode_cbor_watch_event(frames()[0], release="1.37")
+    event = decode_cbor_watch_event(frames()[0], release=RELEASE)
     assert list(event) == ["type", "object"] and event["type"] == "ADDED"
     lease = event["object"]
     assert list(lease) == ["kind", "apiVersion", "metadata", "spec"]
@@ -118,7 +120,7 @@ def test_real_bytes_cut_or_corrupted_are_undecodable_never_raised() -> None:
 
 
 def test_a_watch_list_marks_initial_events_their_end_and_changes() -> None:
-    events = list(decode_stream(STREAM, SEQ, "1.37"))
+    events = list(decode_stream(STREAM, SEQ, RELEASE))
     assert [(e.type, e.phase) for e in events] == [
         ("ADDED", "initial"),
         ("ADDED", "initial"),
@@ -131,15 +133,15 @@ def test_a_watch_list_marks_initial_events_their_end_and_changes() -> None:
     assert events[3].ends_initial_events and not events[6].ends_initial_events
     assert events[0].summary()["phase"] == "initial"
     assert [e.kind for e in events] == ["Lease"] * 7
-    plain = list(decode_stream(STREAM, SEQ, "1.37", watch_list=False))
+    plain = list(decode_stream(STREAM, SEQ, RELEASE, watch_list=False))
     assert all(e.phase is None and "phase" not in e.summary() for e in plain)
 
 
 def test_an_object_body_and_its_watch_event_agree() -> None:
     frame = frames()[4]
-    event = decode_cbor_watch_event(frame, release="1.37")
+    event = decode_cbor_watch_event(frame, release=RELEASE)
     # the embedded object is a self-described item of its own: decode it alone
     start = frame.index(bytes.fromhex(SELF), 3)
     end = item_end(frame, start)
     assert end is not None
-    assert_same(decode_cbor(frame[start:end], release="1.37"), event["object"])
+    assert_same(decode_cbor(frame[start:end], release=RELEASE), event["object"])

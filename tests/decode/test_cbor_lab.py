@@ -1,14 +1,15 @@
-"""Against a real 1.37 lab with CBOR on (`lab up --cbor`): CBOR decodes to the server's JSON.
+"""Against a real lab of the default release with CBOR on (`lab up --cbor`): CBOR decodes to the
+server's JSON.
 
 The lab runs with CBORServingAndStorage on the API server and ClientsAllowCBOR /
-ClientsPreferCBOR in its clients, every client through the wiretap, recording. Objects of
-many kinds are created (fixtures/lab-objects.yaml, its 1.20 API versions moved to the ones
-1.37 serves, and a custom resource); then every resource the lab serves is listed, and its
-first object fetched, once as JSON and once as CBOR (`Accept: application/cbor`), and the
-decoded CBOR must equal the JSON, key order included. Watch streams (`application/cbor-seq`)
-are compared event by event with the JSON watch of the same resourceVersion, watch lists
-too. The recording shows which components really speak CBOR, that their informers start
-with watch lists, and that no Secret value reached it.
+ClientsPreferCBOR in its clients, every client through the wiretap, recording. Objects of many
+kinds are created (fixtures/lab-objects.yaml, its 1.20 API versions moved to the ones the
+default release serves, and a custom resource); then every resource the lab serves is listed,
+and its first object fetched, once as JSON and once as CBOR (`Accept: application/cbor`), and
+the decoded CBOR must equal the JSON, key order included. Watch streams (`application/cbor-seq`)
+are compared event by event with the JSON watch of the same resourceVersion, watch lists too.
+The recording shows which components really speak CBOR, that their informers start with watch
+lists, and that no Secret value reached it.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ JSON = "application/json"
 CBOR = "application/cbor"
 NS = "decode-lab"
 ATTEMPTS = 20  # objects change between two requests (leases, status): retry until both agree
-# The 1.20 API versions of lab-objects.yaml that 1.37 no longer serves → the ones it does.
+# The 1.20 API versions of lab-objects.yaml that the default release no longer serves → the ones it
+# does.
 MOVED = {
     "batch/v1beta1": "batch/v1",
     "policy/v1beta1": "policy/v1",
@@ -71,10 +73,10 @@ def objects_for_137(folder: Path) -> Path:
     documents = [d for d in yaml.safe_load_all((FIXTURES / "lab-objects.yaml").read_text()) if d]
     for document in documents:
         document["apiVersion"] = MOVED.get(document["apiVersion"], document["apiVersion"])
-        if document["kind"] == "CustomResourceDefinition":  # 1.37: an integer's bounds are too
+        if document["kind"] == "CustomResourceDefinition":  # now: an integer's bounds are too
             schema = document["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
             schema["properties"]["spec"]["properties"]["size"]["maximum"] = 10
-    path = folder / "lab-objects-1.37.yaml"
+    path = folder / f"lab-objects-{CURRENT}.yaml"
     path.write_text(yaml.safe_dump_all(documents))
     return path
 
@@ -324,7 +326,7 @@ def cbor_secret_events(recording: Recording) -> list[dict[str, Any]]:
             "content-type"
         ):
             continue
-        for event in exchange_events(exchange, release="1.37"):
+        for event in exchange_events(exchange, release=CURRENT):
             obj = event.object if isinstance(event.object, dict) else {}
             if (obj.get("metadata") or {}).get("name") == "cbor":
                 found.append(obj)
@@ -358,11 +360,11 @@ def test_every_recorded_cbor_body_and_event_decodes(recording: Recording) -> Non
             (exchange.response_body, exchange.response_header("content-type")),
         ):
             if body and body.data and "cbor" in content_type:
-                decoded = decode_body(body.data, content_type, release="1.37")
+                decoded = decode_body(body.data, content_type, release=CURRENT)
                 assert decoded.ok, (exchange.path, decoded.error)
                 bodies += 1
         if "cbor-seq" in exchange.response_header("content-type"):
-            for event in exchange_events(exchange, release="1.37"):
+            for event in exchange_events(exchange, release=CURRENT):
                 assert event.error is None, (exchange.path, event.error)
                 events += 1
     assert bodies > 50 and events > 50, (bodies, events)
@@ -375,11 +377,11 @@ def test_informers_start_with_watch_lists(recording: Recording) -> None:
             continue
         who = agent(exchange)
         assert is_watch_list(exchange.info), (who, exchange.path)
-        phases = [event.phase for event in exchange_events(exchange, release="1.37")]
+        phases = [event.phase for event in exchange_events(exchange, release=CURRENT)]
         one_by_one = [  # as a live analysis decodes them, each when it arrives
             event.phase
             for start in range(len(exchange.watch_events()))
-            for event in exchange_events(exchange, release="1.37", start=start)[:1]
+            for event in exchange_events(exchange, release=CURRENT, start=start)[:1]
         ]
         assert one_by_one == phases
         if "initial-end" in phases:
@@ -427,7 +429,7 @@ def test_recorded_cbor_tokens_are_redacted(recording: Recording) -> None:
         if exchange.info.subresource == "token" and exchange.response_body:
             content_type = exchange.response_header("content-type")
             if content_type == CBOR:
-                decoded = decode_body(exchange.response_body.data, content_type, release="1.37")
+                decoded = decode_body(exchange.response_body.data, content_type, release=CURRENT)
                 tokens.append(decoded.value["status"]["token"])
     assert len(tokens) >= 5
     assert all(token.startswith("redacted:") for token in tokens), tokens

@@ -64,7 +64,8 @@ def test_decode_a_protobuf_watch_stream_from_standard_input(tmp_path: Path) -> N
     )
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(lines) == len(watch.watch_events())
-    # a watch list (1.37): no pod was bound yet, so the initial events are only the bookmark
+    # a watch list (the default release): no pod was bound yet, so the initial events are only the
+    # bookmark
     assert lines[0]["type"] == "BOOKMARK"
     assert lines[0]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     added = next(line for line in lines if line["type"] == "ADDED")

@@ -7,13 +7,14 @@ import pytest
 from k8s_wiretap.decode import gnostic, gnostic_v3
 from k8s_wiretap.decode.gnostic_proto import TABLE, json_name
 from k8s_wiretap.kube import datafiles
+from k8s_wiretap.kube.release import CURRENT
 from tests.conftest import load_script
 
 
 @pytest.mark.lab  # gnostic-models and k8s.io/kubernetes from Go's module cache
 def test_the_table_is_what_gnostic_models_protos_say() -> None:
     generate = load_script("generate_gnostic")
-    document = generate.table("1.37")
+    document = generate.table(CURRENT.minor_version)
     assert datafiles.path(TABLE).read_text() == generate.text_of(document)
     assert "gnostic-models v0.7.0" in document["source"]
 

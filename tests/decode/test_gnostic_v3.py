@@ -1,6 +1,7 @@
 """The gnostic protobuf form of a group version's /openapi/v3 document, read back as JSON.
 
-The fixtures are the lab's 1.37.2 API server's `/openapi/v3/apis/coordination.k8s.io/v1`
+The fixtures are a lab API server's `/openapi/v3/apis/coordination.k8s.io/v1` (the release in
+their names)
 fetched twice, as JSON and with `Accept: application/com.github.proto-openapi.spec.v3@v1.0
 +protobuf` (answered as `...spec.v3.v1.0+protobuf`); tests/patch/test_story_1_37.py does
 the same with apps/v1 on a running lab.
@@ -22,6 +23,9 @@ from k8s_wiretap.patch import PatchSchema
 from k8s_wiretap.wire.protowire import ProtoError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openapi-v3"
+# coordination-v1-<release>.pb.gz and its .json.gz twin, whichever release they came from
+COORDINATION_PB = next(FIXTURES.glob("coordination-v1-*.pb.gz")).name
+COORDINATION_JSON = COORDINATION_PB.replace(".pb.gz", ".json.gz")
 SERVED_AS = "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"
 
 
@@ -43,8 +47,8 @@ def without_object_defaults(value: Any) -> Any:
 
 
 def test_the_servers_protobuf_reads_as_its_json() -> None:
-    served = json.loads(fixture("coordination-v1-1.37.2.json.gz"))
-    converted = openapi_v3_from_gnostic(fixture("coordination-v1-1.37.2.pb.gz"))
+    served = json.loads(fixture(COORDINATION_JSON))
+    converted = openapi_v3_from_gnostic(fixture(COORDINATION_PB))
     assert converted["openapi"] == served["openapi"] == "3.0.0"
     assert converted["info"] == served["info"]
     assert converted["components"]["schemas"] == without_object_defaults(
@@ -64,7 +68,7 @@ def test_what_is_not_a_v3_document() -> None:
 
 def test_the_registry_reads_it_by_its_media_type() -> None:
     decoder = OpenApiV3Decoder()
-    data = fixture("coordination-v1-1.37.2.pb.gz")
+    data = fixture(COORDINATION_PB)
     assert decoder.priority(GNOSTIC_OPENAPI_V3, data) == 90
     assert decoder.priority(GNOSTIC_OPENAPI, data) == 0
     # the API server answers the `@v1.0` Accept with the `.v1.0` spelling

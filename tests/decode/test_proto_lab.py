@@ -1,17 +1,17 @@
 """Against real API servers of both releases: each protobuf response decodes to its JSON twin.
 
-Each release's lab gets its own objects of every kind it can hold (fixtures/lab-objects.yaml
-for 1.20, fixtures/lab-objects-1.37.yaml for 1.37, with the kinds and fields added since),
-then the same request is made twice, once accepting JSON and once protobuf, and the decoded
-protobuf must equal the JSON, key order included, with nothing decoded without a schema:
-every resource the lab's discovery lists, at every group version it serves; every object of
-the fixture and its subresources; every object in the test namespace and the first of every
-other list; partial object metadata, discovery, errors (Status), and watch streams replayed
-from one resourceVersion — on 1.37 watch lists too, plain and gzipped, with their phases.
-Resources served as JSON only (custom resources) are checked to say so (406 in protobuf).
-Bodies are decoded with the schema of the lab's release, as its `/version` names it.
+Each release's lab gets its own objects of every kind it can hold (fixtures/lab-objects.yaml for
+1.20, the newest fixtures/lab-objects-MINOR.yaml for the default release, with the kinds and
+fields added since), then the same request is made twice, once accepting JSON and once protobuf,
+and the decoded protobuf must equal the JSON, key order included, with nothing decoded without a
+schema: every resource the lab's discovery lists, at every group version it serves; every object
+of the fixture and its subresources; every object in the test namespace and the first of every
+other list; partial object metadata, discovery, errors (Status), and watch streams replayed from
+one resourceVersion — on the default release watch lists too, plain and gzipped, with their
+phases. Resources served as JSON only (custom resources) are checked to say so (406 in
+protobuf). Bodies are decoded with the schema of the lab's release, as its `/version` names it.
 
-The 1.37 lab is the session's (tests/conftest.py); the 1.20 lab is this module's own.
+The default release's lab is the session's (tests/conftest.py); the 1.20 lab is this module's own.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import yaml
 
 from k8s_wiretap.decode.protobuf import decode_object
 from k8s_wiretap.decode.watch import decode_stream, is_watch_list
+from k8s_wiretap.kube.release import CURRENT as CURRENT_RELEASE
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.kube.requestinfo import parse_request
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.components import NODE_NAME
@@ -57,9 +59,14 @@ from tests.decode.protolab import (
 pytestmark = pytest.mark.lab  # starts a lab of its own
 
 FIXTURES = Path(__file__).parent / "fixtures"
-OBJECTS = {"1.37": FIXTURES / "lab-objects-1.37.yaml", "1.20": FIXTURES / "lab-objects.yaml"}
+DEFAULT = CURRENT_RELEASE.minor_version
+NEWEST_OBJECTS = max(
+    FIXTURES.glob("lab-objects-*.yaml"),
+    key=lambda path: Release.parse(path.stem.removeprefix("lab-objects-")),
+)
+OBJECTS = {DEFAULT: NEWEST_OBJECTS, "1.20": FIXTURES / "lab-objects.yaml"}
 SCALED = FIXTURES / "lab-widget-scaled.yaml"  # a custom resource with a scale
-CURRENT = ["1.37"]  # for tests of what only the current release has (watch lists, gzip)
+CURRENT = [DEFAULT]  # for tests of what only the current release has (watch lists, gzip)
 
 
 def pod_runs(lab: ProtoLab, name: str) -> bool:
@@ -67,7 +74,7 @@ def pod_runs(lab: ProtoLab, name: str) -> bool:
     return bool(pod.get("status", {}).get("phase") == "Running")
 
 
-def changes_137(lab: ProtoLab) -> None:
+def changes_current(lab: ProtoLab) -> None:
     """What only writes through subresources put on the wire: an ephemeral container (and
     the kubelet's status of it), an in-place resize, an approved CertificateSigningRequest;
     on `dra`, whose claims the scheduler allocated from the fixture's ResourceSlice."""
@@ -94,7 +101,7 @@ def changes_137(lab: ProtoLab) -> None:
     wait_until(debugger_runs, 60, "the kubelet to report the ephemeral container")
 
 
-STEPS: dict[str, list[Callable[[ProtoLab], None]]] = {"1.37": [changes_137]}
+STEPS: dict[str, list[Callable[[ProtoLab], None]]] = {DEFAULT: [changes_current]}
 
 
 def documents(path: Path) -> list[dict[str, Any]]:
@@ -126,22 +133,22 @@ def prepare(state: LabState, kubectl: Kubectl, fixture: Path) -> ProtoLab:
     return lab
 
 
-@pytest.fixture(scope="module", params=["1.37", "1.20"])
+@pytest.fixture(scope="module", params=[DEFAULT, "1.20"])
 def setup(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ProtoLab]:
-    if request.param == "1.37":
+    if request.param == DEFAULT:
         state: LabState = request.getfixturevalue("lab")
-        binary = Path(state.kubeconfig).parent / "bin" / "kubectl"  # 1.37's own
-        cache = tmp_path_factory.mktemp("kubecache-137")
+        binary = Path(state.kubeconfig).parent / "bin" / "kubectl"  # the release's own
+        cache = tmp_path_factory.mktemp("kubecache-default")
         kubectl = Kubectl(state.kubeconfig, cache, binary=str(binary))
-        lab = prepare(state, kubectl, OBJECTS["1.37"])
-        assert lab.minor == (1, 37), lab.release
+        lab = prepare(state, kubectl, OBJECTS[DEFAULT])
+        assert lab.minor == (CURRENT_RELEASE.major, CURRENT_RELEASE.minor), lab.release
         yield lab
         kubectl(
             "delete", "--wait=false", "-f", str(FIXTURES / "lab-widget.yaml"), "-f", str(SCALED)
         )
-        kubectl("delete", "--wait=false", "-f", str(OBJECTS["1.37"]))
+        kubectl("delete", "--wait=false", "-f", str(OBJECTS[DEFAULT]))
         return
     folder = tmp_path_factory.mktemp("lab120")
     old = Lab(folder / "lab")
@@ -161,7 +168,11 @@ def setup(
 # discovery was read whole, not where the lists come from).
 EXPECTED_VERSIONS = {
     "1.20": {"batch/v1beta1", "policy/v1beta1", "autoscaling/v2beta2", "extensions/v1beta1"},
-    "1.37": {"resource.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1", "storagemigration.k8s.io/v1"},
+    DEFAULT: {
+        "resource.k8s.io/v1",
+        "flowcontrol.apiserver.k8s.io/v1",
+        "storagemigration.k8s.io/v1",
+    },
 }
 
 

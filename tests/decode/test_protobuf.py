@@ -26,6 +26,7 @@ from k8s_wiretap.decode.protobuf import (
     render_message,
 )
 from k8s_wiretap.kube import schema
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.wire.envelope import MAGIC, unwrap
 from k8s_wiretap.wire.protowire import BYTES, VARINT, Field, encode
 from tests.decode.same import as_served, assert_same
@@ -78,9 +79,11 @@ def test_a_kind_removed_before_1_20_decodes_schemaless() -> None:
     assert got["1"]["1"] == want["metadata"]["name"]  # ObjectMeta.name, read without a schema
 
 
-# Sparse objects made with the real Go code of 1.20 (fixtures/gofuzz/main.go) and of the newest
-# release (fixtures/gofuzz/newest/).
-SPARSE_RELEASES = ("1.20", schema.NEWEST)
+# Sparse objects made with the real Go code of 1.20 (fixtures/gofuzz/main.go) and of the default
+# release and any pinned pre-release (fixtures/gofuzz/newest/, by `make release`).
+SPARSE_RELEASES = tuple(
+    minor for minor in schema.RELEASES if (FIXTURES / f"sparse-{minor}.jsonl.gz").exists()
+)
 
 
 def sparse_fixtures(release: str) -> list[dict[str, Any]]:
@@ -103,6 +106,10 @@ def test_sparse_object_decodes_to_its_json(case: dict[str, Any]) -> None:
     assert_same(got, as_served(json.loads(case["json"]), api_version, kind))
 
 
+def test_sparse_fixtures_are_there_for_1_20_and_the_default() -> None:
+    assert {"1.20", schema.DEFAULT} <= set(SPARSE_RELEASES)
+
+
 @pytest.mark.parametrize("release", SPARSE_RELEASES)
 def test_sparse_fixtures_cover_every_kind_of_the_schema(release: str) -> None:
     covered = {c["kind"] for c in SPARSE if c["release"] == release}
@@ -111,7 +118,7 @@ def test_sparse_fixtures_cover_every_kind_of_the_schema(release: str) -> None:
 
 
 def test_sparse_fixtures_of_the_newest_release_leave_unset_creation_times_out() -> None:
-    cases = [json.loads(c["json"]) for c in SPARSE if c["release"] == schema.NEWEST]
+    cases = [json.loads(c["json"]) for c in SPARSE if c["release"] == schema.DEFAULT]
     metadata = [c["metadata"] for c in cases if isinstance(c.get("metadata"), dict)]
     assert any("creationTimestamp" not in m for m in metadata)
     assert any(m.get("creationTimestamp") for m in metadata)
@@ -290,7 +297,8 @@ def test_deep_nesting_is_a_decode_error() -> None:
 
 
 def test_the_release_chooses_the_schema() -> None:
-    assert schema.release_for(None) == schema.NEWEST == schema.RELEASES[-1]
+    assert schema.release_for(None) == schema.DEFAULT == CURRENT.minor_version
+    assert schema.NEWEST == schema.RELEASES[-1] >= schema.DEFAULT
     assert schema.release_for("v1.29.3") == schema.release_for("1.29") == "1.29"
     assert schema.release_for("v1.30.2-gke.1587003") == "1.30"
     assert schema.release_for("v1.28.9+k3s1") == "1.28"
@@ -311,7 +319,7 @@ def test_a_release_renders_as_its_server_does() -> None:
     assert decode_object(body, release="v1.33.1") == older
     newer = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "web"}}
     assert decode_object(body, release="v1.34.0") == newer
-    assert decode_object(body) == decode_object(body, release=schema.NEWEST) == newer
+    assert decode_object(body) == decode_object(body, release=schema.DEFAULT) == newer
     stamped = encode([Field(1, BYTES, b"web"), Field(8, BYTES, encode([Field(1, VARINT, 60)]))])
     got = decode_object(envelope("v1", "ConfigMap", encode([Field(1, BYTES, stamped)])))
     assert got["metadata"] == {"name": "web", "creationTimestamp": "1970-01-01T00:01:00Z"}
@@ -321,7 +329,7 @@ def test_a_kind_is_known_to_the_releases_that_serve_it() -> None:
     raw = encode([Field(1, BYTES, encode([Field(1, BYTES, b"policy")]))])
     body = envelope("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", raw)
     assert decode_object(body, release="1.20")["$schemaless"] is True
-    assert decode_object(body, release="1.37")["metadata"] == {"name": "policy"}
+    assert decode_object(body, release=CURRENT.minor_version)["metadata"] == {"name": "policy"}
 
 
 def test_a_nested_object_is_decoded_by_the_same_release() -> None:
@@ -330,4 +338,4 @@ def test_a_nested_object_is_decoded_by_the_same_release() -> None:
     assert decode_watch_event(frame, release="1.20")["object"]["metadata"] == {
         "creationTimestamp": None
     }
-    assert decode_watch_event(frame, release="1.37")["object"]["metadata"] == {}
+    assert decode_watch_event(frame, release=CURRENT.minor_version)["object"]["metadata"] == {}

@@ -1,7 +1,7 @@
 """Every exchange of real recordings decodes, and every PATCH replays to what the server did.
 
 Recordings of the workshop's apply story (k8s_wiretap/workshop/scenarios.py), on the
-default release (1.37) and on 1.20: the ones committed in recordings/ and ones made now on a
+default release and on 1.20: the ones committed in recordings/ and ones made now on a
 lab of each (client-side apply create and update, scale, server-side apply and its conflict,
 a custom resource with merge and JSON patches, a Secret, kubectl get -w, and the
 controllers' and kubelet's protobuf traffic through the wiretap). The live 1.20 recording
@@ -73,7 +73,7 @@ def test_protobuf_renders_with_field_names(analysis: Analysis) -> None:
         and e.info.subresource == "status"
         and e.method == "PATCH"
     ]
-    # the last reports of a deleted pod's status are terminal on 1.37 (Succeeded)
+    # the last reports of a deleted pod's status are terminal on the default release (Succeeded)
     running = [p for p in pods if p["status"]["phase"] == "Running"]
     assert running
     pod = running[-1]

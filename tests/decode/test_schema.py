@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from k8s_wiretap.kube import schema, sensitive
+from k8s_wiretap.kube.release import CURRENT, Release
+from k8s_wiretap.lab import apimodules
 from tests.conftest import load_script
 
 TYPES = {"string", "int32", "int64", "bool", "bytes", "double", "float", "uint32", "uint64"}
@@ -57,9 +59,13 @@ def test_the_schema_keeps_its_contract(release: str) -> None:
 
 
 def test_the_schemas_are_of_every_release_from_1_20_on() -> None:
-    assert tuple(f"1.{n}" for n in range(20, 38)) == schema.RELEASES
+    newest = Release.parse(schema.NEWEST)
+    assert tuple(f"1.{n}" for n in range(20, newest.minor + 1)) == schema.RELEASES
     assert "Kubernetes 1.20.2" in schema.schema("1.20")["source"]
-    assert schema.NEWEST == "1.37" and "Kubernetes 1.37.2" in schema.schema()["source"]
+    assert CURRENT.minor_version == schema.DEFAULT
+    assert f"Kubernetes {CURRENT} " in schema.schema()["source"]
+    for minor, pinned in apimodules.RELEASES.items():  # every pinned release has its schema
+        assert f"Kubernetes {pinned} " in schema.schema(minor)["source"]
 
 
 def test_the_schema_covers_the_groups_the_server_serves() -> None:

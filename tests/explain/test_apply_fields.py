@@ -77,7 +77,8 @@ def configmap_applies() -> list[tuple[str, int | None, list[dict[str, Any]]]]:
     for exchange in analysis.exchanges:
         replay = analysis.replay(exchange)
         if replay is None or replay.type != "apply" or exchange.info.resource != "configmaps":
-            continue  # 1.37's controllers server-side apply too (ClusterRoles, ServiceCIDRs)
+            # the default release's controllers server-side apply too (ClusterRoles, ServiceCIDRs)
+            continue
         manager = exchange.info.param("fieldManager") or ""
         forced = exchange.info.param("force") == "true"
         fields = server_side_fields(

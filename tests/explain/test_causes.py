@@ -1,8 +1,8 @@
-"""What set each write off, on the committed wide session (recordings/wide-session.jsonl.gz,
-the whole 1.37 control plane through the proxy): the relations a controller's code follows
-(a namespace, the pods a selector picks, a Service's endpoints, a token's pod, with the
-namespace controller's 5 s wait), failed writes' causes, retries, and the timers and
-start-ups `controllers.yaml` names. Exchanges are found by what they are, not by id."""
+"""What set each write off, on the committed wide session (recordings/wide-session.jsonl.gz, the
+whole control plane of the default release through the proxy): the relations a controller's code
+follows (a namespace, the pods a selector picks, a Service's endpoints, a token's pod, with the
+namespace controller's 5 s wait), failed writes' causes, retries, and the timers and start-ups
+`controllers.yaml` names. Exchanges are found by what they are, not by id."""
 
 from __future__ import annotations
 

@@ -92,7 +92,7 @@ def _secret_patched(patch: dict[str, Any], path: Path) -> Path:
     ]
     for n, (id, method, body, answer) in enumerate(exchanges):
         headers = [
-            (b"User-Agent", b"kubectl/v1.37.0 (linux/amd64) kubernetes/abcdef0"),
+            (b"User-Agent", b"kubectl/v1.33.0 (linux/amd64) kubernetes/abcdef0"),
             (b"Content-Type", b"application/strategic-merge-patch+json"),
         ]
         client: dict[str, object] = {"address": "127.0.0.1:1"}

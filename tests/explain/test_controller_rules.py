@@ -4,7 +4,7 @@ committed recordings: each exchange is found by what it is (component, verb, res
 name or its prefix, and for some what its body says), never by its id, and its summary is
 asserted whole, as `explain` prints it.
 
-recordings/wide-session.jsonl.gz is the wide session of the 1.37 lab;
+recordings/wide-session.jsonl.gz is the wide session of the default release's lab;
 recordings/apply-story-1.20.jsonl.gz the apply story against 1.20, for what 1.20 does its
 own way (the clusterrole aggregation controller's UPDATE, the tokens controller).
 Preemption, which neither recording holds, is recorded here from a lab whose every client
@@ -182,8 +182,8 @@ def test_a_new_namespace_gets_its_default_service_account_and_the_root_ca(
 
 
 def test_the_aggregated_cluster_roles_say_what_they_got(wide: list[Row], old: list[Row]) -> None:
-    """1.37 server-side applies the rules (PATCH), 1.20 UPDATEs the role: the same rule,
-    with the number of rules and resources the role got from its body."""
+    """The default release server-side applies the rules (PATCH), 1.20 UPDATEs the role: the
+    same rule, with the number of rules and resources the role got from its body."""
     applied = find(
         wide, f"{CM}/clusterrole-aggregation-controller", "patch", "clusterroles", name="view"
     )
@@ -387,7 +387,7 @@ def test_the_kubelet_csinode_and_pod_status(wide: list[Row], old: list[Row]) -> 
 def test_the_1_20_tokens_controller_makes_each_service_account_a_token_secret(
     old: list[Row], wide: list[Row]
 ) -> None:
-    """1.20 gives every ServiceAccount a token Secret; 1.37 creates none on its own."""
+    """1.20 gives every ServiceAccount a token Secret; the default release creates none."""
     tokens = f"{CM}/tokens-controller"
     (secret,) = find(old, tokens, "create", "secrets", prefix="node-controller-token-")
     assert secret.summary == f"the tokens controller creates Secret kube-system/{secret.name}"

@@ -1,6 +1,6 @@
-"""Which patch metadata a PATCH is replayed with: the committed 1.37 story's own documents.
+"""Which patch metadata a PATCH is replayed with: the committed story's own documents.
 
-kubectl 1.37 fetched `/openapi/v3/apis/apps/v1`, `/openapi/v3/api/v1`, the apiextensions
+The story's kubectl fetched `/openapi/v3/apis/apps/v1`, `/openapi/v3/api/v1`, the apiextensions
 and workshop.example.com documents (JSON) and, for the custom resource, `/openapi/v2`
 (gnostic protobuf) while the story was recorded (recordings/apply-story.jsonl.gz).
 """
@@ -13,7 +13,7 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.openapi import v3_group_version
 from k8s_wiretap.patch import PatchSchema
-from tests.recorded import story
+from tests.recorded import story, story_release
 
 
 def test_group_versions_of_v3_paths() -> None:
@@ -35,7 +35,7 @@ def fetched(path: str) -> Exchange:
 
 
 def test_the_documents_of_each_group_version_in_time() -> None:
-    shipped = PatchSchema.bundled("v1.37.2")
+    shipped = PatchSchema.bundled(story_release())
     apps = fetched("/openapi/v3/apis/apps/v1")
     before, after = apps.time - 0.001, apps.time + 0.001
     assert analysis().patch_schema(before, "apps", "v1") is shipped
@@ -56,4 +56,6 @@ def test_a_custom_resources_document() -> None:
     schema = analysis().patch_schema(greetings.time + 0.001, "workshop.example.com", "v1")
     greeting = schema.for_kind("workshop.example.com/v1", "Greeting")
     assert greeting is not None and greeting.field("spec") is not None
-    assert PatchSchema.bundled("v1.37.2").for_kind("workshop.example.com/v1", "Greeting") is None
+    assert (
+        PatchSchema.bundled(story_release()).for_kind("workshop.example.com/v1", "Greeting") is None
+    )

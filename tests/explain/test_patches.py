@@ -1,11 +1,10 @@
 """Which observation a PATCH is replayed on when a concurrent write went first.
 
-On the 1.37 lab the TTL controller patches node-1 while the node controller's own PATCH of
-it is in flight: the server applies the node controller's first (resourceVersion 266), the
-TTL controller's on top (267), and the answer with 266 arrives after the TTL controller's
+On the default release's lab the TTL controller patches node-1 while the node controller's own
+PATCH of it is in flight: the server applies the node controller's first (resourceVersion 266),
+the TTL controller's on top (267), and the answer with 266 arrives after the TTL controller's
 PATCH was sent. The latest observation before that PATCH (265) is then provably stale; the
-object the server patched is 266.
-"""
+object the server patched is 266."""
 
 from __future__ import annotations
 

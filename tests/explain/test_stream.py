@@ -17,7 +17,7 @@ from k8s_wiretap.views.json import dumps, exchange_record, write_json
 from tests.recorded import STORY, STORY_1_20, story_records
 
 
-@pytest.mark.parametrize("path", [STORY, STORY_1_20], ids=["1.37", "1.20"])
+@pytest.mark.parametrize("path", [STORY, STORY_1_20], ids=["default", "1.20"])
 def test_the_stream_writes_what_the_whole_file_analysis_says(path: Any) -> None:
     analysis = Analysis.of(load(path))
     explainer = Explainer(analysis)

@@ -113,8 +113,8 @@ def test_on_1_20_an_informer_starts_with_a_list() -> None:
 
 
 def test_refused_and_unavailable_requests_say_so() -> None:
-    """While the 1.37 API server restarts the wiretap answers 503; right after, its RBAC
-    authorizer has not loaded the roles yet and refuses the control plane (403)."""
+    """While the default release's API server restarts the wiretap answers 503; right after, its
+    RBAC authorizer has not loaded the roles yet and refuses the control plane (403)."""
     analysis = summaries().analysis
     refused = [e for e in analysis.exchanges if e.status in (403, 503)]
     assert {e.status for e in refused} == {403, 503}

@@ -222,7 +222,7 @@ def test_the_wiretap_itself() -> None:
 # -- the committed recording ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("recording", [STORY, STORY_1_20], ids=["1.37", "1.20"])
+@pytest.mark.parametrize("recording", [STORY, STORY_1_20], ids=["default", "1.20"])
 def test_every_exchange_of_the_recording_has_a_component(recording: Path) -> None:
     analysis = Analysis.of(load(recording))
     hows: dict[str, int] = {}
@@ -240,8 +240,9 @@ def test_every_exchange_of_the_recording_has_a_component(recording: Path) -> Non
 
 
 def test_the_machines_kubectl_dispatcher_is_kubectl() -> None:
-    """The 1.20 story ran the machine's kubectl (google-cloud-sdk's dispatcher in front of
-    it), the 1.37 one the release's own: the dispatcher's `/version` is kubectl's too."""
+    """The 1.20 story ran the machine's kubectl (google-cloud-sdk's dispatcher in front of it),
+    the default release's one the release's own: the dispatcher's `/version` is kubectl's
+    too."""
     analysis = Analysis.of(load(STORY_1_20))
     dispatched = [
         analysis.who(e)

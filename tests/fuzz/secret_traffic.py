@@ -203,7 +203,7 @@ Template = Callable[[str, Request], tuple[str, list[str]]]
 def _invalid(rendered: str) -> tuple[str, list[str]]:
     """patch.go: errors.NewInvalid(field.Invalid(field.NewPath("patch"), %+v or the patched
     object, err)), of an empty kind and name: the value %q-quoted in the message and in its
-    cause (as the 1.37 lab answers the issue's patch)."""
+    cause (as the default release's lab answers the issue's patch)."""
     cause = (
         f"Invalid value: {rendered}: error decoding from json: illegal base64 data at input byte 12"
     )

@@ -23,10 +23,11 @@ from k8s_wiretap.decode.cbor import CborDecodeError, decode_cbor, decode_cbor_wa
 from k8s_wiretap.decode.gnostic import openapi_from_gnostic
 from k8s_wiretap.decode.gnostic_v3 import openapi_v3_from_gnostic
 from k8s_wiretap.decode.watch import WatchEvent, decode_frame, decode_stream
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.wire.envelope import MAGIC
 from tests.fuzz.seeds import FUZZ, fuzzed, seeds
 
-RELEASES = st.sampled_from((None, "1.20", "1.37"))
+RELEASES = st.sampled_from((None, "1.20", CURRENT.minor_version))
 PROTO = fuzzed(lambda: seeds().proto_bodies)
 FRAMES = fuzzed(lambda: seeds().proto_frames)
 JSON = fuzzed(lambda: seeds().json_bodies)

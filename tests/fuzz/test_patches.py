@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.patch import PatchError, apply_json_patch, replay
 from tests.fuzz.seeds import FUZZ, mutated, seeds
 
-RELEASES = st.sampled_from((None, "1.20", "1.37"))
+RELEASES = st.sampled_from((None, "1.20", CURRENT.minor_version))
 PATCH_TYPES = (
     "application/strategic-merge-patch+json",
     "application/merge-patch+json",

@@ -57,7 +57,7 @@ ANSWERS = st.sampled_from(("application/json", "application/cbor", PROTOBUF))
 SOURCES = st.sampled_from(
     ("proxy", "audit RequestResponse", "audit Metadata", "proxy joined with audit RequestResponse")
 )
-USER_AGENT = b"kubectl/v1.37.0 (linux/amd64) kubernetes/abcdef0"
+USER_AGENT = b"kubectl/v1.33.0 (linux/amd64) kubernetes/abcdef0"
 
 
 def _record(path: Path, request: Request, answer: bytes, content_type: str, code: int) -> None:

@@ -20,7 +20,7 @@ WATCH: dict[str, Any] = {
     "verb": "watch",
     "user": {"username": "system:kube-scheduler"},
     "sourceIPs": ["127.0.0.1"],
-    "userAgent": "kube-scheduler/v1.37.2",
+    "userAgent": "kube-scheduler/v1.33.2",
     "responseStatus": {"metadata": {}, "code": 200},
     "requestReceivedTimestamp": "2026-12-03T13:46:05.321570Z",
     "stageTimestamp": "2026-12-03T13:46:05.363843Z",

@@ -28,7 +28,7 @@ EVENT: dict[str, Any] = {
     "verb": "list",
     "user": {"username": "kubernetes-admin", "groups": ["system:masters"]},
     "sourceIPs": ["127.0.0.1"],
-    "userAgent": "kubectl/v1.37.2 (linux/amd64) kubernetes/abc",
+    "userAgent": "kubectl/v1.33.2 (linux/amd64) kubernetes/abc",
     "responseStatus": {"metadata": {}, "code": 200},
     "requestReceivedTimestamp": "2026-12-03T13:46:05.321570Z",
     "stageTimestamp": "2026-12-03T13:46:05.363843Z",

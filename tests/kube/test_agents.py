@@ -19,6 +19,7 @@ from k8s_wiretap.kube.agents import (
     user_name,
 )
 from k8s_wiretap.kube.controllers import clients
+from k8s_wiretap.kube.release import CURRENT
 
 UA = "(linux/amd64) kubernetes/faecb19"
 
@@ -221,9 +222,10 @@ def test_users_that_name_nobody() -> None:
     )
 
 
-def test_the_1_37_hollow_kubelet_is_the_kubelet() -> None:
-    """1.37's kubemark appends `hollow-kubelet` to its agent (pkg/kubemark/hollow_kubelet.go),
-    as the 1.37 lab's recordings show: still node-1's kubelet."""
-    agent = "kubemark/v1.37.2 (linux/amd64) kubernetes/unknown/hollow-kubelet"
+def test_the_current_hollow_kubelet_is_the_kubelet() -> None:
+    """A current kubemark appends `hollow-kubelet` to its agent (pkg/kubemark/
+    hollow_kubelet.go), as the default release's lab recordings show: still node-1's kubelet."""
+    agent = f"kubemark/{CURRENT.git_version} (linux/amd64) kubernetes/unknown/hollow-kubelet"
     assert component_of(agent) == "kubelet"
-    assert component_of("hollow-kubelet/v1.37.2 (linux/amd64) kubernetes/unknown") == "kubelet"
+    hollow = f"hollow-kubelet/{CURRENT.git_version} (linux/amd64) kubernetes/unknown"
+    assert component_of(hollow) == "kubelet"

@@ -76,7 +76,7 @@ def test_operations_parse_groups_from_the_discovery_table() -> None:
 
 def test_clients_the_older_release_lacks_say_since_when() -> None:
     """Every client the 1.20 recording shows is in the table without a `since`; the ones
-    only 1.37 has say which release added them."""
+    only the default release has say which release added them."""
     old = {e.component for e in load(STORY_1_20).exchanges}
     new = {e.component for e in load(STORY).exchanges} - old
     for name in new:

@@ -53,13 +53,13 @@ def test_kinds_and_scopes_come_from_discovery_not_from_guessing() -> None:
 @pytest.mark.parametrize(
     ("recording", "documents"),
     [(STORY, ("/apis",)), (STORY_1_20, ("/apis/workshop.example.com/v1",))],
-    ids=["aggregated-1.37", "resource-list-1.20"],
+    ids=["aggregated-default", "resource-list-1.20"],
 )
 def test_a_recorded_discovery_document_teaches_custom_resources(
     recording: Path, documents: tuple[str, ...]
 ) -> None:
-    """kubectl 1.37 reads aggregated discovery (`/apis` as APIGroupDiscoveryList); 1.20's
-    kubectl one APIResourceList per group version."""
+    """The default release's kubectl reads aggregated discovery (`/apis` as
+    APIGroupDiscoveryList); 1.20's kubectl one APIResourceList per group version."""
     resources = Resources.builtin()
     analysis = Analysis.of(load(recording))
     learned = [

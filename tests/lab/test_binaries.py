@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from k8s_wiretap.kube.release import Release
+from k8s_wiretap.kube.release import CURRENT, Release
 from k8s_wiretap.lab.binaries import MissingBinaryError, find_binary, locate
 from k8s_wiretap.lab.releases import DEBIAN_RELEASE, built, cache_name
 
@@ -55,9 +55,10 @@ def test_search_order(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_current_release_never_takes_etcd_from_path(isolated: Path) -> None:
-    """PATH has Debian's etcd 3.4 on these machines; 1.37 is tested with its own 3.7."""
+    """PATH has Debian's etcd 3.4 on these machines; the default release is tested with its
+    own etcd."""
     executable(isolated / "path", "etcd")
-    release = Release.parse("1.37.2")
+    release = CURRENT
     assert find_binary("etcd", release=release) is None
     cached = cache(isolated, release)
     assert find_binary("etcd", release=release) == cached / "etcd"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from k8s_wiretap.kube.release import Release
+from k8s_wiretap.kube.release import CURRENT, Release
 from k8s_wiretap.lab import build, debian, gomodules
 from k8s_wiretap.lab.buildsteps import BuildError, SourceEdit, apply_edits, run, stream
 from k8s_wiretap.lab.golang import DEBIAN_GO, module_go_env
@@ -36,7 +36,7 @@ def test_source_edits_refuse_a_tree_they_do_not_fit(
         apply_edits(tmp_path, edits)
 
 
-@pytest.mark.parametrize("release", [DEBIAN_RELEASE, Release.parse("1.37.2")])
+@pytest.mark.parametrize("release", [DEBIAN_RELEASE, CURRENT])
 def test_a_complete_cache_is_reused_without_building(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, release: Release
 ) -> None:
@@ -104,11 +104,14 @@ replace (
 
 
 def test_the_build_module_pins_every_staging_module_to_its_published_release() -> None:
-    text = gomodules.kube_go_mod(Release.parse("1.37.2"), KUBERNETES_GO_MOD)
+    text = gomodules.kube_go_mod(Release.parse("1.33.2"), KUBERNETES_GO_MOD)
     assert "\ngo 1.26.0\ngodebug default=go1.26\n" in text
-    assert "\nrequire k8s.io/kubernetes v1.37.2\n" in text
-    assert "\tk8s.io/api => k8s.io/api v0.37.2\n" in text
-    assert "\tk8s.io/kubelet => k8s.io/kubelet v0.37.2\n" in text
+    assert "\nrequire k8s.io/kubernetes v1.33.2\n" in text
+    assert "\tk8s.io/api => k8s.io/api v0.33.2\n" in text
+    assert "\tk8s.io/kubelet => k8s.io/kubelet v0.33.2\n" in text
+    beta = gomodules.kube_go_mod(Release.parse("1.33.0-beta.0"), KUBERNETES_GO_MOD)
+    assert "\nrequire k8s.io/kubernetes v1.33.0-beta.0\n" in beta
+    assert "\tk8s.io/api => k8s.io/api v0.33.0-beta.0\n" in beta
     assert "./staging" not in text
 
 
@@ -123,12 +126,26 @@ def test_etcd_version_comes_from_the_releases_own_script(tmp_path: Path) -> None
 
 def test_a_failed_step_is_one_line_with_go_s_own_reason(tmp_path: Path) -> None:
     out = io.StringIO()
-    script = "echo go: downloading x; echo 'go: k8s.io/kubernetes@v1.37.9: unknown revision' >&2"
+    script = "echo go: downloading x; echo 'go: k8s.io/kubernetes@v1.33.9: unknown revision' >&2"
     with pytest.raises(BuildError) as caught:
         run(["sh", "-c", f"{script}; exit 1"], out, "download")
     assert str(caught.value) == (
-        "download failed (exit 1): go: k8s.io/kubernetes@v1.37.9: unknown revision"
+        "download failed (exit 1): go: k8s.io/kubernetes@v1.33.9: unknown revision"
     )
     assert "[build] | go: downloading x" in out.getvalue()
     with pytest.raises(BuildError, match=r"^compiling failed \(exit 2\): boom$"):
         stream(["sh", "-c", "echo one; echo boom; exit 2"], tmp_path, {}, out, "compiling")
+
+
+def test_a_release_without_kubemark_builds_the_other_commands(tmp_path: Path) -> None:
+    """1.38 removed cmd/kubemark: the build makes what the module has, in COMMANDS' order."""
+    for name in ("kubectl", "kube-apiserver", "kube-scheduler", "kube-controller-manager"):
+        (tmp_path / "cmd" / name).mkdir(parents=True)
+    assert gomodules.shipped_commands(tmp_path) == [
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kubectl",
+    ]
+    (tmp_path / "cmd" / gomodules.HOLLOW).mkdir()
+    assert gomodules.shipped_commands(tmp_path) == list(gomodules.COMMANDS)

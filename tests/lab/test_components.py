@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from k8s_wiretap.kube.release import Release
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.lab.components import COMPONENTS, DEFAULT, resolve
 from k8s_wiretap.lab.lab import _levels
 from k8s_wiretap.lab.releases import DEBIAN_RELEASE
-
-CURRENT = Release.parse("1.37.2")
 
 
 def test_apiserver_alone_brings_etcd() -> None:

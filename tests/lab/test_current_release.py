@@ -4,7 +4,7 @@ Everything the 1.20 lab does, checked on the new release: certificate identities
 component, Node+RBAC authorization, NodeRestriction, leader election, the audit log,
 `--via-proxy`, `restart`, two labs side by side, the release's own kubectl and the
 machine's. The binaries come from `make binaries` (`k8s-wiretap lab build --kube-version
-1.37`); when they are missing, the lab fixture fails with that one-line reason.
+MINOR`); when they are missing, the lab fixture fails with that one-line reason.
 """
 
 from __future__ import annotations

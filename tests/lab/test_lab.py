@@ -94,7 +94,7 @@ def test_status_and_env_describe_the_running_lab(lab: LabState) -> None:
     assert "/readyz: ok" in status.stdout
     env = cli("lab", "env", "--dir", str(directory))
     lines = [f"export KUBECONFIG={lab.kubeconfig}"]
-    if (directory / "bin" / "kubectl").exists():  # a release built from its modules (1.37)
+    if (directory / "bin" / "kubectl").exists():  # a release built from its modules (the default)
         lines.append(f'export PATH={directory / "bin"}:"$PATH"')
     assert env.stdout.splitlines()[: len(lines)] == lines
 

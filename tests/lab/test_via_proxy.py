@@ -121,10 +121,10 @@ metadata:
 
 
 def test_service_account_tokens_stay_out_of_the_recording(tapped: LabState) -> None:
-    """Every token the recording could hold: the controller manager's own tokens (1.37:
-    TokenRequests, one per controller's ServiceAccount; 1.20: token Secrets the tokens
-    controller made), a legacy token Secret made and read through the wiretap, and every
-    Bearer header."""
+    """Every token the recording could hold: the controller manager's own tokens (the default
+    release: TokenRequests, one per controller's ServiceAccount; 1.20: token Secrets the tokens
+    controller made), a legacy token Secret made and read through the wiretap, and every Bearer
+    header."""
     client = admin_client(Layout(Path(tapped.kubeconfig).parent, tapped.ports))
     Kubectl(tapped.kubeconfig, Path(tapped.kubeconfig).parent / "cache")(
         "apply", "-f", "-", stdin=LEGACY_TOKEN

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from k8s_wiretap.kube.fields import LAST_APPLIED
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.patch import (
     ConflictError,
     Node,
@@ -264,8 +265,9 @@ def test_an_apply_that_creates_the_object() -> None:
 def test_merged_lists_follow_the_configuration_from_1_23() -> None:
     """SMD v4.2.1 (Kubernetes 1.23) orders a merged list as the configuration does, items
     only the live object has staying among them; v4.0.2 kept the live order, new items last
-    (the 1.37 lab's answers to random applies, checked while porting visitListItems)."""
-    node = PatchSchema.bundled("v1.37.2").for_kind("apps/v1", "Deployment")
+    (the default release's lab's answers to random applies, checked while porting
+    visitListItems)."""
+    node = PatchSchema.bundled(CURRENT).for_kind("apps/v1", "Deployment")
 
     def pod(*names: str) -> dict[str, Any]:
         containers = [{"name": n, "image": "busybox"} for n in names]
@@ -296,7 +298,10 @@ def test_conflicts_list_a_levels_fields_before_those_below() -> None:
     ]
 
 
-APPLY_CASES = json.loads((Path(__file__).parent / "fixtures" / "apply-1.37.json").read_text())
+# fixtures/apply-<minor>.json, recorded on the release it names in "release"
+APPLY_CASES = json.loads(
+    next((Path(__file__).parent / "fixtures").glob("apply-*.json")).read_text()
+)
 
 
 def owned(obj: dict[str, Any], manager: str) -> str:
@@ -315,10 +320,11 @@ def ownership(obj: dict[str, Any]) -> dict[tuple[str, str], FieldSet]:
 
 
 @pytest.mark.parametrize("case", APPLY_CASES["cases"], ids=lambda case: case["case"])
-def test_applies_of_the_1_37_lab(case: dict[str, Any]) -> None:
-    """Recorded on a 1.37 lab (scripts/record_apply_cases.py): the object before, the
-    configuration and the server's answer. The replay predicts the whole spec: Go zero values
-    of omitempty fields left out (but owned), dropped fields and nulls defaulted again."""
+def test_applies_recorded_on_a_lab(case: dict[str, Any]) -> None:
+    """Recorded on a lab (scripts/record_apply_cases.py, of the release the file names): the
+    object before, the configuration and the server's answer. The replay predicts the whole
+    spec: Go zero values of omitempty fields left out (but owned), dropped fields and nulls
+    defaulted again."""
     release = APPLY_CASES["release"]
     before, config, server = case["before"], case["config"], case["server"]
     local = replay("apply", config, before, manager=case["manager"], release=release)
@@ -343,7 +349,7 @@ def test_zero_values_are_left_out_but_owned() -> None:
     """`paused: false` in an apply: the Go struct's omitempty bool leaves it out of the stored
     object, and the apply owns it all the same."""
     (case,) = [c for c in APPLY_CASES["cases"] if c["case"] == "zero values, created"]
-    local = replay("apply", case["config"], {}, manager="m1", release="v1.37.2")
+    local = replay("apply", case["config"], {}, manager="m1", release=APPLY_CASES["release"])
     spec, pod = local["spec"], local["spec"]["template"]["spec"]
     assert "paused" not in spec and "minReadySeconds" not in spec and "hostname" not in pod
     assert pod["containers"][0]["env"] == [{"name": "A"}]  # value "" left out
@@ -359,7 +365,9 @@ def test_dropped_fields_are_defaulted_again() -> None:
     server's defaulting (SetDefaults_Deployment) puts 600 back."""
     (case,) = [c for c in APPLY_CASES["cases"] if c["case"] == "dropped fields, defaulted again"]
     assert case["before"]["spec"]["progressDeadlineSeconds"] == 100
-    local = replay("apply", case["config"], case["before"], manager="m1", release="v1.37.2")
+    local = replay(
+        "apply", case["config"], case["before"], manager="m1", release=APPLY_CASES["release"]
+    )
     spec = local["spec"]
     assert (spec["progressDeadlineSeconds"], spec["replicas"], spec["revisionHistoryLimit"]) == (
         600,

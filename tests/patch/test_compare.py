@@ -6,6 +6,7 @@ import copy
 import json
 from typing import Any
 
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.patch import compare, patch_kind, replay
 
 BEFORE: dict[str, Any] = {
@@ -165,7 +166,7 @@ def test_server_side_apply_of_a_kind_whose_defaulting_is_not_modelled_is_undecid
     }  # fmt: skip
     config = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}
     config["spec"] = {"ports": ports}
-    local = replay("apply", config, before, manager="m", release="v1.37.2")
+    local = replay("apply", config, before, manager="m", release=CURRENT.git_version)
     assert "sessionAffinity" not in local["spec"]
     server = copy.deepcopy(local)
     server["spec"]["sessionAffinity"] = "None"

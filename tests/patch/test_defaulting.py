@@ -1,5 +1,5 @@
 """The API server's defaulting as the replay applies it (patch/defaulting.py) and its data
-(kube/data/defaults-1.37.yaml); what the lab does with it is in test_apply.py's recorded
+(kube/data/defaults-MINOR.yaml); what the lab does with it is in test_apply.py's recorded
 cases and test_lab_replay.py's random applies."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import pytest
 
 from k8s_wiretap.kube import schema
 from k8s_wiretap.kube.defaults import _document, covered, type_rules
+from k8s_wiretap.kube.release import CURRENT, Release
 from k8s_wiretap.patch import PatchSchema
 from k8s_wiretap.patch.defaulting import COMPUTED, apply_defaults, image_pull_policy
 from k8s_wiretap.patch.roundtrip import go_fields
@@ -33,11 +34,12 @@ def test_image_pull_policy_follows_the_tag(image: str, policy: str) -> None:
 
 
 def test_every_rule_names_fields_of_its_go_type() -> None:
-    """A rule's path and condition are JSON names of the type's Go fields in 1.37's schema,
+    """A rule's path and condition are JSON names of the type's Go fields in the default
+    release's schema,
     and a computed rule names a function."""
-    minor = schema.release_for("v1.37.2")
+    minor = schema.release_for(CURRENT)
     for message in _document()["types"]:
-        rules = type_rules("v1.37.2", message)
+        rules = type_rules(CURRENT, message)
         assert rules, message
         for rule in rules:
             assert not rule.computed or rule.computed in COMPUTED
@@ -62,7 +64,7 @@ def test_a_deployment_is_defaulted_by_its_types_rules_in_order() -> None:
             "template": {"spec": {"containers": [{"name": "a", "image": "nginx"}]}},
         },
     }
-    apply_defaults(deployment, "v1.37.2")
+    apply_defaults(deployment, CURRENT.git_version)
     spec = deployment["spec"]
     assert spec["replicas"] == 0
     assert spec["strategy"] == {
@@ -78,21 +80,25 @@ def test_a_deployment_is_defaulted_by_its_types_rules_in_order() -> None:
         "spec": {"strategy": {}},
     }
     recreate["spec"]["strategy"]["type"] = "Recreate"
-    apply_defaults(recreate, "v1.37.2")
+    apply_defaults(recreate, CURRENT.git_version)
     assert recreate["spec"]["strategy"] == {"type": "Recreate"}
 
 
 def test_a_rule_of_a_later_release_is_left_out() -> None:
-    """MaxUnavailableStatefulSet is on by default from 1.37 only."""
+    """MaxUnavailableStatefulSet is on by default from the release the rule's `since` says."""
     path = ("spec", "updateStrategy", "rollingUpdate", "maxUnavailable")
     message = "k8s.io.api.apps.v1.StatefulSet"
-    assert any(rule.path == path for rule in type_rules("v1.37.2", message))
-    assert not any(rule.path == path for rule in type_rules("v1.36.3", message))
+    [rule] = [rule for rule in type_rules(CURRENT, message) if rule.path == path]
+    since = rule.since
+    assert since > Release(1, 30)
+    assert rule in type_rules(f"{since}.0", message)
+    assert rule not in type_rules(f"1.{since.minor - 1}.9", message)
 
 
 def test_a_custom_resource_is_defaulted_from_its_schema() -> None:
     """Structural defaulting: a missing property with a default gets it, in objects, list
-    items and map values (the Widget schema as the 1.37 lab publishes it in OpenAPI v3)."""
+    items and map values (the Widget schema as the default release's lab publishes it in
+    OpenAPI v3)."""
     document = {
         "openapi": "3.0.0",
         "components": {
@@ -123,7 +129,7 @@ def test_a_custom_resource_is_defaulted_from_its_schema() -> None:
     }
     node = PatchSchema.from_openapi(document).for_kind("example.com/v1", "Widget")
     widget = {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"parts": [{}]}}
-    apply_defaults(widget, "v1.37.2", node=node)
+    apply_defaults(widget, CURRENT.git_version, node=node)
     assert widget["spec"] == {"parts": [{"n": 1}], "color": "red"}
     blue = {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"color": "blue"}}
-    assert apply_defaults(blue, "v1.37.2", node=node)["spec"] == {"color": "blue"}
+    assert apply_defaults(blue, CURRENT.git_version, node=node)["spec"] == {"color": "blue"}

@@ -8,6 +8,7 @@ from typing import Any
 import jsonpatch
 import pytest
 
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.patch import PatchError, apply_json_patch
 from k8s_wiretap.patch.json_patch import MAX_OPERATIONS
 
@@ -175,25 +176,29 @@ def test_what_later_releases_of_the_library_do() -> None:
         return apply_json_patch(document, list(operations), release)
 
     numbers = {"l": [1, 2, 3]}
-    assert on("v1.37.2", numbers, {"op": "replace", "path": "/l/-1", "value": 9}) == {
+    assert on(CURRENT.git_version, numbers, {"op": "replace", "path": "/l/-1", "value": 9}) == {
         "l": [1, 2, 9]
     }
     assert on("1.23", numbers, {"op": "test", "path": "/l/-3", "value": 1}) == numbers
     nested = {"l": [{"a": 1}]}
-    assert on("1.37", nested, {"op": "add", "path": "/l/-1/b", "value": 2}) == {
+    assert on(CURRENT.minor_version, nested, {"op": "add", "path": "/l/-1/b", "value": 2}) == {
         "l": [{"a": 1, "b": 2}]
     }
     with pytest.raises(PatchError, match="doc is missing key: /l/-4"):
-        on("1.37", numbers, {"op": "replace", "path": "/l/-4", "value": 9})
+        on(CURRENT.minor_version, numbers, {"op": "replace", "path": "/l/-4", "value": 9})
     with pytest.raises(PatchError) as panic:
         on("1.22", numbers, {"op": "replace", "path": "/l/-1", "value": 9})
     assert panic.value.status == 500
-    assert on("1.37", {"a": 1}, {"op": "replace", "path": "", "value": {"b": 2}}) == {"b": 2}
-    assert on("1.37", {"a": 1}, {"op": "test", "path": "", "value": {"a": 1}}) == {"a": 1}
+    assert on(
+        CURRENT.minor_version, {"a": 1}, {"op": "replace", "path": "", "value": {"b": 2}}
+    ) == {"b": 2}
+    assert on(CURRENT.minor_version, {"a": 1}, {"op": "test", "path": "", "value": {"a": 1}}) == {
+        "a": 1
+    }
     with pytest.raises(PatchError, match="testing value  failed"):
-        on("1.37", {"a": 1}, {"op": "test", "path": "", "value": {"a": 2}})
+        on(CURRENT.minor_version, {"a": 1}, {"op": "test", "path": "", "value": {"a": 2}})
     with pytest.raises(PatchError, match="must be object or array"):
-        on("1.37", {"a": 1}, {"op": "replace", "path": "", "value": 3})
+        on(CURRENT.minor_version, {"a": 1}, {"op": "replace", "path": "", "value": 3})
     with pytest.raises(PatchError, match="doc is missing path: : missing value"):
         on("1.20", {"a": 1}, {"op": "replace", "path": "", "value": {"b": 2}})
     assert on("1.35", {"a": 1}, {"op": "test", "path": "/b"}) == {"a": 1}

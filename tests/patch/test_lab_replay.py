@@ -435,7 +435,7 @@ def test_service_ports(kubectl: Kubectl, api: ApiClient) -> None:
 def test_status_subresource(kubectl: Kubectl, api: ApiClient) -> None:
     """Through /status only status changes; the spec the patch nulls stays."""
     name = "with-status"
-    # (1.37 accepts a load balancer status only for a LoadBalancer)
+    # (the default release accepts a load balancer status only for a LoadBalancer)
     kubectl("create", "service", "loadbalancer", name, "--tcp=80:80")
     path = f"/api/v1/namespaces/default/services/{name}"
     try:

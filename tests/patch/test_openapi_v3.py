@@ -1,8 +1,8 @@
-"""Patch metadata from OpenAPI v3: a real 1.37 document, and the tables shipped per release.
+"""Patch metadata from OpenAPI v3: a real document, and the tables shipped per release.
 
-The fixture is the lab's 1.37.2 API server's `/openapi/v3/apis/apps/v1` exactly as kubectl
-1.37 fetched it (JSON, gzip'd): `tests/patch/test_story_1_37.py` records the same document
-and checks the shipped 1.37 table against the running lab.
+The fixture is a lab API server's `/openapi/v3/apis/apps/v1` exactly as its kubectl fetched
+it (JSON, gzip'd; the release in its name): `tests/patch/test_story_1_37.py` records the same
+document on the default release and checks its shipped table against the running lab.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.patch import Node, PatchSchema
 from k8s_wiretap.patch.smd_schema import item_element, list_semantics, resolve
 
-FIXTURE = Path(__file__).parent / "fixtures" / "openapi-v3" / "apps-v1-1.37.2.json.gz"
+FIXTURE = next((Path(__file__).parent / "fixtures" / "openapi-v3").glob("apps-v1-*.json.gz"))
+FIXTURE_RELEASE = FIXTURE.name.removeprefix("apps-v1-").removesuffix(".json.gz")
 FACTS = ("kind", "go_kind", "strategies", "merge_key", "list_type", "map_keys", "map_type")
 
 
@@ -119,9 +121,9 @@ def same_facts(one: Node | None, other: Node | None, path: str, depth: int = 0) 
     return same_facts(one.item(), other.item(), f"{path}[]", depth + 1)
 
 
-def test_the_shipped_1_37_table_reads_as_the_server_document(schema: PatchSchema) -> None:
+def test_the_shipped_table_reads_as_the_server_document(schema: PatchSchema) -> None:
     """The reduced, merged table keeps everything patching reads of apps/v1."""
-    shipped = PatchSchema.bundled("v1.37.2")
+    shipped = PatchSchema.bundled(FIXTURE_RELEASE)
     assert shipped is not PatchSchema.builtin()
     for group, version, kind in schema.gvk_index():
         api_version = f"{group}/{version}" if group else version
@@ -132,14 +134,14 @@ def test_the_shipped_1_37_table_reads_as_the_server_document(schema: PatchSchema
 
 
 def test_the_shipped_table_nearest_to_the_release() -> None:
-    newest = PatchSchema.bundled("v1.37.2")
-    assert PatchSchema.bundled("1.37") is newest
+    newest = PatchSchema.bundled(CURRENT)
+    assert PatchSchema.bundled(CURRENT.minor_version) is newest
     assert PatchSchema.bundled("v1.33.0") is newest
     assert PatchSchema.bundled("v1.20.2") is PatchSchema.builtin()
     assert PatchSchema.bundled("v1.28.1") is PatchSchema.builtin()
     assert PatchSchema.bundled(None) is PatchSchema.builtin()
     assert PatchSchema.bundled("not a release") is PatchSchema.builtin()
-    # what 1.37 has and 1.20 does not
+    # what the default release has and 1.20 does not
     assert newest.for_kind("networking.k8s.io/v1", "ServiceCIDR") is not None
     assert PatchSchema.builtin().for_kind("networking.k8s.io/v1", "ServiceCIDR") is None
     conditions = walk(newest.for_kind("v1", "Pod"), "status", "conditions", "[]")

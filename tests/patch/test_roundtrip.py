@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.patch.roundtrip import may_change_when_decoded, through_go_types
 
 
@@ -17,7 +18,9 @@ def test_omitempty_zero_values_are_left_out() -> None:
     spec = {"paused": False, "minReadySeconds": 0, "replicas": 0, "revisionHistoryLimit": None}
     container = {"name": "a", "tty": False, "workingDir": "", "args": []}
     container["env"] = [{"name": "E", "value": ""}]
-    obj = through_go_types(deployment(spec, {"containers": [container], "hostname": ""}), "1.37")
+    obj = through_go_types(
+        deployment(spec, {"containers": [container], "hostname": ""}), CURRENT.minor_version
+    )
     # replicas is a pointer: 0 is kept; a null pointer is left out
     assert {k: v for k, v in obj["spec"].items() if k != "template"} == {
         "replicas": 0,
@@ -30,19 +33,19 @@ def test_omitempty_zero_values_are_left_out() -> None:
 def test_a_null_of_a_value_field_is_its_zero_value() -> None:
     """`name` is not omitempty: a null comes back as ""; `workingDir` is, and goes."""
     container = {"name": None, "workingDir": None}
-    obj = through_go_types(deployment({}, {"containers": [container]}), "1.37")
+    obj = through_go_types(deployment({}, {"containers": [container]}), CURRENT.minor_version)
     assert obj["spec"]["template"]["spec"]["containers"] == [{"name": "", "resources": {}}]
 
 
 def test_types_with_their_own_json_and_unknown_kinds_are_left_alone() -> None:
     obj = deployment({}, {})
     obj["spec"]["template"]["metadata"]["creationTimestamp"] = None  # a Time
-    assert through_go_types(obj, "1.37")["spec"]["template"]["metadata"] == {
+    assert through_go_types(obj, CURRENT.minor_version)["spec"]["template"]["metadata"] == {
         "labels": {"app": "a"},
         "creationTimestamp": None,
     }
     custom = {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"on": False}}
-    assert through_go_types(custom, "1.37") == {
+    assert through_go_types(custom, CURRENT.minor_version) == {
         "apiVersion": "example.com/v1",
         "kind": "Widget",
         "spec": {"on": False},

@@ -1,12 +1,14 @@
-"""The workshop's apply story on a Kubernetes 1.37 lab, with 1.37's own kubectl, replayed.
+"""The workshop's apply story on a lab of the default release, with its own kubectl, replayed.
 
-One lab of 1.37.2 whose every component talks through the wiretap records the story
+One lab of the default release (kube.release.CURRENT) whose every component talks through
+the wiretap records the story
 (k8s_wiretap/workshop/scenarios.py: client-side apply create and update, scale, label, a new
 image, server-side apply, its 409 conflict and the forced apply, a custom resource with merge
-and JSON patches, a Secret). kubectl 1.37 reads patch metadata from OpenAPI v3, one JSON
+and JSON patches, a Secret). Its kubectl reads patch metadata from OpenAPI v3, one JSON
 document per group version; every PATCH of the recording (kubectl's, the controllers' and
 the hollow kubelet's) must replay to what the server did, with the recorded documents and
-without them (the shipped 1.37 table), and the shipped table must be what this lab serves.
+without them (the release's shipped table), and the shipped table must be what this lab
+serves.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from k8s_wiretap.explain.openapi import v3_group_version
 from k8s_wiretap.kube import datafiles
 from k8s_wiretap.kube.client import ApiClient
 from k8s_wiretap.kube.media import GNOSTIC_OPENAPI_V3
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
@@ -37,14 +40,14 @@ from tests.decode.test_gnostic_v3 import without_object_defaults
 
 pytestmark = pytest.mark.lab  # starts a lab of its own
 
-RELEASE = "1.37.2"
+RELEASE = str(CURRENT)
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Recording, ApiClient]]:
-    """The story recorded on a 1.37 lab with its kubectl first on PATH; and, while the lab
+    """The story recorded on a lab of RELEASE with its kubectl first on PATH; and, while the lab
     still runs, a client of its API server."""
-    folder = tmp_path_factory.mktemp("story-1.37")
+    folder = tmp_path_factory.mktemp("story-default")
     lab = Lab(folder / "lab")
     state = lab.up(UpOptions(build=False, kube_version=RELEASE, record=folder / "story.jsonl"))
     path = os.environ["PATH"]
@@ -144,7 +147,7 @@ def test_the_shipped_table_is_what_the_lab_serves(recorded: tuple[Recording, Api
     """The built-in group versions' documents, that is: the story's lab also serves the
     workshop's custom resource."""
     generate = load_script("generate_openapi_v3")
-    shipped = datafiles.path("openapi-v3-1.37.json").read_text()
+    shipped = datafiles.path(f"openapi-v3-{CURRENT.minor_version}.json").read_text()
     only = json.loads(shipped)["x-wiretap-group-versions"]
     assert "apis/apps/v1" in only and not any("example.com" in gv for gv in only)
     found, served = generate.schemas(recorded[1], only)

@@ -1,4 +1,4 @@
-"""Strategic merge patch: every applicable case of Kubernetes 1.20.2's and 1.37.2's
+"""Strategic merge patch: every applicable case of Kubernetes 1.20.2's and a newer release's
 patch_test.go, run with the metadata of its test schema and that release's rules, then
 Kubernetes objects with the built-in table and the rules that changed between releases."""
 
@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
+from k8s_wiretap.kube.release import CURRENT
 from k8s_wiretap.lab.apimodules import module, release
 from k8s_wiretap.patch import Node, PatchError, PatchSchema, apply_strategic, drop_unknown_fields
 from tests.conftest import load_script
 from tests.patch.upstream import (
+    NEWER,
     TABLES,
     Case,
     all_cases,
@@ -22,12 +24,12 @@ from tests.patch.upstream import (
     sort_merge_lists,
 )
 
-CASES = all_cases("1.20") + all_cases("1.37")
+CASES = all_cases("1.20") + all_cases(NEWER)
 
 
 def test_every_table_is_there() -> None:
     assert len([c for c in CASES if c.release == "1.20"]) == 270
-    assert len([c for c in CASES if c.release == "1.37"]) == 297
+    assert len([c for c in CASES if c.release == NEWER]) == 297
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.release} {c.id}" for c in CASES])
@@ -42,15 +44,15 @@ def test_upstream_case(case: Case) -> None:
 
 
 @pytest.mark.lab  # the release's Go modules
-def test_the_1_37_tables_are_what_the_extractor_makes(tmp_path: Path) -> None:
-    """fixtures/smp-1.37 is extracted from apimachinery v0.37.2 (the Go module cache)."""
+def test_the_newer_tables_are_what_the_extractor_makes(tmp_path: Path) -> None:
+    """fixtures/smp-NEWER is extracted from that release's apimachinery (the Go module cache)."""
     extract = load_script("extract_smp_cases")
-    folder = module(release("1.37"), "k8s.io/apimachinery") / "pkg/util/strategicpatch"
+    folder = module(release(NEWER), "k8s.io/apimachinery") / "pkg/util/strategicpatch"
     assert extract.main([str(folder), str(tmp_path)]) == 0
     made = sorted(p.name for p in tmp_path.iterdir())
-    assert made == sorted(p.name for p in TABLES["1.37"].iterdir() if p.name != "README.md")
+    assert made == sorted(p.name for p in TABLES[NEWER].iterdir() if p.name != "README.md")
     for name in made:
-        assert (tmp_path / name).read_bytes() == (TABLES["1.37"] / name).read_bytes(), name
+        assert (tmp_path / name).read_bytes() == (TABLES[NEWER] / name).read_bytes(), name
 
 
 @pytest.mark.parametrize(("description", "original", "expected"), sort_cases())
@@ -131,7 +133,7 @@ def test_directives_of_new_values_are_stored_as_sent() -> None:
 
 def test_what_later_releases_do_with_new_values() -> None:
     """1.22 drops a deletion list with nothing to delete from, 1.24 the nulls of a new map,
-    1.28 a new value's directives (each as the lab's 1.37 server answered in
+    1.28 a new value's directives (each as the default release's lab server answered in
     tests/patch/test_lab_replay.py)."""
     bare = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
     patch: dict[str, Any] = {
@@ -143,7 +145,7 @@ def test_what_later_releases_do_with_new_values() -> None:
     assert old["metadata"]["labels"] == {"a": None, "b": "c"}
     assert old["spec"]["selector"] == patch["spec"]["selector"]
     assert apply_strategic(bare, patch, deployment_node(), "v1.20.2") == old
-    new = apply_strategic(bare, patch, deployment_node(), "v1.37.2")
+    new = apply_strategic(bare, patch, deployment_node(), CURRENT.git_version)
     assert new == {**bare, "metadata": {"name": "d", "labels": {"b": "c"}}, "spec": {}}
     middle = apply_strategic(bare, patch, deployment_node(), "v1.24.0")
     assert "finalizers" not in middle["metadata"] and middle["spec"] == old["spec"]

@@ -94,7 +94,7 @@ def last_patch(log: list[LoggedCall]) -> LoggedCall:
 
 @cache
 def server_release(api: ApiClient) -> str:
-    """The API server's gitVersion ("v1.37.2"): its rules and shipped table replay."""
+    """The API server's gitVersion ("v1.30.2"): its rules and shipped table replay."""
     return str(api.get("/version").json()["gitVersion"])
 
 

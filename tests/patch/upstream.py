@@ -1,5 +1,6 @@
 """Kubernetes' own strategic merge patch test cases, as fixtures (see fixtures/smp/README.md):
-1.20.2's in fixtures/smp, 1.37.2's (apimachinery v0.37.2) in fixtures/smp-1.37.
+1.20.2's in fixtures/smp, a newer release's in fixtures/smp-MINOR (NEWER: from that release's
+apimachinery).
 
 Each case is one application of a known patch: the two-way patch to `original` (expecting
 `twoWayResult`, else `modified`, or `expectedError`), and the three-way patch to `current`
@@ -17,20 +18,22 @@ from typing import Any
 
 import yaml
 
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.patch.gosemantics import go_v
 from k8s_wiretap.patch.meta import Node, PatchSchema
 from k8s_wiretap.patch.smp_lists import element_kind
 from k8s_wiretap.patch.strategic import lookup_slice, lookup_struct, retain_keys_strategy
 
 FIXTURES = Path(__file__).parent / "fixtures" / "smp"
-TABLES = {"1.20": FIXTURES, "1.37": FIXTURES.with_name("smp-1.37")}
+NEWER = max((p.name.removeprefix("smp-") for p in FIXTURES.parent.glob("smp-*")), key=Release.parse)
+TABLES = {"1.20": FIXTURES, NEWER: FIXTURES.with_name(f"smp-{NEWER}")}
 OBJECT_TABLES = ("customStrategicMergePatchTestCaseData", "createStrategicMergePatchTestCaseData")
 RAW_TABLES = (
     "customStrategicMergePatchRawTestCases",
     "strategicMergePatchRawTestCases",
     "replaceRawExtensionPatchTestCases",
 )
-# TestUnknownField's "json" (1.37): a schema-less field that kubectl's OpenAPI lookup merges
+# TestUnknownField's "json" (NEWER): a schema-less field that kubectl's OpenAPI lookup merges
 # into; with Go structs (the API server's lookup, which the engine has) the same case expects
 # an error, and the engine's is the struct lookup's "data type is not struct".
 OPENAPI_LOOKUP_ONLY = frozenset({"json"})
@@ -49,7 +52,7 @@ class Case:
 
 @cache
 def schema_node(name: str, release: str = "1.20") -> Node:
-    """A definition of the test schema (upstream's testdata, which 1.37 ships with a
+    """A definition of the test schema (upstream's testdata, which NEWER ships with a
     trailing comma Go's YAML reader takes: so does this one)."""
     file = "swagger-precision-item.json" if name == "precisionItem" else "swagger-merge-item.json"
     text = (TABLES[release] / file).read_text()
@@ -166,7 +169,7 @@ def _json_cases(release: str) -> list[Case]:
 
 
 def all_cases(release: str = "1.20") -> list[Case]:
-    """Every case of `release`'s tables ("1.20" or "1.37")."""
+    """Every case of `release`'s tables ("1.20" or NEWER)."""
     cases = [c for table in OBJECT_TABLES for c in _object_cases(table, release)]
     cases += [c for table in RAW_TABLES for c in _raw_cases(table, release)]
     return cases + _json_cases(release)

@@ -228,9 +228,10 @@ def test_a_watch_the_api_server_ends_is_recorded_whole(proxied: Kubectl, wiretap
 def test_a_compressed_watch_list_is_recorded_event_by_event(
     proxied: Kubectl, wiretap: Wiretap
 ) -> None:
-    """A watch list (sendInitialEvents) is gzipped since 1.37 (WatchListCompression), one gzip
-    member per flush: the events after the initial ones were lost until the recorder read
-    every member. The recording holds each event the client got, in order."""
+    """A watch list (sendInitialEvents) is gzipped in the default release
+    (WatchListCompression), one gzip member per flush: the events after the initial ones
+    were lost until the recorder read every member. The recording holds each event the
+    client got, in order."""
     proxied("create", "namespace", "listed")
     proxied("create", "configmap", "before", "-n", "listed")
     path = (

@@ -24,7 +24,7 @@ def give_up(wiretap: Wiretap) -> Exchange:
         path = f"{PATH}{attempt}"
         head = (
             f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            "User-Agent: kubectl/v1.37.0 (linux/amd64) kubernetes/abcdef0\r\n"
+            "User-Agent: kubectl/v1.33.0 (linux/amd64) kubernetes/abcdef0\r\n"
             "Content-Length: 1000\r\n\r\n"
         ).encode()
         with socket.create_connection(("127.0.0.1", wiretap.port), timeout=15) as conn:

@@ -31,7 +31,7 @@ from k8s_wiretap.views.otlp import (
     traces_url,
 )
 from k8s_wiretap.views.otlp.spans import nanos
-from tests.recorded import STORY, story_records
+from tests.recorded import STORY, story_records, story_release
 
 Spans = dict[str, tuple[str, dict[str, Any]]]  # span id → (service.name, OTLP span)
 
@@ -169,7 +169,7 @@ def test_the_explanation_and_the_request_are_attributes_by_the_semantic_conventi
         for resource in json.loads(request_line)["resourceSpans"]:
             values = _values(resource["resource"]["attributes"])
             resources[values["service.name"]] = values
-    assert resources["kubectl"]["service.version"].startswith("v1.37")
+    assert resources["kubectl"]["service.version"] == story_release().git_version
     assert resources["kubelet"]["k8s.node.name"] == "node-1"
     patch = next(
         span

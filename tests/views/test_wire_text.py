@@ -73,7 +73,7 @@ def audit_recording(folder: Path, agent: str, annotation: str, data: str) -> Pat
     with `annotation` and `data`: imported from its audit log, as `import audit` does."""
     create = _event("a1", "create", "/api/v1/namespaces/default/configmaps", agent, 201, 4)
     create["requestObject"] = create["responseObject"] = _configmap(5, None, "v")
-    kubectl = "kubectl/v1.37.2 (linux/amd64) kubernetes/abc"
+    kubectl = "kubectl/v1.33.2 (linux/amd64) kubernetes/abc"
     update = _event("a2", "update", "/api/v1/namespaces/default/configmaps/cm", kubectl, 200, 5)
     update["requestObject"] = update["responseObject"] = _configmap(6, annotation, data)
     log, out = folder / "audit.log", folder / "audit.jsonl"

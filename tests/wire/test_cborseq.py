@@ -8,7 +8,7 @@ import pytest
 
 from k8s_wiretap.wire.cborseq import MAX_DEPTH, SELF_DESCRIBED, CborError, item_end
 
-# A real watch list of the 1.37 lab's leases, asked for as CBOR (application/cbor-seq).
+# A real watch list of the default release's lab's leases, asked for as CBOR (application/cbor-seq).
 STREAM = (Path(__file__).parent / "fixtures" / "leases-watch-list.cbor-seq").read_bytes()
 
 

@@ -1,6 +1,6 @@
 """CBOR watch streams (application/cbor-seq) split into events whatever the chunk boundaries.
 
-The stream is a real watch list of the 1.37 lab's leases, fetched as CBOR
+The stream is a real watch list of the default release's lab's leases, fetched as CBOR
 (tests/wire/fixtures/leases-watch-list.cbor-seq): three ADDED events, the bookmark that ends
 the initial events, then changes.
 """

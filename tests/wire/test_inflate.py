@@ -1,5 +1,5 @@
-"""Streams inflated as they come: several gzip members (1.37's compressed watch lists), awkward
-splits, deflate, and bytes that are not compressed at all."""
+"""Streams inflated as they come: several gzip members (the default release's compressed
+watch lists), awkward splits, deflate, and bytes that are not compressed at all."""
 
 from __future__ import annotations
 

@@ -12,14 +12,15 @@ __all__ = ["STORY", "STORY_1_20", "explained_index", "indexed"]
 
 
 @cache
-def indexed(name: str = "1.37") -> RecordingIndex:
-    index = RecordingIndex(STORY if name == "1.37" else STORY_1_20)
+def indexed(name: str = "default") -> RecordingIndex:
+    """The index of STORY ("default": the default release's) or of STORY_1_20 ("1.20")."""
+    index = RecordingIndex(STORY if name == "default" else STORY_1_20)
     index.scan()
     return index
 
 
 @cache
-def explained_index(name: str = "1.37") -> RecordingIndex:
+def explained_index(name: str = "default") -> RecordingIndex:
     index = indexed(name)
     explain_rows(index, lambda _count: None)
     return index

@@ -89,7 +89,7 @@ def test_the_list_the_tabs_and_the_timeline_show_escapes(tmp_path: Path) -> None
 
 
 def test_a_file_name_is_shown_escaped_in_the_title_and_the_warnings(tmp_path: Path) -> None:
-    made = audit_recording(tmp_path, "kubectl/v1.37.2", "a", "b")
+    made = audit_recording(tmp_path, "kubectl/v1.33.2", "a", "b")
     recording = tmp_path / "rec\x1b]0;T\x07\u202e.jsonl"
     recording.write_bytes(made.read_bytes() + b"not a record\n")
     said: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""The filter language, over the rows of the real 1.37 recording."""
+"""The filter language, over the rows of the real recording of the default release."""
 
 from __future__ import annotations
 

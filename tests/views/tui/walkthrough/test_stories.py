@@ -39,7 +39,7 @@ def _story() -> tuple[Recording, Analysis]:
 @cache
 def etcd_steps() -> dict[str, Exchange]:
     """The etcd-and-watches chapters' exchanges, by chapter id."""
-    index = explained_index("1.37")
+    index = explained_index("default")
     spec = chapters.load("etcd-and-watches")
     assert spec.recording == STORY
     steps = find_steps(spec, index, Windows(index))
@@ -186,7 +186,7 @@ def explained_story() -> dict[str, dict[str, Any]]:
 @cache
 def who_steps() -> dict[str, str]:
     """The who-does-what chapters' exchange ids, by chapter id."""
-    index = explained_index("1.37")
+    index = explained_index("default")
     steps = find_steps(chapters.load("who-does-what"), index, Windows(index))
     assert steps.missing == [], steps.missing
     return {s.chapter.id: index.rows[s.position].id for s in steps.steps}
@@ -195,7 +195,7 @@ def who_steps() -> dict[str, str]:
 def test_the_map_is_every_client_counted_as_explain_says() -> None:
     """The first chapter's narration lists every component once, most requests first,
     with its reads, watches and writes counted as explain --format json counts them."""
-    index = explained_index("1.37")
+    index = explained_index("default")
     steps = find_steps(chapters.load("who-does-what"), index, Windows(index))
     lines = steps.steps[0].clients
     assert lines and all(not s.clients for s in steps.steps[1:])
