@@ -99,6 +99,7 @@ def test_unattributed_exchanges_are_those_whose_who_names_nobody() -> None:
 
 def test_the_script_says_every_step_it_takes() -> None:
     doc = release.__doc__
+    assert doc is not None
     for number, name in enumerate(release.STEPS, 1):
         assert f"{number}. {name}" in doc, name
 

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -130,7 +131,7 @@ def toolchain_for(required: tuple[int, ...], local: tuple[int, ...]) -> str:
     )
 
 
-def download_toolchain(answer: dict[str, object], go: Path) -> str | None:
+def download_toolchain(answer: Mapping[str, object], go: Path) -> str | None:
     """For a `go mod download -json` answer that failed because the module's go.mod asks for
     a Go newer than `go` (the answer still names the go.mod it read): the GOTOOLCHAIN to
     download it with, else None."""
