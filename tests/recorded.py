@@ -6,6 +6,7 @@ regression input (`scripts/record_fixtures.py --kube-version 1.20`)."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from collections.abc import Callable
 from functools import cache
@@ -107,3 +108,13 @@ def is_kubectl_apply(request: dict[str, Any]) -> bool:
         and request.get("method") == "PATCH"
         and parts[-2:-1] == ["deployments"]
     )
+
+
+def fact(path: Path, name: str) -> Any:
+    """A fact of a recording that only the explanation knows (the deepest chain, the
+    components), from recordings/facts.json, which `make snapshots` writes from the
+    recordings (scripts/make_derived.py): never one made from another copy of the file."""
+    facts = json.loads((RECORDINGS / "facts.json").read_text())[path.name]
+    made_from = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert facts["sha256"] == made_from, f"recordings/facts.json is not of {path}: make snapshots"
+    return facts[name]

@@ -399,7 +399,7 @@ def test_a_get_that_found_nothing_opens_on_the_version_after_it_or_says_none(
         assert app.index.rows[position].status == 404
         screen = await opened(app, pilot, position)
         current = screen.current
-        assert current is not None and current.resource_version == 284 and current.created
+        assert current is not None and current.resource_version == REVISIONS[0] and current.created
 
     async def cut_short(app: ReplayApp, pilot: Pilot[int]) -> None:
         screen = await opened(app, pilot, app.index.by_id[missing])
