@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LOCK   := constraints.txt
 
-.PHONY: demo demo-live test unit lint binaries jaeger kubectl chromium bench recordings release lock clean
+.PHONY: demo demo-live test unit lint binaries jaeger kubectl chromium bench recordings snapshots release lock clean
 
 # The walkthrough of the bundled recording, in the TUI: no cluster, no binaries needed.
 demo: $(STAMP)
@@ -75,7 +75,8 @@ bench: $(STAMP) binaries
 
 # Every committed recording made again, each against a fresh lab of its own, by the scripts
 # that made it (the walkthroughs beside them find their steps by what they are, never by
-# id). About ten minutes. Review `git diff --stat recordings/`, then run `make test`.
+# id). About ten minutes. Then what is made from them (`make snapshots`). Review `git diff
+# --stat recordings/ docs/ tests/views/tui/snapshots/`, then run `make test`.
 recordings: $(STAMP) binaries kubectl
 	$(BIN)/python scripts/record_fixtures.py
 	$(BIN)/python scripts/record_fixtures.py --kube-version 1.20
@@ -83,6 +84,15 @@ recordings: $(STAMP) binaries kubectl
 	$(BIN)/python scripts/record_wide.py --story history
 	$(BIN)/python scripts/record_wide.py --story kubelet
 	$(BIN)/python scripts/record_audit.py
+	$(MAKE) snapshots
+
+# Everything made from the committed recordings, made again from them: recordings/facts.json,
+# docs/pictures/*.svg, the docs' example outputs (scripts/make_derived.py) and the TUI's
+# snapshots (tests/views/tui/snapshots/, written by their tests). The tests compare each.
+SNAPSHOT_TESTS := tests/views/tui/test_snapshots.py tests/views/tui/test_object_timeline.py::test_the_timeline_screens
+snapshots: $(STAMP)
+	$(BIN)/python scripts/make_derived.py
+	K8S_WIRETAP_UPDATE_SNAPSHOTS=1 $(BIN)/pytest -q -p no:cacheprovider $(SNAPSHOT_TESTS)
 
 # A whole control plane through the wiretap beside a direct one, for SOAK_SECONDS (600 by
 # default): logs, node readiness and lease renewals compared (bench/soak.py).

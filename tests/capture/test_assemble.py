@@ -67,7 +67,9 @@ def test_the_committed_recording_ends_every_exchange() -> None:
     watches = [e for e in recording.exchanges if e.info.verb == "watch" and e.status == 200]
     assert watches and all(e.end is not None and e.end.events is not None for e in watches)
     # refused watches end with their Status: 403 before the API server's RBAC policy was in
-    # place at start, 503 from the proxy itself while the API server restarted
+    # place at start, 429 when it sheds load while starting (when a recording has any), 503
+    # from the proxy itself while the API server restarted
     refused = [e for e in recording.exchanges if e.info.verb == "watch" and e.status != 200]
-    assert refused and {e.status for e in refused} == {403, 503}
+    statuses = {e.status for e in refused}
+    assert refused and 503 in statuses and statuses <= {403, 429, 503}
     assert all(e.end is not None and e.end.body for e in refused)

@@ -22,7 +22,8 @@ from k8s_wiretap.capture.reader import iter_records
 from k8s_wiretap.views.json import write_json
 from k8s_wiretap.views.pictures import Range, draw
 from k8s_wiretap.views.pictures.svg import Svg, escape
-from tests.recorded import RECORDINGS, STORY
+from tests.conftest import load_script
+from tests.recorded import RECORDINGS, STORY, fact
 
 WIDE = RECORDINGS / "wide-session.jsonl.gz"
 HISTORY = RECORDINGS / "history-session.jsonl.gz"
@@ -31,12 +32,8 @@ NS = {"s": "http://www.w3.org/2000/svg"}
 API_SERVER = "kube-apiserver"
 READS, WRITES = {"get", "list"}, {"create", "update", "patch", "delete", "deletecollection"}
 
-# docs/pictures/NAME.svg: the command that makes it (docs/pictures.md says the same)
-EXAMPLES = {
-    "chain": ["recordings/apply-story.jsonl.gz", "--picture", "chain"],
-    "map": ["recordings/wide-session.jsonl.gz", "--picture", "map"],
-    "sequence": ["recordings/apply-story.jsonl.gz", "--picture", "sequence", "--range", "312:336"],
-}
+# docs/pictures/NAME.svg, each made by `make snapshots` (scripts/make_derived.py)
+DERIVED = load_script("make_derived")
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -108,7 +105,7 @@ def _check_chain(root: ET.Element, drawn: list[dict[str, Any]]) -> None:
 def test_the_default_chain_is_the_deepest_a_kubectl_command_set_off() -> None:
     rows = _explained(STORY)
     drawn = _expected_chain(rows, None)
-    assert len(drawn) == 21
+    assert len(drawn) == fact(STORY, "deepest kubectl chain")
     _check_chain(_svg("chain", STORY), drawn)
     lanes = [g.get("data-component") for g in _groups(_svg("chain", STORY), "lane")]
     assert lanes == [
@@ -143,7 +140,7 @@ def test_the_map_has_a_node_per_component_with_its_counts() -> None:
         said["total"] += 1
     root = _svg("map", WIDE)
     nodes = {g.get("data-component"): g for g in _groups(root, "node")}
-    assert len(nodes) == len(counts) == 33
+    assert len(nodes) == len(counts) == fact(WIDE, "components")
     assert set(nodes) == set(counts)
     for component, node in nodes.items():
         for key in ("reads", "watches", "writes", "total"):
@@ -275,11 +272,11 @@ def test_the_png_is_the_picture_chromium_renders(tmp_path: Path) -> None:
 
 
 # -- docs/pictures ----------------------------------------------------------------------------
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.parametrize("name", ["chain", "map", "sequence"])
 def test_the_docs_pictures_are_what_the_command_makes(name: str, tmp_path: Path) -> None:
     out = tmp_path / f"{name}.svg"
     root = Path(__file__).resolve().parents[2]
-    argv = EXAMPLES[name]
+    argv = DERIVED.examples()[name]
     result = subprocess.run(
         [sys.executable, "-m", "k8s_wiretap", "export", *argv, "--svg", str(out)],
         capture_output=True,
@@ -289,6 +286,5 @@ def test_the_docs_pictures_are_what_the_command_makes(name: str, tmp_path: Path)
     )
     assert result.returncode == 0, result.stderr
     assert (DOCS / f"{name}.svg").read_text() == out.read_text(), (
-        f"regenerate: k8s-wiretap export {' '.join(argv)} --svg docs/pictures/{name}.svg "
-        "--overwrite"
+        f"docs/pictures/{name}.svg is not what `export {' '.join(argv)}` makes: make snapshots"
     )

@@ -17,10 +17,11 @@ from k8s_wiretap.views.tui.detail.detail_pane import DetailPane
 from k8s_wiretap.views.tui.help_screen import HelpScreen
 from k8s_wiretap.views.tui.listing.exchange_list import ExchangeList
 from k8s_wiretap.views.tui.messages import DetailReady, Explained
-from tests.recorded import STORY, STORY_1_20
+from tests.recorded import STORY, STORY_1_20, exchange_count
 from tests.views.tui.pilot import drive, line_text, settle, tab_text
 
 APPLY = "~c kubectl ~v patch ~r ^deployments$"
+ALL = exchange_count(STORY)  # every exchange of the story, counted from its file
 
 
 def status(app: ReplayApp) -> str:
@@ -36,7 +37,7 @@ async def type_filter(pilot: Pilot[int], text: str) -> None:
 
 def test_the_list_shows_rows_with_their_summaries() -> None:
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
-        assert app.exchange_list.count == len(app.index) == 882
+        assert app.exchange_list.count == len(app.index) == ALL
         header = line_text(app, 0)
         for title in ("time", "component", "verb", "resource", "namespace/name", "summary"):
             assert title in header
@@ -114,15 +115,15 @@ def test_the_filter_narrows_the_list_and_says_how_many() -> None:
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
         await type_filter(pilot, APPLY)
         assert app.exchange_list.count == 3
-        assert "3 of 882 shown" in status(app) and APPLY in status(app)
+        assert f"3 of {ALL} shown" in status(app) and APPLY in status(app)
         assert all("kubectl" in line_text(app, y) for y in (1, 2, 3))
         assert line_text(app, 4).strip() == ""
         await pilot.press("f")  # off, still shown
-        assert app.exchange_list.count == 882 and "off" in status(app)
+        assert app.exchange_list.count == ALL and "off" in status(app)
         await pilot.press("f")
         assert app.exchange_list.count == 3
         await pilot.press("escape")  # on the list: clears it
-        assert app.exchange_list.count == 882 and "no filter" in status(app)
+        assert app.exchange_list.count == ALL and "no filter" in status(app)
 
     drive(script)
 
@@ -131,7 +132,7 @@ def test_a_filter_that_does_not_parse_says_why_and_changes_nothing() -> None:
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
         await type_filter(pilot, "~q x")
         assert "unknown filter ~q" in status(app)
-        assert app.exchange_list.count == 882
+        assert app.exchange_list.count == ALL
 
     drive(script)
 
@@ -142,7 +143,7 @@ def test_the_filter_input_takes_every_key_and_esc_gives_up() -> None:
         assert app.is_running and not isinstance(app.screen, HelpScreen)
         assert app.query_one("#filter-input").value == "qn1?"  # type: ignore[attr-defined]
         await pilot.press("escape")
-        assert app.exchange_list.has_focus and app.exchange_list.count == 882
+        assert app.exchange_list.has_focus and app.exchange_list.count == ALL
 
     drive(script)
 
@@ -150,10 +151,10 @@ def test_the_filter_input_takes_every_key_and_esc_gives_up() -> None:
 def test_one_key_hides_the_noise() -> None:
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
         noise = sum(1 for row in app.index.rows if row.noise)
-        assert 0 < noise < 882
+        assert 0 < noise < ALL
         await pilot.press("n")
-        assert app.exchange_list.count == 882 - noise
-        assert "noise hidden" in status(app) and f"{882 - noise} of 882" in status(app)
+        assert app.exchange_list.count == ALL - noise
+        assert "noise hidden" in status(app) and f"{ALL - noise} of {ALL}" in status(app)
         await type_filter(pilot, "~r leases ~c kubelet")
         assert app.exchange_list.count == 0  # the kubelet's heartbeats are all noise
         await pilot.press("n")
@@ -186,8 +187,8 @@ def test_help_opened_at_once_does_not_stop_the_file_being_read() -> None:
             await settle(app, pilot)  # indexed, explained and the first detail shown
             assert isinstance(app.screen, HelpScreen)
             await pilot.press("escape")
-            assert app.exchange_list.count == 882
-            assert "882 exchanges" in str(app.query_one("#title", Static).content)
+            assert app.exchange_list.count == ALL
+            assert f"{ALL} exchanges" in str(app.query_one("#title", Static).content)
 
     asyncio.run(main())
 
@@ -289,7 +290,7 @@ def test_a_large_index_is_filtered_in_a_worker(monkeypatch: pytest.MonkeyPatch) 
             if not app.filtering:
                 break
             await pilot.pause(0.05)
-        assert app.exchange_list.count == 3 and "3 of 882 shown" in status(app)
+        assert app.exchange_list.count == 3 and f"3 of {ALL} shown" in status(app)
         await pilot.press("n")
         for _ in range(100):
             if not app.filtering:

@@ -28,12 +28,14 @@ from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui.detail.chain_view import ChainScreen
 from k8s_wiretap.views.tui.detail.object_timeline import TimelineScreen
 from k8s_wiretap.views.tui.help_screen import HelpScreen
-from tests.recorded import RECORDINGS
+from tests.recorded import RECORDINGS, etcd_revisions
 from tests.views.tui.pilot import settle, until
 from tests.views.tui.snapshots import Shots
 
 SESSION = RECORDINGS / "history-session.jsonl.gz"
 WEB = ObjectRef("apps", "deployments", "default", "web")
+# its versions: each revision at which etcd stored it, read from the recording's etcd records
+REVISIONS = etcd_revisions("/registry/deployments/default/web", SESSION)
 Script = Callable[[ReplayApp, Pilot[int]], Awaitable[None]]
 
 
@@ -110,9 +112,9 @@ def test_the_timeline_tells_what_the_whole_recording_tells_opened_on_the_scale()
         assert history is not None and history.ref == WEB
         assert [said(v) for v in history.versions] == [said(v) for v in whole().versions]
         title = str(screen.query_one("#timeline-title").render())
-        assert "Deployment default/web" in title and "31 versions" in title
+        assert "Deployment default/web" in title and f"{len(REVISIONS)} versions" in title
         shown = lines(screen.versions)
-        assert len(shown) == 31 and shown[0].startswith("rv 284")
+        assert len(shown) == len(REVISIONS) and shown[0].startswith(f"rv {REVISIONS[0]}")
         # opened on the version the scale made (its answer is a Scale, not the Deployment)
         current = screen.current
         assert current is not None and current.writer is not None
@@ -302,16 +304,16 @@ def test_a_followed_recording_s_new_versions_come_into_the_open_timeline(
         history = screen.history
         assert history is not None
         early = len(history.versions)
-        assert 0 < early < 31
+        assert 0 < early < len(REVISIONS)
         with path.open("ab") as handle:
             handle.write(b"".join(lines_[cut:]))
         await until(
             pilot,
-            lambda: screen.history is not None and len(screen.history.versions) == 31,
+            lambda: screen.history is not None and len(screen.history.versions) == len(REVISIONS),
             "the versions written since",
         )
         title = str(screen.query_one("#timeline-title").render())
-        assert f"{31 - early} since it opened" in title
+        assert f"{len(REVISIONS) - early} since it opened" in title
         current = screen.current
         assert current is not None and current.writer is not None  # still the scale's
         assert (
@@ -397,7 +399,7 @@ def test_a_get_that_found_nothing_opens_on_the_version_after_it_or_says_none(
         assert app.index.rows[position].status == 404
         screen = await opened(app, pilot, position)
         current = screen.current
-        assert current is not None and current.resource_version == 284 and current.created
+        assert current is not None and current.resource_version == REVISIONS[0] and current.created
 
     async def cut_short(app: ReplayApp, pilot: Pilot[int]) -> None:
         screen = await opened(app, pilot, app.index.by_id[missing])

@@ -12,6 +12,7 @@ import pytest
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.views.tui import save as save_module
 from k8s_wiretap.views.tui.save import SaveError, save
+from tests.recorded import etcd_count, exchange_count
 from tests.views.tui.recorded import STORY, indexed
 
 
@@ -29,12 +30,12 @@ def test_the_whole_recording_reads_back_the_same(tmp_path: Path) -> None:
     index = indexed()
     path = tmp_path / "again.jsonl"
     saved = save(index, None, path)
-    assert (saved.exchanges, saved.etcd) == (882, 274)
+    assert (saved.exchanges, saved.etcd) == (exchange_count(STORY), etcd_count(STORY))
     again = load(path)
     assert again.header == index.header
     assert [e.id for e in again.exchanges] == [r.id for r in index.rows]
     assert [e.status for e in again.exchanges] == [r.status for r in index.rows]
-    assert len(again.etcd) == 274
+    assert len(again.etcd) == etcd_count(STORY)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 

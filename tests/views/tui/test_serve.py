@@ -26,8 +26,9 @@ from playwright.sync_api import Browser, Page, Route, sync_playwright
 from k8s_wiretap.cli import build_parser
 from k8s_wiretap.views.tui.walkthrough.chapters import load
 from tests.conftest import cli, wait_until
-from tests.recorded import STORY
+from tests.recorded import STORY, exchange_count
 
+ALL = exchange_count(STORY)  # the story's exchanges, counted from its file
 CHROMIUM = Path("/usr/bin/chromium")
 
 # Keeps the xterm Terminal that textual-serve's page assigns to `this.terminal`.
@@ -164,7 +165,7 @@ def test_the_page_needs_nothing_from_another_site(server: str, browser: Browser)
     elsewhere: list[str] = []
     page = open_page(browser, server, elsewhere=elsewhere)
     try:
-        screen_shows(page, "882 exchanges")
+        screen_shows(page, f"{ALL} exchanges")
         page.wait_for_function("() => document.fonts.status === 'loaded'", timeout=60_000)
         assert page.evaluate("() => document.fonts.check('16px \"Roboto Mono\"')")
         loaded = page.evaluate(
@@ -195,12 +196,12 @@ def test_the_replay_tui_in_chromium(server: str, browser: Browser, tmp_path: Pat
     page = open_page(browser, server)
     try:
         assert page.url == server  # the address printed: its token, the default font size
-        screen_shows(page, "882 exchanges")  # the whole story indexed
+        screen_shows(page, f"{ALL} exchanges")  # the whole story indexed
         screen_shows(page, "request GET /version")  # the first exchange, selected, explained
         screen = page.evaluate(SCREEN)
         assert (
             "namespace/name" in screen
-            and "882 exchanges" in screen
+            and f"{ALL} exchanges" in screen
             and "kubelet" in screen
             and "asks the server's version" in screen
         )
@@ -271,7 +272,7 @@ def test_a_tab_past_max_sessions_is_told_so(browser: Browser) -> None:
     for address in serving(args, "k8s-wiretap replay apply-story.jsonl.gz"):
         first = open_page(browser, address)
         try:
-            screen_shows(first, "882 exchanges")
+            screen_shows(first, f"{ALL} exchanges")
             second = open_page(browser, address)
             screen_shows(second, "k8s-wiretap: no session free (--max-sessions 1)")
             second.wait_for_selector("text=Session ended", timeout=60_000)

@@ -77,7 +77,8 @@ def test_a_hop_is_drawn_in_its_lane_joined_to_its_cause() -> None:
     root = line(tree, 0)
     assert root.plain.startswith("● │ │ │ │") and "kubectl apply patches" in root.plain
     first = line(tree, 1).plain  # the deployment controller, set off by kubectl
-    assert first.startswith("╰─● │ │ │") and "+19 ms" in first
+    delay = tree.nodes[1].delay_ms  # after kubectl's write, as the recording's times say
+    assert first.startswith("╰─● │ │ │") and delay is not None and f"+{delay:.0f} ms" in first
     colours = {span.style for span in line(tree, 1).spans if "●" in line(tree, 1).plain}
     assert any("green" in str(style) for style in colours)
     header = lanes_header(tree).plain.splitlines()
@@ -122,7 +123,11 @@ def test_from_the_apply_down_to_the_binding_and_the_kubelet_and_back() -> None:
         screen = await opened(app, pilot)  # from the binding: the same tree, on it
         assert screen.hops is not None
         assert screen.hops.nodes[screen.view.cursor].id == binding.id
-        await pilot.press("l", "J", "J")
+        below = screen.hops.children(screen.view.cursor)  # in time order: found by what it is
+        reports = next(
+            n for n, c in enumerate(below) if screen.hops.nodes[c].component == "kubelet"
+        )
+        await pilot.press("l", *["J"] * reports)
         kubelet = screen.hops.nodes[screen.view.cursor]
         assert kubelet.component == "kubelet" and "reports Pod" in kubelet.summary
         await pilot.press("h")
@@ -134,7 +139,7 @@ def test_from_the_apply_down_to_the_binding_and_the_kubelet_and_back() -> None:
         assert app.exchange_list.selected == binding.position
 
         screen = await opened(app, pilot)
-        await pilot.press("l", "J", "J", "enter")
+        await pilot.press("l", *["J"] * reports, "enter")
         await pilot.pause()
         await settle(app, pilot)
         assert app.exchange_list.selected == kubelet.position

@@ -13,10 +13,21 @@ from k8s_wiretap.views.tui.detail.chain_view import ChainScreen
 from k8s_wiretap.views.tui.filtering.command_line import Command, CommandError, parse
 from k8s_wiretap.views.tui.help_screen import HelpScreen
 from k8s_wiretap.views.tui.messages import Saving
+from tests.recorded import (
+    STORY,
+    etcd_count,
+    exchange_count,
+    is_binding,
+    is_kubectl_apply,
+    positions,
+)
 from tests.views.tui.filtering.test_search import press_text
 from tests.views.tui.pilot import drive, settle
 from tests.views.tui.test_app import APPLY, status, type_filter
 from tests.views.tui.test_save import unwritable
+
+ALL, ETCD = exchange_count(STORY), etcd_count(STORY)  # counted from the file
+BINDINGS = positions(STORY, is_binding)
 
 
 @pytest.mark.parametrize(
@@ -75,11 +86,13 @@ async def saved(app: ReplayApp, pilot: Pilot[int], text: str) -> str:
 def test_filter_search_theme_help_and_chain_commands() -> None:
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
         await command(pilot, "filter " + APPLY)
-        assert app.exchange_list.count == 3 and "3 of 882 shown" in status(app)
+        assert app.exchange_list.count == 3 and f"3 of {ALL} shown" in status(app)
         await command(pilot, "filter")
-        assert app.exchange_list.count == 882
-        await command(pilot, "search binds pod")  # the first from the cursor on
-        assert "3 of 7" in status(app)
+        assert app.exchange_list.count == ALL
+        await command(pilot, "search binds pod")  # the first from the cursor (the apply) on
+        first = positions(STORY, is_kubectl_apply)[0]
+        after = next(n for n, at in enumerate(BINDINGS, 1) if at > first)
+        assert f"{after} of {len(BINDINGS)}" in status(app)
         await command(pilot, "theme light")
         assert app.theme == "wiretap-light" and not app.current_theme.dark
         await pilot.press("t")
@@ -117,7 +130,7 @@ def test_a_save_says_how_far_it_has_got_and_is_one_at_a_time(tmp_path: Path) -> 
             await pilot.pause(0.05)
             if commands.said:
                 break
-        assert commands.said.startswith("saved 882 exchanges") and "saving" not in status(app)
+        assert commands.said.startswith(f"saved {ALL} exchanges") and "saving" not in status(app)
         assert not second.exists() and first.stat().st_mode & 0o777 == 0o600
 
     drive(script)
@@ -138,7 +151,7 @@ def test_save_and_save_filtered_read_back_and_never_overwrite(tmp_path: Path) ->
 
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
         assert (await saved(app, pilot, f"save {whole}")).startswith(
-            "saved 882 exchanges and 274 etcd records"
+            f"saved {ALL} exchanges and {ETCD} etcd records"
         )
         await type_filter(pilot, APPLY)
         assert "saved 4 exchanges" in await saved(
@@ -148,7 +161,7 @@ def test_save_and_save_filtered_read_back_and_never_overwrite(tmp_path: Path) ->
         said = await saved(app, pilot, f"save {whole}")
         assert said == f"cannot save: {whole} exists (:save! {whole} replaces it)"
         assert whole.read_bytes() == before
-        assert "saved 882" in await saved(app, pilot, f"save! {whole}")
+        assert f"saved {ALL}" in await saved(app, pilot, f"save! {whole}")
         assert "does not exist" in await saved(app, pilot, f"save {tmp_path / 'no' / 'such.jsonl'}")
         denied = unwritable(tmp_path) / "out.jsonl"
         assert await saved(app, pilot, f"save {denied}") == (
@@ -163,7 +176,7 @@ def test_save_and_save_filtered_read_back_and_never_overwrite(tmp_path: Path) ->
     assert {e.path.split("?")[0] for e in kept.exchanges} >= {"/version"}
     # the etcd records of the three writes: the Deployment at each PATCH's revision
     assert [c.key for c in kept.etcd] == ["/registry/deployments/default/web"] * 3
-    assert len(load(whole).etcd) == 274
+    assert len(load(whole).etcd) == ETCD
 
 
 def test_copy_a_body_as_shown() -> None:

@@ -11,9 +11,16 @@ from textual.pilot import Pilot
 from k8s_wiretap.views.tui import ReplayApp
 from k8s_wiretap.views.tui.filtering import search as search_module
 from k8s_wiretap.views.tui.filtering.search import Search, matches_row, matching_rows
+from tests.recorded import STORY, exchange_count, is_binding, positions, sent_by
 from tests.views.tui.pilot import drive
 from tests.views.tui.recorded import explained_index
 from tests.views.tui.test_app import APPLY, status, type_filter
+
+# counted from the story's file: its exchanges, the scheduler's bindings ("binds Pod ..."),
+# and the scheduler's requests
+ALL = exchange_count(STORY)
+BINDINGS = len(positions(STORY, is_binding))
+SCHEDULER = len(sent_by("kube-scheduler/"))
 
 
 def test_a_row_matches_on_its_summary_path_component_and_name() -> None:
@@ -28,14 +35,14 @@ def test_matches_next_previous_and_the_count() -> None:
     rows = explained_index().rows
     search = Search("Binds Pod")
     lines = search.matches(rows, None)
-    assert len(lines) == 7  # the scheduler's bindings, case-insensitively
+    assert len(lines) == BINDINGS  # the scheduler's bindings, case-insensitively
     assert all("binds Pod" in rows[n].summary for n in lines)
     assert Search.step(lines, 0, 0) == lines[0]
     assert Search.step(lines, lines[0], 1) == lines[1]
     assert Search.step(lines, lines[-1], 1) == lines[0]  # wraps
     assert Search.step(lines, lines[0], -1) == lines[-1]
-    assert "2 of 7" in search.status(lines, lines[1])
-    assert "7 matches" in search.status(lines, lines[1] + 1)
+    assert f"2 of {BINDINGS}" in search.status(lines, lines[1])
+    assert f"{BINDINGS} matches" in search.status(lines, lines[1] + 1)
     assert "no match" in Search("zzz").status(Search("zzz").matches(rows, None), 0)
 
 
@@ -63,7 +70,9 @@ def test_a_search_over_the_columns_goes_a_chunk_at_a_time_and_can_stop() -> None
     said: list[float] = []
     found = matching_rows(rows, "binds pod", said.append, chunk=100)
     assert found == matching_rows(rows, "binds pod")
-    assert said == sorted(said) and len(said) == 9 and said[-1] == 1.0  # 882 rows
+    assert (
+        said == sorted(said) and len(said) == -(-ALL // 100) and said[-1] == 1.0
+    )  # a chunk of 100 rows
     asked: list[int] = []
 
     def stopped() -> bool:
@@ -91,11 +100,11 @@ def test_s_searches_and_the_angle_brackets_step_through_the_matches() -> None:
         assert rows.has_focus
         first = rows.cursor
         assert "binds Pod" in app.index.rows[rows.selected or 0].summary
-        assert 'search "binds pod": 1 of 7' in status(app)
+        assert f'search "binds pod": 1 of {BINDINGS}' in status(app)
         await pilot.press("greater_than_sign")
-        assert rows.cursor > first and "2 of 7" in status(app)
+        assert rows.cursor > first and f"2 of {BINDINGS}" in status(app)
         await pilot.press("less_than_sign", "less_than_sign")
-        assert "7 of 7" in status(app)  # round to the last
+        assert f"{BINDINGS} of {BINDINGS}" in status(app)  # round to the last
         await pilot.press("n")  # still the noise switch
         assert app.filter_state.hide_noise
         await pilot.press("escape")  # clears the search first
@@ -112,7 +121,7 @@ def test_a_search_within_a_filter_counts_what_the_list_shows() -> None:
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
         await type_filter(pilot, APPLY)
         await pilot.press("colon", *press_text("search Deployment default/web"), "enter")
-        assert "1 of 3" in status(app) and "3 of 882 shown" in status(app)
+        assert "1 of 3" in status(app) and f"3 of {ALL} shown" in status(app)
         await pilot.press("greater_than_sign")
         assert app.exchange_list.cursor == 1 and "2 of 3" in status(app)
 
@@ -136,20 +145,21 @@ def test_a_large_index_is_searched_in_a_worker(monkeypatch: pytest.MonkeyPatch) 
     async def script(app: ReplayApp, pilot: Pilot[int]) -> None:
         rows, commands = app.exchange_list, app.commands
         commands.search("binds pod")
-        assert 'search "binds pod": searching 882… 0%' in status(app)  # at once, no match yet
+        assert f'search "binds pod": searching {ALL}… 0%' in status(app)  # at once, no match yet
         commands.find(1)  # > before the matches came: made when they come
         await wait_for_search(app)
         await pilot.pause()
-        assert 'search "binds pod": 2 of 7' in status(app)
+        assert f'search "binds pod": 2 of {BINDINGS}' in status(app)
         assert "binds Pod" in app.index.rows[rows.selected or 0].summary
         await pilot.press("greater_than_sign")
-        assert "3 of 7" in status(app)
+        assert f"3 of {BINDINGS}" in status(app)
         await pilot.press("less_than_sign", "less_than_sign", "less_than_sign")
-        assert "7 of 7" in status(app)  # round to the last
+        assert f"{BINDINGS} of {BINDINGS}" in status(app)  # round to the last
         await type_filter(pilot, "~c scheduler")  # a new view: the same matches, its lines
-        assert "129 of 882 shown" in status(app) and "7 of 7" in status(app)
+        assert f"{SCHEDULER} of {ALL} shown" in status(app)
+        assert f"{BINDINGS} of {BINDINGS}" in status(app)
         await pilot.press("greater_than_sign")
-        assert "1 of 7" in status(app) and app.exchange_list.cursor < 129
+        assert f"1 of {BINDINGS}" in status(app) and app.exchange_list.cursor < SCHEDULER
 
     drive(script)
 

@@ -12,6 +12,7 @@ import pytest
 from k8s_wiretap.capture.format import cut_note
 from k8s_wiretap.capture.reader import RecordingError, load
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
+from tests.recorded import exchange_count
 from tests.views.tui.recorded import STORY, STORY_1_20, explained_index, indexed
 
 
@@ -134,7 +135,7 @@ def test_rows_are_there_before_the_file_is_read_and_a_scan_can_stop() -> None:
     index = RecordingIndex(STORY)
     seen: list[tuple[int, bool]] = []
     index.scan(lambda rows: seen.append((rows, index.done)), every=100)
-    assert seen[0] == (100, False) and seen[-1] == (882, True)
+    assert seen[0] == (100, False) and seen[-1] == (exchange_count(STORY), True)
     assert [rows for rows, _ in seen] == sorted(rows for rows, _ in seen)
     stopping = RecordingIndex(STORY)
     stopping.scan(every=100, stopped=lambda: len(stopping) >= 300)
