@@ -423,7 +423,7 @@ class Recorder:
     def _emit(self, record: records.Record) -> None:
         for suspended in self._suspended:
             suspended.records += 1
-        line = cast(dict[str, Any], record)  # a dict: the outputs take any record
+        line: dict[str, Any] = record  # type: ignore[assignment]  # a dict (a cast is a call)
         for output in list(self.outputs):
             try:
                 output.write(line)
@@ -508,10 +508,10 @@ class Recorder:
         elif isinstance(event, Stored):
             self._stored(event)
         elif isinstance(event, Note):
-            record = records.note(time=event.time, level=event.level, message=event.message)
-            if event.id:
-                record["id"] = event.id
-            self._emit(record)
+            note = records.note(
+                time=event.time, level=event.level, message=event.message, id=event.id or None
+            )
+            self._emit(note)
 
     def _stored(self, event: Stored) -> None:
         """An etcd change, its value redacted as the API server's own bodies are: a
@@ -658,8 +658,8 @@ class Recorder:
         content_type: str,
         *,
         transport: str | None = None,
-        from_client: bool = False,
-        incomplete: bool = False,
+        from_client: bool | None = None,
+        incomplete: bool | None = None,
     ) -> None:
         """An event record of `frame`; a message's `transport` and `from_client`, a
         partial frame at the stream's end `incomplete`."""
@@ -670,27 +670,21 @@ class Recorder:
         body = body_record(
             data, size=len(frame), truncated=len(frame) > self.max_body, redacted=redacted
         )
-        seq, state.seq = state.seq, state.seq + 1
-        if transport is not None:  # a message
-            self._emit(
-                records.event(
-                    id=exchange,
-                    seq=seq,
-                    time=when,
-                    kind=kind,
-                    transport=transport,
-                    from_client=from_client,
-                    data=body,
-                )
-            )
-        elif incomplete:
-            self._emit(
-                records.event(
-                    id=exchange, seq=seq, time=when, kind=kind, incomplete=True, data=body
-                )
-            )
+        if transport is None and incomplete is None:  # a watch event: the most of them
+            record = records.event(id=exchange, seq=state.seq, time=when, kind=kind, data=body)
         else:
-            self._emit(records.event(id=exchange, seq=seq, time=when, kind=kind, data=body))
+            record = records.event(
+                id=exchange,
+                seq=state.seq,
+                time=when,
+                kind=kind,
+                transport=transport,
+                from_client=from_client,
+                incomplete=incomplete,
+                data=body,
+            )
+        state.seq += 1
+        self._emit(record)
 
     def _message(self, event: Message) -> None:
         state = self._exchanges.get(event.id)
@@ -765,7 +759,4 @@ class Recorder:
 
 def _note(level: str, message: str, exchange: str | None = None) -> records.Note:
     """A note of now; about `exchange`, when given."""
-    note = records.note(time=time.time(), level=level, message=message)
-    if exchange is not None:
-        note["id"] = exchange
-    return note
+    return records.note(time=time.time(), level=level, message=message, id=exchange)

@@ -35,7 +35,7 @@ writes it, its request's `audit` with `"only": true`. A recording in parts (`pro
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Required, TypedDict, Unpack
+from typing import Annotated, Any, Literal, Required, TypedDict, Unpack, cast
 
 __all__ = [
     "FORMAT",
@@ -291,6 +291,11 @@ PARTS: tuple[type, ...] = (Body, Client, Identity)  # what records hold
 
 
 # -- one constructor a kind ---------------------------------------------------------------
+# `header` and `request` take their fields as keywords and keep them in the order given (an
+# importer gives its request's fields in its own order). The others, written per message or
+# per exchange, name their fields as parameters and write them in the declaration's order,
+# leaving out what is None: a dict of keywords merged into the record costs three times
+# what the record itself does, and the recorder makes one a watch event.
 def header(**fields: Unpack[HeaderFields]) -> Header:
     return {"record": "header", **fields}
 
@@ -299,28 +304,131 @@ def request(**fields: Unpack[RequestFields]) -> Request:
     return {"record": "request", **fields}
 
 
-def response(**fields: Unpack[ResponseFields]) -> Response:
-    return {"record": "response", **fields}
+def response(
+    *,
+    id: str,
+    time: float,
+    status: int,
+    reason: str | None = None,
+    http_version: str | None = None,
+    headers: Headers,
+) -> Response:
+    if reason is not None and http_version is not None:  # the proxy's
+        return {
+            "record": "response",
+            "id": id,
+            "time": time,
+            "status": status,
+            "reason": reason,
+            "http_version": http_version,
+            "headers": headers,
+        }
+    record: dict[str, Any] = {"record": "response", "id": id, "time": time, "status": status}
+    _given(record, reason=reason, http_version=http_version)
+    record["headers"] = headers
+    return cast(Response, record)
 
 
-def event(**fields: Unpack[EventFields]) -> Event:
-    return {"record": "event", **fields}
+def event(
+    *,
+    id: str,
+    seq: int,
+    time: float,
+    kind: str,
+    transport: str | None = None,
+    from_client: bool | None = None,
+    incomplete: bool | None = None,
+    data: Body,
+) -> Event:
+    if incomplete is None:
+        if transport is None and from_client is None:  # a watch event
+            return {
+                "record": "event",
+                "id": id,
+                "seq": seq,
+                "time": time,
+                "kind": kind,
+                "data": data,
+            }
+        if transport is not None and from_client is not None:  # a message
+            return {
+                "record": "event",
+                "id": id,
+                "seq": seq,
+                "time": time,
+                "kind": kind,
+                "transport": transport,
+                "from_client": from_client,
+                "data": data,
+            }
+    record: dict[str, Any] = {"record": "event", "id": id, "seq": seq, "time": time, "kind": kind}
+    _given(record, transport=transport, from_client=from_client, incomplete=incomplete)
+    record["data"] = data
+    return cast(Event, record)
 
 
-def end(**fields: Unpack[EndFields]) -> End:
-    return {"record": "end", **fields}
+def end(
+    *,
+    id: str,
+    time: float,
+    audit: dict[str, Any] | None = None,
+    body: Body | None = None,
+    events: int | None = None,
+    error: str | None = None,
+) -> End:
+    record: End = {"record": "end", "id": id, "time": time}
+    if audit is not None:
+        record["audit"] = audit
+    if body is not None:
+        record["body"] = body
+    if events is not None:
+        record["events"] = events
+    if error is not None:
+        record["error"] = error
+    return record
 
 
-def note(**fields: Unpack[NoteFields]) -> Note:
-    return {"record": "note", **fields}
+def note(
+    *,
+    time: float,
+    level: str,
+    message: str,
+    id: str | None = None,
+    cut: str | None = None,
+    stopped: str | None = None,
+) -> Note:
+    record: Note = {"record": "note", "time": time, "level": level, "message": message}
+    if id is not None:
+        record["id"] = id
+    if cut is not None:
+        record["cut"] = cut
+    if stopped is not None:
+        record["stopped"] = stopped
+    return record
 
 
-def etcd(**fields: Unpack[EtcdFields]) -> Etcd:
-    return {"record": "etcd", **fields}
+def etcd(*, time: float, key: str, revision: int, deleted: bool, value: Body | None = None) -> Etcd:
+    record: Etcd = {
+        "record": "etcd",
+        "time": time,
+        "key": key,
+        "revision": revision,
+        "deleted": deleted,
+    }
+    if value is not None:
+        record["value"] = value
+    return record
 
 
-def clock(**fields: Unpack[ClockFields]) -> Clock:
-    return {"record": "clock", **fields}
+def clock(*, time: float) -> Clock:
+    return {"record": "clock", "time": time}
+
+
+def _given(record: dict[str, Any], **fields: object) -> None:
+    """Add to `record` the `fields` that are not None, in their order."""
+    for name, value in fields.items():
+        if value is not None:
+            record[name] = value
 
 
 def cut_of(record: dict[str, Any]) -> str | None:

@@ -257,10 +257,7 @@ class Sink:
 
     # -- the rest -------------------------------------------------------------------------
     def note(self, message: str, *, level: str = "warning", id: str | None = None) -> None:
-        record = records.note(time=time.time(), level=level, message=message)
-        if id is not None:
-            record["id"] = id
-        self._output.write(record)
+        self._output.write(records.note(time=time.time(), level=level, message=message, id=id))
 
     def skip(self, where: str, reason: str) -> None:
         """A part of the source that could not be read, at `where` (FILE:LINE)."""

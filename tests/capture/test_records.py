@@ -8,7 +8,7 @@ import json
 import re
 import typing
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Required, get_args
 
 import pytest
 
@@ -79,10 +79,31 @@ def test_the_docs_say_every_kind_and_field_and_no_other() -> None:
     assert {kind for kind, _ in said} >= {"`request`", "`end`", "`etcd`", "`note`", "BODY"}
 
 
-def test_each_constructor_makes_its_kind_its_record_first_and_the_rest_as_given() -> None:
-    for kind in KINDS:
-        made = getattr(records, kind)(time=2.0, id="x")
-        assert list(made.items()) == [("record", kind), ("time", 2.0), ("id", "x")]
+SAMPLES: dict[object, object] = {
+    str: "s",
+    float: 1.5,
+    int: 7,
+    bool: False,
+    str | None: "s",
+    records.Body: {"text": "", "size": 0},
+    records.Client: {"address": "a:1"},
+    records.Identity: {"credential": "none"},
+    dict[str, Any]: {"a": 1},
+    dict[str, str]: {"request": "yaml"},
+    list[list[str]]: [["a", "b"]],
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_constructor_writes_every_field_of_its_kind_its_record_first(kind: str) -> None:
+    declared = typing.get_type_hints(KINDS[kind])
+    every = {name: SAMPLES[hint] for name, hint in declared.items() if name != "record"}
+    made = getattr(records, kind)(**every)
+    assert list(made.items()) == [("record", kind), *every.items()]
+    required = typing.get_type_hints(KINDS[kind], include_extras=True)
+    always = {name for name, hint in required.items() if typing.get_origin(hint) is Required}
+    least = getattr(records, kind)(**{name: every[name] for name in always - {"record"}})
+    assert set(least) == always
     assert set(get_args(records.Kind)) == set(KINDS)
 
 

@@ -168,7 +168,7 @@ class RecordingIndex:
 
     def _take(self, offset: int, line: bytes) -> None:
         try:
-            record = json.loads(line)
+            record = reader.loads(line)  # as `explain` reads it, at orjson's speed
         except ValueError:
             self.warnings.append(f"{self.path}: skipped a line at byte {offset}: not a record")
             return
