@@ -9,8 +9,8 @@ recorder, the importers' sink, the join, the cut and stop notes, the proxy's sup
 makes its records with the constructor of their kind (`request(...)`, `end(...)`, ...),
 so a field has one name and one type wherever it is written; the constructors make a
 plain dict (no conversion: the proxy writes one per message), the `record` field first
-and the rest in the order given. `assemble.Assembler` is the one reader that turns
-records into exchanges.
+(the order of the rest: above the constructors). `assemble.Assembler` is the one reader
+that turns records into exchanges.
 
 Records of concurrent exchanges interleave; `id` ties them together. Times are Unix
 seconds. A request body is streamed through the proxy: its `request` record is written
