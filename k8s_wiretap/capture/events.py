@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from k8s_wiretap.capture.records import Client
+
 __all__ = [
     "Chunk",
     "End",
@@ -34,7 +36,7 @@ class RequestSeen:
     id: str
     time: float
     listener: str
-    client: dict[str, object]
+    client: Client
     server: str
     method: str
     target: str  # path and query, as sent

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from k8s_wiretap.capture import records
 from k8s_wiretap.capture.format import AUDIT_LOG, QUERY_ABSENT, body_bytes
 from k8s_wiretap.kube.agents import component_of
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
@@ -44,7 +45,7 @@ class Body:
     decoded: str | None = None
 
     @classmethod
-    def from_record(cls, record: dict[str, Any] | None) -> Body | None:
+    def from_record(cls, record: records.Body | None) -> Body | None:
         if not record:
             return None
         data = body_bytes(record)
@@ -79,7 +80,7 @@ class Client:
     certificate: str = ""  # the CN of the client certificate it presented, if any
 
     @classmethod
-    def from_record(cls, record: dict[str, Any] | None) -> Client:
+    def from_record(cls, record: records.Client | None) -> Client:
         record = record or {}
         return _client(
             str(record.get("address") or ""),
@@ -97,8 +98,8 @@ class Identity:
     user: str = ""  # a JWT's unverified subject, or the kubeconfig identity the proxy added
 
     @classmethod
-    def from_record(cls, record: dict[str, Any] | None) -> Identity:
-        record = record or {}
+    def from_record(cls, record: records.Identity | None) -> Identity:
+        record = record or {"credential": "none"}
         return _identity(str(record.get("credential") or "none"), str(record.get("user") or ""))
 
 
@@ -160,7 +161,7 @@ class Request(_Headed):
         self.names = _names(self.headers)
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Request:
+    def from_record(cls, record: records.Request) -> Request:
         return cls(
             float(record.get("time") or 0.0),
             str(record.get("method") or ""),
@@ -172,7 +173,7 @@ class Request(_Headed):
             str(record.get("http_version") or ""),
             Client.from_record(record.get("client")),
             Identity.from_record(record.get("identity")),
-            bool(record.get("unrecorded")),
+            False,  # unrecorded: this is its request record
             _audit(record.get("audit")),
         )
 
@@ -190,7 +191,7 @@ class Response(_Headed):
         self.names = _names(self.headers)
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Response:
+    def from_record(cls, record: records.Response) -> Response:
         return cls(
             float(record.get("time") or 0.0),
             int(record["status"]),
@@ -210,7 +211,7 @@ class End:
     error: str | None = None
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> End:
+    def from_record(cls, record: records.End) -> End:
         events = record.get("events")
         return cls(
             float(record.get("time") or 0.0),
@@ -231,7 +232,7 @@ class EtcdChange:
     value: Body | None
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> EtcdChange:
+    def from_record(cls, record: records.Etcd) -> EtcdChange:
         return cls(
             float(record.get("time") or 0.0),
             str(record.get("key") or ""),

@@ -11,7 +11,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any
+
+from k8s_wiretap.capture.records import Identity
 
 __all__ = ["client_identity"]
 
@@ -29,7 +30,7 @@ def _jwt_subject(token: str) -> str | None:
     return subject if isinstance(subject, str) else None
 
 
-def client_identity(authorization: str | None, injected: str | None) -> dict[str, Any]:
+def client_identity(authorization: str | None, injected: str | None) -> Identity:
     """The identity record of one request (before its headers are redacted)."""
     if injected:
         return {"credential": "added by proxy", "user": injected}
@@ -38,7 +39,7 @@ def client_identity(authorization: str | None, injected: str | None) -> dict[str
     scheme, _, value = authorization.partition(" ")
     if scheme.lower() == "bearer":
         subject = _jwt_subject(value.strip())
-        record: dict[str, Any] = {"credential": "bearer token"}
+        record: Identity = {"credential": "bearer token"}
         if subject:
             record["user"] = subject
         return record

@@ -13,7 +13,7 @@ import errno
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -121,7 +121,7 @@ def whole_file(path: Path, *, overwrite: bool) -> Iterator[BinaryIO]:
     publish(temporary, path, overwrite=overwrite)
 
 
-def append_record(path: Path, record: dict[str, Any]) -> None:
+def append_record(path: Path, record: Mapping[str, Any]) -> None:
     """Add `record` as the last line of the recording at `path`, after ending a line
     that was cut part way (a write a signal or a full disk stopped)."""
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)
@@ -181,7 +181,7 @@ class FileOutput:
             os.close(self._fd)
             raise
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: Mapping[str, Any]) -> None:
         line = json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
         self._pending.append(line)
         self._pending_size += len(line)
@@ -232,7 +232,7 @@ class FileOutput:
             os.lseek(self._fd, size, os.SEEK_SET)
         self.size, self._cut = size, cut
 
-    def resume(self, record: dict[str, Any]) -> None:
+    def resume(self, record: Mapping[str, Any]) -> None:
         """After a failed flush: end the line it may have cut, write `record` (a note of
         the gap) and flush; raises as `flush` does when the disk still has no room."""
         self._pending, self._pending_size = [], 0

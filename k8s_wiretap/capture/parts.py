@@ -26,7 +26,7 @@ import heapq
 import json
 import re
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,7 @@ def _header(path: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and record.get("record") == "header" else None
 
 
-def siblings(path: Path, header: dict[str, Any]) -> list[Path]:
+def siblings(path: Path, header: Mapping[str, Any]) -> list[Path]:
     """The other parts of the recording whose part 0 is `path` (with `header`): none for a
     recording in one file."""
     recording = header.get("recording")
@@ -113,7 +113,7 @@ def all_parts(path: Path) -> list[Path]:
     return [path, *(siblings(path, header) if header is not None else [])]
 
 
-def single(header: dict[str, Any]) -> dict[str, Any]:
+def single(header: Mapping[str, Any]) -> dict[str, Any]:
     """`header` as the header of one merged file (no part fields)."""
     return {key: value for key, value in header.items() if key not in PART_FIELDS}
 

@@ -24,7 +24,7 @@ import orjson
 from k8s_wiretap.capture import parts
 from k8s_wiretap.capture.assemble import Assembler
 from k8s_wiretap.capture.exchange import EtcdChange, Exchange
-from k8s_wiretap.capture.format import FORMAT, VERSION
+from k8s_wiretap.capture.records import FORMAT, VERSION, cut_of
 from k8s_wiretap.errors import WiretapError
 
 __all__ = ["Recording", "RecordingError", "file_records", "iter_records", "load", "loads"]
@@ -172,7 +172,7 @@ def file_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, An
         record = _parse(path, *pending, True, warnings)
         if record is not None:
             checked = checked or check_header(path, record)
-            cut = _cut(record)  # the last record: a cut's note is always last
+            cut = cut_of(record)  # the last record: a cut's note is always last
             if cut is None and not pending[1].endswith(b"\n") and not _gzipped(path):
                 cut = "its last line has no end (it was being written)"
             if cut is not None:
@@ -180,13 +180,6 @@ def file_records(path: Path | str, warnings: list[str]) -> Iterator[dict[str, An
             yield record
     if not checked:
         raise RecordingError(f"{path}: not a k8s-wiretap recording (no header line)")
-
-
-def _cut(record: dict[str, Any]) -> str | None:
-    """The message of a note that a signal cut the recording (None: `record` is none)."""
-    if record.get("record") == "note" and isinstance(record.get("cut"), str):
-        return str(record.get("message") or f"recording cut by {record['cut']}")
-    return None
 
 
 def _gzipped(path: Path) -> bool:

@@ -51,6 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
+from k8s_wiretap.capture import records
 from k8s_wiretap.capture.events import (
     Chunk,
     End,
@@ -175,7 +176,7 @@ class _InFlight:
     seq: int = 0
     gap: bool = False  # some of its events were dropped (the queue was full)
     unframed: bool = False  # a watch frame outgrew FRAME_LIMIT: the rest is not recorded
-    request: dict[str, Any] | None = None  # a request record waiting for its streamed body
+    request: records.Request | None = None  # a request record waiting for its streamed body
     request_chunks: list[bytes] = field(default_factory=list)
     request_size: int = 0
     request_kept: int = 0  # bytes in request_chunks
@@ -419,12 +420,13 @@ class Recorder:
             except Exception as error:
                 self._fail(output, error)
 
-    def _emit(self, record: dict[str, Any]) -> None:
+    def _emit(self, record: records.Record) -> None:
         for suspended in self._suspended:
             suspended.records += 1
+        line: dict[str, Any] = record  # type: ignore[assignment]  # a dict (a cast is a call)
         for output in list(self.outputs):
             try:
-                output.write(record)
+                output.write(line)
             except Exception as error:
                 self._fail(output, error)
 
@@ -485,8 +487,8 @@ class Recorder:
         try:
             self._dispatch(event)
         except Exception as error:  # a recorder bug must never lose the rest of the traffic
-            note = _note("error", f"recorder failed on {type(event).__name__}: {error!r}")
-            self._emit({**note, "id": getattr(event, "id", None)})
+            message = f"recorder failed on {type(event).__name__}: {error!r}"
+            self._emit(_note("error", message, getattr(event, "id", None)))
 
     def _dispatch(self, event: ProxyEvent) -> None:
         if getattr(event, "id", None) in self._gapped:  # a set: safe to read from here
@@ -506,26 +508,17 @@ class Recorder:
         elif isinstance(event, Stored):
             self._stored(event)
         elif isinstance(event, Note):
-            record = {
-                "record": "note",
-                "time": event.time,
-                "level": event.level,
-                "message": event.message,
-            }
-            if event.id:
-                record["id"] = event.id
-            self._emit(record)
+            note = records.note(
+                time=event.time, level=event.level, message=event.message, id=event.id or None
+            )
+            self._emit(note)
 
     def _stored(self, event: Stored) -> None:
         """An etcd change, its value redacted as the API server's own bodies are: a
         Secret's values are secret in etcd too."""
-        record: dict[str, Any] = {
-            "record": "etcd",
-            "time": event.time,
-            "key": event.key,
-            "revision": event.revision,
-            "deleted": event.deleted,
-        }
+        record = records.etcd(
+            time=event.time, key=event.key, revision=event.revision, deleted=event.deleted
+        )
         if not event.deleted:
             info = _secret_info(event.key)
             content_type = "application/json" if event.value[:1] == b"{" else PROTOBUF
@@ -540,7 +533,7 @@ class Recorder:
         size: int,
         decoded: str | None = None,
         seen: set[bytes] | None = None,
-    ) -> dict[str, Any]:
+    ) -> records.Body:
         """A BODY of `data` (the first bytes of `size`), redacted when needed (`seen`: its
         exchange's values, see capture/redact.py)."""
         truncated = size > len(data)
@@ -553,19 +546,18 @@ class Recorder:
         headers = _headers(event.headers)
         info = parse_request(event.method, event.target)
         state = self._exchanges[event.id] = _InFlight(info)
-        record: dict[str, Any] = {
-            "record": "request",
-            "id": event.id,
-            "time": event.time,
-            "listener": event.listener,
-            "client": event.client,
-            "server": event.server,
-            "identity": client_identity(_header(headers, "authorization") or None, event.injected),
-            "method": event.method,
-            "path": event.target,
-            "http_version": event.http_version,
-            "headers": [list(h) for h in self._redact_headers(headers)],
-        }
+        record = records.request(
+            id=event.id,
+            time=event.time,
+            listener=event.listener,
+            client=event.client,
+            server=event.server,
+            identity=client_identity(_header(headers, "authorization") or None, event.injected),
+            method=event.method,
+            path=event.target,
+            http_version=event.http_version,
+            headers=[list(h) for h in self._redact_headers(headers)],
+        )
         if event.body:
             data = event.body[: self.max_body]
             record["body"] = self._body(
@@ -618,15 +610,14 @@ class Recorder:
                 if state.encoding in ("gzip", "deflate"):
                     state.decoder = Inflater(state.encoding)
         self._emit(
-            {
-                "record": "response",
-                "id": event.id,
-                "time": event.time,
-                "status": event.status,
-                "reason": event.reason,
-                "http_version": event.http_version,
-                "headers": [list(h) for h in self._redact_headers(headers)],
-            }
+            records.response(
+                id=event.id,
+                time=event.time,
+                status=event.status,
+                reason=event.reason,
+                http_version=event.http_version,
+                headers=[list(h) for h in self._redact_headers(headers)],
+            )
         )
 
     def _chunk(self, event: Chunk) -> None:
@@ -655,7 +646,7 @@ class Recorder:
             f"watch frame over {limit} MiB without an end ({held} bytes so far): the rest of "
             "this stream is not recorded (the client still gets it)"
         )
-        self._emit({**_note("warning", message), "id": exchange})
+        self._emit(_note("warning", message, exchange))
 
     def _event(
         self,
@@ -665,23 +656,33 @@ class Recorder:
         kind: str,
         frame: bytes,
         content_type: str,
-        **extra: Any,
+        *,
+        transport: str | None = None,
+        from_client: bool | None = None,
+        incomplete: bool | None = None,
     ) -> None:
+        """An event record of `frame`; a message's `transport` and `from_client`, a
+        partial frame at the stream's end `incomplete`."""
         data = frame[: self.max_body]
         redacted = False
         if self.redactor is not None:
             data, redacted = self.redactor.watch_frame(state.info, data, content_type, state.seen)
-        record: dict[str, Any] = {
-            "record": "event",
-            "id": exchange,
-            "seq": state.seq,
-            "time": when,
-            "kind": kind,
-            **extra,
-        }
-        record["data"] = body_record(
+        body = body_record(
             data, size=len(frame), truncated=len(frame) > self.max_body, redacted=redacted
         )
+        if transport is None and incomplete is None:  # a watch event: the most of them
+            record = records.event(id=exchange, seq=state.seq, time=when, kind=kind, data=body)
+        else:
+            record = records.event(
+                id=exchange,
+                seq=state.seq,
+                time=when,
+                kind=kind,
+                transport=transport,
+                from_client=from_client,
+                incomplete=incomplete,
+                data=body,
+            )
         state.seq += 1
         self._emit(record)
 
@@ -706,10 +707,10 @@ class Recorder:
     def _end(self, event: End) -> None:
         state = self._exchanges.pop(event.id, None)
         self._flush_request(state)
-        record: dict[str, Any] = {"record": "end", "id": event.id, "time": event.time}
+        record = records.end(id=event.id, time=event.time)
         if state is not None and state.gap:
-            note = _note("warning", "recording gap: part of this exchange was not recorded")
-            self._emit({**note, "id": event.id})
+            gap = "recording gap: part of this exchange was not recorded"
+            self._emit(_note("warning", gap, event.id))
             if state.watch:
                 record["events"] = state.seq
         elif state is not None and state.unframed:
@@ -734,7 +735,7 @@ class Recorder:
             record["error"] = event.error
         self._emit(record)
 
-    def _response_body(self, state: _InFlight, body: bytes | None) -> dict[str, Any]:
+    def _response_body(self, state: _InFlight, body: bytes | None) -> records.Body:
         data = b"".join(state.chunks) if state.chunks else (body or b"")
         size = state.size or len(data)
         decoder = _decoder(state.encoding)
@@ -756,5 +757,6 @@ class Recorder:
             self._end(End(exchange, time.time(), error="recording stopped"))
 
 
-def _note(level: str, message: str) -> dict[str, Any]:
-    return {"record": "note", "time": time.time(), "level": level, "message": message}
+def _note(level: str, message: str, exchange: str | None = None) -> records.Note:
+    """A note of now; about `exchange`, when given."""
+    return records.note(time=time.time(), level=level, message=message, id=exchange)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from k8s_wiretap.capture import records
 from k8s_wiretap.capture.format import header_record
 from k8s_wiretap.capture.outputs import FileOutput, discard, publish, temporary_beside
 from k8s_wiretap.capture.parts import single
@@ -276,7 +277,7 @@ def _kept(header: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in single(header).items() if k not in _HEADER_KEYS}
 
 
-def _summary(split: _Splitting, seen: Proxied) -> dict[str, Any]:
+def _summary(split: _Splitting, seen: Proxied) -> records.Note:
     unmatched = len(seen.by_audit_id) - split.joined
     message = (
         f"joined with an audit log: {split.joined:,} proxied exchange(s) given their audit "
@@ -286,7 +287,7 @@ def _summary(split: _Splitting, seen: Proxied) -> dict[str, Any]:
     )
     if seen.repeated:
         message += f"; {seen.repeated:,} answered with an Audit-ID an earlier one had: not joined"
-    return {"record": "note", "time": time.time(), "level": "info", "message": message}
+    return records.note(time=time.time(), level="info", message=message)
 
 
 def _merge(seen: Proxied, facts: dict[str, _Facts], temporary: Path, out: FileOutput) -> None:

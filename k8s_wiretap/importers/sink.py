@@ -6,8 +6,8 @@ An importer reads its source and calls, for each exchange, `request`, then `resp
 of several exchanges may interleave, as the proxy's do. Bodies are given as the bytes the
 source holds; the sink redacts them (`capture.redact.Redactor`, by the request's resource
 and the body's Content-Type, as the recorder does), truncates them at `max_body`, and
-writes them as the recorder writes BODYs. Fields beyond the format's (`audit`, say) are
-passed through as given.
+writes them as the recorder writes BODYs. A record's other fields (`client`, `identity`,
+`audit`, ...: `capture/records.py` says what each holds) are passed through as given.
 
 Every record's time is seconds since the epoch that a date can be made of in any timezone
 (`time_error`: finite, after 1970-01-02 and before 9999-12-31 UTC), as `explain` and
@@ -45,6 +45,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from k8s_wiretap.capture import records
 from k8s_wiretap.capture.format import body_record, cut_note, stop_note
 from k8s_wiretap.capture.outputs import (
     FileOutput,
@@ -175,9 +176,15 @@ class Sink:
     ) -> None:
         """The request record of a new exchange; `fields`: more of it (identity, client,
         audit, ...), written as given."""
-        record: dict[str, Any] = {"record": "request", "id": id, "time": _checked(when), **fields}
+        record = records.request(
+            id=id,
+            time=_checked(when),
+            **fields,
+            method=method,
+            path=path,
+            headers=self._headers(headers),
+        )
         state = self._open[id] = _Open(parse_request(method, path))
-        record.update(method=method, path=path, headers=self._headers(headers))
         if body is not None:
             record["body"] = self._body(state, _content_type(headers), body)
         self.exchanges += 1
@@ -185,14 +192,9 @@ class Sink:
 
     def response(self, id: str, when: float, status: int, headers: Headers, **fields: Any) -> None:
         """The response's head; its body comes with `end`."""
-        record = {
-            "record": "response",
-            "id": id,
-            "time": _checked(when),
-            "status": status,
-            **fields,
-        }
-        record["headers"] = self._headers(headers)
+        record = records.response(
+            id=id, time=_checked(when), status=status, **fields, headers=self._headers(headers)
+        )
         self._state(id).response_type = _content_type(headers)
         self._output.write(record)
 
@@ -205,9 +207,8 @@ class Sink:
             state.info, kept, state.response_type, state.seen
         )
         truncated = len(data) > self.max_body
-        record = {"record": "event", "id": id, "seq": state.seq, "time": when, "kind": "watch"}
-        record.update(fields)
-        record["data"] = body_record(kept, size=len(data), truncated=truncated, redacted=redacted)
+        body = body_record(kept, size=len(data), truncated=truncated, redacted=redacted)
+        record = records.event(id=id, seq=state.seq, time=when, kind="watch", **fields, data=body)
         state.seq += 1
         self._output.write(record)
 
@@ -222,7 +223,7 @@ class Sink:
         **fields: Any,
     ) -> None:
         """The exchange's end: the response body, or how many events a watch had."""
-        record: dict[str, Any] = {"record": "end", "id": id, "time": _checked(when), **fields}
+        record = records.end(id=id, time=_checked(when), **fields)
         state = self._state(id)
         del self._open[id]
         if body is not None:
@@ -256,15 +257,7 @@ class Sink:
 
     # -- the rest -------------------------------------------------------------------------
     def note(self, message: str, *, level: str = "warning", id: str | None = None) -> None:
-        record: dict[str, Any] = {
-            "record": "note",
-            "time": time.time(),
-            "level": level,
-            "message": message,
-        }
-        if id is not None:
-            record["id"] = id
-        self._output.write(record)
+        self._output.write(records.note(time=time.time(), level=level, message=message, id=id))
 
     def skip(self, where: str, reason: str) -> None:
         """A part of the source that could not be read, at `where` (FILE:LINE)."""
@@ -343,7 +336,7 @@ class Sink:
     def _headers(self, headers: Headers) -> list[list[str]]:
         return [list(h) for h in self._redactor.headers(list(headers))]
 
-    def _body(self, state: _Open, content_type: str, data: bytes) -> dict[str, Any]:
+    def _body(self, state: _Open, content_type: str, data: bytes) -> records.Body:
         kept = data[: self.max_body]
         kept, redacted = self._redactor.body(state.info, content_type, kept, state.seen)
         return body_record(

@@ -48,6 +48,7 @@ from k8s_wiretap.capture.events import (
 )
 from k8s_wiretap.capture.outputs import FileOutput, recording_problem
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
+from k8s_wiretap.capture.records import Client
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.proxy import guard, h2deadline, limits, upstream_loss
 from k8s_wiretap.proxy.status import status_body
@@ -384,9 +385,9 @@ class _RequestTee:
             self.size = 0
 
 
-def _client(client: connection.Client) -> dict[str, object]:
+def _client(client: connection.Client) -> Client:
     host, port = client.peername[:2] if client.peername else ("?", 0)
-    info: dict[str, object] = {"address": f"{host}:{port}", "tls": client.tls}
+    info: Client = {"address": f"{host}:{port}", "tls": client.tls}
     if client.alpn:
         info["alpn"] = client.alpn.decode(errors="replace")
     if client.certificate_list:

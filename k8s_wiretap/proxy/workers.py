@@ -40,9 +40,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from k8s_wiretap.capture import parts
+from k8s_wiretap.capture import parts, records
 from k8s_wiretap.capture.assemble import Assembler
 from k8s_wiretap.capture.outputs import recording_problem
 from k8s_wiretap.capture.reader import RecordingError, file_records
@@ -403,12 +403,7 @@ def close_open(path: Path, now: Callable[[], float] = time.time) -> int:
                 handle.write(b"\n")
         stamp = now()
         for exchange_id in ids:
-            record: dict[str, Any] = {
-                "record": "end",
-                "id": exchange_id,
-                "time": stamp,
-                "error": WORKER_DIED,
-            }
+            record = records.end(id=exchange_id, time=stamp, error=WORKER_DIED)
             handle.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
     return len(ids)
 

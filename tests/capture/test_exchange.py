@@ -9,13 +9,15 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from k8s_wiretap.capture import records
 from k8s_wiretap.capture.exchange import Body, Request, Response
 from k8s_wiretap.capture.format import body_bytes
 
 
 def test_a_header_is_found_in_any_case_and_the_first_of_a_name_wins() -> None:
+    headers = [["User-Agent", "kubectl"], ["user-agent", "later"], ["X", "1"]]
     request = Request.from_record(
-        {"time": 1, "headers": [["User-Agent", "kubectl"], ["user-agent", "later"], ["X", "1"]]}
+        records.request(id="a", time=1, method="GET", path="/", headers=headers)
     )
     assert request.header("user-agent") == request.header("USER-AGENT") == "kubectl"
     assert request.header("accept") == ""

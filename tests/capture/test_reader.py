@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from k8s_wiretap.capture.format import cut_note, header_record, stop_note
 from k8s_wiretap.capture.reader import RecordingError, load, loads
 
 
-def write(path: Path, records: list[dict[str, object]], tail: str = "") -> Path:
+def write(path: Path, records: Sequence[Mapping[str, object]], tail: str = "") -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records) + tail)
     return path
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.explain_coverage import RECORDING
+from k8s_wiretap.capture import records
 from k8s_wiretap.capture.events import End, RequestSeen, ResponseSeen
 from k8s_wiretap.capture.outputs import FileOutput
 from k8s_wiretap.capture.reader import iter_records, load
@@ -95,7 +96,7 @@ def _secret_patched(patch: dict[str, Any], path: Path) -> Path:
             (b"User-Agent", b"kubectl/v1.33.0 (linux/amd64) kubernetes/abcdef0"),
             (b"Content-Type", b"application/strategic-merge-patch+json"),
         ]
-        client: dict[str, object] = {"address": "127.0.0.1:1"}
+        client: records.Client = {"address": "127.0.0.1:1"}
         server = "https://127.0.0.1:6443"
         recorder.handle(
             RequestSeen(

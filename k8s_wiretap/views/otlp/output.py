@@ -28,8 +28,9 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
+from k8s_wiretap.capture import records
 from k8s_wiretap.views.otlp.encode import export_request
 from k8s_wiretap.views.otlp.export import BATCH, export_batches
 from k8s_wiretap.views.otlp.send import OtlpError, encoded, post, traces_url
@@ -117,7 +118,7 @@ class OtlpOutput:
             try:
                 item = self._records.get(timeout=IDLE)
             except queue.Empty:
-                yield {"record": "clock", "time": time.time()}
+                yield cast(dict[str, Any], records.clock(time=time.time()))
                 continue
             if item is _STOP:
                 return

@@ -35,8 +35,9 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
+from k8s_wiretap.capture import records
 from k8s_wiretap.capture.reader import GZIP_MAGIC, RecordingError, loads
 
 __all__ = [
@@ -176,7 +177,7 @@ def clock_record(now: float) -> dict[str, Any]:
     "clock" record): its latest time, plus the seconds since it was read. Live, that is
     the time now; played back faster, less than the playback's (explained later, never
     earlier, than the stream would have with the records to come)."""
-    return {"record": "clock", "time": now}
+    return cast(dict[str, Any], records.clock(time=now))
 
 
 def _record(line: bytes) -> dict[str, Any] | None:

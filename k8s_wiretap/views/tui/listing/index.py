@@ -12,6 +12,10 @@ A file that is not a recording, or of a newer format version, or whose gzip data
 corrupt raises `RecordingError` (capture/reader.py's error, with its words); a cut-off
 last line or gzip stream is a warning, as when `explain` loads it.
 
+The records become exchanges in `capture.assemble.Assembler`, as everywhere else (a record
+whose request was not recorded is a row with the same warning): the index keeps, of each
+exchange, its row, and of each record, where it sits.
+
 A recording still being written is followed (`scan(follow=...)`, `follow.py`): at the end
 of the file the index says so (`caught_up`, and a notice) and reads on as records come,
 `tail -f` style; rows grow (a watch's events, its end) as their records arrive. `done`
@@ -31,8 +35,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from k8s_wiretap.capture import reader
-from k8s_wiretap.capture.exchange import Exchange, Request
+from k8s_wiretap.capture.assemble import Assembler, Update
+from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import RecordingError
+from k8s_wiretap.capture.records import cut_of
 from k8s_wiretap.explain.who import who_of
 from k8s_wiretap.views.tui.listing.follow import (
     Changed,
@@ -80,6 +86,8 @@ class RecordingIndex:
         self.changed_file: str | None = None  # why a followed file stopped being read
         self.taken = 0  # records taken: what changed since a notice
         self.lock = threading.Lock()  # rows are made here and explained elsewhere
+        # what it holds: the exchanges still open (their events are not kept)
+        self._assembler = Assembler(keep=False, events=False, warnings=self.warnings)
         self._explained: dict[str, dict[str, Fact]] = {}  # came before their row
         self._components: dict[tuple[object, ...], str] = {}
         self._changed = array("q")  # rows explained since `changed()` was asked
@@ -160,42 +168,49 @@ class RecordingIndex:
 
     def _take(self, offset: int, line: bytes) -> None:
         try:
-            record = json.loads(line)
+            record = reader.loads(line)  # as `explain` reads it, at orjson's speed
         except ValueError:
             self.warnings.append(f"{self.path}: skipped a line at byte {offset}: not a record")
             return
         if not isinstance(record, dict):
             return
-        kind = record.get("record")
-        if kind == "note" and isinstance(record.get("cut"), str):  # shown once it is read
-            self.warnings.append(f"{self.path}: a cut recording: {record.get('message')}")
+        update = self._assembler.feed(record)
+        if update is None:
+            self._aside(offset, len(line))
             return
-        if kind == "etcd":
-            self.etcd.extend((float(record.get("time") or 0.0), offset, len(line)))
-            return
-        if kind == "request":
-            position = self._request(record)
-        elif kind in ("response", "event", "end"):
-            found = self.by_id.get(str(record.get("id", "")))
-            position = found if found is not None else self._orphan(record)
-        else:
-            return
+        exchange = update.exchange
+        position = None if update.began else self.by_id.get(exchange.id)
+        if position is None:
+            position = self._row(exchange)
         rows = self.rows
         rows.span(position, offset, len(line))
         rows.version[position] += 1
         self.taken += 1
-        if kind == "response":
-            rows.status[position] = min(int(record.get("status") or 0), 65535)
+        kind = update.record
+        if kind == "response" and exchange.response is not None:
+            rows.status[position] = min(exchange.response.status, 65535)
         elif kind == "event":
             rows.events[position] += 1
-            data = record.get("data")
-            rows.size[position] += int(data.get("size") or 0) if isinstance(data, dict) else 0
+            rows.size[position] += update.event.data.size if update.event else 0
         elif kind == "end":
             self.open -= math.isnan(rows.ended[position])
-            self._ended(position, record)
+            self._ended(position, update)
 
-    def _request(self, record: dict[str, Any]) -> int:
-        exchange = Exchange(str(record["id"]), Request.from_record(record))
+    def _aside(self, offset: int, length: int) -> None:
+        """What the assembler kept aside: etcd's records (indexed by time) and notes (the
+        one that a signal cut the recording is said as soon as it is read)."""
+        assembler = self._assembler
+        for change in assembler.etcd:
+            self.etcd.extend((change.time, offset, length))
+        for note in assembler.notes:
+            cut = cut_of(note)
+            if cut is not None:
+                self.warnings.append(f"{self.path}: a cut recording: {cut}")
+        assembler.etcd.clear()
+        assembler.notes.clear()
+
+    def _row(self, exchange: Exchange) -> int:
+        """The row of an exchange the assembler began: its request's facts."""
         info = exchange.info
         resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
         facts: dict[str, Fact] = {
@@ -232,22 +247,15 @@ class RecordingIndex:
             component = self._components[key] = who_of(exchange).component
         return component
 
-    def _orphan(self, record: dict[str, Any]) -> int:
-        """A response, event or end whose request was not recorded: still a row."""
-        self.warnings.append(
-            f"{record.get('record')} record for exchange {record.get('id')} whose request "
-            "was not recorded: shown with an unknown method and path"
-        )
-        return self._request({"id": record.get("id", ""), "time": record.get("time")})
-
-    def _ended(self, position: int, record: dict[str, Any]) -> None:
-        rows = self.rows
-        rows.ended[position] = float(record.get("time") or rows.time[position])
-        body = record.get("body")
-        if isinstance(body, dict):
-            rows.size[position] += int(body.get("size") or 0)
-        if record.get("error"):
-            rows.set("error", position, str(record["error"]))
+    def _ended(self, position: int, update: Update) -> None:
+        rows, end = self.rows, update.exchange.end
+        if end is None:
+            return
+        rows.ended[position] = end.time or rows.time[position]
+        if end.body is not None:
+            rows.size[position] += end.body.size
+        if end.error:
+            rows.set("error", position, end.error)
 
     # -- what the explanation says ----------------------------------------------------------
     def explained(

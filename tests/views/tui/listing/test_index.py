@@ -6,10 +6,13 @@ import gzip
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from k8s_wiretap.capture.format import cut_note
+from k8s_wiretap.capture import records
+from k8s_wiretap.capture.assemble import Assembler
+from k8s_wiretap.capture.format import cut_note, header_record
 from k8s_wiretap.capture.reader import RecordingError, load
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from tests.recorded import exchange_count
@@ -151,4 +154,46 @@ def test_a_recording_a_signal_cut_is_said_to_be_cut(tmp_path: Path) -> None:
     assert len(index) == len(indexed())
     said = "a cut recording: recording cut by SIGTERM: it holds the exchanges written before"
     assert index.warnings == [f"{cut}: {said}"]
+    index.close()
+
+
+def test_records_become_rows_as_the_assembler_makes_exchanges_of_them(tmp_path: Path) -> None:
+    """The index has no dispatch of its own: a record whose request was not recorded is a
+    row with the assembler's warning, a malformed one is skipped with its warning, and a
+    watch's events are counted with their sizes."""
+    header = header_record(redacted=True, max_body=64)
+    watch = [
+        records.request(id="w", time=2.0, method="GET", path="/api/v1/pods?watch=1", headers=[]),
+        records.response(id="w", time=2.1, status=200, headers=[]),
+        *(
+            records.event(id="w", seq=n, time=2.2, kind="watch", data={"text": "{}", "size": 9})
+            for n in range(3)
+        ),
+        records.end(id="w", time=3.0, events=3),
+    ]
+    lost = [
+        records.response(id="lost", time=5.0, status=503, headers=[]),
+        {"record": "response", "id": "lost", "time": 5.1, "headers": []},  # no status
+        records.end(id="lost", time=6.0, error="bad chunk header"),
+    ]
+    written: list[dict[str, Any]] = [json.loads(json.dumps(r)) for r in [header, *watch, *lost]]
+    path = tmp_path / "rec.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in written))
+    index = RecordingIndex(path)
+    index.scan()
+    assembler = Assembler()
+    assembler.feed_all(written[1:])
+    assert [r.id for r in index.rows] == [e.id for e in assembler.exchanges] == ["w", "lost"]
+    assert index.warnings == assembler.warnings and len(index.warnings) == 2
+    assert "response record for exchange lost whose request was not recorded" in index.warnings[0]
+    assert index.warnings[1].startswith("skipped a malformed response record of lost")
+    w, orphan = index.rows
+    assert (w.events, w.size, w.ended) == (3, 27, 3.0)
+    assert (orphan.method, orphan.path, orphan.status, orphan.error) == (
+        "",
+        "",
+        503,
+        "bad chunk header",
+    )
+    assert index.open == 0
     index.close()

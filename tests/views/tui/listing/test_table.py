@@ -5,10 +5,11 @@ from __future__ import annotations
 import gzip
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from k8s_wiretap.capture import records
 from k8s_wiretap.capture.exchange import Exchange, Request
 from k8s_wiretap.explain.who import who_of
 from k8s_wiretap.views.tui.ids import Ids
@@ -76,7 +77,7 @@ class OldRow:
 
 
 def _request(record: dict[str, Any]) -> OldRow:
-    exchange = Exchange(record["id"], Request.from_record(record))
+    exchange = Exchange(record["id"], Request.from_record(cast(records.Request, record)))
     info = exchange.info
     resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
     facts = asdict(
