@@ -126,7 +126,10 @@ def prepare(state: LabState, kubectl: Kubectl, fixture: Path) -> ProtoLab:
     return lab
 
 
-@pytest.fixture(scope="module", params=["1.37", "1.20"])
+# "1.37" takes the session `lab` by name: its group in a parallel run (tests/conftest.py)
+@pytest.fixture(
+    scope="module", params=[pytest.param("1.37", marks=pytest.mark.xdist_group("lab")), "1.20"]
+)
 def setup(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ProtoLab]:
