@@ -22,7 +22,7 @@ demo-live: $(STAMP) binaries kubectl
 # The whole suite in TEST_WORKERS processes (pytest-xdist): tests/conftest.py groups the
 # tests so that each shared lab starts once, and hands the labs out first; the tests that
 # need no lab fill the cores while the labs' tests wait on them. Prints how long it took,
-# builds and lint included, whether it passed or not.
+# builds and lint included, whether it passed or not, after the 25 slowest steps (the budget).
 TEST_WORKERS ?= 4
 
 test:
@@ -30,7 +30,7 @@ test:
 	  echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
 suite: $(STAMP) binaries jaeger kubectl chromium lint
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
 
 # Every test not marked `lab` (the lab, its binaries, kubectl, Go, Chromium): no builds, no
 # cluster. Prints how long it took.

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from _pytest.nodeid import coerce_node_id
 
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.state import LabState
@@ -122,6 +123,7 @@ LAB_FIXTURES = frozenset(
 SHARED = ("lab", "tapped", "story", "story_1_20", "browser", "k8s_source")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the groups into the ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark `lab` every test whose fixtures need the lab (modules that start labs, proxies or
     other programs of their own say so with `pytestmark = pytest.mark.lab`); in a parallel
@@ -146,8 +148,13 @@ def parallel_groups(items: list[pytest.Item]) -> None:
     ranks: dict[str, int] = {}
     for item in items:
         group, rank = _group(item)
-        if not item.get_closest_marker("xdist_group"):
+        marked = item.get_closest_marker("xdist_group")
+        if not marked:
             item.add_marker(pytest.mark.xdist_group(group))
+        name = marked.args[0] if marked else group
+        # pytest-xdist reads the group from the id's `@NAME` suffix; it writes that into
+        # `item._nodeid`, which pytest 9.2 no longer reads (the id is `item._id`): so here
+        item._id = coerce_node_id(f"{item.nodeid}@{name}")
         ranks[item.nodeid] = rank
     items.sort(key=lambda item: ranks[item.nodeid])
 
