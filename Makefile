@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LOCK   := constraints.txt
 
-.PHONY: demo demo-live test unit lint binaries jaeger kubectl chromium bench recordings snapshots release lock clean
+.PHONY: demo demo-live test suite unit lint binaries jaeger kubectl chromium bench recordings snapshots release lock clean
 
 # The walkthrough of the bundled recording, in the TUI: no cluster, no binaries needed.
 demo: $(STAMP)
@@ -19,8 +19,18 @@ demo: $(STAMP)
 demo-live: $(STAMP) binaries kubectl
 	$(BIN)/k8s-wiretap demo --live
 
-test: $(STAMP) binaries jaeger kubectl chromium lint
-	$(BIN)/pytest
+# The whole suite in TEST_WORKERS processes (pytest-xdist): tests/conftest.py groups the
+# tests so that each shared lab starts once, and hands the labs out first; the tests that
+# need no lab fill the cores while the labs' tests wait on them. Prints how long it took,
+# builds and lint included, whether it passed or not, after the 25 slowest steps (the budget).
+TEST_WORKERS ?= 4
+
+test:
+	@start=$$(date +%s); $(MAKE) --no-print-directory suite; status=$$?; \
+	  echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
+
+suite: $(STAMP) binaries jaeger kubectl chromium lint
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
 
 # Every test not marked `lab` (the lab, its binaries, kubectl, Go, Chromium): no builds, no
 # cluster. Prints how long it took.

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from _pytest.nodeid import coerce_node_id
 
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.state import LabState
@@ -111,15 +112,62 @@ def lab_processes(directory: Path) -> list[int]:
 # Fixtures that start the lab, or need its binaries, the Kubernetes sources or Debian's
 # Chromium (`browser`, in tests/views/tui/test_serve.py): a test that uses one, directly or
 # through another fixture, is marked `lab` (so `make unit` leaves it out).
-LAB_FIXTURES = frozenset({"lab", "kubectl", "story", "story_1_20", "k8s_source", "browser"})
+LAB_FIXTURES = frozenset(
+    {"lab", "kubectl", "tapped", "story", "story_1_20", "k8s_source", "browser"}
+)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# The session fixtures that start a lab, record a story or launch a browser, in the order
+# their tests are handed out when the suite runs in parallel (pytest-xdist, `make test`):
+# the tests of each form one group that one worker runs, so each starts once.
+SHARED = ("lab", "tapped", "story", "story_1_20", "browser", "k8s_source")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the groups into the ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark `lab` every test whose fixtures need the lab (modules that start labs, proxies or
-    other programs of their own say so with `pytestmark = pytest.mark.lab`)."""
+    other programs of their own say so with `pytestmark = pytest.mark.lab`); in a parallel
+    run (`--dist loadgroup`), group and order them too (`parallel_groups`)."""
     for item in items:
         if LAB_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.lab)
+    if getattr(config.option, "loadgroup", False):
+        parallel_groups(items)
+
+
+def parallel_groups(items: list[pytest.Item]) -> None:
+    """Put each test in the xdist group one worker runs whole, and the groups in the order
+    the workers take them (`--no-loadscope-reorder`: collection order).
+
+    A test that uses a shared lab (`SHARED`) is in that fixture's group, so the session
+    fixture starts once in the run; any other test is in its module's group, so a
+    module-scoped fixture (a lab of the module's own, a recording loaded once) is made once.
+    The shared labs come first, then modules that start labs of their own, then the rest:
+    the long waits on labs begin at once, and the tests that need only a core fill the
+    workers' idle time around them."""
+    ranks: dict[str, int] = {}
+    for item in items:
+        group, rank = _group(item)
+        marked = item.get_closest_marker("xdist_group")
+        if not marked:
+            item.add_marker(pytest.mark.xdist_group(group))
+        name = marked.args[0] if marked else group
+        # pytest-xdist reads the group from the id's `@NAME` suffix; it writes that into
+        # `item._nodeid`, which pytest 9.2 no longer reads (the id is `item._id`): so here
+        item._id = coerce_node_id(f"{item.nodeid}@{name}")
+        ranks[item.nodeid] = rank
+    items.sort(key=lambda item: ranks[item.nodeid])
+
+
+def _group(item: pytest.Item) -> tuple[str, int]:
+    """The xdist group of `item` and its rank in the order of handing out (lowest first)."""
+    names = getattr(item, "fixturenames", ())
+    marked = item.get_closest_marker("xdist_group")  # one taken by `getfixturevalue`
+    for rank, shared in enumerate(SHARED):
+        if shared in names or (marked and marked.args == (shared,)):
+            return shared, rank
+    module = item.nodeid.split("::")[0]
+    return module, len(SHARED) + (0 if item.get_closest_marker("lab") else 1)
 
 
 @pytest.fixture(scope="session")
@@ -134,6 +182,36 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
 @pytest.fixture(scope="session")
 def kubectl(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
     return Kubectl(lab.kubeconfig, tmp_path_factory.mktemp("kubecache"))
+
+
+@pytest.fixture(scope="session")
+def tapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+    """A lab whose every client talks through the wiretap, recording (`lab up --via-proxy`),
+    with the workshop's `web` Deployment applied through it, its two pods Running on node-1,
+    and the kubelet's node lease taken: what `--via-proxy` records of a control plane at work
+    (tests/lab/test_via_proxy.py and test_current_release.py read it)."""
+    from k8s_wiretap.workshop import manifest
+
+    folder = tmp_path_factory.mktemp("tapped")
+    lab = Lab(folder / "lab")
+    state = lab.up(UpOptions(build=False, record=folder / "control-plane.jsonl"))
+    try:
+        client = Kubectl(state.kubeconfig, folder / "cache")
+        client("apply", "-f", "-", stdin=manifest("web"))
+        pods = (
+            "get",
+            "pods",
+            "-o",
+            "jsonpath={range .items[*]}{.spec.nodeName}/{.status.phase} {end}",
+        )
+        running = ["node-1/Running", "node-1/Running"]
+        wait_until(lambda: client(*pods).split() == running, 90, "2 pods Running via the wiretap")
+        lease = ("get", "lease", "-n", "kube-node-lease", "node-1", "--ignore-not-found")
+        # the kubelet takes its lease one renew interval (10 s) after it registers
+        wait_until(lambda: "node-1" in client(*lease), 60, "the kubelet's node lease")
+        yield state
+    finally:
+        lab.down()
 
 
 def record_story(folder: Path, kube_version: str | None = None) -> Path:

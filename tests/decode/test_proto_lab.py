@@ -133,7 +133,10 @@ def prepare(state: LabState, kubectl: Kubectl, fixture: Path) -> ProtoLab:
     return lab
 
 
-@pytest.fixture(scope="module", params=[DEFAULT, "1.20"])
+# The default release takes the session `lab` by name: its group in a parallel run (tests/conftest.py)
+@pytest.fixture(
+    scope="module", params=[pytest.param(DEFAULT, marks=pytest.mark.xdist_group("lab")), "1.20"]
+)
 def setup(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ProtoLab]:

@@ -26,7 +26,14 @@ LIVE = {"live": "story", "live-1.20": "story_1_20"}
 
 
 @pytest.fixture(
-    params=[*COMMITTED, *(pytest.param(name, marks=pytest.mark.lab) for name in LIVE)],
+    params=[
+        *COMMITTED,
+        # the session fixture this one takes by name: its group in a parallel run
+        *(
+            pytest.param(name, marks=[pytest.mark.lab, pytest.mark.xdist_group(fixture)])
+            for name, fixture in LIVE.items()
+        ),
+    ],
     scope="module",
 )
 def analysis(request: pytest.FixtureRequest) -> Analysis:

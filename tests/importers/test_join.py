@@ -145,7 +145,10 @@ def metadata(lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Session
     return _session(lab.kubeconfig, audit_log(lab), folder, "Metadata")
 
 
-@pytest.fixture(params=["RequestResponse", "Metadata"])
+# "Metadata" takes the session `lab` by name: its group in a parallel run (tests/conftest.py)
+@pytest.fixture(
+    params=["RequestResponse", pytest.param("Metadata", marks=pytest.mark.xdist_group("lab"))]
+)
 def session(request: pytest.FixtureRequest) -> Session:
     name = "request_response" if request.param == "RequestResponse" else "metadata"
     found: Session = request.getfixturevalue(name)

@@ -13,7 +13,11 @@ from tests.recorded import STORY, STORY_1_20
 
 
 @pytest.fixture(
-    params=["committed", "committed-1.20", pytest.param("live", marks=pytest.mark.lab)],
+    params=[
+        "committed",
+        "committed-1.20",
+        pytest.param("live", marks=[pytest.mark.lab, pytest.mark.xdist_group("story")]),
+    ],
     scope="module",
 )
 def recording_path(request: pytest.FixtureRequest) -> Path:

@@ -235,24 +235,6 @@ def test_two_labs_side_by_side(
     assert ready[0]["status"] == "True"
 
 
-@pytest.fixture(scope="module")
-def tapped(tmp_path_factory: pytest.TempPathFactory, release: Release) -> Iterator[LabState]:
-    folder = tmp_path_factory.mktemp("tapped-current")
-    lab = Lab(folder / "lab")
-    options = UpOptions(build=False, kube_version=str(release), record=folder / "cp.jsonl")
-    state = lab.up(options)
-    try:
-        client = Kubectl(state.kubeconfig, folder / "cache")
-        client("apply", "-f", "-", stdin=manifest("web"))
-        wait_until(partial(two_on_node_1, client, "default"), 90, "2 pods Running via the wiretap")
-        lease = ("get", "lease", "-n", "kube-node-lease", "node-1", "--ignore-not-found")
-        # the kubelet takes its lease one renew interval (10 s) after it registers
-        wait_until(lambda: "node-1" in client(*lease), 60, "the kubelet's node lease")
-        yield state
-    finally:
-        lab.down()
-
-
 def test_via_proxy_records_every_component_under_its_own_identity(tapped: LabState) -> None:
     assert tapped.recording
     exchanges = load(tapped.recording).exchanges

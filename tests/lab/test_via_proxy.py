@@ -5,43 +5,19 @@ from __future__ import annotations
 import base64
 import json
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from k8s_wiretap.capture.reader import Recording, load
 from k8s_wiretap.explain.analysis import Analysis
-from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.wire.envelope import MAGIC
-from k8s_wiretap.workshop import manifest
 from tests.conftest import Kubectl, cli, wait_until
 
-pytestmark = pytest.mark.lab  # every test here runs on a lab of the module's own
-
-
-@pytest.fixture(scope="module")
-def tapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
-    folder = tmp_path_factory.mktemp("tapped")
-    lab = Lab(folder / "lab")
-    state = lab.up(UpOptions(build=False, record=folder / "control-plane.jsonl"))
-    try:
-        client = Kubectl(state.kubeconfig, folder / "cache")
-        client("apply", "-f", "-", stdin=manifest("web"))
-        wait_until(
-            lambda: (
-                client("get", "pods", "-o", "jsonpath={.items[*].status.phase}").split()
-                == ["Running", "Running"]
-            ),
-            60,
-            "2 pods Running via the wiretap",
-        )
-        yield state
-    finally:
-        lab.down()
+pytestmark = pytest.mark.lab  # every test here reads the session's `tapped` lab (conftest)
 
 
 def recording_of(state: LabState) -> Recording:
