@@ -133,7 +133,8 @@ def prepare(state: LabState, kubectl: Kubectl, fixture: Path) -> ProtoLab:
     return lab
 
 
-# The default release takes the session `lab` by name: its group in a parallel run (tests/conftest.py)
+# The default release takes the session `lab` by name: its group in a parallel run
+# (tests/conftest.py)
 @pytest.fixture(
     scope="module", params=[pytest.param(DEFAULT, marks=pytest.mark.xdist_group("lab")), "1.20"]
 )

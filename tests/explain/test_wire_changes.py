@@ -15,6 +15,7 @@ from k8s_wiretap.capture.events import End, Message, RequestSeen, ResponseSeen
 from k8s_wiretap.capture.outputs import FileOutput
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.capture.recorder import Recorder
+from k8s_wiretap.capture.records import Client
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.explain.analysis import DROPPED, Analysis
 from k8s_wiretap.explain.summaries import Summaries
@@ -59,7 +60,7 @@ class Recorded:
         messages: tuple[tuple[bool, bytes], ...] = (),
     ) -> None:
         self.clock += 1
-        client: dict[str, object] = {"address": "127.0.0.1:1"}
+        client: Client = {"address": "127.0.0.1:1"}
         self.recorder.handle(
             RequestSeen(
                 id, self.clock, "default", client, "https://127.0.0.1:6443", method, target,
