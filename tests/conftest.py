@@ -246,7 +246,11 @@ def story_1_20(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def k8s_source() -> Path:
-    """Kubernetes 1.20 sources: K8S_SOURCE, else Debian's source package (cached once)."""
-    from k8s_wiretap.lab.apisource import api_source
+    """Kubernetes 1.20 sources: K8S_SOURCE, else the cached tree of Debian's source package,
+    which `make test` fetches before the suite (`make api-source`); no test fetches it."""
+    from k8s_wiretap.lab.apisource import cached_api_source
 
-    return Path(os.environ.get("K8S_SOURCE") or api_source())
+    found = os.environ.get("K8S_SOURCE") or cached_api_source()
+    if not found:
+        pytest.fail("no Kubernetes 1.20 sources in the cache: run `make api-source`")
+    return Path(found)
