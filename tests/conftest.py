@@ -164,8 +164,9 @@ def parallel_groups(items: list[pytest.Item]) -> None:
     the workers take them (`--no-loadscope-reorder`: collection order).
 
     A test that uses a shared lab (`SHARED`) is in that fixture's group, so the session
-    fixture starts once in the run (the `lab`, once in each of its groups: `LAB_GROUPS`); any other test is in its module's group, so a
-    module-scoped fixture (a lab of the module's own, a recording loaded once) is made once.
+    fixture starts once in the run (the `lab` once in each of its groups: `LAB_GROUPS`);
+    any other test is in its module's group, so a module-scoped fixture (a lab of the
+    module's own, a recording loaded once) is made once.
     The shared labs come first, then modules that start labs of their own, then the rest:
     the long waits on labs begin at once, and the tests that need only a core fill the
     workers' idle time around them."""
