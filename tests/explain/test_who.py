@@ -332,7 +332,7 @@ def _run(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> 
 
 @dataclass(frozen=True)
 class Program:
-    """A client installed for the tests only, and how to run its script."""
+    """A real client, and how to run its script against a kubeconfig."""
 
     argv: tuple[str, ...]
     env: dict[str, str]
