@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LOCK   := constraints.txt
 
-.PHONY: demo demo-live test suite unit lint binaries jaeger kubectl chromium bench recordings snapshots release lock clean
+.PHONY: demo demo-live test suite unit lint binaries api-source jaeger kubectl chromium bench recordings snapshots release lock clean
 
 # The walkthrough of the bundled recording, in the TUI: no cluster, no binaries needed.
 demo: $(STAMP)
@@ -29,13 +29,17 @@ test:
 	@start=$$(date +%s); $(MAKE) --no-print-directory suite; status=$$?; \
 	  echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
-suite: $(STAMP) binaries jaeger kubectl chromium lint
+suite: $(STAMP) binaries api-source jaeger kubectl chromium lint
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
 
 # Every test not marked `lab` (the lab, its binaries, kubectl, Go, Chromium): no builds, no
-# cluster. Prints how long it took.
+# cluster; in UNIT_WORKERS processes (one a core: these tests compute, they do not wait),
+# each module's tests in one of them. Prints how long it took.
+UNIT_WORKERS ?= 2
+
 unit: $(STAMP)
-	@start=$$(date +%s); $(BIN)/pytest -m "not lab" -p no:cacheprovider; status=$$?; \
+	@start=$$(date +%s); \
+	  $(BIN)/pytest -m "not lab" -p no:cacheprovider -n $(UNIT_WORKERS) --dist loadgroup; status=$$?; \
 	  echo "make unit: $$(( $$(date +%s) - start )) s"; exit $$status
 
 lint: $(STAMP)
@@ -53,6 +57,12 @@ KUBE_VERSIONS ?= 1.20 $(shell $(PYTHON) -c 'from k8s_wiretap.kube.release import
 
 binaries: $(STAMP)
 	$(BIN)/k8s-wiretap lab build $(foreach v,$(KUBE_VERSIONS),--kube-version $(v))
+
+# The Kubernetes 1.20 API sources the schema and the upstream fixtures are made from
+# (tests/test_upstream_fixtures.py, tests/decode/test_schema.py): fetched once from Debian's
+# source package into the cache (k8s_wiretap/lab/apisource.py), else reused.
+api-source: $(STAMP)
+	$(BIN)/python -m k8s_wiretap.lab.apisource
 
 # Jaeger v2, which the OTLP export is tested against (tests/test_jaeger.py): built once from
 # its Go module into the cache (k8s_wiretap/lab/jaeger.py), else reused.

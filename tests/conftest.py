@@ -122,6 +122,28 @@ LAB_FIXTURES = frozenset(
 # the tests of each form one group that one worker runs, so each starts once.
 SHARED = ("lab", "tapped", "story", "story_1_20", "browser", "k8s_source")
 
+# The session `lab`'s tests are too many for one worker (the run's longest path): these
+# modules take it in groups of their own, `lab-2` and `lab-3`, so that two more workers each
+# start a lab of theirs (a session fixture is one per worker) and the three run side by side.
+# Whole modules move (a module's tests may build on each other's objects); the groups are
+# balanced by the modules' measured times (docs/development.md, "The suite in parallel").
+LAB_GROUPS = {
+    "tests/proxy/test_recording_failures.py": "lab-2",
+    "tests/proxy/test_workers.py": "lab-2",
+    "tests/patch/test_lab_replay.py": "lab-2",
+    "tests/importers/test_audit.py": "lab-2",
+    "tests/importers/test_mitmflows.py": "lab-3",
+    "tests/decode/test_proto_lab.py": "lab-3",
+    "tests/explain/test_kubectl_commands.py": "lab-3",
+    "tests/explain/test_who.py": "lab-3",
+    "tests/proxy/test_remote.py": "lab-3",
+    "tests/proxy/test_upstream_loss.py": "lab-3",
+    "tests/explain/test_subresources.py": "lab-3",
+    "tests/views/test_contentview_lab.py": "lab-3",
+    "tests/proxy/test_exec_credentials.py": "lab-3",
+    "tests/explain/test_failures.py": "lab-3",
+}
+
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the groups into the ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -140,8 +162,9 @@ def parallel_groups(items: list[pytest.Item]) -> None:
     the workers take them (`--no-loadscope-reorder`: collection order).
 
     A test that uses a shared lab (`SHARED`) is in that fixture's group, so the session
-    fixture starts once in the run; any other test is in its module's group, so a
-    module-scoped fixture (a lab of the module's own, a recording loaded once) is made once.
+    fixture starts once in the run (the `lab` once in each of its groups: `LAB_GROUPS`);
+    any other test is in its module's group, so a module-scoped fixture (a lab of the
+    module's own, a recording loaded once) is made once.
     The shared labs come first, then modules that start labs of their own, then the rest:
     the long waits on labs begin at once, and the tests that need only a core fill the
     workers' idle time around them."""
@@ -151,7 +174,7 @@ def parallel_groups(items: list[pytest.Item]) -> None:
         marked = item.get_closest_marker("xdist_group")
         if not marked:
             item.add_marker(pytest.mark.xdist_group(group))
-        name = marked.args[0] if marked else group
+        name = marked.args[0] if marked and marked.args[0] not in SHARED else group
         # pytest-xdist reads the group from the id's `@NAME` suffix; it writes that into
         # `item._nodeid`, which pytest 9.2 no longer reads (the id is `item._id`): so here
         item._id = coerce_node_id(f"{item.nodeid}@{name}")
@@ -163,10 +186,10 @@ def _group(item: pytest.Item) -> tuple[str, int]:
     """The xdist group of `item` and its rank in the order of handing out (lowest first)."""
     names = getattr(item, "fixturenames", ())
     marked = item.get_closest_marker("xdist_group")  # one taken by `getfixturevalue`
+    module = item.nodeid.split("::")[0]
     for rank, shared in enumerate(SHARED):
         if shared in names or (marked and marked.args == (shared,)):
-            return shared, rank
-    module = item.nodeid.split("::")[0]
+            return (LAB_GROUPS.get(module, shared) if shared == "lab" else shared), rank
     return module, len(SHARED) + (0 if item.get_closest_marker("lab") else 1)
 
 
@@ -246,7 +269,11 @@ def story_1_20(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def k8s_source() -> Path:
-    """Kubernetes 1.20 sources: K8S_SOURCE, else Debian's source package (cached once)."""
-    from k8s_wiretap.lab.apisource import api_source
+    """Kubernetes 1.20 sources: K8S_SOURCE, else the cached tree of Debian's source package,
+    which `make test` fetches before the suite (`make api-source`); no test fetches it."""
+    from k8s_wiretap.lab.apisource import cached_api_source
 
-    return Path(os.environ.get("K8S_SOURCE") or api_source())
+    found = os.environ.get("K8S_SOURCE") or cached_api_source()
+    if not found:
+        pytest.fail("no Kubernetes 1.20 sources in the cache: run `make api-source`")
+    return Path(found)

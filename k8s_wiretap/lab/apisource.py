@@ -6,10 +6,13 @@ regenerate the committed schema and fixtures from them. They come from the same 
 and the fixture scripts read are kept (the API types, apimachinery and every `pkg/apis`
 folder: about 40 MB instead of the whole tree), in `<cache>/kube/sources/kubernetes-<version>`,
 written through a temporary folder under the build lock, so racing fetches produce one copy.
+`python -m k8s_wiretap.lab.apisource` fetches it (or finds it) and prints its path: `make
+test` runs it before the suite, whose tests only find the tree (`cached_api_source`).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -20,7 +23,7 @@ from k8s_wiretap.lab.binaries import built_cache_root
 from k8s_wiretap.lab.buildsteps import lock
 from k8s_wiretap.lab.debian import download_source, unpack_source
 
-__all__ = ["api_source", "cached_api_source"]
+__all__ = ["api_source", "cached_api_source", "main"]
 
 KEPT = ("/staging/src/k8s.io/api/", "/staging/src/k8s.io/apimachinery/", "/pkg/apis/")
 # A copy is complete once renamed into place; these tell it from a stray folder.
@@ -61,3 +64,14 @@ def _fetch(root: Path, out: TextIO) -> Path:
 
 def _kept(name: str) -> bool:
     return any(folder in name for folder in KEPT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m k8s_wiretap.lab.apisource`: fetch or reuse; print the tree's path."""
+    argparse.ArgumentParser(prog="python -m k8s_wiretap.lab.apisource").parse_args(argv)
+    print(api_source())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -66,7 +66,11 @@ NEWEST_OBJECTS = max(
 )
 OBJECTS = {DEFAULT: NEWEST_OBJECTS, "1.20": FIXTURES / "lab-objects.yaml"}
 SCALED = FIXTURES / "lab-widget-scaled.yaml"  # a custom resource with a scale
-CURRENT = [DEFAULT]  # for tests of what only the current release has (watch lists, gzip)
+# The default release takes the session `lab` by name: its group in a parallel run
+# (tests/conftest.py), on the param itself, as a test's own `parametrize` replaces the
+# fixture's params and their marks
+ON_LAB = pytest.param(DEFAULT, marks=pytest.mark.xdist_group("lab"))
+CURRENT = [ON_LAB]  # for tests of what only the current release has (watch lists, gzip)
 
 
 def pod_runs(lab: ProtoLab, name: str) -> bool:
@@ -133,11 +137,7 @@ def prepare(state: LabState, kubectl: Kubectl, fixture: Path) -> ProtoLab:
     return lab
 
 
-# The default release takes the session `lab` by name: its group in a parallel run
-# (tests/conftest.py)
-@pytest.fixture(
-    scope="module", params=[pytest.param(DEFAULT, marks=pytest.mark.xdist_group("lab")), "1.20"]
-)
+@pytest.fixture(scope="module", params=[ON_LAB, "1.20"])
 def setup(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ProtoLab]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -19,6 +20,7 @@ from k8s_wiretap.capture.reader import Recording, load
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.who import Who, who_in, who_of
 from k8s_wiretap.lab.state import LabState
+from k8s_wiretap.paths import cache_dir
 from k8s_wiretap.views.json import exchange_record
 from tests.conftest import cli
 from tests.proxy.conftest import ProxyProcess, spawn_proxy
@@ -330,7 +332,7 @@ def _run(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> 
 
 @dataclass(frozen=True)
 class Program:
-    """A client installed for the tests only, and how to run its script."""
+    """A real client, and how to run its script against a kubeconfig."""
 
     argv: tuple[str, ...]
     env: dict[str, str]
@@ -342,22 +344,43 @@ class Program:
 
 @pytest.fixture(scope="session")
 def python_client(tmp_path_factory: pytest.TempPathFactory) -> Program:
-    """The official Python client from PyPI, in a folder of its own (not the project's venv)."""
-    folder = tmp_path_factory.mktemp("python-client")
-    target = folder / "site"
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    _run([*pip, "--target", str(target), "kubernetes"], 600)
-    script = folder / "client.py"
+    """The official Python client: the project's own (a dev dependency, its version locked in
+    constraints.txt), run as a program of its own."""
+    script = tmp_path_factory.mktemp("python-client") / "client.py"
     script.write_text(PYTHON_CLIENT)
-    return Program((sys.executable, str(script)), {**os.environ, "PYTHONPATH": str(target)})
+    return Program((sys.executable, str(script)), dict(os.environ))
 
 
-def _npm(folder: Path, *packages: str) -> None:
+# The JavaScript clients' versions, pinned as constraints.txt pins the Python ones: each set
+# is installed once into the cache (`<cache>/clients/npm-<packages>`) and reused by later runs.
+CLIENT_NODE = "@kubernetes/client-node@2.0.1"
+CLIENT_NODE_1 = "@kubernetes/client-node@1.3.0"
+NODE_22 = "node@22.23.3"
+
+
+def _npm(*packages: str) -> Path:
+    """The folder `npm install PACKAGES` made: from the cache, else installed beside it and
+    renamed into place (a racing install's copy is as good)."""
+    name = "npm-" + "+".join(packages).replace("/", "_").replace("@", "")
+    folder = cache_dir() / "clients" / name
+    if (folder / "node_modules").is_dir():
+        return folder
+    work = folder.with_name(f"{name}.{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
     npm = ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"]
-    _run([*npm, str(folder), *packages], 600)
+    _run([*npm, str(work), *packages], 600)
+    try:
+        work.rename(folder)
+    except OSError:  # another run put its copy in place first
+        shutil.rmtree(work, ignore_errors=True)
+    return folder
 
 
-def _javascript(folder: Path, node: str) -> Program:
+def _javascript(modules: Path, node: str, tmp_path_factory: pytest.TempPathFactory) -> Program:
+    """The client script in a folder of its own whose `node_modules` links to the cached one
+    (where Node finds its imports), so the cached folder stays as npm left it."""
+    folder = tmp_path_factory.mktemp("javascript-client")
+    (folder / "node_modules").symlink_to(modules / "node_modules")
     script = folder / "client.mjs"
     script.write_text(JAVASCRIPT_CLIENT)
     return Program((node, str(script)), dict(os.environ))
@@ -365,19 +388,17 @@ def _javascript(folder: Path, node: str) -> Program:
 
 @pytest.fixture(scope="session")
 def javascript_client(tmp_path_factory: pytest.TempPathFactory) -> Program:
-    """@kubernetes/client-node as npm has it now. It fetches with undici 8, which wants Node
-    22.19 or later: the machine's Node is 20, so Node 22 comes from npm's `node` package."""
-    folder = tmp_path_factory.mktemp("javascript-client")
-    _npm(folder, "@kubernetes/client-node", "node@22")
-    return _javascript(folder, str(folder / "node_modules" / ".bin" / "node"))
+    """@kubernetes/client-node 2. It fetches with undici 8, which wants Node 22.19 or later:
+    the machine's Node is 20, so Node 22 comes from npm's `node` package."""
+    modules = _npm(CLIENT_NODE, NODE_22)
+    node = str(modules / "node_modules" / ".bin" / "node")
+    return _javascript(modules, node, tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def javascript_client_1(tmp_path_factory: pytest.TempPathFactory) -> Program:
     """@kubernetes/client-node 1.x (node-fetch), the last to run on the machine's Node 20."""
-    folder = tmp_path_factory.mktemp("javascript-client-1")
-    _npm(folder, "@kubernetes/client-node@1")
-    return _javascript(folder, "node")
+    return _javascript(_npm(CLIENT_NODE_1), "node", tmp_path_factory)
 
 
 @dataclass
