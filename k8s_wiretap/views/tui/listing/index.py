@@ -72,6 +72,7 @@ class RecordingIndex:
         self.rows = RowTable()
         self.by_id = self.rows.ids  # the row of an exchange id
         self.etcd = array("d")  # time, offset, length of each etcd record, flat
+        self.notes = array("q")  # offset, length of each note record, flat (`:save` copies)
         self.release: int | None = None  # the row of the first /version exchange
         self.warnings: list[str] = []
         self.open = 0  # exchanges with no end record yet
@@ -167,8 +168,10 @@ class RecordingIndex:
         if not isinstance(record, dict):
             return
         kind = record.get("record")
-        if kind == "note" and isinstance(record.get("cut"), str):  # shown once it is read
-            self.warnings.append(f"{self.path}: a cut recording: {record.get('message')}")
+        if kind == "note":
+            self.notes.extend((offset, len(line)))
+            if isinstance(record.get("cut"), str):  # shown once it is read
+                self.warnings.append(f"{self.path}: a cut recording: {record.get('message')}")
             return
         if kind == "etcd":
             self.etcd.extend((float(record.get("time") or 0.0), offset, len(line)))
