@@ -6,6 +6,10 @@ exchange)` for every exchange â€” in time order, as `Analysis.of` orders them â€
 complete: ended, and `LOOKAHEAD` seconds of the recording past it (what comes shortly after
 an exchange can still say something about it: the kubectl a dispatcher's `/version` was
 for, a watch event that makes a patch's starting point stale, etcd's record of a write).
+A watch, which ends much later, takes its place in the output after the same `LOOKAHEAD`:
+the proxy writes two clients' request records in the order it reads them, which is not
+always their time order (a kubelet's watches, opened together, come a few milliseconds out
+of it), and the output is in the time order of the requests, as `Analysis.of` has it.
 Then everything older than it that no later exchange can need is forgotten
 (`Explainer.forget`): the exchanges every `FORGET_EVERY` seconds of the recording; the
 history's and the chains' per-object state, whose sweep costs the size of the cluster
@@ -130,6 +134,8 @@ class _Stream[T]:
         frontier = None
         while self.waiting:
             exchange = self.waiting[0]
+            if now - exchange.time < LOOKAHEAD:
+                break  # a request recorded late (out of time order) may still come before it
             if exchange.end is None and exchange.info.verb not in WRITES and now < math.inf:
                 # a watch, say: explained when it ends; it needs no chain of its own
                 self.waiting.pop(0)

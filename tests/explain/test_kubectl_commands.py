@@ -141,11 +141,29 @@ def test_a_merge_patch_of_a_custom_resource(said: list[Found]) -> None:
     )
 
 
-def test_apply_of_a_custom_resource_looks_for_its_crd(said: list[Found]) -> None:
-    assert _summary(said, "kubectl apply", "list", "customresourcedefinitions") == (
-        "kubectl apply lists the CustomResourceDefinitions, to tell whether the kind it sends"
-        " is a custom resource"
-    )
+def test_apply_of_a_custom_resource_looks_for_its_kind(
+    said: list[Found], analysis: Analysis
+) -> None:
+    """kubectl apply of the Greeting checks that its kind takes fieldValidation: in its group's
+    OpenAPI when the API server's OpenAPI index lists the group, else (the index catches up
+    with a new CRD some milliseconds after it is Established, so a recording made again may
+    show either) by listing the CustomResourceDefinitions. Each is said as what it is."""
+    create = _one(said, "kubectl apply", "create", "greetings", 201)
+    sessions = {e.id: e.request_header("kubectl-session") for e in analysis.exchanges}
+    ran = [s for _c, s in said if sessions[s.id] == sessions[create.id]]
+    schema = [s for s in ran if s.resource == "/openapi/v3/apis/workshop.example.com/v1"]
+    crds = [s for s in ran if (s.verb, s.resource) == ("list", "customresourcedefinitions")]
+    assert len(schema) + len(crds) == 1, ran
+    if schema:
+        assert schema[0].summary == (
+            "kubectl apply: downloads OpenAPI v3 /openapi/v3/apis/workshop.example.com/v1"
+            " (the patch metadata of its kinds)"
+        )
+    else:
+        assert crds[0].summary == (
+            "kubectl apply lists the CustomResourceDefinitions, to tell whether the kind it"
+            " sends is a custom resource"
+        )
 
 
 def test_wait_reads_then_watches_until_the_condition(said: list[Found]) -> None:

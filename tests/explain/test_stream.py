@@ -64,3 +64,29 @@ def test_what_the_stream_holds_does_not_grow_with_the_recording() -> None:
     three, six = held_at_most(3), held_at_most(6)
     assert six == three  # the third copy already held as much as any later one
     assert three[0] < len(load(STORY).exchanges)  # less than one copy of the story
+
+
+def late_watch_requests(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """`records` with each watch's request record moved after the request record that follows
+    it (their times kept): what the proxy writes when two clients' requests race; and how
+    many were moved."""
+    out, moved = list(records), 0
+    for index in range(len(out) - 2, 0, -1):
+        record, following = out[index], out[index + 1]
+        if "watch=true" in record.get("path", "") and following.get("record") == "request":
+            out[index], out[index + 1] = following, record
+            moved += 1
+    return out, moved
+
+
+def test_a_watch_whose_request_is_recorded_late_keeps_its_place_in_time(tmp_path: Any) -> None:
+    records, moved = late_watch_requests(list(story_records()))
+    assert moved > 0
+    path = tmp_path / "late.jsonl"
+    path.write_bytes(b"".join(dumps(record) for record in records))
+    analysis = Analysis.of(load(path))
+    explainer = Explainer(analysis)
+    batch = [dumps(exchange_record(analysis, e, explainer)) for e in analysis.exchanges]
+    out = io.BytesIO()
+    write_json(iter_records(path, []), out)
+    assert out.getvalue().splitlines(keepends=True) == batch

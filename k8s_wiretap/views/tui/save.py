@@ -5,8 +5,10 @@ The new file is a valid recording: the original's header first, then the records
 chosen exchanges in the order they were recorded (each re-read from the original by its
 byte offset, nothing decoded), with the etcd records that are theirs — for a write, the
 change etcd recorded at the write's key and revision, as the explanation layer names them
-(`summaries.py`: the whole recording keeps all of etcd's). A subset keeps the recording's
-first `/version` exchange too: it says which release the protobuf bodies are decoded with.
+(`summaries.py`: the whole recording keeps all of etcd's), and every note (what the
+recording says of itself: that a signal stopped it, that a write to it failed; true of any
+part of it too). A subset keeps the recording's first `/version` exchange too: it says
+which release the protobuf bodies are decoded with.
 A name ending in `.gz` is written gzip-compressed. The file is written under a temporary
 name beside FILE and put in place only once complete (`capture.outputs.whole_file`); an
 existing file is never replaced unless asked (`force`: `:save!`); what an error, or a save
@@ -78,7 +80,8 @@ def save(
     if positions is not None:
         said(FINDING, 0.0)
     etcd = _all_etcd(index) if positions is None else _etcd_of(index, chosen)
-    spans = sorted([*_spans(index, chosen), *etcd])
+    notes = index.notes
+    spans = sorted([*_spans(index, chosen), *etcd, *zip(notes[::2], notes[1::2], strict=True)])
     head = json.dumps(index.header, separators=(",", ":"), ensure_ascii=False).encode()
 
     def batches() -> Iterator[bytes]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import stat
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from k8s_wiretap.capture.reader import load
 from k8s_wiretap.views.tui import save as save_module
+from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from k8s_wiretap.views.tui.save import SaveError, save
 from tests.recorded import etcd_count, exchange_count
 from tests.views.tui.recorded import STORY, indexed
@@ -120,3 +122,20 @@ def test_an_unwritable_folder_is_one_line(tmp_path: Path) -> None:
         with pytest.raises(SaveError) as raised:
             save(indexed(), None, folder / "out.jsonl", force=force)
         assert str(raised.value) == f"cannot save to {folder / 'out.jsonl'}: Permission denied"
+
+
+def test_the_notes_are_copied_too(tmp_path: Path) -> None:
+    """A recording a signal stopped ends with a note saying so (capture/outputs.py): a save,
+    of all of it or of some rows, keeps it."""
+    with gzip.open(STORY, "rb") as original:
+        lines = original.read().splitlines(keepends=True)
+    note = {"record": "note", "time": 1e10, "level": "info", "stopped": "SIGTERM"}
+    stopped = json.dumps(note | {"message": "recording stopped by SIGTERM"}).encode() + b"\n"
+    noted = tmp_path / "noted.jsonl"
+    noted.write_bytes(b"".join([*lines, stopped]))
+    index = RecordingIndex(noted)
+    index.scan()
+    for positions, name in ((None, "all.jsonl"), ([0], "one.jsonl")):
+        save(index, positions, tmp_path / name)
+        assert (tmp_path / name).read_bytes().endswith(stopped)
+    index.close()

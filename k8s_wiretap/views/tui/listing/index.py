@@ -78,6 +78,7 @@ class RecordingIndex:
         self.rows = RowTable()
         self.by_id = self.rows.ids  # the row of an exchange id
         self.etcd = array("d")  # time, offset, length of each etcd record, flat
+        self.notes = array("q")  # offset, length of each note record, flat (`:save` copies)
         self.release: int | None = None  # the row of the first /version exchange
         self.warnings: list[str] = []
         self.open = 0  # exchanges with no end record yet
@@ -203,6 +204,7 @@ class RecordingIndex:
         for change in assembler.etcd:
             self.etcd.extend((change.time, offset, length))
         for note in assembler.notes:
+            self.notes.extend((offset, length))
             cut = cut_of(note)
             if cut is not None:
                 self.warnings.append(f"{self.path}: a cut recording: {cut}")
