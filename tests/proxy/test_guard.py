@@ -65,7 +65,13 @@ def test_past_the_limit_an_address_is_closed_and_others_are_served(proxy: LocalP
     finally:
         for conn in held:
             conn.close()
-    refused = [n for n in proxy.notes() if "127.0.0.3" in n and "refused" in n]
+
+    def refused_notes() -> list[str]:
+        return [n for n in proxy.notes() if "127.0.0.3" in n and "refused" in n]
+
+    # the notes reach the recording with the proxy's next flush of it
+    wait_until(lambda: any("more" in n for n in refused_notes()), 10, "the note of the refused")
+    refused = refused_notes()
     assert refused[0].startswith("refused a connection from 127.0.0.3:")
     assert "40 connections from 127.0.0.3 are open, the limit per client address" in refused[0]
     more = [n for n in refused if n.endswith("more connections from 127.0.0.3 at its limit")]
