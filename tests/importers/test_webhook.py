@@ -76,6 +76,13 @@ class Receiver:
             self.process.wait(30)
 
 
+def as_from_a_terminal() -> None:
+    """In the receiver's process before it starts: SIGINT as a terminal leaves it. A suite
+    started in the background (`make test &`, a CI runner's shell) passes SIGINT on ignored,
+    and Python keeps an inherited ignore, so Ctrl-C's signal would not reach the receiver."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_receiver(folder: Path, *extra: str) -> Receiver:
     """The receiver in a process of its own, its keys in `folder`/state, listening on a
     free port unless `extra` says another; returned once it listens."""
@@ -87,7 +94,9 @@ def start_receiver(folder: Path, *extra: str) -> Receiver:
     argv += ["--webhook-kubeconfig", str(kubeconfig), "--no-tui"]
     argv += [] if "--listen" in extra else ["--listen", "127.0.0.1:0"]
     with stdout.open("wb") as out, stderr.open("wb") as err:
-        process = subprocess.Popen([*argv, *extra], stdout=out, stderr=err, env=env)
+        process = subprocess.Popen(
+            [*argv, *extra], stdout=out, stderr=err, env=env, preexec_fn=as_from_a_terminal
+        )
     receiver = Receiver(process, record, kubeconfig, stdout, stderr, folder)
     wait_until(
         lambda: "listening on" in receiver.said() or process.poll() is not None, 60, "listening"
