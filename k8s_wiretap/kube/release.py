@@ -53,6 +53,14 @@ class Release:
     minor: int
     patch: int | None = None
     suffix: str = field(default="", compare=False)  # "-gke.1587003", "+k3s1", "-beta.0"
+    # the order's key, worked out once: releases are hashed and compared per decoded body
+    _order: tuple[int, int, int, int, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        found = _PRERELEASE.fullmatch(self.suffix)
+        stage = (_PRERELEASE_KINDS.index(found[1]), int(found[2])) if found else (9, 0)
+        patch = -1 if self.patch is None else self.patch
+        object.__setattr__(self, "_order", (self.major, self.minor, patch, *stage))
 
     @classmethod
     def parse(cls, text: str) -> Release:
@@ -128,9 +136,7 @@ class Release:
     def _key(self) -> tuple[int, int, int, int, int]:
         """major, minor, patch (-1: a minor), then the pre-release's kind and number (a
         final release, or a vendor's build of one, after every pre-release of it)."""
-        found = _PRERELEASE.fullmatch(self.suffix)
-        stage = (_PRERELEASE_KINDS.index(found[1]), int(found[2])) if found else (9, 0)
-        return self.major, self.minor, -1 if self.patch is None else self.patch, *stage
+        return self._order
 
     def __str__(self) -> str:
         """1.30.2 (1.30.0-rc.1 for a pre-release), or 1.30 for a minor."""
