@@ -63,8 +63,7 @@ def response_media(content_type: str, accept: str) -> str:
     """What a response really is: the API server answers kubectl's protobuf `/openapi/v2`
     (asked for with `Accept: <gnostic type>`) as `application/octet-stream` (1.20) or as
     `application/com.github.proto-openapi.spec.v2.v1.0+protobuf` (the default release);
-    both are the
-    gnostic type, as are the v3 documents' `.v3.v1.0` answers."""
+    both are the gnostic type, as are the v3 documents' `.v3.v1.0` answers."""
     media = media_type(content_type)
     if media == "application/octet-stream" and GNOSTIC_OPENAPI in accept:
         return GNOSTIC_OPENAPI

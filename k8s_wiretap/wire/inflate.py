@@ -1,9 +1,8 @@
 """A content-encoded stream (`Content-Encoding: gzip` or `deflate`), inflated as it arrives.
 
 A gzip stream may be several gzip members, one after another, and must be read to its end
-(RFC 1952 2.2; Go's gzip.Reader does so by default). The default release sends exactly that for
-a
-compressed watch list (gate WatchListCompression, beta and on by default there): its
+(RFC 1952 2.2; Go's gzip.Reader does so by default). The default release sends exactly that
+for a compressed watch list (gate WatchListCompression, beta and on by default there): its
 `perFlushGzipWriter` (apiserver pkg/endpoints/handlers/watch.go) closes the gzip member at
 every flush, so each burst of events is a member of its own. zlib's decompressobj stops at
 the end of the first member, which lost every event after the initial ones.
