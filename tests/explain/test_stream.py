@@ -4,6 +4,7 @@ memory that does not grow with the recording."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,14 +18,20 @@ from k8s_wiretap.views.json import dumps, exchange_record, write_json
 from tests.recorded import STORY, STORY_1_20, story_records
 
 
-@pytest.mark.parametrize("path", [STORY, STORY_1_20], ids=["default", "1.20"])
-def test_the_stream_writes_what_the_whole_file_analysis_says(path: Any) -> None:
+def assert_the_stream_is_the_whole_file_analysis(path: Path) -> None:
+    """`explain --format json`'s stream of `path` writes, line for line, what the analysis of
+    the whole file says of each exchange."""
     analysis = Analysis.of(load(path))
     explainer = Explainer(analysis)
     batch = [dumps(exchange_record(analysis, e, explainer)) for e in analysis.exchanges]
     out = io.BytesIO()
     write_json(iter_records(path, []), out)
     assert out.getvalue().splitlines(keepends=True) == batch
+
+
+@pytest.mark.parametrize("path", [STORY, STORY_1_20], ids=["default", "1.20"])
+def test_the_stream_writes_what_the_whole_file_analysis_says(path: Any) -> None:
+    assert_the_stream_is_the_whole_file_analysis(path)
 
 
 def repeated(copies: int) -> list[dict[str, Any]]:
@@ -84,9 +91,4 @@ def test_a_watch_whose_request_is_recorded_late_keeps_its_place_in_time(tmp_path
     assert moved > 0
     path = tmp_path / "late.jsonl"
     path.write_bytes(b"".join(dumps(record) for record in records))
-    analysis = Analysis.of(load(path))
-    explainer = Explainer(analysis)
-    batch = [dumps(exchange_record(analysis, e, explainer)) for e in analysis.exchanges]
-    out = io.BytesIO()
-    write_json(iter_records(path, []), out)
-    assert out.getvalue().splitlines(keepends=True) == batch
+    assert_the_stream_is_the_whole_file_analysis(path)
