@@ -50,7 +50,7 @@ from k8s_wiretap.capture.outputs import FileOutput, recording_problem
 from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY, Output, Recorder
 from k8s_wiretap.capture.records import Client
 from k8s_wiretap.capture.redact import Redactor
-from k8s_wiretap.proxy import guard, h2deadline, limits, upstream_loss
+from k8s_wiretap.proxy import backpressure, guard, h2deadline, limits, upstream_loss
 from k8s_wiretap.proxy.status import status_body
 from k8s_wiretap.proxy.upstream import INJECTED
 
@@ -81,6 +81,7 @@ class Wiretap:
         limits.install()
         upstream_loss.install()
         h2deadline.install()
+        backpressure.install()
         limits.LIMITS.refused = self._refused
         limits.LIMITS.noted = self._noted
         options = loader.master.options

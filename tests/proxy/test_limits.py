@@ -311,3 +311,57 @@ def test_the_deadline_is_on_requests_not_on_connections_or_responses(hurried: Lo
         rest = b"".join(iter(lambda: watch.recv(65536), b""))
     LocalUpstream.dying.clear()
     assert b"408" not in rest
+
+
+# -- an answer that comes while the body still streams ----------------------------------------
+EARLY = (
+    b'{"kind":"Status","apiVersion":"v1","status":"Failure",'
+    b'"reason":"RequestEntityTooLarge","code":413}'
+)
+
+
+def _answer_early(server: socket.socket, pause: float) -> None:
+    """Serve connections until one brings a POST, and answer that one as Go's net/http
+    answers a request before reading its body: a bit of the body read, the answer written
+    (here in two writes, `pause` apart, as TLS records or TCP segments may split it), the
+    write side shut, and the socket closed 0.5 s later with the body unread
+    (`closeWriteAndWait`: a reset follows). Other connections (the proxy's own probe) are
+    closed."""
+    while True:
+        conn, _ = server.accept()
+        with conn:
+            if not conn.recv(1 << 16).startswith(b"POST "):
+                continue
+            time.sleep(1)  # the proxy's upstream writes stall: nothing more is read
+            head = (
+                "HTTP/1.1 413 Request Entity Too Large\r\nContent-Type: application/json\r\n"
+                f"Connection: close\r\nContent-Length: {len(EARLY)}\r\n\r\n"
+            ).encode()
+            conn.sendall(head)
+            time.sleep(pause)
+            conn.sendall(EARLY)
+            conn.shutdown(socket.SHUT_WR)
+            time.sleep(0.5)
+            return
+
+
+@pytest.fixture
+def early_upstream() -> Iterator[str]:
+    """A raw upstream that answers a POST 413 early, in two writes (`_answer_early`)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    thread = threading.Thread(target=_answer_early, args=(server, 0.3), daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    thread.join(10)
+    server.close()
+
+
+def test_an_answer_in_two_writes_while_the_body_streams_reaches_the_client(
+    early_upstream: str, tmp_path: Path
+) -> None:
+    """The upstream's answer arrives in two parts while the proxy's writes to it stall:
+    the second part must be read and passed on, not lost when the upstream resets."""
+    for proxy in spawn_local_proxy(early_upstream, tmp_path):
+        reply = post(proxy.port, f"{CONFIGMAPS}?limits=early", configmap("early", 20 * MIB))
+        assert reply.status == 413, reply
+        assert reply.body == EARLY
