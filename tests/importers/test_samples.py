@@ -59,7 +59,7 @@ def _holds(exchange: Exchange, key: str, value: Any) -> bool:
         case "resource" | "namespace" | "name" | "subresource":
             return bool(getattr(info, key) == value)
         case "path":
-            return info.path == value
+            return bool(info.path == value)
         case "method":  # GKE's methodName: its last word is the verb
             return exchange.method == METHODS.get(str(value).rsplit(".", 1)[-1], "")
         case "user":
