@@ -1,5 +1,7 @@
 """How well a wide session is explained: `python -m bench explain_coverage [--recording PATH]`
-(`python -m bench.explain_coverage [PATH]` the same).
+(`python -m bench.explain_coverage [PATH]` the same); `--samples` does it for each public
+audit-log sample of tests/importers/data/samples.json, imported as `k8s-wiretap import
+audit` imports it, one row a sample.
 
 The recording (by default recordings/wide-session.jsonl.gz, the wide session of
 k8s_wiretap/workshop/wide.py recorded by scripts/record_wide.py with the whole control plane
@@ -34,6 +36,10 @@ figures are reported, not asserted: the exit status is 0.
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
+import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -45,7 +51,9 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
 from k8s_wiretap.kube.verbs import WRITES
 
-RECORDING = Path(__file__).resolve().parents[1] / "recordings" / "wide-session.jsonl.gz"
+ROOT = Path(__file__).resolve().parents[1]
+RECORDING = ROOT / "recordings" / "wide-session.jsonl.gz"
+SAMPLES = ROOT / "tests" / "importers" / "data"
 GENERIC = frozenset({"write", "read", "other"})  # the catch-all rules' ids
 CONTROLLERS = ("controller-manager", "scheduler")  # components whose writes need a cause
 
@@ -239,11 +247,41 @@ def table(c: Coverage) -> list[str]:
     return lines
 
 
+def imported(log: Path, out: Path) -> None:
+    """`k8s-wiretap import audit LOG -o OUT`, as a user runs it."""
+    argv = [sys.executable, "-m", "k8s_wiretap", "import", "audit", str(log), "-o", str(out)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{log}: import audit exited {done.returncode}: {done.stderr.strip()}")
+
+
+def sample_rows() -> list[str]:
+    """One row a sample of samples.json: its exchanges, unattributed, generic and
+    contradicting summaries (a markdown table, as docs/benchmarks.md holds it)."""
+    samples = json.loads((SAMPLES / "samples.json").read_text())
+    rows = ["| sample | shape | exchanges | unattributed | generic | contradicting |"]
+    rows.append("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as folder:
+        for number, sample in enumerate(samples):
+            out = Path(folder) / f"{number}.jsonl"
+            imported(SAMPLES / sample["file"], out)
+            c = coverage(explain(out))
+            rows.append(
+                f"| {sample['file']} | {sample['shape']} | {c.exchanges} | {c.unattributed} "
+                f"| {c.generic} | {len(c.contradictions)} |"
+            )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench explain_coverage")
     parser.add_argument("recording", nargs="?", type=Path, help="(as --recording)")
     parser.add_argument("--recording", dest="option", type=Path, default=RECORDING)
+    parser.add_argument("--samples", action="store_true", help="each audit-log sample")
     args = parser.parse_args(argv or [])
+    if args.samples:
+        print("\n".join(sample_rows()))
+        return
     recording = args.recording or args.option
     print(f"explain coverage: {recording.name}")
     for line in table(coverage(explain(recording))):
@@ -251,6 +289,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
     main(sys.argv[1:])
