@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from k8s_wiretap.importers import gke, limits
+from k8s_wiretap.importers import framing, gke, limits
 from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.importers.seen import Bloom
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
@@ -111,12 +111,13 @@ class BadEvent(ValueError):
 
 # -- reading ----------------------------------------------------------------------------------
 def _open(path: Path) -> BinaryIO:
-    """The file's bytes, through gzip when it starts with gzip's magic bytes."""
-    stream = path.open("rb")
+    """The file's bytes, through gzip when it starts with gzip's magic bytes; buffered
+    so that the framing can be told from its first bytes (`framing.framed`)."""
+    stream = path.open("rb", buffering=framing.HEAD)
     if stream.peek(2)[:2] != GZIP_MAGIC:
         return stream
     stream.close()
-    return cast(BinaryIO, gzip.open(path, "rb"))
+    return cast(BinaryIO, gzip.open(path, "rb"))  # its peek: what one read inflates
 
 
 def _loaded(value: Any, what: str) -> Any:
