@@ -18,13 +18,13 @@ exchanges written unanswered past `--max-open` are counted at the end of the las
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import RecordingError
 from k8s_wiretap.commands.importing import (
     Progress,
-    Skips,
     add_limits,
     add_output,
     checked,
@@ -37,9 +37,10 @@ from k8s_wiretap.commands.importing import (
 )
 from k8s_wiretap.commands.warn import warn_all
 from k8s_wiretap.errors import Stopped, UsageError, raising_on_signals
-from k8s_wiretap.importers.audit import AuditImport, import_audit
+from k8s_wiretap.importers.audit import AuditImport, FileReport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
 from k8s_wiretap.importers.limits import Limits
+from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["register"]
 
@@ -81,9 +82,35 @@ def _import(args: argparse.Namespace) -> int:
     if args.join is not None:
         return _join(args, bounds)
     checked("audit", args.logs, args)
-    with writing("audit", args, "audit log") as written, Progress(lambda: so_far("audit", written)):
+    with (
+        writing("audit", args, "audit log", on_skip=None) as written,
+        Progress(lambda: so_far("audit", written)),
+    ):
         importer = import_audit(args.logs, written, bounds)
-    return said(args, written, count(importer.events, "audit event"), "line", *_ignored(importer))
+    empty = _reported(importer.files)
+    said(args, written, count(importer.events, "audit event"), "line", *_ignored(importer))
+    return 1 if empty else 0
+
+
+def _reported(files: list[FileReport]) -> bool:
+    """Say on stderr, for each file, the shape it was read as and its events, then a line
+    for each reason something was skipped (how many, the first place, what it said); for
+    a file with nothing importable, one line of why. Whether any file had nothing."""
+    empty = False
+    for report in files:
+        if report.events:
+            shape = report.shape or "no shape"
+            line = f"{report.path}: {shape} ({report.framing}), {count(report.events, 'event')}"
+        else:
+            empty = True
+            line = f"{report.path}: nothing importable: {report.nothing()}"
+        print(escape_controls(line), file=sys.stderr)
+        for n, where, reason in report.skips.values():
+            place = where.removeprefix(f"{report.path}:")
+            first = f"first at line {place}" if place != str(report.path) else "the file"
+            line = f"  {count(n, 'skipped', 'skipped')}, {first}: {reason}"
+            print(escape_controls(line), file=sys.stderr)
+    return empty
 
 
 def _join(args: argparse.Namespace, bounds: Limits) -> int:
@@ -100,7 +127,7 @@ def _join(args: argparse.Namespace, bounds: Limits) -> int:
                 seen,
                 args.output,
                 overwrite=args.overwrite,
-                on_skip=Skips(),
+                on_skip=None,
                 bounds=bounds,
             )
     except Stopped as stopped:
@@ -108,7 +135,9 @@ def _join(args: argparse.Namespace, bounds: Limits) -> int:
         raise Stopped(stopped.signal, f"import audit: {why}") from None
     except OSError as error:
         raise unwritten("audit", args.output, error) from error
-    return _said(args, done)
+    empty = _reported(done.importer.files)
+    _said(args, done)
+    return 1 if empty else 0
 
 
 def _said(args: argparse.Namespace, done: Joined) -> int:

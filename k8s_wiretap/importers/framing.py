@@ -152,6 +152,8 @@ def inflate(data: bytes, longest: int, what: str) -> bytes | BadEntry:
         return BadEntry(f"{what} cannot be inflated ({error})")
     if len(out) > longest:
         return BadEntry(f"{what} inflates past {longest:,} bytes: not read")
+    if not unzip.eof:
+        return BadEntry(f"{what} is cut short (its deflate stream does not end)")
     return out
 
 
