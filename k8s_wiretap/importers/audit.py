@@ -37,6 +37,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import hashlib
+import io
 import json
 import re
 import zlib
@@ -120,7 +121,41 @@ def _open(path: Path) -> BinaryIO:
     if stream.peek(2)[:2] != GZIP_MAGIC:
         return stream
     stream.close()
-    return cast(BinaryIO, gzip.open(path, "rb"))  # its peek: what one read inflates
+    return cast(BinaryIO, io.BufferedReader(_Inflating(gzip.open(path, "rb")), framing.HEAD))
+
+
+class _Inflating(io.RawIOBase):
+    """A gzip stream read as far as it inflates: a read fills what it is asked for (so
+    that the framing is told from a whole head), and a stream cut short gives what came
+    before the cut, then raises the error at the next read."""
+
+    def __init__(self, stream: gzip.GzipFile) -> None:
+        self._stream, self._error = stream, cast(BaseException | None, None)
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
+
+    def readinto(self, buffer: Any) -> int:
+        if self._error is not None:
+            raise self._error
+        view, got = memoryview(buffer), 0
+        while got < len(view):
+            try:
+                data = self._stream.read1(len(view) - got)
+            except (OSError, EOFError, zlib.error) as error:
+                if not got:
+                    raise
+                self._error = error
+                break
+            if not data:
+                break
+            view[got : got + len(data)] = data
+            got += len(data)
+        return got
 
 
 def _loaded(value: Any, what: str) -> Any:
