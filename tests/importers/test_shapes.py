@@ -142,7 +142,8 @@ SHAPES: dict[str, tuple[str, Any]] = {
                         "time": e["stageTimestamp"],
                         "resourceId": "/SUBSCRIPTIONS/X",
                         "category": "kube-audit",
-                        "operationName": "Microsoft.ContainerService/managedClusters/diagnosticLogs/Read",
+                        "operationName": "Microsoft.ContainerService/managedClusters/diagnosticLogs"
+                        "/Read",
                         "properties": {
                             "log": json.dumps(e) if n % 2 else e,
                             "stream": "stdout",
@@ -358,7 +359,7 @@ def test_a_file_with_nothing_importable_says_the_closest_shape_and_exits_1(
 ) -> None:
     log = tmp_path / "control.json"
     log.write_text(json.dumps({"messageType": "CONTROL_MESSAGE", "logEvents": []}))
-    records, said, status = imported(log)
+    _, said, status = imported(log)
     assert status == 1
     assert f"{log}: nothing importable: the closest shape is EKS CloudWatch subscription " in said
     assert "a CloudWatch Logs CONTROL_MESSAGE (no log events)" in said

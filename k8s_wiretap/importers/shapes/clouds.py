@@ -113,6 +113,8 @@ def _message(item: Any, what: str) -> list[Any]:
 def _ends_short(text: str, error: ValueError) -> bool:
     """Whether the JSON `text` is no JSON only because it ends too soon (it was cut)."""
     position = getattr(error, "pos", -1)
+    if str(getattr(error, "msg", "")).startswith("Unterminated string"):
+        return True  # a string the cut fell in (the error is at where it starts)
     return isinstance(position, int) and position >= len(text.rstrip()) - 1
 
 
