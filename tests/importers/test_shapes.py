@@ -305,7 +305,13 @@ def test_a_gzipped_shape_is_read_through_gzip(tmp_path: Path) -> None:
 
 
 def test_a_truncated_cloudwatch_message_is_imported_as_far_as_it_goes(tmp_path: Path) -> None:
-    event = {**events()[0], "level": "RequestResponse", "requestObject": {"pad": "x" * 300_000}}
+    first = events()[0]
+    event: dict[str, Any] = {}
+    for key, value in first.items():  # in the order the API server writes (Go's struct's)
+        if key == "requestReceivedTimestamp":
+            event["requestObject"] = {"pad": "x" * 300_000}
+        event[key] = value
+    event["level"] = "RequestResponse"
     message = json.dumps(event)[: 256 * 1024 - 26]
     document = {"events": [{"timestamp": 1_700_000_000_000, "message": message}]}
     log = tmp_path / "cut.json"
