@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from k8s_wiretap.capture.format import QUERY_ABSENT
 from k8s_wiretap.importers import framing, gke, limits, shapes
 from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.importers.seen import Bloom
@@ -106,7 +107,7 @@ TOO_DEEP = "the line is nested too deep to read"
 STATUS_CODES = range(100, 1000)  # an HTTP status has three digits (RFC 9110 15)
 
 
-Key = int  # a request's: the hash of its auditID, verb, URI and time (`Event.key`)
+Key = int  # a request's: the hash of its auditID, verb, URI, time, user and IP (`Event.key`)
 
 
 class BadEvent(ValueError):
@@ -117,9 +118,9 @@ class BadEvent(ValueError):
 def _open(path: Path) -> BinaryIO:
     """The file's bytes, through gzip when it starts with gzip's magic bytes; buffered
     so that the framing can be told from its first bytes (`framing.framed`)."""
-    stream = path.open("rb", buffering=framing.HEAD)
+    stream = cast(io.BufferedReader, path.open("rb", buffering=framing.HEAD))
     if stream.peek(2)[:2] != GZIP_MAGIC:
-        return stream
+        return cast(BinaryIO, stream)
     stream.close()
     return cast(BinaryIO, io.BufferedReader(_Inflating(gzip.open(path, "rb")), framing.HEAD))
 
@@ -232,7 +233,10 @@ def _time(event: dict[str, Any], key: str) -> float:
     if not isinstance(value, str):
         raise BadEvent(f"no {key}")
     try:
-        when = dt.datetime.fromisoformat(value).timestamp()
+        parsed = dt.datetime.fromisoformat(value)
+        if parsed.tzinfo is None:  # no offset (a SIEM's `2022-11-29 22:34:06.892`): UTC
+            parsed = parsed.replace(tzinfo=dt.UTC)
+        when = parsed.timestamp()
     except (ValueError, OverflowError):
         raise BadEvent(f"{key} {value!r} is not an RFC 3339 time") from None
     error = time_error(when)
@@ -242,10 +246,12 @@ def _time(event: dict[str, Any], key: str) -> float:
 
 
 # What an Event of audit.k8s.io/v1 has that older ones and exports may lack
-_WHOLE = frozenset(("auditID", "stage", "level", "requestReceivedTimestamp", "stageTimestamp"))
+_WHOLE = frozenset(
+    ("auditID", "stage", "level", "requestURI", "requestReceivedTimestamp", "stageTimestamp")
+)
 
 
-def normalised(raw: dict[str, Any]) -> dict[str, Any]:
+def normalised(raw: dict[str, Any], when: str | None = None) -> dict[str, Any]:
     """`raw` with what it lacks of a v1 Event taken from where it has it, each said under
     `shapes.TAKEN` (the record's `audit.taken`):
 
@@ -260,7 +266,11 @@ def normalised(raw: dict[str, Any]) -> dict[str, Any]:
       SHA-256 of its JSON, keys sorted), the same for the same event (a copy of it is then
       a repeat, as a stage seen twice is);
     - no `level`: RequestResponse with a `responseObject`, Request with a `requestObject`,
-      else Metadata (as GKE's entries are read)."""
+      else Metadata (as GKE's entries are read);
+    - no `requestURI` (SIEM rows keep the `objectRef` only): the path the objectRef names
+      (`_path_of`), without the query string the request had;
+    - no time at all: `when` (the file's modification time, by which the event was
+      written), so that the request is imported at all, said."""
     raw = dict(raw)
     metadata = raw.get("metadata")
     created = metadata.get("creationTimestamp") if isinstance(metadata, dict) else None
@@ -283,6 +293,17 @@ def normalised(raw: dict[str, Any]) -> dict[str, Any]:
                 raw[key] = value
                 shapes.base.took(raw, key, f"{name} ({raw.get('apiVersion') or 'no apiVersion'})")
                 break
+    if when is not None and not any(
+        k in raw for k in ("requestReceivedTimestamp", "stageTimestamp")
+    ):
+        for key in ("requestReceivedTimestamp", "stageTimestamp"):
+            raw[key] = when
+            shapes.base.took(raw, key, "none in the event: the file's modification time")
+        shapes.base.lacks(raw, "the request's time (the file's modification time instead)")
+    if "requestURI" not in raw and (path := _path_of(raw)):
+        raw["requestURI"] = path
+        shapes.base.took(raw, "requestURI", "objectRef (the event has no requestURI)")
+        shapes.base.lacks(raw, QUERY_ABSENT)
     if "stage" not in raw:
         raw["stage"] = "ResponseComplete"
         shapes.base.took(raw, "stage", "none in the event: taken as the whole request")
@@ -303,6 +324,27 @@ def normalised(raw: dict[str, Any]) -> dict[str, Any]:
         raw["auditID"] = f"sha256:{digest}"
         shapes.base.took(raw, "auditID", "none in the event: the SHA-256 of its content")
     return raw
+
+
+def _path_of(raw: dict[str, Any]) -> str:
+    """The path an Event's objectRef names (apiserver's RequestInfo, read backwards): ""
+    when it names none (no resource, or a group without its version)."""
+    ref = raw.get("objectRef")
+    if not isinstance(ref, dict) or not isinstance(ref.get("resource"), str):
+        return ""
+    group, version = ref.get("apiGroup") or "", ref.get("apiVersion") or ""
+    if group and not version:
+        return ""
+    parts = [f"/apis/{group}/{version}" if group else f"/api/{version or 'v1'}"]
+    if ref.get("namespace"):
+        parts.append(f"namespaces/{ref['namespace']}")
+    parts.append(str(ref["resource"]))
+    verb = raw.get("verb")
+    if ref.get("name") and verb not in ("list", "watch", "create", "deletecollection"):
+        parts.append(str(ref["name"]))
+        if ref.get("subresource"):
+            parts.append(str(ref["subresource"]))
+    return "/".join(parts) + ("?watch=true" if verb == "watch" else "")
 
 
 def _dumped_sorted(value: Any) -> bytes:
@@ -326,11 +368,13 @@ class Event:
     key: int = 0  # the request's (`of`)
 
     @classmethod
-    def of(cls, raw: Any) -> Event:
+    def of(cls, raw: Any, when: str | None = None) -> Event:
+        """The Event `raw` is, checked; what it lacks taken where it can be
+        (`normalised`: `when` is the time of an event that has none)."""
         if not isinstance(raw, dict):
             raise BadEvent(f"an item that is a JSON {type(raw).__name__}, not an Event")
         if not _WHOLE.issubset(raw.keys()):
-            raw = normalised(raw)
+            raw = normalised(raw, when)
         audit_id, stage, level = raw.get("auditID"), raw.get("stage"), raw.get("level")
         if not isinstance(audit_id, str) or not audit_id:
             raise BadEvent("an Event without an auditID")
@@ -355,9 +399,13 @@ class Event:
         # one): its verb, URI and time; a GKE entry's time is its own, not the request's
         # (its hash: held for the last DONE_LIMIT requests, a number is the least memory;
         # two requests whose hashes meet, one in 2**64, would be taken for one)
-        key = hash(
-            (audit_id, verb, uri, "" if gke.CLOUD in raw else raw["requestReceivedTimestamp"])
+        user, ips = raw.get("user"), raw.get("sourceIPs")
+        who = (
+            str(user.get("username")) if isinstance(user, dict) else "",
+            str(ips[0]) if isinstance(ips, list) and ips else "",
         )
+        stamp = "" if gke.CLOUD in raw else raw["requestReceivedTimestamp"]
+        key = hash((audit_id, verb, uri, stamp, who))
         return cls(
             raw, audit_id, str(stage), str(level), verb, uri, received, at, code, bad_code, key
         )
@@ -437,6 +485,7 @@ def _file_events(
         sink.skip(where, reason)
 
     shape: shapes.Shape | None = None
+    modified = _modified(path)
     try:
         report.framing, values = framing.framed(stream, bounds)
         for number, line in values:
@@ -454,7 +503,7 @@ def _file_events(
                 continue
             for index, raw in enumerate(raws):
                 try:
-                    event = Event.of(raw)
+                    event = Event.of(raw, modified)
                 except BadEvent as error:
                     if shape is not None:
                         report.unfit(1, shape.name, str(error))
@@ -464,6 +513,15 @@ def _file_events(
                 yield event
     except (OSError, EOFError, zlib.error) as error:  # a gzip cut short or corrupt
         skip(f"{path}", f"the file could not be read on: {error}")
+
+
+def _modified(path: Path) -> str | None:
+    """The file's modification time, RFC 3339 (the time of an event that has none)."""
+    try:
+        when = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+    except (OSError, OverflowError, ValueError):
+        return None
+    return when.isoformat().replace("+00:00", "Z")
 
 
 def _unwrapped(
@@ -858,10 +916,5 @@ def import_audit(paths: Iterable[Path], sink: Sink, bounds: Limits = limits.DEFA
     importer = AuditImport(sink, max_open=bounds.max_open)
     for event in read_events(paths, sink, bounds, importer.files):
         importer.feed(event)
-    for report in importer.files:
-        shape = report.shape or "no shape of an audit log"
-        sink.note(
-            f"{report.path}: {report.framing or 'unread'} of {shape}, {report.events:,} events"
-        )
     importer.finish()
     return importer

@@ -12,6 +12,8 @@ The framings (`framed` tells them apart by the first value's first bytes, once a
   https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/S3Export.html), Fluentd's
   out_file (`TIME<TAB>TAG<TAB>{...}`, https://docs.fluentd.org/output/file). A line
   without the prefix is read as it is.
+- Fluent Bit out_file lines: `TAG: [TIME, {record}]` a line, Fluent Bit's file output
+  (https://docs.fluentbit.io/manual/pipeline/outputs/file): the record read as a line.
 - base64 lines: each line the base64 of a gzip (`H4sI...`), as a Kinesis stream or Firehose
   record carries a CloudWatch Logs subscription's payload
   (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/SubscriptionFilters.html);
@@ -56,6 +58,9 @@ DECODER = json.JSONDecoder()
 PREFIX = re.compile(
     rb"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]+(?:[^\s{\[]+\t)?"
 )
+# Fluent Bit's file output, its default `out_file` format: `TAG: [TIME, {record}]`
+# (https://docs.fluentbit.io/manual/pipeline/outputs/file)
+FLUENT_BIT = re.compile(rb"[^\s\[{:]+: \[-?[0-9][0-9.]*, *")
 GZIP_BASE64 = b"H4sI"  # gzip's magic bytes and deflate's method, in base64
 # Members of a top-level object whose array is read an item at a time: an EventList's and a
 # webhook batch's `items`; CloudWatch's `events` (filter-log-events, get-log-events) and
@@ -93,6 +98,9 @@ def framed(stream: IO[bytes], bounds: Limits = limits.DEFAULT) -> tuple[str, Num
     match = PREFIX.match(text)
     if match and text[match.end() : match.end() + 1] in (b"{", b"["):
         return "JSON lines after a timestamp", _prefixed(_lines(stream, 1, bounds))
+    match = FLUENT_BIT.match(text)
+    if match and text[match.end() : match.end() + 1] == b"{":
+        return "Fluent Bit out_file lines", _bracketed(_lines(stream, 1, bounds))
     if text.startswith(GZIP_BASE64):
         return "base64 gzip lines", _inflated(_lines(stream, 1, bounds), bounds)
     return "JSON lines", _lines(stream, 1, bounds)
@@ -126,6 +134,16 @@ def _prefixed(lines: Numbered) -> Numbered:
     for number, line in lines:
         if isinstance(line, bytes) and (found := match(line)) is not None:
             line = line[found.end() :]
+        yield number, line
+
+
+def _bracketed(lines: Numbered) -> Numbered:
+    """Each line's record, without Fluent Bit's `TAG: [TIME, ` before it and `]` after."""
+    match = FLUENT_BIT.match
+    for number, line in lines:
+        if isinstance(line, bytes) and (found := match(line)) is not None:
+            record = line[found.end() :].rstrip(WS)
+            line = record[:-1] if record.endswith(b"]") else record
         yield number, line
 
 

@@ -162,24 +162,30 @@ def _payload(entry: dict[str, Any]) -> dict[str, Any]:
     payload = entry["protoPayload"]
     if not isinstance(payload, dict):
         raise BadEntry(f"protoPayload is a JSON {type(payload).__name__}, not an AuditLog")
-    kind = payload.get(TYPE)
-    if kind != AUDIT_LOG:
+    kind, service = payload.get(TYPE), payload.get("serviceName")
+    kubernetes = _str(payload, "methodName").startswith(METHOD_PREFIX)
+    if kind != AUDIT_LOG and not (kind is None and kubernetes):
         raise BadEntry(f"protoPayload is a {kind!r}, not an AuditLog ({AUDIT_LOG})")
-    service = payload.get("serviceName")
-    if service != SERVICE:
+    if service != SERVICE and not (service is None and kubernetes):
         raise BadEntry(f"an audit entry of {service!r}, not of the Kubernetes API ({SERVICE!r})")
     return payload
 
 
 def _verb(method: str) -> str:
-    """`create` of `io.k8s.core.v1.pods.create` (KHI's parseVerb, falco's getVerb)."""
-    if not method.startswith(METHOD_PREFIX) or method.count(".") < 3:
+    """`create` of `io.k8s.core.v1.pods.create` (KHI's parseVerb, falco's getVerb); `get`
+    of `io.k8s.get`, a non-resource request's (`/readyz`: the method's name in lower
+    case, as the API server's verb for it is)."""
+    if not method.startswith(METHOD_PREFIX) or method.count(".") < 2:
         raise BadEntry(f"methodName {method!r} is no Kubernetes method (io.k8s.GROUP...VERB)")
     return method.rsplit(".", 1)[1]
 
 
-def _path(resource_name: str) -> str:
-    """`/api/v1/namespaces/default/pods/x` of `core/v1/namespaces/default/pods/x`."""
+def _path(resource_name: str, method: str = "") -> str:
+    """`/api/v1/namespaces/default/pods/x` of `core/v1/namespaces/default/pods/x`; `/readyz`
+    of a non-resource request's `readyz` (its method `io.k8s.VERB`: GKE's health checks
+    of `readyz`, `livez`, `version` are logged so)."""
+    if method.count(".") == 2 and resource_name and " " not in resource_name:
+        return "/" + resource_name.lstrip("/")
     parts = resource_name.split("/")
     if len(parts) < 3 or not all(parts):
         raise BadEntry(f"resourceName {resource_name!r} is no GROUP/VERSION/RESOURCE path")
@@ -247,9 +253,10 @@ def event_of(entry: dict[str, Any]) -> dict[str, Any]:
     payload = _payload(entry)
     verb = _verb(_str(payload, "methodName"))
     labels = entry.get("labels")
-    uri = _uri(verb, _str(payload, "resourceName"), _dict(labels))
+    method = _str(payload, "methodName")
+    uri = _uri(verb, _str(payload, "resourceName"), _dict(labels), method)
     audit_id, stage = _operation(entry)
-    when = _time(entry)
+    when = _time(entry, payload)
     event: dict[str, Any] = {
         "kind": "Event",
         "apiVersion": "audit.k8s.io/v1",
@@ -261,6 +268,10 @@ def event_of(entry: dict[str, Any]) -> dict[str, Any]:
         "requestReceivedTimestamp": when,
         "stageTimestamp": when,
     }
+    if not audit_id:
+        del event["auditID"]  # the importer makes one of the content (`audit.normalised`)
+    if not when:
+        del event["requestReceivedTimestamp"], event["stageTimestamp"]
     _people(event, payload)
     types: dict[str, str] = {}
     for key, field in (("request", "requestObject"), ("response", "responseObject")):
@@ -279,14 +290,14 @@ def event_of(entry: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
-def _uri(verb: str, resource_name: str, labels: dict[str, Any]) -> str:
+def _uri(verb: str, resource_name: str, labels: dict[str, Any], method: str = "") -> str:
     """The request URI: the path of `resourceName`, and the query parameters the entry
     says otherwise: a watch's `watch`, a dry run's `dryRun` (the `command.gke.io/dryRun`
     label, which KHI reads as one)."""
     query = ["watch=true"] if verb == "watch" else []
     if labels.get(DRY_RUN):
         query.append("dryRun=All")
-    return _path(resource_name) + (f"?{'&'.join(query)}" if query else "")
+    return _path(resource_name, method) + (f"?{'&'.join(query)}" if query else "")
 
 
 def _operation(entry: dict[str, Any]) -> tuple[str, str]:
@@ -296,18 +307,17 @@ def _operation(entry: dict[str, Any]) -> tuple[str, str]:
     (KHI reads `first` and `last` apart) are then one exchange, and an entry a sink wrote
     twice is ignored the second time, as a stage seen twice is."""
     operation = _dict(entry.get("operation"))
-    audit_id = _str(operation, "id") or _str(entry, "insertId")
-    if not audit_id:
-        raise BadEntry("an entry without an insertId or operation.id (the request's auditID)")
+    audit_id = _str(operation, "id") or _str(entry, "insertId")  # none: made of the content
     first, last = (str(operation.get(k)).lower() for k in ("first", "last"))
     return audit_id, "ResponseStarted" if (first, last) == ("true", "false") else "ResponseComplete"
 
 
-def _time(entry: dict[str, Any]) -> str:
-    """The entry's `timestamp`, checked: RFC 3339 (Cloud Logging writes nanoseconds)."""
-    when = _str(entry, "timestamp")
+def _time(entry: dict[str, Any], payload: dict[str, Any]) -> str:
+    """The entry's `timestamp` (or, in an export that dropped it, the AuditLog's own),
+    checked: RFC 3339 (Cloud Logging writes nanoseconds)."""
+    when = _str(entry, "timestamp") or _str(payload, "timestamp")
     if not when:
-        raise BadEntry("an entry without a timestamp")
+        return ""  # the importer takes the file's time, said (`audit.normalised`)
     try:
         dt.datetime.fromisoformat(when)
     except ValueError:

@@ -99,6 +99,24 @@ def took(event: dict[str, Any], field: str, source: str) -> None:
     event.setdefault(TAKEN, {}).setdefault("taken", {})[field] = source
 
 
+TIMES = ("requestReceivedTimestamp", "stageTimestamp")
+OLD_TIMES = ("timestamp", "metadata")  # where audit.k8s.io v1beta1 and v1alpha1 have them
+
+
+def timed(events: list[Any], when: Any, source: str) -> list[Any]:
+    """The events, each that has no time of its own given `when` (RFC 3339: the time its
+    wrapper says it was written or received, `source`) as both its times, said."""
+    if not isinstance(when, str) or not when:
+        return events
+    for event in events:
+        if not isinstance(event, dict) or any(k in event for k in TIMES + OLD_TIMES):
+            continue
+        for key in TIMES:
+            event[key] = when
+            took(event, key, f"{source} (the event has no time of its own)")
+    return events
+
+
 def lacks(event: dict[str, Any], what: str) -> None:
     """Say under TAKEN that the source lacks `what`."""
     absent = event.setdefault(TAKEN, {}).setdefault("absent", [])

@@ -72,6 +72,7 @@ from k8s_wiretap.importers.shapes.base import (
     loaded,
     nested,
     register,
+    timed,
     took,
 )
 
@@ -107,7 +108,8 @@ def _message(item: Any, what: str) -> list[Any]:
         if not text.lstrip().startswith("{") or not _ends_short(text, error):
             raise Unfit(f"{what}'s message is not JSON ({error})") from None
         return [_cut(text, _iso(item.get("timestamp")))]
-    return nested(value, f"{what}'s message")
+    stamp = _iso(item.get("timestamp"))
+    return timed(nested(value, f"{what}'s message"), stamp, "the CloudWatch log event's timestamp")
 
 
 def _ends_short(text: str, error: ValueError) -> bool:
@@ -258,7 +260,8 @@ def _records(value: Any) -> list[Any]:
         properties = record.get("properties")
         if not isinstance(properties, dict) or "log" not in properties:
             raise Unfit(f"record {n} without properties.log")
-        events.extend(nested(properties["log"], "properties.log"))
+        inner = nested(properties["log"], "properties.log")
+        events.extend(timed(inner, record.get("time"), "the record's time"))
     return events
 
 
@@ -273,7 +276,7 @@ def _diagnostics(value: Any) -> list[Any]:
     category = value.get("Category")
     if category not in AUDIT_CATEGORIES:
         raise Unfit(f"a row of Category {category!r}, not kube-audit or kube-audit-admin")
-    return nested(value["log_s"], "log_s")
+    return timed(nested(value["log_s"], "log_s"), value.get("TimeGenerated"), "TimeGenerated")
 
 
 register(Shape("AKS AzureDiagnostics rows", _diagnostics_score, _diagnostics, "AKS"))

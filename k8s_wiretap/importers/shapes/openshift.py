@@ -37,15 +37,21 @@ VIAQ_KEYS = (
     "viaq_index_name",
     "pipeline_metadata",
     "k8s_audit_level",
+    "openshift_audit_level",
+    "kubernetes",
     "message",
     "timestamp",
 )
+AUDIT_LEVELS = ("k8s_audit_level", "openshift_audit_level")  # ViaQ's name of the Event's level
+MARKS = ("viaq_msg_id", "viaq_index_name", "pipeline_metadata", *AUDIT_LEVELS)
 
 
 def _viaq_score(value: Any) -> int:
-    if not isinstance(value, dict) or value.get("log_type") != "audit":
+    if not isinstance(value, dict):
         return 0
-    return 25 if "auditID" in value or "k8s_audit_level" in value else 0
+    if value.get("log_type") != "audit" and not any(k in value for k in MARKS):
+        return 0
+    return 25 if "auditID" in value or any(k in value for k in AUDIT_LEVELS) else 0
 
 
 def _viaq(value: Any) -> list[Any]:
@@ -54,10 +60,11 @@ def _viaq(value: Any) -> list[Any]:
             return nested(value["message"], "the ViaQ record's message")
         raise Unfit("a ViaQ audit record of no Kubernetes API server (no auditID)")
     event = {k: v for k, v in value.items() if k not in VIAQ_KEYS}
-    level = value.get("k8s_audit_level")
-    if event.get("level") not in LEVELS and isinstance(level, str):
-        event["level"] = level
-        took(event, "level", "k8s_audit_level (ViaQ)")
+    for name in AUDIT_LEVELS:
+        level = value.get(name)
+        if event.get("level") not in LEVELS and isinstance(level, str):
+            event["level"] = level
+            took(event, "level", f"{name} (ViaQ)")
     for key in ("requestReceivedTimestamp", "stageTimestamp"):
         if key not in event and isinstance(value.get("@timestamp"), str):
             event[key] = value["@timestamp"]

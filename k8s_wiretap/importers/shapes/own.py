@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from k8s_wiretap.importers.shapes.base import Shape, Unfit, lacks, nested, register, took
+from k8s_wiretap.importers.shapes.base import Shape, Unfit, lacks, nested, register, timed, took
 
 __all__ = ["EVENT_KEYS"]
 
@@ -137,7 +137,7 @@ def _loki_score(value: Any) -> int:
 def _loki(value: Any) -> list[Any]:
     if "line" not in value:
         raise Unfit("a Loki entry without its line")
-    return nested(value["line"], "Loki's line")
+    return timed(nested(value["line"], "Loki's line"), value.get("timestamp"), "Loki's timestamp")
 
 
 register(Shape("Loki logcli --output jsonl", _loki_score, _loki, "stores"))
@@ -206,9 +206,9 @@ def _column(value: Any) -> str | None:
         return None
     for key, item in value.items():
         if isinstance(item, str) and item.startswith("{") and '"auditID"' in item:
-            return key
+            return str(key)
         if isinstance(item, dict) and _event_score(item):
-            return key
+            return str(key)
     return None
 
 
