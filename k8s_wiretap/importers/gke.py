@@ -70,18 +70,20 @@ that an audit Event would.
 Not verified, and so decided conservatively: that `operation.id` (and `insertId`) is the
 API server's auditID (real entries' are UUIDs, as auditIDs are; falco takes `insertId` so),
 how GKE logs a long watch (one entry or a first and a last: its events are absent, as in any
-audit log), and what it writes for
-non-resource requests (`/healthz`): a `resourceName` that is no GROUP/VERSION/RESOURCE path
-is skipped, never guessed at.
+audit log). A non-resource request (GKE's health checks: `io.k8s.get` on `readyz`, as real
+entries have it, tests/importers/data/) is `GET /readyz`; any other `resourceName` that is no
+GROUP/VERSION/RESOURCE path is skipped, never guessed at. An export that dropped the
+AuditLog's `@type` and `serviceName` is read by its `methodName`; one without `insertId`
+and `operation` leaves the auditID to the importer (made of the content), one without the
+entry's `timestamp` takes `protoPayload.timestamp`, else leaves the time to the importer.
 
 An entry that is no Kubernetes audit entry (another service's AuditLog, such as
 `container.googleapis.com`'s cluster operations, or no AuditLog at all), or one without what
 an exchange needs, raises `BadEntry`; the importer skips its line and says why.
 
-A file whose first line is `[` alone is one JSON array, as `gcloud logging read
---format=json` prints it (google-cloud-sdk googlecloudsdk/core/resource/json_printer.py:
-`[`, each entry indented, `,` between them, `]`): `numbered` gives each item with the line
-it starts on. Any other file is one JSON value a line, as sinks write their hourly files to
+A JSON array, as `gcloud logging read --format=json` prints it (google-cloud-sdk
+googlecloudsdk/core/resource/json_printer.py: `[`, each entry indented, `,` between them,
+`]`), is read an item at a time (`framing`), each item with the line it starts on. A file is one JSON value a line, as sinks write their hourly files to
 Cloud Storage (https://cloud.google.com/logging/docs/export/storage names them,
 `08:00:00_08:59:59_S0.json`; a user's sample of one, allinurl/goaccess issue 1192, is one
 compact entry a line). Entries

@@ -429,7 +429,9 @@ def test_an_array_item_of_more_values_than_the_bound_is_not_parsed(tmp_path: Pat
         )
         requests = [r["id"] for r in _records(out) if r["record"] == "request"]
         assert requests == (["a", "b"] if times == 1 else ["a"])
-    assert said[1][1] == "  1 skipped, first at line 3: a JSON list, not an object"
+    assert said[1][1] == (
+        "  1 skipped, first at line 3: a JSON array whose item 0 is a JSON list, not an object"
+    )
     assert said[10][1] == (
         "  1 skipped, first at line 3: an item of the JSON array holds more than "
         "100,000 JSON values (by its commas and brackets); the rest unread"

@@ -101,6 +101,7 @@ SHAPES: dict[str, tuple[str, Any]] = {
         ),
     ),
     "array": ("audit.k8s.io Events", lambda: json.dumps(events(), indent=4)),
+    "one-line-array": ("JSON arrays of audit values", lambda: json.dumps(events()) + "\n"),
     "bom-crlf": ("audit.k8s.io Events", lambda: "\ufeff" + lines(events()).replace("\n", "\r\n")),
     "concatenated": ("audit.k8s.io Events", lambda: "".join(json.dumps(e) for e in events())),
     "filter": ("EKS CloudWatch filter-log-events", lambda: json.dumps(_cloudwatch(True), indent=4)),

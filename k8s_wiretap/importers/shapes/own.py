@@ -16,6 +16,7 @@ Wrappers, each a shape of its own (the inner value may be any shape):
   Filebeat's log input (https://www.elastic.co/guide/en/beats/filebeat/current/filebeat-input-log.html),
   syslog shippers;
 - `msg`: logfmt and zap-style shippers;
+- a JSON array a line (`jq -c -s`): its items;
 - `properties.log`: cloud exports that nest the line under `properties` (Azure's, below);
 - Loki's `logcli query --output jsonl` (https://grafana.com/docs/loki/latest/query/logcli/):
   `{"labels": {...}, "line": "<the line>", "timestamp": "..."}`;
@@ -70,6 +71,28 @@ def _event(value: Any) -> list[Any]:
 
 
 register(Shape("audit.k8s.io Events", _event_score, _event, "Kubernetes"))
+
+
+def _array_score(value: Any) -> int:
+    return 1 if isinstance(value, list) else 0
+
+
+def _array(value: Any) -> list[Any]:
+    """A JSON array on one line (`jq -c -s`, a store's export): its items, each an object
+    in any shape."""
+    if not value:
+        raise Unfit("an empty JSON array")
+    events: list[Any] = []
+    for n, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise Unfit(
+                f"a JSON array whose item {n} is a JSON {type(item).__name__}, not an object"
+            )
+        events.extend(nested(item, f"the array's item {n}"))
+    return events
+
+
+register(Shape("JSON arrays of audit values, one a line", _array_score, _array, "Kubernetes"))
 
 
 def _list_score(value: Any) -> int:
