@@ -398,3 +398,24 @@ def test_the_sink_is_told_each_skip_by_the_reader(tmp_path: Path) -> None:
         f"{log}:1: skipped: the line is not JSON (Expecting value: line 1 column 1 (char 0))"
     ]
     assert importer.files[0].shape == "audit.k8s.io Events"
+
+
+def test_openshifts_other_api_servers_paths_import(tmp_path: Path) -> None:
+    """openshift-apiserver's and oauth-apiserver's Events are the API server's own, of
+    their groups' paths (and oauth-server's `/oauth/authorize`, a non-resource path)."""
+    paths = [
+        ("/apis/route.openshift.io/v1/namespaces/default/routes", "list"),
+        ("/apis/oauth.openshift.io/v1/oauthclients/console", "get"),
+        ("/apis/user.openshift.io/v1/users/~", "get"),
+        ("/oauth/authorize?client_id=console&response_type=code", "get"),
+    ]
+    first = events()[0]
+    lines_ = [
+        {**first, "auditID": f"os-{n}", "requestURI": uri, "verb": verb}
+        for n, (uri, verb) in enumerate(paths)
+    ]
+    log = tmp_path / "openshift-apiserver-audit.log"
+    log.write_text(lines(lines_))
+    records, said, status = imported(log)
+    assert status == 0, said
+    assert [(r[1], r[2]) for r in requests(records)] == [("GET", uri) for uri, _ in paths]
