@@ -3,9 +3,11 @@ server's audit log as a recording (`importers.audit`), or joined with a proxy's 
 of the same cluster (`importers.join`, docs/importing.md).
 
 The logs are read in the order given (a rotated log's older files first), one recording is
-written. Every line that cannot be read is said on stderr (`FILE:LINE: skipped: REASON`)
-and the import goes on; the last line says how many exchanges were written and how many
-lines were skipped. A missing LOG, or an OUT that exists (without `--overwrite`) or
+written. For each file, stderr says the shape it was read as and its events, then a line
+for each reason something was skipped (how many, the first line, what it said: the import
+goes on past every skipped line), or, for a file with nothing importable, the closest shape
+and why it did not fit (the exit status is then 1, the recording written); the last line
+says how many exchanges were written and how many lines were skipped. A missing LOG, or an OUT that exists (without `--overwrite`) or
 cannot be written, is a one-line error, exit 2, before anything is written
 (`commands.importing`); so is a `--join` RECORDING that is missing or no recording (read
 whole before OUT is made). Repeated or late events of an auditID, when the log has any,
@@ -48,11 +50,13 @@ __all__ = ["register"]
 def register(sources: Any) -> None:
     parser = sources.add_parser(
         "audit",
-        help="the API server's audit log (audit.k8s.io/v1 Events; EventList, wrapped, gzip)",
-        description="Read audit.k8s.io/v1 Events (one a line, EventList batches, or under "
-        "log, message or properties.log; gzip as is) and write them as a recording: one "
-        "exchange per auditID, the user as who sent it, bodies when the level logs them, "
-        "Secrets redacted (docs/importing.md).",
+        help="the API server's audit log, in any shape it is kept in (docs/importing.md)",
+        description="Read audit.k8s.io Events in any shape they are kept in (the API "
+        "server's own, EKS CloudWatch, AKS, GKE, OpenShift Logging, shippers and stores; "
+        "told by content; gzip as is) and write them as a recording: one exchange per "
+        "request, the user as who sent it, bodies when the level logs them, Secrets "
+        "redacted (docs/importing.md). Says each file's shape and a count per skip reason; "
+        "exits 1 when a file holds nothing importable.",
     )
     parser.add_argument("logs", nargs="+", type=Path, metavar="LOG")
     parser.add_argument(

@@ -1,14 +1,14 @@
 """The API server's audit log (audit.k8s.io/v1 `Event`s) as a recording (docs/importing.md).
 
-Read, one JSON value a line (a file ending in gzip's magic bytes is read through gzip):
-
-- an `Event` (the log backend's lines);
-- an `EventList` (the webhook backend's batches; its items need no `kind`);
-- an object with the Event, or an EventList, as a JSON string or an object under `log`,
-  `message` or `properties.log` (what log shippers and cloud log exports write);
-- GKE's Kubernetes audit entry, as Cloud Logging exports it (a `protoPayload` AuditLog),
-  made an Event by `gke.event_of`; a file laid out as gcloud's JSON array of entries is read
-  item by item (`gke.numbered`).
+Read in every shape a log is kept in, told by content, never a file's name: how its values
+are laid out (`framing`: JSON lines, timestamp-prefixed lines, base64 gzip lines, JSON
+documents of any layout; gzip) and what they are (`shapes`: the API server's Events and
+EventLists of every audit.k8s.io version, EKS's CloudWatch exports, AKS's records and rows,
+GKE's Cloud Logging entries and BigQuery rows, OpenShift Logging's ViaQ and OTLP records,
+shippers' and stores' wrappers). A file's shape is told once, by its first value; what an
+event lacks of a v1 Event is taken from where it has it (`normalised`), said in `audit.taken`.
+What each file held is its `FileReport`: its framing and shape, its events, a count per
+skip reason with the first place of each, and, when nothing fit, the closest shape and why.
 
 The stages of one `auditID` (RequestReceived, ResponseStarted, ResponseComplete, Panic) make
 one exchange: its request record is written at the first ResponseStarted, ResponseComplete
