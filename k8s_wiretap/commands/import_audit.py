@@ -8,8 +8,8 @@ for each reason something was skipped (how many, the first line, what it said: t
 goes on past every skipped line), or, for a file with nothing importable, the closest shape
 and why it did not fit (the exit status is then 1, the recording written); the last line
 says how many exchanges were written and how many lines were skipped. A missing LOG, or
-an OUT that exists (without `--overwrite`) or cannot be written, is a one-line error, exit 2, before anything is written
-(`commands.importing`); so is a `--join` RECORDING that is missing or no recording (read
+an OUT that exists (without `--overwrite`) or cannot be written, is a one-line error,
+exit 2, before anything is written (`commands.importing`); so is a `--join` RECORDING that is missing or no recording (read
 whole before OUT is made). Repeated or late events of an auditID, when the log has any,
 are counted at the end of the last line; with `--join`, the proxied exchanges joined, those
 whose Audit-ID the log does not hold, and those answered without one. Memory follows the
