@@ -7,14 +7,15 @@ written. For each file, stderr says the shape it was read as and its events, the
 for each reason something was skipped (how many, the first line, what it said: the import
 goes on past every skipped line), or, for a file with nothing importable, the closest shape
 and why it did not fit (the exit status is then 1, the recording written); the last line
-says how many exchanges were written and how many lines were skipped. A missing LOG, or
-an OUT that exists (without `--overwrite`) or cannot be written, is a one-line error,
-exit 2, before anything is written (`commands.importing`); so is a `--join` RECORDING that is missing or no recording (read
-whole before OUT is made). Repeated or late events of an auditID, when the log has any,
-are counted at the end of the last line; with `--join`, the proxied exchanges joined, those
-whose Audit-ID the log does not hold, and those answered without one. Memory follows the
-bounds `--max-line`, `--max-values`, `--max-open` and `--max-body` (`importers.limits`);
-exchanges written unanswered past `--max-open` are counted at the end of the last line too.
+says how many exchanges were written and how many lines were skipped. A missing LOG, or an
+OUT that exists (without `--overwrite`) or cannot be written, is a one-line error, exit 2,
+before anything is written (`commands.importing`); so is a `--join` RECORDING that is
+missing or no recording (read whole before OUT is made). Repeated or late events of an
+auditID, when the log has any, are counted at the end of the last line; with `--join`, the
+proxied exchanges joined, those whose Audit-ID the log does not hold, and those answered
+without one. Memory follows the bounds `--max-line`, `--max-values`, `--max-open` and
+`--max-body` (`importers.limits`); exchanges written unanswered past `--max-open` are
+counted at the end of the last line too.
 """
 
 from __future__ import annotations
