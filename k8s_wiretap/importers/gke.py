@@ -83,8 +83,8 @@ an exchange needs, raises `BadEntry`; the importer skips its line and says why.
 
 A JSON array, as `gcloud logging read --format=json` prints it (google-cloud-sdk
 googlecloudsdk/core/resource/json_printer.py: `[`, each entry indented, `,` between them,
-`]`), is read an item at a time (`framing`), each item with the line it starts on. A file
-is one JSON value a line, as sinks write their hourly files to Cloud Storage
+`]`), is read an item at a time (`framing`), each item with the line it starts on. A sink
+writes its hourly files to Cloud Storage one entry a line
 (https://cloud.google.com/logging/docs/export/storage names them,
 `08:00:00_08:59:59_S0.json`; a user's sample of one, allinurl/goaccess issue 1192, is one
 compact entry a line). Entries routed to Pub/Sub are the LogEntry as JSON, a message each
