@@ -435,7 +435,13 @@ class FileReport:
         return " and ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
 
     def skip(self, where: str, reason: str) -> None:
-        key = _REASON_NUMBERS.sub("N", _REASON_DETAIL.sub("", reason))
+        """Count a skipped part by its reason: reasons that differ only in numbers, quoted
+        values or what they say in parentheses are one; past MAX_REASONS of them, the rest
+        are counted as one (a log may hold any number of different bad values)."""
+        key = _REASON_DETAIL.sub("", reason)
+        key = _REASON_NUMBERS.sub("N", _REASON_QUOTED.sub("'…'", key))
+        if key not in self.skips and len(self.skips) >= MAX_REASONS:
+            key, reason = OTHER_REASONS, f"{reason} (and other reasons: the recording notes them)"
         n, first, said = self.skips.get(key, (0, where, reason))
         self.skips[key] = (n + 1, first, said)
 
@@ -456,7 +462,10 @@ class FileReport:
         return f"its values ({self.framing}) hold no audit Event"
 
 
+MAX_REASONS = 100  # skip reasons counted apart in a file's report, at most
+OTHER_REASONS = "other reasons"
 _REASON_DETAIL = re.compile(r" \(.*\)")
+_REASON_QUOTED = re.compile(r"'[^']*'")
 _REASON_NUMBERS = re.compile(r"[0-9][0-9,]*")
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from k8s_wiretap.importers.audit import import_audit
+from k8s_wiretap.importers.audit import MAX_REASONS, OTHER_REASONS, FileReport, import_audit
 from k8s_wiretap.importers.sink import Sink
 from tests.conftest import cli
 
@@ -419,3 +419,27 @@ def test_openshifts_other_api_servers_paths_import(tmp_path: Path) -> None:
     records, said, status = imported(log)
     assert status == 0, said
     assert [(r[1], r[2]) for r in requests(records)] == [("GET", uri) for uri, _ in paths]
+
+
+def test_reasons_differing_in_a_value_are_one_and_past_a_hundred_one_count(
+    tmp_path: Path,
+) -> None:
+    """What a report holds does not grow with the input: reasons that differ only in a
+    value are one reason, and past 100 reasons, one count holds the rest."""
+    good = events()[0]
+    bad = [{**good, "level": f"L{n}", "auditID": f"l{n}"} for n in range(3)]
+    log = tmp_path / "many.log"
+    log.write_text(lines([good, *bad]))
+    _, said, status = imported(log)
+    assert status == 0, said
+    reasons = [line for line in said.splitlines() if line.startswith("  ")]
+    assert reasons == [
+        "  3 skipped, first at line 2: level 'L0' is none of Metadata, Request, RequestResponse"
+    ]
+    report = FileReport(log)
+    for n in range(150):
+        report.skip(f"{log}:{n}", f"reason{'x' * n}")
+    assert len(report.skips) == MAX_REASONS + 1
+    count, first, said_ = report.skips[OTHER_REASONS]
+    assert (count, first) == (50, f"{log}:100")
+    assert said_.endswith("(and other reasons: the recording notes them)")
