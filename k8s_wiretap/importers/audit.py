@@ -459,6 +459,8 @@ class FileReport:
         if self.skips:
             _, where, said = next(iter(self.skips.values()))
             return f"no value is in a shape of an audit log ({self.framing}; {where}: {said})"
+        if self.shapes:
+            return f"its values are {self.shape} ({self.framing}), holding no audit Event"
         return f"its values ({self.framing}) hold no audit Event"
 
 

@@ -372,7 +372,16 @@ def test_a_file_with_nothing_importable_says_the_closest_shape_and_exits_1(
     assert "a CloudWatch Logs CONTROL_MESSAGE (no log events)" in said
     empty = tmp_path / "empty"
     empty.write_text("\n\n")
-    assert imported(empty)[2] == 1
+    _, said, status = imported(empty)
+    assert status == 1 and f"{empty}: nothing importable: the file holds no JSON value" in said
+    batch = tmp_path / "batch.json"
+    batch.write_text('{"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "items": []}\n')
+    _, said, status = imported(batch)
+    assert status == 1
+    assert (
+        f"{batch}: nothing importable: its values are audit.k8s.io EventLists (webhook "
+        "batches) (JSON lines), holding no audit Event"
+    ) in said
 
 
 def test_skips_are_counted_per_reason_with_the_first_line(tmp_path: Path) -> None:
