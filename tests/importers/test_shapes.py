@@ -452,3 +452,31 @@ def test_reasons_differing_in_a_value_are_one_and_past_a_hundred_one_count(
     count, first, said_ = report.skips[OTHER_REASONS]
     assert (count, first) == (50, f"{log}:100")
     assert said_.endswith("(and other reasons: the recording notes them)")
+
+
+def test_elastics_documents_give_the_original_line_or_their_fields_made_whole(
+    tmp_path: Path,
+) -> None:
+    """Elastic's pipeline keeps the line in `event.original` (taken whole), and writes the
+    fields under `kubernetes.audit` with annotation keys' dots as `_` (made `.` again)
+    (elastic/integrations packages/kubernetes/data_stream/audit_logs, its pipeline test's
+    expected output)."""
+    event = events()[0]
+    renamed = {k.replace(".", "_", k.count(".")): v for k, v in event["annotations"].items()}
+    fields = {k: v for k, v in event.items() if k != "annotations"} | {"annotations": renamed}
+    log = tmp_path / "elastic.ndjson"
+    log.write_text(
+        lines(
+            [
+                {"event": {"original": json.dumps(event)}, "kubernetes": {"audit": fields}},
+                {"kubernetes": {"audit": {**fields, "auditID": "fields-only"}}},
+            ]
+        )
+    )
+    records, said, status = imported(log)
+    assert status == 0, said
+    whole, rebuilt = [r for r in records if r["record"] == "request"]
+    assert whole["audit"]["taken"] == {"the Event": "event.original (the line Elastic read)"}
+    assert rebuilt["id"] == "fields-only"
+    assert rebuilt["audit"]["annotations"] == event["annotations"]
+    assert rebuilt["audit"]["decision"] == event["annotations"]["authorization.k8s.io/decision"]

@@ -22,9 +22,13 @@ Wrappers, each a shape of its own (the inner value may be any shape):
   `{"labels": {...}, "line": "<the line>", "timestamp": "..."}`;
 - an Elasticsearch export (elasticdump, a search's hits): `_source` holds the document;
 - Elastic's Kubernetes audit logs integration
-  (https://www.elastic.co/docs/reference/integrations/kubernetes/audit-logs): the Event's
-  fields under `kubernetes.audit` (nested objects, or dotted keys as `_source` may hold
-  them); the time, when the Event's own are not kept, from `@timestamp`;
+  (https://www.elastic.co/docs/reference/integrations/kubernetes/audit-logs; its ingest
+  pipeline's expected output, elastic/integrations packages/kubernetes/data_stream/audit_logs/
+  _dev/test/pipeline): the line read, whole, in `event.original` when kept; else the
+  Event's fields under `kubernetes.audit` (nested objects, or dotted keys as `_source` may
+  hold them), without empty fields and `responseStatus.metadata`, annotation keys' dots
+  written `_` (made `.` again); the time, when the Event's own are not kept, from
+  `@timestamp`;
 - ClickHouse `FORMAT JSONEachRow` (https://clickhouse.com/docs/interfaces/formats/JSONEachRow):
   one row an object, its columns its keys; a row whose column (any one) holds an Event's
   JSON, as a string or an object, is that Event.
@@ -191,11 +195,47 @@ def _elastic_score(value: Any) -> int:
     return 12 if isinstance(value, dict) and _elastic_audit(value) is not None else 0
 
 
+def _original(value: dict[str, Any]) -> Any:
+    """`event.original`: the line Elastic read, when its pipeline kept it."""
+    event = value.get("event")
+    original = event.get("original") if isinstance(event, dict) else value.get("event.original")
+    return original if isinstance(original, str) and original.lstrip().startswith("{") else None
+
+
+def _annotations(annotations: Any) -> Any:
+    """Annotations with their keys as the API server wrote them: Elastic's pipeline writes
+    the dots of a key's prefix as `_` (`authorization_k8s_io/decision`)."""
+    if not isinstance(annotations, dict):
+        return annotations
+    keys = {}
+    for key, item in annotations.items():
+        prefix, slash, name = str(key).partition("/")
+        keys[prefix.replace("_", ".") + slash + name if slash else key] = item
+    return keys
+
+
 def _elastic(value: Any) -> list[Any]:
+    """The Event of an Elastic document: the line it was read from (`event.original`),
+    whole, when the pipeline kept it; else the `kubernetes.audit` fields (less: the pipeline
+    drops empty fields and `responseStatus.metadata`, renames annotation keys)."""
+    original = _original(value)
+    if original is not None:
+        try:
+            events = nested(original, "event.original")
+        except Unfit:
+            events = []
+        for event in events:
+            if isinstance(event, dict):
+                took(event, "the Event", "event.original (the line Elastic read)")
+        if events:
+            return events
     audit = _elastic_audit(value)
     if not isinstance(audit, dict):
         raise Unfit("kubernetes.audit is no object")
     event = dict(audit)
+    if "annotations" in event:
+        event["annotations"] = _annotations(event["annotations"])
+        took(event, "annotations", "kubernetes.audit.annotations, keys' _ made . again")
     stamp = value.get("@timestamp")
     for key in ("requestReceivedTimestamp", "stageTimestamp"):
         if key not in event and isinstance(stamp, str):
@@ -209,7 +249,7 @@ def _elastic(value: Any) -> list[Any]:
     if "sourceIPs" not in event and isinstance(source, dict) and "ip" in source:
         event["sourceIPs"] = [source["ip"]]
         took(event, "sourceIPs", "source.ip")
-    lacks(event, "what Elastic's pipeline dropped (the objects' metadata, fields it renames)")
+    lacks(event, "what Elastic's pipeline dropped (empty fields, responseStatus.metadata)")
     return [event]
 
 
