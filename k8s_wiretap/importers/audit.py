@@ -104,7 +104,8 @@ _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 # redactor, which walks a body recursively, can walk (Python's recursion limit is 1,000).
 MAX_DEPTH = 200
 TOO_DEEP = "the line is nested too deep to read"
-STATUS_CODES = range(100, 1000)  # an HTTP status has three digits (RFC 9110 15)
+STATUS_CODES = range(100, 1000)
+TAKEN = shapes.TAKEN  # an HTTP status has three digits (RFC 9110 15)
 
 
 Key = int  # a request's: the hash of its auditID, verb, URI, time, user and IP (`Event.key`)
@@ -189,6 +190,8 @@ def _text(line: bytes, value: Any) -> None:
     would give them): valid JSON, but no Unicode text, which a recording is. The line is
     skipped rather than its text changed: nothing is made up. Only a line that may hold
     one (an escape or bytes in the surrogates' range) is checked."""
+    if b"\\ud" not in line and b"\\uD" not in line and b"\xed" not in line:
+        return  # a substring search is many times a regular expression's speed
     if _SURROGATE.search(line) is None:
         return
     try:
@@ -400,12 +403,12 @@ class Event:
         # (its hash: held for the last DONE_LIMIT requests, a number is the least memory;
         # two requests whose hashes meet, one in 2**64, would be taken for one)
         user, ips = raw.get("user"), raw.get("sourceIPs")
-        who = (
-            str(user.get("username")) if isinstance(user, dict) else "",
-            str(ips[0]) if isinstance(ips, list) and ips else "",
-        )
+        name = user.get("username") if type(user) is dict else ""
+        ip = ips[0] if type(ips) is list and ips else ""
+        if type(name) is not str or type(ip) is not str:  # hashable, whatever the input
+            name, ip = str(name), str(ip)
         stamp = "" if gke.CLOUD in raw else raw["requestReceivedTimestamp"]
-        key = hash((audit_id, verb, uri, stamp, who))
+        key = hash((audit_id, verb, uri, stamp, name, ip))
         return cls(
             raw, audit_id, str(stage), str(level), verb, uri, received, at, code, bad_code, key
         )
@@ -599,14 +602,18 @@ def _cloud_absent(event: Event) -> list[str]:
 
 def _taken(event: Event, key: str) -> Any:
     """What a shape said it made of the event (`shapes.TAKEN`): `taken` or `absent`."""
-    said = _dict(event.raw.get(shapes.TAKEN)).get(key)
+    said = _dict(event.raw.get(TAKEN)).get(key)
     if key == "absent":
         return [item for item in said if isinstance(item, str)] if isinstance(said, list) else []
     return said if isinstance(said, dict) else {}
 
 
 def _request_absent(event: Event) -> list[str]:
-    absent = ["request headers but User-Agent", *_cloud_absent(event), *_taken(event, "absent")]
+    absent, raw = ["request headers but User-Agent"], event.raw
+    if gke.CLOUD in raw:
+        absent += _cloud_absent(event)
+    if TAKEN in raw:
+        absent += _taken(event, "absent")
     if (
         "requestObject" not in event.raw
         and event.level == "Metadata"
@@ -702,7 +709,7 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
     audit["reason"] = annotations.get("authorization.k8s.io/reason", "")
     audit["annotations"] = annotations
     audit["absent"] = _request_absent(event)
-    if taken := _taken(event, "taken"):
+    if TAKEN in raw and (taken := _taken(event, "taken")):
         audit["taken"] = taken
     return audit
 
