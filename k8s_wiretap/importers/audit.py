@@ -855,6 +855,20 @@ class AuditImport:
             audit=_audit(event, self.sink),
         )
         state.held = None
+        if TAKEN in raw:
+            self._made(state, event)
+
+    def _made(self, state: _Exchange, event: Event) -> None:
+        """A note of what the importer made of an event that lacked it (its auditID, its
+        stage, its time: SIEM exports drop them), beside `audit.taken`."""
+        taken = _taken(event, "taken")
+        made = [
+            f"no {field}: {taken[field]}"
+            for field in ("auditID", "stage", "requestReceivedTimestamp")
+            if isinstance(taken.get(field), str) and taken[field].startswith("none in the event")
+        ]
+        if made:
+            self._note(f"an event with {'; '.join(made)} (audit.taken)", id=state.id)
 
     def _response(self, state: _Exchange, event: Event) -> None:
         if event.bad_code and not state.responded:

@@ -347,6 +347,11 @@ def test_old_events_and_events_without_id_or_stage(tmp_path: Path) -> None:
     assert got[0]["audit"]["taken"]["stageTimestamp"].startswith("metadata.creationTimestamp")
     assert got[1]["id"].startswith("sha256:") and got[1]["audit"]["stage"] == "ResponseComplete"
     assert "auditID" in got[1]["audit"]["taken"] and "stage" in got[1]["audit"]["taken"]
+    notes = [r for r in records if r["record"] == "note" and r.get("id") == got[1]["id"]]
+    assert notes[0]["message"] == (
+        "an event with no auditID: none in the event: the SHA-256 of its content; no stage: "
+        "none in the event: taken as the whole request (audit.taken)"
+    )
 
 
 def test_requests_sharing_one_auditid_are_kept_apart(tmp_path: Path) -> None:
