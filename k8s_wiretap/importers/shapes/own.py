@@ -263,12 +263,15 @@ register(
 )
 
 
+MARKS = ('"auditID"', '"requestURI"', '"objectRef"')  # in an Event's JSON, one at least
+
+
 def _column(value: Any) -> str | None:
     """The column of a row that holds an Event (its JSON, or the object)."""
     if not isinstance(value, dict):
         return None
     for key, item in value.items():
-        if isinstance(item, str) and item.startswith("{") and '"auditID"' in item:
+        if isinstance(item, str) and item.startswith("{") and any(m in item for m in MARKS):
             return str(key)
         if isinstance(item, dict) and _event_score(item):
             return str(key)
