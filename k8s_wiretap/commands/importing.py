@@ -211,9 +211,12 @@ class Skips:
             )
 
 
-def sink(name: str, args: argparse.Namespace, source: str) -> Sink:
+_SAID: Any = object()  # `sink`'s default: skipped parts said by `Skips`
+
+
+def sink(name: str, args: argparse.Namespace, source: str, on_skip: Any = _SAID) -> Sink:
     """The sink writing `args.output`; the first SAID skipped parts said on stderr as they
-    are found (`Skips`)."""
+    are found (`Skips`), unless `on_skip` says otherwise (None: the command says them)."""
     max_body = _bound(args, "max_body") if hasattr(args, "max_body") else DEFAULT_MAX_BODY
     try:
         return Sink(
@@ -221,18 +224,20 @@ def sink(name: str, args: argparse.Namespace, source: str) -> Sink:
             source=source,
             overwrite=args.overwrite,
             max_body=max_body,
-            on_skip=Skips(),
+            on_skip=Skips() if on_skip is _SAID else on_skip,
         )
     except OSError as error:
         raise UsageError(f"import {name}: -o {args.output}: {reason(error)}") from error
 
 
 @contextmanager
-def writing(name: str, args: argparse.Namespace, source: str) -> Iterator[Sink]:
+def writing(
+    name: str, args: argparse.Namespace, source: str, on_skip: Any = _SAID
+) -> Iterator[Sink]:
     """The sink writing `args.output`, for the import in the block: OUT appears only once
     it is whole, or cut by a signal and ended with a note that says so."""
     with raising_on_signals():
-        written = sink(name, args, source)
+        written = sink(name, args, source, on_skip)
         try:
             with written:
                 yield written

@@ -1,14 +1,14 @@
 """The API server's audit log (audit.k8s.io/v1 `Event`s) as a recording (docs/importing.md).
 
-Read, one JSON value a line (a file ending in gzip's magic bytes is read through gzip):
-
-- an `Event` (the log backend's lines);
-- an `EventList` (the webhook backend's batches; its items need no `kind`);
-- an object with the Event, or an EventList, as a JSON string or an object under `log`,
-  `message` or `properties.log` (what log shippers and cloud log exports write);
-- GKE's Kubernetes audit entry, as Cloud Logging exports it (a `protoPayload` AuditLog),
-  made an Event by `gke.event_of`; a file laid out as gcloud's JSON array of entries is read
-  item by item (`gke.numbered`).
+Read in every shape a log is kept in, told by content, never a file's name: how its values
+are laid out (`framing`: JSON lines, timestamp-prefixed lines, base64 gzip lines, JSON
+documents of any layout; gzip) and what they are (`shapes`: the API server's Events and
+EventLists of every audit.k8s.io version, EKS's CloudWatch exports, AKS's records and rows,
+GKE's Cloud Logging entries and BigQuery rows, OpenShift Logging's ViaQ and OTLP records,
+shippers' and stores' wrappers). A file's shape is told once, by its first value; what an
+event lacks of a v1 Event is taken from where it has it (`normalised`), said in `audit.taken`.
+What each file held is its `FileReport`: its framing and shape, its events, a count per
+skip reason with the first place of each, and, when nothing fit, the closest shape and why.
 
 The stages of one `auditID` (RequestReceived, ResponseStarted, ResponseComplete, Panic) make
 one exchange: its request record is written at the first ResponseStarted, ResponseComplete
@@ -36,16 +36,19 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import hashlib
+import io
 import json
 import re
 import zlib
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from k8s_wiretap.importers import gke, limits
+from k8s_wiretap.capture.format import QUERY_ABSENT
+from k8s_wiretap.importers import framing, gke, limits, shapes
 from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.importers.seen import Bloom
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
@@ -66,7 +69,6 @@ __all__ = [
 STAGES = ("RequestReceived", "ResponseStarted", "ResponseComplete", "Panic")
 ENDS = ("ResponseComplete", "Panic")
 LEVELS = ("Metadata", "Request", "RequestResponse")
-WRAPPERS = ("log", "message")  # where log shippers put the line they read
 CREDENTIAL = "audit log"  # the identity's credential: the API server's authentication
 JSON = "application/json"
 JSON_PATCH = "application/json-patch+json"
@@ -102,7 +104,11 @@ _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 # redactor, which walks a body recursively, can walk (Python's recursion limit is 1,000).
 MAX_DEPTH = 200
 TOO_DEEP = "the line is nested too deep to read"
-STATUS_CODES = range(100, 1000)  # an HTTP status has three digits (RFC 9110 15)
+STATUS_CODES = range(100, 1000)
+TAKEN = shapes.TAKEN  # an HTTP status has three digits (RFC 9110 15)
+
+
+Key = int  # a request's: the hash of its auditID, verb, URI, time, user and IP (`Event.key`)
 
 
 class BadEvent(ValueError):
@@ -111,12 +117,47 @@ class BadEvent(ValueError):
 
 # -- reading ----------------------------------------------------------------------------------
 def _open(path: Path) -> BinaryIO:
-    """The file's bytes, through gzip when it starts with gzip's magic bytes."""
-    stream = path.open("rb")
+    """The file's bytes, through gzip when it starts with gzip's magic bytes; buffered
+    so that the framing can be told from its first bytes (`framing.framed`)."""
+    stream = cast(io.BufferedReader, path.open("rb", buffering=framing.HEAD))
     if stream.peek(2)[:2] != GZIP_MAGIC:
-        return stream
+        return cast(BinaryIO, stream)
     stream.close()
-    return cast(BinaryIO, gzip.open(path, "rb"))
+    return cast(BinaryIO, io.BufferedReader(_Inflating(gzip.open(path, "rb")), framing.HEAD))
+
+
+class _Inflating(io.RawIOBase):
+    """A gzip stream read as far as it inflates: a read fills what it is asked for (so
+    that the framing is told from a whole head), and a stream cut short gives what came
+    before the cut, then raises the error at the next read."""
+
+    def __init__(self, stream: gzip.GzipFile) -> None:
+        self._stream, self._error = stream, cast(BaseException | None, None)
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
+
+    def readinto(self, buffer: Any) -> int:
+        if self._error is not None:
+            raise self._error
+        view, got = memoryview(buffer), 0
+        while got < len(view):
+            try:
+                data = self._stream.read1(len(view) - got)
+            except (OSError, EOFError, zlib.error) as error:
+                if not got:
+                    raise
+                self._error = error
+                break
+            if not data:
+                break
+            view[got : got + len(data)] = data
+            got += len(data)
+        return got
 
 
 def _loaded(value: Any, what: str) -> Any:
@@ -149,6 +190,8 @@ def _text(line: bytes, value: Any) -> None:
     would give them): valid JSON, but no Unicode text, which a recording is. The line is
     skipped rather than its text changed: nothing is made up. Only a line that may hold
     one (an escape or bytes in the surrogates' range) is checked."""
+    if b"\\ud" not in line and b"\\uD" not in line and b"\xed" not in line:
+        return  # a substring search is many times a regular expression's speed
     if _SURROGATE.search(line) is None:
         return
     try:
@@ -175,35 +218,16 @@ def checked_events(line: bytes) -> list[dict[str, Any]]:
 
 
 def events_of(value: Any, *, wrapped: bool = False) -> list[dict[str, Any]]:
-    """The Events one line holds (parsed JSON, or its text): an Event, an EventList's
-    items, or either under `log`, `message` or `properties.log`."""
+    """The Events one line holds (parsed JSON, or its text), in whatever shape it has
+    (`shapes`): an Event, an EventList's items, a wrapper's, an export's."""
     value = _loaded(value, "the wrapped Event" if wrapped else "the line")
-    if not isinstance(value, dict):
-        raise BadEvent(f"a JSON {type(value).__name__}, not an object")
-    kind = value.get("kind")
-    if kind == "EventList" or (kind is None and "items" in value):
-        items = value.get("items")
-        if not isinstance(items, list):
-            raise BadEvent("an EventList without a list of items")
-        return items
-    if kind == "Event" or (kind is None and "auditID" in value):
-        return [value]
-    if gke.is_entry(value):  # GKE's, from Cloud Logging (importers/gke.py)
-        try:
-            return [gke.event_of(value)]
-        except gke.BadEntry as error:
-            raise BadEvent(str(error)) from None
-    if not wrapped:
-        for key in WRAPPERS:
-            if key in value:
-                return events_of(value[key], wrapped=True)
-        properties = value.get("properties")
-        if isinstance(properties, dict) and "log" in properties:
-            return events_of(properties["log"], wrapped=True)
-    raise BadEvent(
-        f"not an audit Event (kind {kind!r}), an EventList, or one under log, message or "
-        "properties.log"
-    )
+    shape, _ = shapes.detect(value)
+    if shape is None:
+        raise BadEvent(_no_shape(value))
+    try:
+        return shape.events(value)
+    except shapes.Unfit as error:
+        raise BadEvent(str(error)) from None
 
 
 def _time(event: dict[str, Any], key: str) -> float:
@@ -212,13 +236,122 @@ def _time(event: dict[str, Any], key: str) -> float:
     if not isinstance(value, str):
         raise BadEvent(f"no {key}")
     try:
-        when = dt.datetime.fromisoformat(value).timestamp()
+        parsed = dt.datetime.fromisoformat(value)
+        if parsed.tzinfo is None:  # no offset (a SIEM's `2022-11-29 22:34:06.892`): UTC
+            parsed = parsed.replace(tzinfo=dt.UTC)
+        when = parsed.timestamp()
     except (ValueError, OverflowError):
         raise BadEvent(f"{key} {value!r} is not an RFC 3339 time") from None
     error = time_error(when)
     if error is not None:
         raise BadEvent(f"{key} {value!r} is {error}")
     return when
+
+
+# What an Event of audit.k8s.io/v1 has that older ones and exports may lack
+_WHOLE = frozenset(
+    ("auditID", "stage", "level", "requestURI", "requestReceivedTimestamp", "stageTimestamp")
+)
+
+
+def normalised(raw: dict[str, Any], when: str | None = None) -> dict[str, Any]:
+    """`raw` with what it lacks of a v1 Event taken from where it has it, each said under
+    `shapes.TAKEN` (the record's `audit.taken`):
+
+    - audit.k8s.io v1beta1 and v1alpha1 (k8s.io/apiserver pkg/apis/audit/v1beta1/types.go:
+      `Timestamp`, "time the request reached the apiserver", and `metadata`, ObjectMeta,
+      whose `creationTimestamp` is when the event was made): `requestReceivedTimestamp`
+      from `timestamp` (else `metadata.creationTimestamp`), `stageTimestamp` from
+      `metadata.creationTimestamp` (else `timestamp`, else the request's time);
+    - no `stage` (SIEM exports drop it): ResponseComplete, the event taken as the whole
+      request;
+    - no `auditID`: one made of the event's content (`sha256:` and 32 hex digits of the
+      SHA-256 of its JSON, keys sorted), the same for the same event (a copy of it is then
+      a repeat, as a stage seen twice is);
+    - no `level`: RequestResponse with a `responseObject`, Request with a `requestObject`,
+      else Metadata (as GKE's entries are read);
+    - no `requestURI` (SIEM rows keep the `objectRef` only): the path the objectRef names
+      (`_path_of`), without the query string the request had;
+    - no time at all: `when` (the file's modification time, by which the event was
+      written), so that the request is imported at all, said."""
+    raw = dict(raw)
+    metadata = raw.get("metadata")
+    created = metadata.get("creationTimestamp") if isinstance(metadata, dict) else None
+    sources = {
+        "requestReceivedTimestamp": (
+            ("timestamp", raw.get("timestamp")),
+            ("metadata.creationTimestamp", created),
+        ),
+        "stageTimestamp": (
+            ("metadata.creationTimestamp", created),
+            ("timestamp", raw.get("timestamp")),
+            ("requestReceivedTimestamp", raw.get("requestReceivedTimestamp")),
+        ),
+    }
+    for key, choices in sources.items():
+        if key in raw:
+            continue
+        for name, value in choices:
+            if isinstance(value, str):
+                raw[key] = value
+                shapes.base.took(raw, key, f"{name} ({raw.get('apiVersion') or 'no apiVersion'})")
+                break
+    if when is not None and not any(
+        k in raw for k in ("requestReceivedTimestamp", "stageTimestamp")
+    ):
+        for key in ("requestReceivedTimestamp", "stageTimestamp"):
+            raw[key] = when
+            shapes.base.took(raw, key, "none in the event: the file's modification time")
+        shapes.base.lacks(raw, "the request's time (the file's modification time instead)")
+    if "requestURI" not in raw and (path := _path_of(raw)):
+        raw["requestURI"] = path
+        shapes.base.took(raw, "requestURI", "objectRef (the event has no requestURI)")
+        shapes.base.lacks(raw, QUERY_ABSENT)
+    if "stage" not in raw:
+        raw["stage"] = "ResponseComplete"
+        shapes.base.took(raw, "stage", "none in the event: taken as the whole request")
+    if "level" not in raw:
+        objects = ("responseObject", "requestObject")
+        raw["level"] = next(
+            (
+                lvl
+                for key, lvl in zip(objects, ("RequestResponse", "Request"), strict=True)
+                if key in raw
+            ),
+            "Metadata",
+        )
+        shapes.base.took(raw, "level", "none in the event: from the objects it holds")
+    if not raw.get("auditID"):
+        content = {k: v for k, v in raw.items() if k != shapes.TAKEN}
+        digest = hashlib.sha256(_dumped_sorted(content)).hexdigest()[:32]
+        raw["auditID"] = f"sha256:{digest}"
+        shapes.base.took(raw, "auditID", "none in the event: the SHA-256 of its content")
+    return raw
+
+
+def _path_of(raw: dict[str, Any]) -> str:
+    """The path an Event's objectRef names (apiserver's RequestInfo, read backwards): ""
+    when it names none (no resource, or a group without its version)."""
+    ref = raw.get("objectRef")
+    if not isinstance(ref, dict) or not isinstance(ref.get("resource"), str):
+        return ""
+    group, version = ref.get("apiGroup") or "", ref.get("apiVersion") or ""
+    if group and not version:
+        return ""
+    parts = [f"/apis/{group}/{version}" if group else f"/api/{version or 'v1'}"]
+    if ref.get("namespace"):
+        parts.append(f"namespaces/{ref['namespace']}")
+    parts.append(str(ref["resource"]))
+    verb = raw.get("verb")
+    if ref.get("name") and verb not in ("list", "watch", "create", "deletecollection"):
+        parts.append(str(ref["name"]))
+        if ref.get("subresource"):
+            parts.append(str(ref["subresource"]))
+    return "/".join(parts) + ("?watch=true" if verb == "watch" else "")
+
+
+def _dumped_sorted(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
 @dataclass(frozen=True)
@@ -235,11 +368,16 @@ class Event:
     at: float  # stageTimestamp
     code: int | None
     bad_code: str = ""  # why responseStatus.code is not taken as the status
+    key: int = 0  # the request's (`of`)
 
     @classmethod
-    def of(cls, raw: Any) -> Event:
+    def of(cls, raw: Any, when: str | None = None) -> Event:
+        """The Event `raw` is, checked; what it lacks taken where it can be
+        (`normalised`: `when` is the time of an event that has none)."""
         if not isinstance(raw, dict):
             raise BadEvent(f"an item that is a JSON {type(raw).__name__}, not an Event")
+        if not _WHOLE.issubset(raw.keys()):
+            raw = normalised(raw, when)
         audit_id, stage, level = raw.get("auditID"), raw.get("stage"), raw.get("level")
         if not isinstance(audit_id, str) or not audit_id:
             raise BadEvent("an Event without an auditID")
@@ -260,44 +398,177 @@ class Event:
             code = None
         received = _time(raw, "requestReceivedTimestamp")
         at = _time(raw, "stageTimestamp")
-        return cls(raw, audit_id, str(stage), str(level), verb, uri, received, at, code, bad_code)
+        # what tells one request from another of the same auditID (sanitised samples share
+        # one): its verb, URI and time; a GKE entry's time is its own, not the request's
+        # (its hash: held for the last DONE_LIMIT requests, a number is the least memory;
+        # two requests whose hashes meet, one in 2**64, would be taken for one)
+        user, ips = raw.get("user"), raw.get("sourceIPs")
+        name = user.get("username") if type(user) is dict else ""
+        ip = ips[0] if type(ips) is list and ips else ""
+        if type(name) is not str or type(ip) is not str:  # hashable, whatever the input
+            name, ip = str(name), str(ip)
+        stamp = "" if gke.CLOUD in raw else raw["requestReceivedTimestamp"]
+        key = hash((audit_id, verb, uri, stamp, name, ip))
+        return cls(
+            raw, audit_id, str(stage), str(level), verb, uri, received, at, code, bad_code, key
+        )
 
     @property
     def watch(self) -> bool:
         return self.verb == "watch"
 
 
+@dataclass
+class FileReport:
+    """What an import read of one file: its framing and shape, its events, and what it
+    skipped, a count per reason with the first place of each (said by `import audit`)."""
+
+    path: Path
+    framing: str = ""
+    shapes: Counter[str] = field(default_factory=Counter)
+    events: int = 0
+    values: int = 0
+    skips: dict[str, tuple[int, str, str]] = field(default_factory=dict)  # reason: n, where, said
+    closest: tuple[int, str, str] = (0, "", "")  # a shape's score, name, why nothing fit
+
+    @property
+    def shape(self) -> str:
+        """The shape of most of the file's values ("a and b" when mixed)."""
+        names = [name for name, _ in self.shapes.most_common()]
+        return " and ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+
+    def skip(self, where: str, reason: str) -> None:
+        """Count a skipped part by its reason: reasons that differ only in numbers, quoted
+        values or what they say in parentheses are one; past MAX_REASONS of them, the rest
+        are counted as one (a log may hold any number of different bad values)."""
+        key = _REASON_DETAIL.sub("", reason)
+        key = _REASON_NUMBERS.sub("N", _REASON_QUOTED.sub("'…'", key))
+        if key not in self.skips and len(self.skips) >= MAX_REASONS:
+            key, reason = OTHER_REASONS, f"{reason} (and other reasons: the recording notes them)"
+        n, first, said = self.skips.get(key, (0, where, reason))
+        self.skips[key] = (n + 1, first, said)
+
+    def unfit(self, score: int, name: str, why: str) -> None:
+        if score > self.closest[0]:
+            self.closest = (score, name, why)
+
+    def nothing(self) -> str:
+        """Why the file gave no event, in one line."""
+        if not self.values and not self.skips:
+            return "the file holds no JSON value (empty, or blank lines only)"
+        _, name, why = self.closest
+        if name:
+            return f"the closest shape is {name} ({self.framing}), but {why}"
+        if self.skips:
+            _, where, said = next(iter(self.skips.values()))
+            return f"no value is in a shape of an audit log ({self.framing}; {where}: {said})"
+        if self.shapes:
+            return f"its values are {self.shape} ({self.framing}), holding no audit Event"
+        return f"its values ({self.framing}) hold no audit Event"
+
+
+MAX_REASONS = 100  # skip reasons counted apart in a file's report, at most
+OTHER_REASONS = "other reasons"
+_REASON_DETAIL = re.compile(r" \(.*\)")
+_REASON_QUOTED = re.compile(r"'[^']*'")
+_REASON_NUMBERS = re.compile(r"[0-9][0-9,]*")
+
+
 def read_events(
-    paths: Iterable[Path], sink: Sink, bounds: Limits = limits.DEFAULT
+    paths: Iterable[Path],
+    sink: Sink,
+    bounds: Limits = limits.DEFAULT,
+    reports: list[FileReport] | None = None,
 ) -> Iterator[Event]:
     """The Events of the files, in order; what cannot be read is skipped (told to `sink`
-    with FILE:LINE, and FILE:LINE item K for an EventList's); a line past `bounds` too."""
+    with FILE:LINE, and FILE:LINE item K for an EventList's); a line past `bounds` too.
+    Each file's `FileReport` is added to `reports`."""
     for path in paths:
+        report = FileReport(path)
+        if reports is not None:
+            reports.append(report)
         with _open(path) as stream:
-            yield from _file_events(path, stream, sink, bounds)
+            yield from _file_events(path, stream, sink, bounds, report)
 
 
-def _file_events(path: Path, stream: BinaryIO, sink: Sink, bounds: Limits) -> Iterator[Event]:
+def _file_events(
+    path: Path, stream: BinaryIO, sink: Sink, bounds: Limits, report: FileReport
+) -> Iterator[Event]:
+    def skip(where: str, reason: str) -> None:
+        report.skip(where, reason)
+        sink.skip(where, reason)
+
+    shape: shapes.Shape | None = None
+    modified = _modified(path)
     try:
-        for number, line in gke.numbered(stream, bounds):  # JSON lines, or gcloud's array
-            if isinstance(line, gke.BadEntry):
-                sink.skip(f"{path}:{number}", str(line))
+        report.framing, values = framing.framed(stream, bounds)
+        for number, line in values:
+            if isinstance(line, framing.BadEntry):
+                skip(f"{path}:{number}", str(line))
                 continue
             if not line.strip():
                 continue
             where = f"{path}:{number}"
+            report.values += 1
             try:
-                raws = checked_events(line)
-            except BadEvent as error:
-                sink.skip(where, str(error))
+                raws, shape = _unwrapped(line, shape, report)
+            except (BadEvent, shapes.Unfit) as error:
+                skip(where, str(error))
                 continue
             for index, raw in enumerate(raws):
                 try:
-                    yield Event.of(raw)
+                    event = Event.of(raw, modified)
                 except BadEvent as error:
-                    sink.skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
+                    if shape is not None:
+                        report.unfit(1, shape.name, str(error))
+                    skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
+                    continue
+                report.events += 1
+                yield event
     except (OSError, EOFError, zlib.error) as error:  # a gzip cut short or corrupt
-        sink.skip(f"{path}", f"the file could not be read on: {error}")
+        skip(f"{path}", f"the file could not be read on: {error}")
+
+
+def _modified(path: Path) -> str | None:
+    """The file's modification time, RFC 3339 (the time of an event that has none)."""
+    try:
+        when = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+    except (OSError, OverflowError, ValueError):
+        return None
+    return when.isoformat().replace("+00:00", "Z")
+
+
+def _unwrapped(
+    line: bytes, shape: shapes.Shape | None, report: FileReport
+) -> tuple[list[Any], shapes.Shape | None]:
+    """The raw Events of one value (its text), by the file's shape so far, or, when the
+    value is none of it, the shape it has (`shapes.detect`); checked as `checked_events`
+    checks a line. The shape it was read by is returned, and counted in `report`."""
+    value = _loaded(line, "the line")
+    score = shape.score(value) if shape is not None else 0
+    if not score:
+        shape, score = shapes.detect(value)
+        if shape is None:
+            raise BadEvent(_no_shape(value))
+    assert shape is not None
+    report.shapes[shape.name] += 1
+    try:
+        raws = shape.events(value)
+    except shapes.Unfit as error:
+        report.unfit(score, shape.name, str(error))
+        raise
+    _shallow(line, raws)
+    _text(line, raws)
+    return raws, shape
+
+
+def _no_shape(value: Any) -> str:
+    if not isinstance(value, dict):
+        return f"a JSON {type(value).__name__}, not an object"
+    return (
+        f"not an audit Event (kind {value.get('kind')!r}), an EventList, or any shape an "
+        "audit log is kept in (docs/importing.md)"
+    )
 
 
 # -- exchanges --------------------------------------------------------------------------------
@@ -329,8 +600,20 @@ def _cloud_absent(event: Event) -> list[str]:
     return [item for item in said if isinstance(item, str)] if isinstance(said, list) else []
 
 
+def _taken(event: Event, key: str) -> Any:
+    """What a shape said it made of the event (`shapes.TAKEN`): `taken` or `absent`."""
+    said = _dict(event.raw.get(TAKEN)).get(key)
+    if key == "absent":
+        return [item for item in said if isinstance(item, str)] if isinstance(said, list) else []
+    return said if isinstance(said, dict) else {}
+
+
 def _request_absent(event: Event) -> list[str]:
-    absent = ["request headers but User-Agent", *_cloud_absent(event)]
+    absent, raw = ["request headers but User-Agent"], event.raw
+    if gke.CLOUD in raw:
+        absent += _cloud_absent(event)
+    if TAKEN in raw:
+        absent += _taken(event, "absent")
     if (
         "requestObject" not in event.raw
         and event.level == "Metadata"
@@ -426,6 +709,8 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
     audit["reason"] = annotations.get("authorization.k8s.io/reason", "")
     audit["annotations"] = annotations
     audit["absent"] = _request_absent(event)
+    if TAKEN in raw and (taken := _taken(event, "taken")):
+        audit["taken"] = taken
     return audit
 
 
@@ -452,26 +737,28 @@ class AuditImport:
     max_open: int = limits.MAX_OPEN  # exchanges held open at once, at most (`_evict`)
     events: int = 0
     # in the order they began: the oldest is first (an OrderedDict drops it in constant time)
-    _open: OrderedDict[str, _Exchange] = field(default_factory=OrderedDict)
+    _open: OrderedDict[Key, _Exchange] = field(default_factory=OrderedDict)
     # an ordered set, bounded: an OrderedDict drops its oldest in constant time (a dict's
     # next(iter()) walks past every slot deleted before it: 50 µs an exchange past 100,000)
-    _done: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    _forgotten: Bloom | None = None  # ids dropped from _done, and derived ids
+    _done: OrderedDict[Key, None] = field(default_factory=OrderedDict)
+    _ids: OrderedDict[str, None] = field(default_factory=OrderedDict)  # ids given, the last
+    _forgotten: Bloom | None = None  # ids dropped from _ids, and derived ids
     ignored: int = 0  # repeated or late events
     unfinished: int = 0  # exchanges the log did not finish (counted by `finish`)
     evicted: int = 0  # exchanges written unanswered past `max_open`
     _noted: int = 0  # capped notes asked for
+    files: list[FileReport] = field(default_factory=list)  # what each file held (`read_events`)
 
     def feed(self, event: Event) -> None:
         self.events += 1
-        if event.audit_id in self._done:
+        if event.key in self._done:
             late = event.stage == "RequestReceived"  # out of order: a batch sent again later
             kept = " (the exchange is recorded from its later events)" if late else ""
             self._ignored(f"a {event.stage} event of {event.audit_id} after its end: ignored{kept}")
             return
-        state = self._open.get(event.audit_id)
+        state = self._open.get(event.key)
         if state is None:
-            state = self._open[event.audit_id] = _Exchange(self._fresh(event.audit_id))
+            state = self._open[event.key] = _Exchange(self._fresh(event))
             if len(self._open) > self.max_open:
                 self._evict()
         if event.stage in state.stages:
@@ -506,23 +793,38 @@ class AuditImport:
         if self._noted <= SKIP_NOTES:
             self.sink.note(message, id=id)
 
-    def _fresh(self, audit_id: str) -> str:
-        """The id of a new exchange: its auditID, unless that may be one forgotten (past
-        DONE_LIMIT, a repeat cannot be told from a new exchange): then `ID~N`, the first
-        N that no exchange has had."""
-        forgotten = self._forgotten
-        if forgotten is None or audit_id not in forgotten:
+    def _fresh(self, event: Event) -> str:
+        """The id of a new exchange: its auditID, unless another request had it (sanitised
+        samples give many requests one auditID; a request is told by its verb, URI and
+        time, `Event.key`) or may have (past DONE_LIMIT, a repeat cannot be told from a new
+        exchange): then `ID~N`, the first N that no exchange has had, said in a note."""
+        audit_id, forgotten = event.audit_id, self._forgotten
+        shared = audit_id in self._ids
+        if not shared and (forgotten is None or audit_id not in forgotten):
+            self._given(audit_id)
             return audit_id
         n = 1
-        while (new := f"{audit_id}~{n}") in forgotten or new in self._done or new in self._open:
+        while (new := f"{audit_id}~{n}") in self._ids or (forgotten and new in forgotten):
             n += 1
-        forgotten.add(new)
-        self._note(
-            f"auditID {audit_id} may repeat one of the finished exchanges no longer "
-            f"remembered (past the last {DONE_LIMIT:,}): imported as {new}",
-            id=new,
-        )
+        self._given(new)
+        if shared:
+            said = f"auditID {audit_id} is another request's too ({event.verb} {event.uri})"
+        else:
+            said = (
+                f"auditID {audit_id} may repeat one of the finished exchanges no longer "
+                f"remembered (past the last {DONE_LIMIT:,})"
+            )
+        self._note(f"{said}: imported as {new}", id=new)
         return new
+
+    def _given(self, id: str) -> None:
+        """Remember `id` as given (the last DONE_LIMIT, then the Bloom filter)."""
+        self._ids[id] = None
+        if len(self._ids) > DONE_LIMIT:
+            oldest, _ = self._ids.popitem(last=False)
+            if self._forgotten is None:
+                self._forgotten = Bloom()
+            self._forgotten.add(oldest)
 
     def _request(self, state: _Exchange, event: Event) -> None:
         if state.requested:
@@ -553,6 +855,20 @@ class AuditImport:
             audit=_audit(event, self.sink),
         )
         state.held = None
+        if TAKEN in raw:
+            self._made(state, event)
+
+    def _made(self, state: _Exchange, event: Event) -> None:
+        """A note of what the importer made of an event that lacked it (its auditID, its
+        stage, its time: SIEM exports drop them), beside `audit.taken`."""
+        taken = _taken(event, "taken")
+        made = [
+            f"no {field}: {taken[field]}"
+            for field in ("auditID", "stage", "requestReceivedTimestamp")
+            if isinstance(taken.get(field), str) and taken[field].startswith("none in the event")
+        ]
+        if made:
+            self._note(f"an event with {'; '.join(made)} (audit.taken)", id=state.id)
 
     def _response(self, state: _Exchange, event: Event) -> None:
         if event.bad_code and not state.responded:
@@ -567,7 +883,7 @@ class AuditImport:
         """Write the oldest open exchange as far as the log had it, unanswered, with a
         note, and forget it (its later events are ignored as late): past `max_open`, what
         is held would follow the log (RequestReceived events that never finish)."""
-        audit_id, state = self._open.popitem(last=False)
+        key, state = self._open.popitem(last=False)
         self.evicted += 1
         if state.held is not None:
             self._request(state, _unheld(state.held))
@@ -578,20 +894,18 @@ class AuditImport:
             id=state.id,
         )
         self.sink.forget(state.id)
-        self._finished(audit_id)
+        self._finished(key)
 
-    def _finished(self, audit_id: str) -> None:
-        """Remember `audit_id` as finished (the last DONE_LIMIT, then the Bloom filter)."""
-        self._done[audit_id] = None
+    def _finished(self, key: Key) -> None:
+        """Remember the request `key` as finished (the last DONE_LIMIT: past them, its
+        auditID is in the Bloom filter of ids given, `_given`)."""
+        self._done[key] = None
         if len(self._done) > DONE_LIMIT:
-            oldest, _ = self._done.popitem(last=False)
-            if self._forgotten is None:
-                self._forgotten = Bloom()
-            self._forgotten.add(oldest)
+            self._done.popitem(last=False)
 
     def _end(self, state: _Exchange, event: Event) -> None:
-        del self._open[event.audit_id]
-        self._finished(event.audit_id)
+        del self._open[event.key]
+        self._finished(event.key)
         raw = event.raw
         body = _dumped(raw["responseObject"]) if "responseObject" in raw else None
         error = None
@@ -632,7 +946,7 @@ class AuditImport:
 def import_audit(paths: Iterable[Path], sink: Sink, bounds: Limits = limits.DEFAULT) -> AuditImport:
     """Import the audit logs at `paths`, in order, into `sink`, within `bounds`."""
     importer = AuditImport(sink, max_open=bounds.max_open)
-    for event in read_events(paths, sink, bounds):
+    for event in read_events(paths, sink, bounds, importer.files):
         importer.feed(event)
     importer.finish()
     return importer

@@ -94,7 +94,8 @@ class Undo:
     position: tuple[int, bool]  # the file's (`FileOutput.position`)
     sink_counts: tuple[int, int]  # exchanges, skipped
     importer_counts: dict[str, int]
-    last_done: str | None  # the last finished id
+    last_done: Any  # the last finished request's key (`audit.Event.key`)
+    last_id: str | None  # the last exchange id given
 
     @classmethod
     def mark(cls, sink: Sink, importer: AuditImport) -> Undo:
@@ -113,6 +114,7 @@ class Undo:
             (sink.exchanges, sink.skipped),
             _counts(importer),
             next(reversed(importer._done), None),
+            next(reversed(importer._ids), None),
         )
 
     def restore(self) -> None:
@@ -129,6 +131,9 @@ class Undo:
         done = importer._done
         while done and next(reversed(done)) != self.last_done:
             done.popitem(last=True)
+        ids = importer._ids
+        while ids and next(reversed(ids)) != self.last_id:
+            ids.popitem(last=True)
         sink._output.rewind(self.position)
 
 

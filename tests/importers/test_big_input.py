@@ -46,7 +46,8 @@ def test_a_line_longer_than_the_limit_is_skipped_and_the_next_read(
     log.write_bytes(gzip.compress(data, compresslevel=1) if zipped else data)
     said, ids = _imported(log, tmp_path)
     assert said == [
-        f"{log}:2: skipped: the line is {TOO_LONG + 11:,} bytes, longer than "
+        f"{log}: audit.k8s.io Events (JSON lines), 2 events",
+        f"  1 skipped, first at line 2: the line is {TOO_LONG + 11:,} bytes, longer than "
         f"{gke.MAX_LINE:,}: not read",
         f"{tmp_path / 'rec.jsonl'}: 2 exchanges from 2 audit events; 1 unreadable line skipped",
     ]
@@ -58,9 +59,9 @@ def test_an_array_item_longer_than_the_limit_ends_the_array_said(tmp_path: Path)
     log = tmp_path / "gke.json"
     log.write_bytes(data)
     said, ids = _imported(log, tmp_path)
-    assert said[0] == (
-        f"{log}:4: skipped: an item of the JSON array is longer than {gke.MAX_LINE:,} "
-        "characters; the rest unread"
+    assert said[1] == (
+        f"  1 skipped, first at line 4: an item of the JSON array is longer than "
+        f"{gke.MAX_LINE:,} characters; the rest unread"
     )
     assert ids == ["a"]
 

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,7 +84,8 @@ def explained(path: Path) -> list[dict[str, Any]]:
 
 def test_a_sinks_json_lines_import_as_exchanges(tmp_path: Path) -> None:
     records, said = imported(tmp_path, LINES)
-    assert f"gke-audit.jsonl:2: skipped: {OTHER_SERVICE}" in said
+    assert "gke-audit.jsonl: GKE Cloud Logging entries (JSON lines), 1 event\n" in said
+    assert f"  1 skipped, first at line 2: {OTHER_SERVICE}\n" in said
     assert "1 exchange from 1 audit event; 1 unreadable line skipped" in said
     request, response, end = of(records, "request"), of(records, "response"), of(records, "end")
     assert (request["method"], request["path"]) == ("PUT", PATH)
@@ -127,7 +129,8 @@ def test_explain_attributes_them(tmp_path: Path) -> None:
 def test_gclouds_json_array_imports_as_the_lines_do(tmp_path: Path) -> None:
     from_lines, _ = imported(tmp_path, LINES, "lines.jsonl")
     from_array, said = imported(tmp_path, GCLOUD, "array.jsonl")
-    assert f"gke-audit.gcloud.json:115: skipped: {OTHER_SERVICE}" in said
+    assert "gke-audit.gcloud.json: GKE Cloud Logging entries (a JSON array), 1 event" in said
+    assert f"  1 skipped, first at line 115: {OTHER_SERVICE}" in said
     assert GCLOUD.read_text().startswith("[\n  {\n")  # gcloud's layout, not one entry a line
     exchanges = [r for r in from_lines if r["record"] in ("request", "response", "end")]
     assert exchanges and exchanges == [
@@ -141,14 +144,14 @@ def test_a_gcloud_array_cut_short_keeps_the_entries_before(tmp_path: Path) -> No
     cut = written(tmp_path, text[: second + 40], name="cut.json")
     records, said = imported(tmp_path, cut)
     assert of(records, "request")["path"] == PATH
-    assert "cut.json:115: skipped: an item of the JSON array is not JSON" in said
+    assert "  1 skipped, first at line 115: an item of the JSON array is not JSON" in said
     open_ended = written(tmp_path, text[: text.index(",\n  {")], name="open.json")
     records, said = imported(tmp_path, open_ended, "open.jsonl")
     assert of(records, "end")
     last = open_ended.read_text().count("\n")  # the line the first entry ends on, the last
     assert (
-        f"open.json:{last}: skipped: after an item of the JSON array, the file ends without "
-        "the array's ] (cut short?)"
+        f"  1 skipped, first at line {last}: after an item of the JSON array, the file ends "
+        "without the array's ] (cut short?)"
     ) in said
 
 
@@ -157,8 +160,6 @@ def test_malformed_entries_are_skipped_with_their_line_and_the_rest_imported(
 ) -> None:
     not_audit = changed(insertId="a2")
     not_audit["protoPayload"]["@type"] = "type.googleapis.com/google.cloud.audit.Other"
-    no_time = changed(insertId="a6")
-    del no_time["timestamp"]
     bad_time = changed(insertId="a7")
     bad_time["timestamp"] = "yesterday"
     log = written(
@@ -167,27 +168,54 @@ def test_malformed_entries_are_skipped_with_their_line_and_the_rest_imported(
         changed(insertId="a3", methodName="google.container.v1.ClusterManager.GetCluster"),
         changed(insertId="a4", resourceName="projects/p"),
         changed(insertId="a5", status={"code": "7"}),
-        no_time,
         bad_time,
         {"protoPayload": "not an object"},
         real(),
     )
     records, said = imported(tmp_path, log)
     assert of(records, "request")["path"] == PATH  # the last line, imported
-    lines = [line for line in said.splitlines() if ": skipped: " in line]
+    lines = [line for line in said.splitlines() if " skipped, first at line " in line]
     assert lines == [
-        f"{log}:1: skipped: protoPayload is a "
+        "  1 skipped, first at line 1: protoPayload is a "
         "'type.googleapis.com/google.cloud.audit.Other', not an AuditLog "
         "(type.googleapis.com/google.cloud.audit.AuditLog)",
-        f"{log}:2: skipped: methodName 'google.container.v1.ClusterManager.GetCluster' is no "
-        "Kubernetes method (io.k8s.GROUP...VERB)",
-        f"{log}:3: skipped: resourceName 'projects/p' is no GROUP/VERSION/RESOURCE path",
-        f"{log}:4: skipped: status.code '7' is no google.rpc code (0 to 16)",
-        f"{log}:5: skipped: an entry without a timestamp",
-        f"{log}:6: skipped: timestamp 'yesterday' is not an RFC 3339 time",
-        f"{log}:7: skipped: protoPayload is a JSON str, not an AuditLog",
+        "  1 skipped, first at line 2: methodName 'google.container.v1.ClusterManager.GetCluster'"
+        " is no Kubernetes method (io.k8s.GROUP...VERB)",
+        "  1 skipped, first at line 3: resourceName 'projects/p' is no GROUP/VERSION/RESOURCE path",
+        "  1 skipped, first at line 4: status.code '7' is no google.rpc code (0 to 16)",
+        "  1 skipped, first at line 5: timestamp 'yesterday' is not an RFC 3339 time",
+        "  1 skipped, first at line 6: protoPayload is a JSON str, not an AuditLog",
     ]
-    assert "1 exchange from 1 audit event; 7 unreadable lines skipped" in said
+    assert "1 exchange from 1 audit event; 6 unreadable lines skipped" in said
+
+
+def test_an_entry_without_a_time_takes_the_files_and_says_so(tmp_path: Path) -> None:
+    """An export that dropped the entry's `timestamp` (and the AuditLog's own): the file's
+    modification time, said in `audit.taken` and `absent`."""
+    entry = changed(insertId="a6")
+    del entry["timestamp"]
+    log = written(tmp_path, entry)
+    records, _ = imported(tmp_path, log)
+    request = of(records, "request", "a6")
+    assert request["time"] == pytest.approx(log.stat().st_mtime, abs=1e-3)
+    assert request["audit"]["taken"]["requestReceivedTimestamp"].endswith("modification time")
+    assert "the request's time (the file's modification time instead)" in request["audit"]["absent"]
+
+
+def test_a_non_resource_request_and_an_entry_without_type_import(tmp_path: Path) -> None:
+    """GKE's health check (`io.k8s.get` on `readyz`) is `GET /readyz`; an export that
+    dropped the AuditLog's `@type` and `serviceName` still reads as one."""
+    health = changed(insertId="h1", methodName="io.k8s.get", resourceName="readyz")
+    bare = changed(insertId="b1")
+    del bare["protoPayload"]["@type"], bare["protoPayload"]["serviceName"]
+    log = written(tmp_path, health, bare)
+    records, said = imported(tmp_path, log)
+    assert (of(records, "request", "h1")["method"], of(records, "request", "h1")["path"]) == (
+        "GET",
+        "/readyz",
+    )
+    assert of(records, "request", "b1")["path"] == PATH
+    assert "2 exchanges from 2 audit events; 0 unreadable lines skipped" in said
 
 
 def test_a_kubernetes_status_is_the_status_else_the_rpc_codes_mapping(tmp_path: Path) -> None:

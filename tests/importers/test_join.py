@@ -373,7 +373,9 @@ def test_an_audit_logs_import_is_no_recording_to_join(tmp_path: Path) -> None:
     log = tmp_path / "audit.log"
     log.write_text("")
     imported = tmp_path / "imported.jsonl"
-    assert cli("import", "audit", str(log), "-o", str(imported)).returncode == 0
+    empty = cli("import", "audit", str(log), "-o", str(imported))
+    assert empty.returncode == 1 and "nothing importable" in empty.stderr  # written, said
+    assert imported.exists()
     out = tmp_path / "out.jsonl"
     result = cli("import", "audit", str(log), "--join", str(imported), "-o", str(out))
     assert result.returncode == 2
@@ -392,7 +394,8 @@ def test_an_existing_output_is_kept(tmp_path: Path) -> None:
     again = cli(
         "import", "audit", str(log), "--join", str(RECORDING), "-o", str(out), "--overwrite"
     )
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 1, again.stderr  # the log held nothing: said, OUT written
+    assert f"{log}: nothing importable: the file holds no JSON value" in again.stderr
     assert len(load(out).exchanges) == len(load(RECORDING).exchanges)
 
 

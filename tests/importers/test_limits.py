@@ -23,7 +23,7 @@ from mitmproxy.io import FlowWriter
 from mitmproxy.net import encoding as encoding_module
 from mitmproxy.test import tflow
 
-from k8s_wiretap.commands.importing import CLEAR, SAID, Progress
+from k8s_wiretap.commands.importing import CLEAR, Progress
 from k8s_wiretap.importers import audit, gke
 from k8s_wiretap.importers.audit import AuditImport, import_audit, read_events
 from k8s_wiretap.importers.limits import Limits, values
@@ -47,8 +47,9 @@ PEAK = (
 MiB = 1024  # KiB
 
 
-def _peak(*args: str) -> tuple[int, list[str]]:
-    """`k8s-wiretap ARGS` in a process of its own: its peak memory (KiB) and what it said."""
+def _peak(*args: str, status: int = 0) -> tuple[int, list[str]]:
+    """`k8s-wiretap ARGS` in a process of its own: its peak memory (KiB) and what it said
+    (its exit status `status`)."""
     done = subprocess.run(
         [sys.executable, "-c", PEAK, *args],
         capture_output=True,
@@ -58,7 +59,7 @@ def _peak(*args: str) -> tuple[int, list[str]]:
         check=False,
     )
     said = done.stderr.strip().splitlines()
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == status, done.stderr[-2000:]
     return int(said[-1]), said[:-1]
 
 
@@ -152,11 +153,16 @@ def test_a_line_of_more_values_than_the_bound_is_not_parsed(tmp_path: Path) -> N
     # parsed, 1,000,000 empty lists would be 64 MB and more
     assert peaks[10] - peaks[1] < 12 * MiB, peaks
     size = len(_empty_lists(10 * (bound // 2 - 1)))
-    assert said[10][0] == (
-        f"{tmp_path / 'audit10.log'}:2: skipped: the line ({size:,} bytes) holds more than "
+    assert said[10][1] == (
+        f"  1 skipped, first at line 2: the line ({size:,} bytes) holds more than "
         "200,000 JSON values (by its commas and brackets): not read"
     )
-    assert len(said[1]) == SAID + 2  # the items said, then that the rest are counted
+    items = bound // 2 - 1  # each said once, counted: a line a reason, not a line an item
+    assert said[1][1:] == [
+        f"  {items:,} skipped, first at line 2 item 0: an item that is a JSON list, not an Event",
+        f"{tmp_path / 'rec1.jsonl'}: 1 exchange from 1 audit event; {items:,} unreadable lines "
+        "skipped",
+    ]
 
 
 def test_a_line_longer_than_the_bound_is_skipped_with_its_size(tmp_path: Path) -> None:
@@ -171,25 +177,24 @@ def test_a_line_longer_than_the_bound_is_skipped_with_its_size(tmp_path: Path) -
         )
         assert [r["id"] for r in _records(out) if r["record"] == "request"] == ["a"]
     assert peaks[10] - peaks[1] < 12 * MiB, peaks  # the 40 MB line is never held
-    assert said[10][0] == (
-        f"{tmp_path / 'audit10.log'}:1: skipped: the line is {len(pad) - 1:,} bytes, longer "
+    assert said[10][1] == (
+        f"  1 skipped, first at line 1: the line is {len(pad) - 1:,} bytes, longer "
         "than 4,194,304: not read"
     )
 
 
-def test_skipped_items_are_said_a_hundred_times_then_counted(tmp_path: Path) -> None:
+def test_skipped_items_are_counted_by_reason_and_noted_a_thousand_times(tmp_path: Path) -> None:
     items = 5_000
     log = tmp_path / "audit.log"
     log.write_bytes(b'{"items": [' + b",".join([b"1"] * items) + b"]}\n")
     out = tmp_path / "rec.jsonl"
-    _, said = _peak("import", "audit", str(log), "-o", str(out))
-    assert len(said) == SAID + 2
-    assert said[0] == f"{log}:1 item 0: skipped: an item that is a JSON int, not an Event"
-    assert said[SAID] == (
-        "... more skipped parts are not said here: the last line counts them, and the "
-        f"recording notes the first {SKIP_NOTES:,}"
-    )
-    assert said[-1].endswith("; 5,000 unreadable lines skipped")
+    _, said = _peak("import", "audit", str(log), "-o", str(out), status=1)  # nothing imported
+    assert said == [
+        f"{log}: nothing importable: the closest shape is audit.k8s.io EventLists (webhook "
+        "batches) (JSON lines), but an item that is a JSON int, not an Event",
+        "  5,000 skipped, first at line 1 item 0: an item that is a JSON int, not an Event",
+        f"{out}: 0 exchanges from 0 audit events; 5,000 unreadable lines skipped",
+    ]
     notes = [r for r in _records(out) if r["record"] == "note"]
     assert len(notes) == SKIP_NOTES + 1
 
@@ -424,9 +429,11 @@ def test_an_array_item_of_more_values_than_the_bound_is_not_parsed(tmp_path: Pat
         )
         requests = [r["id"] for r in _records(out) if r["record"] == "request"]
         assert requests == (["a", "b"] if times == 1 else ["a"])
-    assert said[1][0] == f"{tmp_path / 'gke1.json'}:3: skipped: a JSON list, not an object"
-    assert said[10][0] == (
-        f"{tmp_path / 'gke10.json'}:3: skipped: an item of the JSON array holds more than "
+    assert said[1][1] == (
+        "  1 skipped, first at line 3: a JSON array whose item 0 is a JSON list, not an object"
+    )
+    assert said[10][1] == (
+        "  1 skipped, first at line 3: an item of the JSON array holds more than "
         "100,000 JSON values (by its commas and brackets); the rest unread"
     )
     assert peaks[10] - peaks[1] < 12 * MiB, peaks

@@ -19,8 +19,9 @@ def _receiver(tmp_path: Path, max_open: int = 250_000) -> WebhookImport:
     return WebhookImport(LiveSink(tmp_path / "webhook.jsonl", source="audit webhook"), max_open)
 
 
-def _open(receiver: WebhookImport) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
-    """The import's open exchanges (in order, each its fields) and the sink's open ids."""
+def _open(receiver: WebhookImport) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """The import's open exchanges (in order, each its request's key and fields) and the
+    sink's open ids."""
     states = [(k, dict(vars(s), stages=list(s.stages))) for k, s in receiver.importer._open.items()]
     return states, list(receiver.sink._open)
 
