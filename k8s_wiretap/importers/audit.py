@@ -543,7 +543,8 @@ def _unwrapped(
 ) -> tuple[list[Any], shapes.Shape | None]:
     """The raw Events of one value (its text), by the file's shape so far, or, when the
     value is none of it, the shape it has (`shapes.detect`); checked as `checked_events`
-    checks a line. The shape it was read by is returned, and counted in `report`."""
+    checks a line. The shape it was read by is returned, and counted in `report` once the
+    value was read in it."""
     value = _loaded(line, "the line")
     score = shape.score(value) if shape is not None else 0
     if not score:
@@ -551,12 +552,12 @@ def _unwrapped(
         if shape is None:
             raise BadEvent(_no_shape(value))
     assert shape is not None
-    report.shapes[shape.name] += 1
     try:
         raws = shape.events(value)
     except shapes.Unfit as error:
         report.unfit(score, shape.name, str(error))
         raise
+    report.shapes[shape.name] += 1  # a shape the value was read in, not one it only resembled
     _shallow(line, raws)
     _text(line, raws)
     return raws, shape
