@@ -13,9 +13,16 @@ from types import ModuleType
 
 import pytest
 from _pytest.nodeid import coerce_node_id
+from hypothesis import HealthCheck, settings
 
 from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.lab.state import LabState
+
+# Property tests assert what happens, not how fast: Hypothesis's 200 ms deadline an example
+# and its "too slow" health check are timed tests, which fail on a loaded machine (CI runs
+# four workers on two cores).
+settings.register_profile("wiretap", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("wiretap")
 
 
 class Kubectl:
