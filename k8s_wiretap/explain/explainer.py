@@ -17,8 +17,10 @@ from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.apply_fields import FieldChange, apply_fields, server_side_fields
 from k8s_wiretap.explain.chains import Cause, Chains
+from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.explain.summaries import Explanation, Summaries
 from k8s_wiretap.explain.who import Who
+from k8s_wiretap.kube.agents import person_component
 
 __all__ = ["Action", "Explained", "Explainer"]
 
@@ -89,24 +91,29 @@ class Explainer:
         )
 
     def actions(self) -> list[Action]:
-        """kubectl commands by session, in the order they ran; then everything no command
-        set off, directly or through a chain."""
+        """kubectl commands by session, in the order they ran, and each person's requests
+        that name no command (an audit log's, by its user); then everything no command or
+        person set off, directly or through a chain."""
         sessions: dict[str, Action] = {}
         caused: set[str] = set()
+        people: set[str] = set()
         for exchange in self.analysis.exchanges:
             who = self.analysis.who(exchange)
-            if who.component != "kubectl":
+            if who.component == "kubectl":
+                key, title = who.session or exchange.id, who.command
+            elif person_component(who.component):
+                key = title = f"{spoken(who.component)}'s requests (no command recorded)"
+            else:
                 continue
-            action = sessions.setdefault(who.session or exchange.id, Action(who.command))
-            action.title = action.title or who.command
+            people.add(exchange.id)
+            action = sessions.setdefault(key, Action(title))
+            action.title = action.title or title
             action.exchanges.append(exchange)
             caused |= {e.id for e in self.chains.tree(exchange)}
         rest = [
             e
             for e in self.analysis.exchanges
-            if e.id not in caused
-            and self.analysis.who(e).component != "kubectl"
-            and self.chains.caused_by(e) is None
+            if e.id not in caused and e.id not in people and self.chains.caused_by(e) is None
         ]
         for action in sessions.values():
             action.title = action.title or "kubectl"

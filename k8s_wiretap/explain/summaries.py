@@ -28,7 +28,7 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.explain.changes import changed
 from k8s_wiretap.explain.names import spoken
-from k8s_wiretap.kube.agents import person, user_name
+from k8s_wiretap.kube.agents import person_component, user_name
 from k8s_wiretap.kube.controllers import DISTRIBUTIONS, third_party
 from k8s_wiretap.kube.etcd import etcd_key
 from k8s_wiretap.kube.explanations import RULES_FILE, Rule, rules
@@ -275,7 +275,7 @@ class Summaries:
             "deleting": bool(meta.get("deletionTimestamp")),
             "third_party": third_party(exchange.component),
             "unanswered": exchange.status is None and exchange.error is not None,
-            "person": _person(exchange.component),
+            "person": person_component(exchange.component),
             "applied": info.verb in ("patch", "create") and _applied(body.value),
             "leader_lock": _leader_lock(info.resource, info.namespace, meta, body.value),
             "refused_by": self._refusal(exchange).by,
@@ -608,12 +608,6 @@ def _component(component: str, wanted: str) -> bool:
 
 
 # -- who acted, and for whom ----------------------------------------------------------------
-def _person(component: str) -> bool:
-    """A user the tables do not know and that is no system identity: a person."""
-    binary, _, name = component.partition("/")
-    return binary == "user" and person(name)
-
-
 def _impersonating(exchange: Exchange) -> str:
     """`, as system:serviceaccount:shop:app (impersonated)`: whom the sender acted for, from
     its audit Event's impersonatedUser, else its Impersonate-User header."""

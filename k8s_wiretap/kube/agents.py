@@ -31,6 +31,7 @@ __all__ = [
     "component_of",
     "components",
     "person",
+    "person_component",
     "read_agent",
     "recognize",
     "user_component",
@@ -240,6 +241,12 @@ def person(name: str) -> bool:
     system identity (`system:...`): kubernetes-admin, an email, an IAM ARN, `oidc:...`."""
     name = user_name(name)
     return bool(name) and not name.startswith("system:") and user_component(name) is None
+
+
+def person_component(component: str) -> bool:
+    """Whether a component is a person named by its user (`user/<name>`, `person(name)`)."""
+    binary, _, name = component.partition("/")
+    return binary == "user" and person(name)
 
 
 @lru_cache(maxsize=4096)

@@ -13,9 +13,11 @@ from k8s_wiretap.wire.controls import escape_controls
 __all__ = ["clock", "exchange_line"]
 
 
-def clock(timestamp: float) -> str:
-    """A Unix time as the local wall clock, to the millisecond: "14:03:07.125"."""
-    return dt.datetime.fromtimestamp(timestamp).strftime("%H:%M:%S.%f")[:-3]
+def clock(timestamp: float, *, dated: bool = False) -> str:
+    """A Unix time as the local wall clock, to the millisecond: "14:03:07.125"; `dated`,
+    with its date before it: "2026-12-03 14:03:07.125"."""
+    shape = "%Y-%m-%d %H:%M:%S.%f" if dated else "%H:%M:%S.%f"
+    return dt.datetime.fromtimestamp(timestamp).strftime(shape)[:-3]
 
 
 def exchange_line(exchange: Exchange) -> str:
