@@ -547,11 +547,16 @@ def _member(value: Any, part: str | int) -> Any:
 
 
 # -- in words ------------------------------------------------------------------------------
+# what names the object a body is about, not what it sets (an apply's configuration has them)
+_RESTATED = frozenset({("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace")})
+
+
 def _said(found: list[_Difference] | None, named: list[Path], body: dict[str, Any]) -> str:
     """The differences in words; the request's own values when the object before is not
     known; `nothing changed` when it is and nothing differs."""
-    if found is None:
-        return _joined([_words(d, known=False) for d in _requested(body)])
+    if found is None:  # an apply's whole configuration restates what the object is: not said
+        said = [d for d in _requested(body) if d.path not in _RESTATED]
+        return _joined([_words(d, known=False) for d in said])
     if not found:
         return "nothing changed (the object already said so)"
     return _joined([_words(d) for d in found])
