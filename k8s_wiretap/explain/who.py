@@ -1,6 +1,7 @@
 """Who sent an exchange: a component for every exchange, from everything on the wire.
 
-The evidence, strongest first (`Who.how` says which decided):
+The evidence, strongest first (`Who.how` says which decided; `kube/agents.attribute` weighs
+it, for `Exchange.component` too):
 
 - **user agent**: a program the table knows (`kube/data/agents.yaml`) by its User-Agent:
   kubectl, each controller of the controller manager, the scheduler, Helm, the Python and
@@ -13,7 +14,9 @@ The evidence, strongest first (`Who.how` says which decided):
 - **identity**: when the agent says nothing useful (none, or an HTTP library's default such
   as `Go-http-client`), the user its credential names: `system:node:<node>` is that node's
   kubelet, `system:kube-scheduler` the scheduler, a kube-system service account named after
-  a controller that controller, any other service account a pod's.
+  a controller that controller, a distribution's own user its component (`eks:…`,
+  `system:gke-…`, OpenShift's operators), any other service account a pod's, and any other
+  user that user (`user/<name>`: a person, unless a `system:` identity).
 - **listener**: a proxy listener named after a component (the lab's `kubelet` listener).
 
 `unknown` only when nothing at all is known.

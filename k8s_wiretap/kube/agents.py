@@ -318,14 +318,17 @@ def _from_agent(agent: Recognized, user: UserMatch | None) -> tuple[str, str, st
 
 
 def _without_agent(
-    agent: Recognized, user: UserMatch | None, listener: str
+    agent: Recognized, user: UserMatch | None, listener: str, name: str = ""
 ) -> tuple[str, str, str]:
-    """(component, how, why) when the agent says nothing useful."""
+    """(component, how, why) when the agent says nothing useful ("" when only the user's
+    name is left to say it: `attribute` names it)."""
     said = f"{agent.parsed.raw} is {agent.agent.note}" if agent.agent else "no User-Agent"
     if user is not None and not user.pod:
         return user.component, "identity", f"{said}; authenticates as {user.describes}"
     if listener in components():
         return listener, "listener", f"{said}; came through the {listener} listener"
+    if user is None and name:  # a user the tables do not know: that user, whatever library
+        return "", "", said
     if agent.agent is not None:
         if user is not None:
             said += f"; authenticates as {user.describes}"
@@ -354,7 +357,7 @@ def attribute(agent: str, listener: str = "", user: str = "", certificate: str =
     if recognized.parsed.product and not recognized.weak:
         component, how, why = _from_agent(recognized, match)
     else:
-        component, how, why = _without_agent(recognized, match, listener)
+        component, how, why = _without_agent(recognized, match, listener, name)
     if not component:
         if name:
             kind = "a person" if person(name) else "a system identity the tables do not know"

@@ -16,8 +16,10 @@ never typed in as counts.
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
+import re
 from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
@@ -459,3 +461,38 @@ def test_gkes_leader_endpoints_are_leader_election(tmp_path: Path, agents: bool)
     line = next(x for x in story.stdout.splitlines() if "leader election" in x)
     who = line.split(" ", 1)[1].split(" its lock ")[0]  # the time, then who and what
     assert who.count("vpa-recommender") == 1, line  # said once, not "x: x's ..."
+
+
+# -- the story -----------------------------------------------------------------------------
+DAY = 86_400.0
+TIMED = re.compile(r"^\s*(?:(\d{4}-\d{2}-\d{2}) )?\d{2}:\d{2}:\d{2}\.\d{3} ")
+SAID_TWICE = re.compile(r"^\s*[\d:. -]+(?:\+\d+ ms )?(\S+?):? \1\b")
+
+
+def _later(event: dict[str, Any], days: float) -> dict[str, Any]:
+    copy: dict[str, Any] = json.loads(json.dumps(event))
+    for key in ("requestReceivedTimestamp", "stageTimestamp"):
+        when = dt.datetime.fromisoformat(copy[key].replace("Z", "+00:00"))
+        copy[key] = (when + dt.timedelta(seconds=days * DAY)).isoformat().replace("+00:00", "Z")
+    return copy
+
+
+def test_a_story_of_several_days_shows_its_dates(tmp_path: Path) -> None:
+    """From LAB_LOG without agents, its second half a day later (a log kept over two days):
+    every line of the story carries its date, and no line says its component twice."""
+    events = transformed(lab_events())
+    half = len(events) // 2
+    ids = {e["auditID"] for e in events[:half]}
+    later = [e if e["auditID"] in ids else _later(e, 1) for e in events]
+    path = imported(tmp_path, later, "two-days")
+    story = cli("explain", "--all", str(path))
+    assert story.returncode == 0, story.stderr
+    timed = [m for line in story.stdout.splitlines() if (m := TIMED.match(line))]
+    assert timed and all(m.group(1) for m in timed)
+    assert len({m.group(1) for m in timed}) == 2
+    twice = [x for x in story.stdout.splitlines() if SAID_TWICE.match(x)]
+    assert not twice, twice[:5]
+    one_day = cli("explain", "--all", str(imported(tmp_path, events, "one-day")))
+    clocks = [TIMED.match(x) for x in one_day.stdout.splitlines()]
+    found = [m for m in clocks if m is not None]
+    assert found and not [m for m in found if m.group(1)]
