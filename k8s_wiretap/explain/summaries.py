@@ -276,7 +276,9 @@ class Summaries:
             "third_party": third_party(exchange.component),
             "unanswered": exchange.status is None and exchange.error is not None,
             "person": person_component(exchange.component),
-            "applied": info.verb in ("patch", "create") and _applied(body.value),
+            "applied": info.verb in ("patch", "create")
+            and _applied(body.value)
+            and _applies(exchange.component),
             "leader_lock": _leader_lock(info.resource, info.namespace, meta, body.value),
             "refused_by": self._refusal(exchange).by,
         }
@@ -623,6 +625,13 @@ def _impersonating(exchange: Exchange) -> str:
 
 
 # -- kubectl apply, as its body says it -------------------------------------------------
+def _applies(component: str) -> bool:
+    """Whether `component` may run a client-side apply: kubectl, a person, a third party (Argo
+    CD applies as kubectl does); never Kubernetes' own controllers, whose objects carry the
+    annotation when they copy it (a ControllerRevision, its owner's)."""
+    return component == "kubectl" or person_component(component) or third_party(component)
+
+
 def _applied(body: Any) -> bool:
     """Whether a write's body carries kubectl apply's last-applied-configuration: a client-side
     apply's create, or its three-way patch (which always sets the annotation anew)."""

@@ -25,6 +25,7 @@ from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.explainer import Action, Explained, Explainer
 from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.explain.patches import PatchReplay
+from k8s_wiretap.explain.summaries import IDENTITIES
 from k8s_wiretap.kube.fields import LAST_APPLIED
 from k8s_wiretap.views.lines import clock
 from k8s_wiretap.wire.controls import escape_controls
@@ -116,10 +117,15 @@ def verdict(exchange: Exchange, replay: PatchReplay) -> str:
 
 def _told(component: str, summary: str) -> tuple[str, str]:
     """The component and the summary as a line shows them, the component said once: a
-    summary that opens with it (`catalog: create pods`, `kubectl apply creates ...`, `the
-    kubelet reads ...`) is shown whole, the component's name coloured in it; any other
-    after the component and a colon. Returns (the name to colour, the rest)."""
-    for name in dict.fromkeys((component, spoken(component))):
+    summary that opens with it (`catalog: create pods`, `kubectl get: list pods`, or with a
+    user's name as a sentence says it: `kubernetes-admin creates ...`) is shown whole, that
+    name coloured; any other after the component and a colon (`controller-manager/
+    deployment-controller: the deployment controller creates ...`: the component, then who
+    in words). Returns (the name to colour, the rest)."""
+    names = [component]
+    if component.partition("/")[0] in IDENTITIES:  # named by its user: said as a sentence says it
+        names.append(spoken(component))
+    for name in names:
         if not name or not summary.startswith(name):
             continue
         rest = summary[len(name) :]

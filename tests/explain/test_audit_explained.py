@@ -352,10 +352,11 @@ def test_impersonation_says_who_acted_for_whom(stripped_said: list[Said]) -> Non
 
 
 def test_kubectl_apply_is_told_from_its_body(stripped_said: list[Said]) -> None:
-    """From LAB_LOG without agents: each create whose body carries the
-    last-applied-configuration annotation is told as kubectl apply's."""
+    """From LAB_LOG without agents: each create of the admin's whose body carries the
+    last-applied-configuration annotation is told as kubectl apply's; a controller's object
+    that copies its owner's annotations (a ControllerRevision) is the controller's."""
     events = _by_id(lab_events())
-    applied = [
+    carrying = [
         s
         for s in stripped_said
         if s.verb in ("create", "patch")
@@ -365,9 +366,13 @@ def test_kubectl_apply_is_told_from_its_body(stripped_said: list[Said]) -> None:
         and "kubectl.kubernetes.io/last-applied-configuration"
         in json.dumps(body.get("metadata") or {})
     ]
-    assert applied
+    applied = [s for s in carrying if s.component == "user/kubernetes-admin"]
+    copied = [s for s in carrying if s.component.startswith("controller-manager/")]
+    assert applied and copied
     for said in applied:
         assert "kubectl apply" in said.summary, said.summary
+    for said in copied:
+        assert "kubectl apply" not in said.summary, said.summary
 
 
 AS_AN_AUDIT_LOG_HOLDS_IT = ("kubectl-command", "kubectl-session", "content-type", "user-agent")
