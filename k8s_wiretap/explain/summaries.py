@@ -38,6 +38,7 @@ from k8s_wiretap.kube.reads import served_from
 from k8s_wiretap.kube.refs import involved_of, resource_version
 from k8s_wiretap.kube.refusals import Refusal, refusal
 from k8s_wiretap.kube.release import Release
+from k8s_wiretap.kube.requestinfo import RequestInfo
 from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.kube.verbs import READS, WATCH, WRITES
 
@@ -279,7 +280,7 @@ class Summaries:
             "applied": info.verb in ("patch", "create")
             and _applied(body.value)
             and _applies(exchange.component),
-            "leader_lock": _leader_lock(info.resource, info.namespace, meta, body.value),
+            "leader_lock": _leader_lock(info, meta, body.value),
             "refused_by": self._refusal(exchange).by,
         }
 
@@ -290,7 +291,8 @@ class Summaries:
         audit = exchange.request.audit or {}
         annotations = audit.get("annotations")
         message = str(self._status_body(exchange).get("message") or "")
-        return refusal(status, annotations if isinstance(annotations, dict) else {}, message)
+        found = annotations if isinstance(annotations, dict) else {}
+        return refusal(status, found, message, exchange.info.verb)
 
     # -- what the templates say -------------------------------------------------------------
     def _kind(self, exchange: Exchange, facts: dict[str, Any]) -> str:
@@ -337,6 +339,7 @@ class Summaries:
         "replicas": lambda s, e, f: detail.replicas(f["body"]),
         "disruptions": lambda s, e, f: detail.disruptions(f["body"]),
         "pinned": lambda s, e, f: detail.pinned(f["body"]),
+        "elector": lambda s, e, f: spoken(e.component.removesuffix("/leader-election")),
         "sender": lambda s, e, f: "" if e.component == "kubectl" else f"{spoken(e.component)}: ",
         "refused": lambda s, e, f: s._refusal(e).what,
         "allowed": lambda s, e, f: _allowed(s._refusal(e).allowed),
@@ -649,10 +652,13 @@ LEADER_LEASES = frozenset(  # the components' default lock names (--leader-elect
 )
 
 
-def _leader_lock(resource: str, namespace: str, meta: dict[str, Any], body: Any) -> bool:
+def _leader_lock(info: RequestInfo, meta: dict[str, Any], body: Any) -> bool:
     """Whether an object is a leader-election lock: a Lease held by a holderIdentity (not a
     node's heartbeat in kube-node-lease, not an API server's identity Lease), a component's
-    Lease by its default name, or an Endpoints or ConfigMap with the leader annotation."""
+    Lease by its default name, any other Lease when the record holds no body (a Metadata
+    log's: a Lease outside kube-node-lease is some component's lock), or an Endpoints or
+    ConfigMap with the leader annotation."""
+    resource, namespace = info.resource, info.namespace
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     if not annotations and isinstance(body, dict):
         found = body.get("metadata")
@@ -661,19 +667,18 @@ def _leader_lock(resource: str, namespace: str, meta: dict[str, Any], body: Any)
         return isinstance(annotations, dict) and LEADER_ANNOTATION in annotations
     if resource != "leases" or namespace == "kube-node-lease":
         return False
-    name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+    name = str(meta.get("name") or info.name)
     labels = meta.get("labels") if isinstance(meta, dict) else None
     if isinstance(labels, dict) and "apiserver.kubernetes.io/identity" in labels:
         return False
     if namespace == "kube-system" and name in LEADER_LEASES:
         return True
+    if name.startswith(("apiserver-", "kube-apiserver-")):  # the API servers' identity Leases
+        return False
     spec = body.get("spec") if isinstance(body, dict) else None
-    return (
-        isinstance(spec, dict)
-        and bool(spec.get("holderIdentity"))
-        and "leaseDurationSeconds" in spec
-        and not name.startswith("apiserver-")
-    )
+    if not isinstance(body, dict):  # no body recorded: outside kube-node-lease, a lock
+        return bool(name)
+    return isinstance(spec, dict) and bool(spec.get("holderIdentity"))
 
 
 def _holder(body: Any, answer: Any) -> str:

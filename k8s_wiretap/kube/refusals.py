@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ANNOTATIONS", "Refusal", "refusal"]
+__all__ = ["ADMITTED", "ANNOTATIONS", "Refusal", "refusal"]
 
 # the audit annotations that say who decided
 ANNOTATIONS = {
@@ -83,7 +83,7 @@ class Refusal:
     """Who refused a request: `by` is `authorizer` (RBAC, the Node authorizer, a webhook
     authorizer), an admission plugin (`podsecurity`, `webhook`, `policy`, `quota`,
     `limitrange`, `namespace`), `admission` (an admission plugin, the words saying none),
-    or "" (nothing says); `what` names the policy, webhook, quota or namespace; `allowed`
+    `allowed` (a read the authorizer allowed, refused all the same), or "" (nothing says); `what` names the policy, webhook, quota or namespace; `allowed`
     is the authorizer's reason when it allowed the request."""
 
     by: str = ""
@@ -91,9 +91,18 @@ class Refusal:
     allowed: str = ""
 
 
-def refusal(status: int | None, annotations: Mapping[str, Any], message: str) -> Refusal:
-    """Who refused a request answered `status` (a 4xx), from its audit annotations (empty
-    for a proxy's recording) and its Status message."""
+# the verbs admission sees: the writes and a connect (exec, attach, port-forward: a create
+# of a pod's subresource); reads pass no admission
+# (staging/src/k8s.io/apiserver/pkg/admission/interfaces.go, Operation)
+ADMITTED = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
+
+def refusal(
+    status: int | None, annotations: Mapping[str, Any], message: str, verb: str = "create"
+) -> Refusal:
+    """Who refused a request of `verb` answered `status` (a 4xx), from its audit annotations
+    (empty for a proxy's recording) and its Status message. A read the authorizer allowed
+    and that was refused all the same is `allowed`: no admission plugin sees a read."""
     if status is None or not 400 <= status < 500:
         return Refusal()
     decision = str(annotations.get(ANNOTATIONS["decision"]) or "")
@@ -112,5 +121,5 @@ def refusal(status: int | None, annotations: Mapping[str, Any], message: str) ->
     if status == 403 and _AUTHORIZER.search(message):
         return Refusal("authorizer")
     if status == 403 and decision == "allow":
-        return Refusal("admission", "", allowed)
+        return Refusal("admission" if verb in ADMITTED else "allowed", "", allowed)
     return Refusal("", "", allowed)

@@ -134,6 +134,7 @@ def test_without_user_agents_the_explanations_hold(stripped_said: list[Said]) ->
     c = coverage(stripped_said)
     assert c.exchanges == len({e["auditID"] for e in lab_events()})
     assert c.unattributed == 0
+    assert c.unknown_actors == 0
     assert c.generic <= 0.02 * c.exchanges
     assert c.contradictions == []
     assert not [s.summary for s in stripped_said if "nothing said" in s.summary]
