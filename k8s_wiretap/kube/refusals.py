@@ -83,8 +83,9 @@ class Refusal:
     """Who refused a request: `by` is `authorizer` (RBAC, the Node authorizer, a webhook
     authorizer), an admission plugin (`podsecurity`, `webhook`, `policy`, `quota`,
     `limitrange`, `namespace`), `admission` (an admission plugin, the words saying none),
-    `allowed` (a read the authorizer allowed, refused all the same), or "" (nothing says); `what` names the policy, webhook, quota or namespace; `allowed`
-    is the authorizer's reason when it allowed the request."""
+    `allowed` (a read the authorizer allowed, refused all the same), or "" (nothing says);
+    `what` names the policy, webhook, quota or namespace; `allowed` is the authorizer's
+    reason when it allowed the request."""
 
     by: str = ""
     what: str = ""

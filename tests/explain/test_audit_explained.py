@@ -502,3 +502,24 @@ def test_a_story_of_several_days_shows_its_dates(tmp_path: Path) -> None:
     clocks = [TIMED.match(x) for x in one_day.stdout.splitlines()]
     found = [m for m in clocks if m is not None]
     assert found and not [m for m in found if m.group(1)]
+
+
+def test_a_read_refused_after_rbac_allowed_it_is_no_admissions(tmp_path: Path) -> None:
+    """From LAB_LOG: a watch the authorizer allowed, answered 403 all the same (as a long
+    watch is when its credential expires while it runs): neither RBAC's nor admission's,
+    which no read passes."""
+    base = next(
+        e
+        for e in lab_events()
+        if e["verb"] == "watch"
+        and e["annotations"].get("authorization.k8s.io/decision") == "allow"
+        and e["stage"] == "ResponseComplete"
+    )
+
+    def refused(event: dict[str, Any]) -> None:
+        event["responseStatus"] = {"metadata": {}, "code": 403}
+
+    said = explain(imported(tmp_path, transformed([_with(base, refused, "late-403")]), "late"))
+    assert [s.rule for s in said] == ["refused-after-allowed"]
+    assert "though the authorizer allowed it" in said[0].summary
+    assert "admission" not in said[0].summary and "RBAC found" not in said[0].summary
