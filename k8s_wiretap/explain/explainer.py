@@ -20,7 +20,7 @@ from k8s_wiretap.explain.chains import Cause, Chains
 from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.explain.summaries import Explanation, Summaries
 from k8s_wiretap.explain.who import Who
-from k8s_wiretap.kube.agents import person_component
+from k8s_wiretap.kube.agents import person_component, user_name
 
 __all__ = ["Action", "Explained", "Explainer"]
 
@@ -91,18 +91,24 @@ class Explainer:
         )
 
     def actions(self) -> list[Action]:
-        """kubectl commands by session, in the order they ran, and each person's requests
-        that name no command (an audit log's, by its user); then everything no command or
-        person set off, directly or through a chain."""
+        """kubectl commands by session, in the order they ran; requests that name no
+        session (an audit log keeps no Kubectl-Session), kubectl's or a person's named by
+        their user, by user, a pause of more than `PAUSE` starting another action; then
+        everything no command or person set off, directly or through a chain."""
         sessions: dict[str, Action] = {}
         caused: set[str] = set()
         people: set[str] = set()
+        runs: dict[str, tuple[int, float]] = {}  # each title's current run and its last time
         for exchange in self.analysis.exchanges:
             who = self.analysis.who(exchange)
-            if who.component == "kubectl":
-                key, title = who.session or exchange.id, who.command
-            elif person_component(who.component):
-                key = title = f"{spoken(who.component)}'s requests (no command recorded)"
+            if who.component == "kubectl" and who.session:
+                key, title = who.session, who.command
+            elif who.component == "kubectl" or person_component(who.component):
+                title = _unsessioned(who.component, user_name(exchange.request.identity.user))
+                run, last = runs.get(title, (0, exchange.time))
+                run += exchange.time - last > PAUSE
+                runs[title] = (run, exchange.time)
+                key = f"{title}\0{run}"
             else:
                 continue
             people.add(exchange.id)
@@ -131,3 +137,13 @@ class Explainer:
                 replay.body, replay.before, replay.after, manager, forced=forced
             )
         return apply_fields(replay.body, replay.before, replay.after)
+
+
+PAUSE = 1.0  # seconds: a person's requests with no session, this close, are one action
+
+
+def _unsessioned(component: str, user: str) -> str:
+    """The title of requests that name no kubectl session: kubectl's, or a person's."""
+    if component == "kubectl":
+        return f"kubectl, as {user} (no command recorded)" if user else "kubectl"
+    return f"{spoken(component)}'s requests (no command recorded)"
