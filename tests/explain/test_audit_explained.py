@@ -128,9 +128,12 @@ def test_without_user_agents_each_exchange_is_its_users_component(
     assert not actors  # an object's name may say unknown (legacy-unknown-approver), no actor
 
 
-def test_without_user_agents_the_explanations_hold(stripped_said: list[Said]) -> None:
+def test_without_user_agents_the_explanations_hold(
+    stripped_said: list[Said], tmp_path: Path
+) -> None:
     """From LAB_LOG without agents: nothing unattributed, no generic summary, none that
-    contradicts its request, and no summary says 'nothing said'."""
+    contradicts its request, no summary says 'nothing said', and as many controller writes
+    have a cause as with the agents."""
     c = coverage(stripped_said)
     assert c.exchanges == len({e["auditID"] for e in lab_events()})
     assert c.unattributed == 0
@@ -138,6 +141,8 @@ def test_without_user_agents_the_explanations_hold(stripped_said: list[Said]) ->
     assert c.generic <= 0.02 * c.exchanges
     assert c.contradictions == []
     assert not [s.summary for s in stripped_said if "nothing said" in s.summary]
+    with_agents = coverage(explain(imported(tmp_path, lab_events(), "with-agents")))
+    assert c.controller_caused == with_agents.controller_caused  # the user tells as much
 
 
 def test_the_lab_log_with_its_agents_says_nothing_of_nothing(tmp_path: Path) -> None:
