@@ -232,7 +232,8 @@ class Summaries:
         if exchange.info.streaming and "{transport}" not in rule.summary:  # a refusal's rule
             summary += streams.transport(exchange)
         summary += streams.managed_fields_note(self.analysis, exchange)
-        summary += _impersonating(exchange)
+        if rule.id not in CHECKS:  # a review's question names whom it asks about already
+            summary += _impersonating(exchange)
         return Explanation(
             summary,
             _squeezed(rule.why.format_map(values)),
@@ -613,6 +614,10 @@ def _component(component: str, wanted: str) -> bool:
 
 
 # -- who acted, and for whom ----------------------------------------------------------------
+# the rules of access reviews: their question says whom it is about (the user --as names)
+CHECKS = frozenset({"access-review", "rules-review", "kubectl-auth-can-i"})
+
+
 def _impersonating(exchange: Exchange) -> str:
     """`, as system:serviceaccount:shop:app (impersonated)`: whom the sender acted for, from
     its audit Event's impersonatedUser, else its Impersonate-User header."""

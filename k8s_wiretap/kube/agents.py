@@ -318,7 +318,7 @@ def _from_agent(agent: Recognized, user: UserMatch | None) -> tuple[str, str, st
 
 
 def _without_agent(
-    agent: Recognized, user: UserMatch | None, listener: str, name: str = ""
+    agent: Recognized, user: UserMatch | None, listener: str
 ) -> tuple[str, str, str]:
     """(component, how, why) when the agent says nothing useful ("" when only the user's
     name is left to say it: `attribute` names it)."""
@@ -327,8 +327,6 @@ def _without_agent(
         return user.component, "identity", f"{said}; authenticates as {user.describes}"
     if listener in components():
         return listener, "listener", f"{said}; came through the {listener} listener"
-    if user is None and name:  # a user the tables do not know: that user, whatever library
-        return "", "", said
     if agent.agent is not None:
         if user is not None:
             said += f"; authenticates as {user.describes}"
@@ -357,7 +355,7 @@ def attribute(agent: str, listener: str = "", user: str = "", certificate: str =
     if recognized.parsed.product and not recognized.weak:
         component, how, why = _from_agent(recognized, match)
     else:
-        component, how, why = _without_agent(recognized, match, listener, name)
+        component, how, why = _without_agent(recognized, match, listener)
     if not component:
         if name:
             kind = "a person" if person(name) else "a system identity the tables do not know"

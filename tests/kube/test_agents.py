@@ -285,11 +285,13 @@ def test_distributions_users(user: str, component: str) -> None:
     ],
 )
 def test_a_person_is_any_other_user(user: str) -> None:
-    """A user no table knows and that is no system identity is a person, whatever program
-    it used: with no agent, the component names the user."""
+    """A user no table knows and that is no system identity is a person: with no agent, the
+    component names the user; an agent that names a program is that program's."""
     assert person(user)
     assert component_of("", "default", user) == f"user/{user}"
-    assert component_of("Go-http-client/2.0", "default", user) == f"user/{user}"
+    assert component_of("kubectl/v1.37.2 (linux/amd64) kubernetes/abc", "default", user) == (
+        "kubectl"
+    )
     found = attribute("", "default", user)
     assert found.how == "identity" and "a person" in found.why
 
