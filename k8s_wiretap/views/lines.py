@@ -6,11 +6,12 @@ What `explain --format lines` prints, and `proxy --no-tui` as traffic passes (co
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.wire.controls import escape_controls
 
-__all__ = ["clock", "exchange_line"]
+__all__ = ["clock", "exchange_line", "spans_days"]
 
 
 def clock(timestamp: float, *, dated: bool = False) -> str:
@@ -20,8 +21,18 @@ def clock(timestamp: float, *, dated: bool = False) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime(shape)[:-3]
 
 
-def exchange_line(exchange: Exchange) -> str:
-    """The exchange on one line, its wire text's control characters escaped."""
+def spans_days(times: Iterable[float]) -> bool:
+    """Whether `times` fall on more than one day (local time): their lines then carry their
+    dates, so that a line of the next day does not seem to go back in time."""
+    every = list(times)
+    if not every:
+        return False
+    return clock(min(every), dated=True)[:10] != clock(max(every), dated=True)[:10]
+
+
+def exchange_line(exchange: Exchange, *, dated: bool = False) -> str:
+    """The exchange on one line, its wire text's control characters escaped; `dated`, its
+    time with its date."""
     status = exchange.status
     outcome = str(status) if status is not None else "no response"
     if exchange.error:
@@ -29,6 +40,6 @@ def exchange_line(exchange: Exchange) -> str:
     events = exchange.watch_events()
     streamed = f" [{len(events)} watch events]" if events or exchange.info.verb == "watch" else ""
     return escape_controls(
-        f"{clock(exchange.time)} {exchange.component:<32} {exchange.info.verb:<16} "
+        f"{clock(exchange.time, dated=dated)} {exchange.component:<32} {exchange.info.verb:<16} "
         f"{exchange.method} {exchange.path} {outcome}{streamed}"
     )

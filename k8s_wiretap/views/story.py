@@ -27,7 +27,7 @@ from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.explain.patches import PatchReplay
 from k8s_wiretap.explain.summaries import IDENTITIES
 from k8s_wiretap.kube.fields import LAST_APPLIED
-from k8s_wiretap.views.lines import clock
+from k8s_wiretap.views.lines import clock, spans_days
 from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["COLOURS", "colour_of", "verdict", "write_story"]
@@ -191,10 +191,8 @@ def _shown(explainer: Explainer, exchange: Exchange) -> bool:
 
 
 def _days(actions: Sequence[Action]) -> bool:
-    """Whether the story spans more than one day (local time): its lines then carry their
-    dates, so that a line of the next day does not seem to go back in time."""
-    times = [e.time for a in actions for e in a.exchanges]
-    return bool(times) and clock(min(times), dated=True)[:10] != clock(max(times), dated=True)[:10]
+    """Whether the story spans more than one day (`spans_days`)."""
+    return spans_days([e.time for a in actions for e in a.exchanges])
 
 
 def _roots(

@@ -508,6 +508,10 @@ def test_a_story_of_several_days_shows_its_dates(tmp_path: Path) -> None:
     assert len({m.group(1) for m in timed}) == 2
     twice = [x for x in story.stdout.splitlines() if SAID_TWICE.match(x)]
     assert not twice, twice[:5]
+    lines = cli("explain", "--format", "lines", str(path))
+    assert lines.returncode == 0, lines.stderr
+    timed = [m for line in lines.stdout.splitlines() if (m := TIMED.match(line))]
+    assert timed and all(m.group(1) for m in timed)
     one_day = cli("explain", "--all", str(imported(tmp_path, events, "one-day")))
     clocks = [TIMED.match(x) for x in one_day.stdout.splitlines()]
     found = [m for m in clocks if m is not None]
