@@ -21,6 +21,8 @@ BINARIES |= {"apiserver": "the API server"}
 @cache
 def spoken(component: str) -> str:
     """How a summary names `component` (see the module's docstring)."""
+    if component == "unknown":  # no agent, user or listener: said so, never as a name
+        return "a client the record does not name"
     binary, _, part = component.partition("/")
     if binary == "user" and part:  # a user the tables do not know: by its name
         return part

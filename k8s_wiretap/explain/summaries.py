@@ -44,9 +44,10 @@ from k8s_wiretap.kube.verbs import READS, WATCH, WRITES
 
 __all__ = ["Explanation", "Rule", "Summaries", "rules"]
 
-# components named by the user they authenticate as (kube/agents.py): a template says them
-# as a sentence does (`user/kubernetes-admin` is "kubernetes-admin")
-IDENTITIES = frozenset({"user", "serviceaccount", *DISTRIBUTIONS})
+# components named by the user they authenticate as (kube/agents.py), and `unknown` (nothing
+# names it): a template says them as a sentence does (`user/kubernetes-admin` is
+# "kubernetes-admin", `unknown` "a client the record does not name")
+IDENTITIES = frozenset({"user", "serviceaccount", "unknown", *DISTRIBUTIONS})
 UNKNOWN = "\0"  # the parameter that stands for a query string not known (an import's)
 UNKNOWN_QUERY = {UNKNOWN: "unknown"}
 

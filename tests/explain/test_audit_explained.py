@@ -537,3 +537,24 @@ def test_a_read_refused_after_rbac_allowed_it_is_no_admissions(tmp_path: Path) -
     assert [s.rule for s in said] == ["refused-after-allowed"]
     assert "though the authorizer allowed it" in said[0].summary
     assert "admission" not in said[0].summary and "RBAC found" not in said[0].summary
+
+
+def test_a_request_no_record_names_is_said_so_not_unknown(tmp_path: Path) -> None:
+    """From LAB_LOG without agents, the admin's create of its namespace with its user
+    removed (as sanitised samples drop it): nothing names its sender, and its summary says
+    so rather than naming an `unknown`."""
+    base = next(
+        e
+        for e in lab_events()
+        if e["verb"] == "create"
+        and (e.get("objectRef") or {}).get("resource") == "namespaces"
+        and e["user"]["username"] == "kubernetes-admin"
+    )
+
+    def anonymous(event: dict[str, Any]) -> None:
+        event["user"] = {}
+
+    said = explain(imported(tmp_path, transformed([_with(base, anonymous, "nobody")]), "nobody"))
+    assert [s.component for s in said] == ["unknown"]
+    assert said[0].summary.startswith("a client the record does not name")
+    assert coverage(said).unknown_actors == 0
