@@ -299,7 +299,10 @@ class Exchange:
 
     @once
     def component(self) -> str:
-        return component_of(self.user_agent, self.request.listener)
+        request = self.request
+        return component_of(
+            self.user_agent, request.listener, request.identity.user, request.client.certificate
+        )
 
     @property
     def request_body(self) -> Body | None:

@@ -25,7 +25,7 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.views.har import write_har
 from k8s_wiretap.views.json import write_json
-from k8s_wiretap.views.lines import exchange_line
+from k8s_wiretap.views.lines import exchange_line, spans_days
 from k8s_wiretap.views.story import write_story
 
 if TYPE_CHECKING:
@@ -133,9 +133,10 @@ def lines(job: Job, out: BinaryIO) -> str:
     loaded = load(job.recording)
     warn_all(loaded.warnings)
     exchanges = Analysis.of(loaded).exchanges
+    dated = spans_days(e.time for e in exchanges)
     with _text(out) as text:
         for exchange in exchanges:
-            text.write(exchange_line(exchange) + "\n")
+            text.write(exchange_line(exchange, dated=dated) + "\n")
     return f"{len(exchanges):,} exchange lines"
 
 

@@ -61,13 +61,21 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.history import Observation
 from k8s_wiretap.explain.names import spoken
-from k8s_wiretap.kube.controllers import Client, Reason, client, longest_delay, third_party
+from k8s_wiretap.kube.controllers import (
+    Client,
+    Reason,
+    client,
+    clients,
+    longest_delay,
+    third_party,
+)
 from k8s_wiretap.kube.refs import ObjectRef, involved_of, metadata_of, resource_version
 from k8s_wiretap.kube.selectors import selector_of, selects
 from k8s_wiretap.kube.verbs import WATCH, WRITES
@@ -93,6 +101,7 @@ INFORMERS = {
     "controller-manager": (
         "controller-manager/shared-informers",
         "controller-manager/metadata-informers",
+        "controller-manager",  # the same, named by their user alone (an audit log's, no agent)
     ),
 }
 
@@ -672,13 +681,20 @@ class Chains:
         return Reason("retry", says, exchange=refused)
 
     def _listed(self, exchange: Exchange) -> Reason | None:
-        """What controllers.yaml says the client does unprompted, for such a write."""
-        known = client(exchange.component)
-        if known is None:
-            return None
+        """What controllers.yaml says the client does unprompted, for such a write. A
+        binary named without its part (the controller manager by its user alone, in an
+        audit log without User-Agents) whose own entry says nothing of it is the one part
+        of it that does such a write unprompted, when only one does (its leader election's
+        Lease renewals)."""
         info = exchange.info
         about = _about_kind(self._carried(exchange))
-        return known.reason(info.verb, info.group, info.resource, info.subresource, about)
+        what = (info.verb, info.group, info.resource, info.subresource, about)
+        known = client(exchange.component)
+        said = known.reason(*what) if known is not None else None
+        if said is not None:
+            return said
+        found = [r for part in _parts(exchange.component) if (r := part.reason(*what))]
+        return found[0] if len(found) == 1 else None
 
 
 def _owner_uids(obj: Any) -> list[str]:
@@ -754,3 +770,11 @@ def _named_in_request(target: ObjectRef, sent: Any) -> set[ObjectRef]:
 
 def _informers(known: Client) -> tuple[str, ...]:
     return INFORMERS.get(known.component, (known.component,))
+
+
+@cache
+def _parts(binary: str) -> tuple[Client, ...]:
+    """The clients controllers.yaml names as parts of `binary` (`controller-manager/...`)."""
+    if "/" in binary:
+        return ()
+    return tuple(c for name, c in clients().items() if name.startswith(f"{binary}/"))

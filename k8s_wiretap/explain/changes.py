@@ -37,6 +37,7 @@ from k8s_wiretap.capture.redact import is_placeholder
 from k8s_wiretap.decode.diff import diff
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.patches import predecessor
+from k8s_wiretap.kube.agents import user_name
 from k8s_wiretap.kube.fields import LAST_APPLIED, SERVER_METADATA, WRITTEN_INTO
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.refs import metadata_of, resource_version, uid_of
@@ -76,8 +77,12 @@ def changed(analysis: Analysis, exchange: Exchange) -> str:
     response = analysis.response_body(exchange).value
     if info.verb == "delete":
         return deletion(request, info.param("propagationPolicy"), info.param("orphanDependents"))
-    if info.resource == "selfsubjectaccessreviews":
-        return access_review(request, response, exchange.request_header("impersonate-user"))
+    if info.resource in ACCESS_REVIEWS:
+        return access_review(request, response, _asker(exchange), info.resource)
+    if info.resource == "selfsubjectrulesreviews":
+        return rules_review(request, response, _asker(exchange))
+    if info.resource == "tokenreviews":
+        return token_review(response)
     after = response if _is_object(response) else None
     before = _before(analysis, exchange, after)
     kind = patch_type(exchange.request_header("content-type")) or ""
@@ -102,10 +107,14 @@ def change(
         return _update(body, before, after, subresource)
     if patch == "json" and isinstance(body, list):
         return _json_patch(body, before, after, revision, subresource)
-    if patch in ("merge", "strategic") and isinstance(body, dict):
+    if patch in ("merge", "strategic", "") and isinstance(body, dict):
+        # a patch whose type the record does not say (an audit log's) is an object too:
+        # a merge, strategic or apply patch names the fields it sets as they do
         named = _written_into(exchange, list(_named(body, ())))
         return _said(_differences(before, after, named, subresource), named, body)
-    return "nothing said of this patch" if patch else "nothing said of this write"
+    if body is None:
+        return "its body is not recorded (an audit log below the Request level logs none)"
+    return f"a {patch or 'patch'} of {type(body).__name__} the wiretap does not read"
 
 
 def deletion(body: Any, policy: str | None = None, orphan: str | None = None) -> str:
@@ -120,17 +129,74 @@ def deletion(body: Any, policy: str | None = None, orphan: str | None = None) ->
     return f"propagationPolicy {chosen}: {meaning}"
 
 
-def access_review(body: Any, response: Any, user: str = "") -> str:
-    """Whom a SelfSubjectAccessReview asks about (you, or the user kubectl impersonates with
-    --as), what it asked, and the answer in its response's status."""
+# the access reviews: each asks whether a user may do something, and stores nothing
+ACCESS_REVIEWS = frozenset(
+    {"selfsubjectaccessreviews", "subjectaccessreviews", "localsubjectaccessreviews"}
+)
+
+
+def access_review(
+    body: Any, response: Any, user: str = "", resource: str = "selfsubjectaccessreviews"
+) -> str:
+    """Whom an access review asks about (a SelfSubjectAccessReview: you, or the user kubectl
+    impersonates with --as; a SubjectAccessReview or LocalSubjectAccessReview: the user its
+    spec names), what it asked, and the answer in its response's status."""
     spec = body.get("spec") if isinstance(body, dict) else None
-    asked = f"{user or 'you'} may " + _asked(spec if isinstance(spec, dict) else {})
+    spec = spec if isinstance(spec, dict) else {}
+    if resource != "selfsubjectaccessreviews":
+        user = str(spec.get("user") or "") or (
+            f"group {', '.join(str(g) for g in spec['groups'])}"
+            if isinstance(spec.get("groups"), list) and spec["groups"]
+            else "a user the log does not show"
+        )
+    asked = f"{user or 'you'} may " + _asked(spec)
     status = response.get("status") if isinstance(response, dict) else None
     if not isinstance(status, dict) or ("allowed" not in status and "denied" not in status):
         return f"{asked}: no answer recorded"
     answer = "yes (allowed)" if status.get("allowed") else "no (denied)"
     reason = status.get("reason") or status.get("evaluationError")
     return f"{asked}: {answer}" + (f", {reason}" if reason else "")
+
+
+def _asker(exchange: Exchange) -> str:
+    """Whom a self review asks about: the user impersonated (kubectl's --as), else "" (you,
+    kubectl's user) for kubectl, else the user the record names."""
+    audit = exchange.request.audit or {}
+    found = audit.get("impersonatedUser")
+    impersonated = str(found.get("username") or "") if isinstance(found, dict) else ""
+    if impersonated or exchange.request_header("impersonate-user"):
+        return impersonated or exchange.request_header("impersonate-user")
+    if exchange.component == "kubectl":
+        return ""
+    return user_name(exchange.request.identity.user)
+
+
+def rules_review(body: Any, response: Any, user: str = "") -> str:
+    """What a SelfSubjectRulesReview asks (which actions you may take in a namespace) and
+    how many rules its answer lists."""
+    spec = body.get("spec") if isinstance(body, dict) else None
+    where = spec.get("namespace") if isinstance(spec, dict) else None
+    asked = f"what {user or 'you'} may do" + (f" in namespace {where}" if where else "")
+    status = response.get("status") if isinstance(response, dict) else None
+    if not isinstance(status, dict):
+        return f"{asked}: no answer recorded"
+    rules = status.get("resourceRules")
+    count = len(rules) if isinstance(rules, list) else 0
+    incomplete = ", incomplete" if status.get("incomplete") else ""
+    return f"{asked}: {count} resource rule{'s' if count != 1 else ''}{incomplete}"
+
+
+def token_review(response: Any) -> str:
+    """A TokenReview's answer: whether the token authenticates, and as whom."""
+    status = response.get("status") if isinstance(response, dict) else None
+    if not isinstance(status, dict):
+        return "no answer recorded"
+    if not status.get("authenticated"):
+        error = status.get("error")
+        return "not authenticated" + (f" ({error})" if error else "")
+    user = status.get("user")
+    name = user.get("username") if isinstance(user, dict) else None
+    return f"authenticated as {name}" if name else "authenticated"
 
 
 def _asked(spec: dict[str, Any]) -> str:
@@ -481,11 +547,16 @@ def _member(value: Any, part: str | int) -> Any:
 
 
 # -- in words ------------------------------------------------------------------------------
+# what names the object a body is about, not what it sets (an apply's configuration has them)
+_RESTATED = frozenset({("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace")})
+
+
 def _said(found: list[_Difference] | None, named: list[Path], body: dict[str, Any]) -> str:
     """The differences in words; the request's own values when the object before is not
     known; `nothing changed` when it is and nothing differs."""
-    if found is None:
-        return _joined([_words(d, known=False) for d in _requested(body)])
+    if found is None:  # an apply's whole configuration restates what the object is: not said
+        said = [d for d in _requested(body) if d.path not in _RESTATED]
+        return _joined([_words(d, known=False) for d in said])
     if not found:
         return "nothing changed (the object already said so)"
     return _joined([_words(d) for d in found])

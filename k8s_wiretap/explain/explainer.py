@@ -17,8 +17,10 @@ from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.apply_fields import FieldChange, apply_fields, server_side_fields
 from k8s_wiretap.explain.chains import Cause, Chains
+from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.explain.summaries import Explanation, Summaries
 from k8s_wiretap.explain.who import Who
+from k8s_wiretap.kube.agents import person_component, user_name
 
 __all__ = ["Action", "Explained", "Explainer"]
 
@@ -89,24 +91,35 @@ class Explainer:
         )
 
     def actions(self) -> list[Action]:
-        """kubectl commands by session, in the order they ran; then everything no command
-        set off, directly or through a chain."""
+        """kubectl commands by session, in the order they ran; requests that name no
+        session (an audit log keeps no Kubectl-Session), kubectl's or a person's named by
+        their user, by user, a pause of more than `PAUSE` starting another action; then
+        everything no command or person set off, directly or through a chain."""
         sessions: dict[str, Action] = {}
         caused: set[str] = set()
+        people: set[str] = set()
+        runs: dict[str, tuple[int, float]] = {}  # each title's current run and its last time
         for exchange in self.analysis.exchanges:
             who = self.analysis.who(exchange)
-            if who.component != "kubectl":
+            if who.component == "kubectl" and who.session:
+                key, title = who.session, who.command
+            elif who.component == "kubectl" or person_component(who.component):
+                title = _unsessioned(who.component, user_name(exchange.request.identity.user))
+                run, last = runs.get(title, (0, exchange.time))
+                run += exchange.time - last > PAUSE
+                runs[title] = (run, exchange.time)
+                key = f"{title}\0{run}"
+            else:
                 continue
-            action = sessions.setdefault(who.session or exchange.id, Action(who.command))
-            action.title = action.title or who.command
+            people.add(exchange.id)
+            action = sessions.setdefault(key, Action(title))
+            action.title = action.title or title
             action.exchanges.append(exchange)
             caused |= {e.id for e in self.chains.tree(exchange)}
         rest = [
             e
             for e in self.analysis.exchanges
-            if e.id not in caused
-            and self.analysis.who(e).component != "kubectl"
-            and self.chains.caused_by(e) is None
+            if e.id not in caused and e.id not in people and self.chains.caused_by(e) is None
         ]
         for action in sessions.values():
             action.title = action.title or "kubectl"
@@ -124,3 +137,13 @@ class Explainer:
                 replay.body, replay.before, replay.after, manager, forced=forced
             )
         return apply_fields(replay.body, replay.before, replay.after)
+
+
+PAUSE = 1.0  # seconds: a person's requests with no session, this close, are one action
+
+
+def _unsessioned(component: str, user: str) -> str:
+    """The title of requests that name no kubectl session: kubectl's, or a person's."""
+    if component == "kubectl":
+        return f"kubectl, as {user} (no command recorded)" if user else "kubectl"
+    return f"{spoken(component)}'s requests (no command recorded)"

@@ -11,6 +11,7 @@ event set it off. The etcd key each exchange reads or writes comes with it (`kub
 
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -27,18 +28,26 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.chains import Chains
 from k8s_wiretap.explain.changes import changed
 from k8s_wiretap.explain.names import spoken
-from k8s_wiretap.kube.controllers import third_party
+from k8s_wiretap.kube.agents import person_component, user_name
+from k8s_wiretap.kube.controllers import DISTRIBUTIONS, third_party
 from k8s_wiretap.kube.etcd import etcd_key
 from k8s_wiretap.kube.explanations import RULES_FILE, Rule, rules
+from k8s_wiretap.kube.fields import LAST_APPLIED
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.reads import served_from
 from k8s_wiretap.kube.refs import involved_of, resource_version
+from k8s_wiretap.kube.refusals import Refusal, refusal
 from k8s_wiretap.kube.release import Release
+from k8s_wiretap.kube.requestinfo import RequestInfo
 from k8s_wiretap.kube.resources import Resources
 from k8s_wiretap.kube.verbs import READS, WATCH, WRITES
 
 __all__ = ["Explanation", "Rule", "Summaries", "rules"]
 
+# components named by the user they authenticate as (kube/agents.py), and `unknown` (nothing
+# names it): a template says them as a sentence does (`user/kubernetes-admin` is
+# "kubernetes-admin", `unknown` "a client the record does not name")
+IDENTITIES = frozenset({"user", "serviceaccount", "unknown", *DISTRIBUTIONS})
 UNKNOWN = "\0"  # the parameter that stands for a query string not known (an import's)
 UNKNOWN_QUERY = {UNKNOWN: "unknown"}
 
@@ -63,6 +72,10 @@ FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules
         "deleting",
         "third_party",
         "unanswered",
+        "person",
+        "applied",
+        "leader_lock",
+        "refused_by",
     }
 )
 
@@ -158,6 +171,8 @@ class _Values(dict[str, Any]):
     def __init__(self, summaries: Summaries, exchange: Exchange, facts: dict[str, Any]):
         super().__init__(facts)
         del self["command"]  # the template's own, below
+        if facts["component"].partition("/")[0] in IDENTITIES:  # named by its user
+            self["component"] = spoken(facts["component"])
         self.summaries, self.exchange = summaries, exchange
 
     def __missing__(self, key: str) -> Any:
@@ -218,6 +233,8 @@ class Summaries:
         if exchange.info.streaming and "{transport}" not in rule.summary:  # a refusal's rule
             summary += streams.transport(exchange)
         summary += streams.managed_fields_note(self.analysis, exchange)
+        if rule.id not in CHECKS:  # a review's question names whom it asks about already
+            summary += _impersonating(exchange)
         return Explanation(
             summary,
             _squeezed(rule.why.format_map(values)),
@@ -261,7 +278,23 @@ class Summaries:
             "deleting": bool(meta.get("deletionTimestamp")),
             "third_party": third_party(exchange.component),
             "unanswered": exchange.status is None and exchange.error is not None,
+            "person": person_component(exchange.component),
+            "applied": info.verb in ("patch", "create")
+            and _applied(body.value)
+            and _applies(exchange.component),
+            "leader_lock": _leader_lock(info, meta, body.value),
+            "refused_by": self._refusal(exchange).by,
         }
+
+    def _refusal(self, exchange: Exchange) -> Refusal:
+        status = exchange.status
+        if status is None or not 400 <= status < 500:
+            return Refusal()
+        audit = exchange.request.audit or {}
+        annotations = audit.get("annotations")
+        message = str(self._status_body(exchange).get("message") or "")
+        found = annotations if isinstance(annotations, dict) else {}
+        return refusal(status, found, message, exchange.info.verb)
 
     # -- what the templates say -------------------------------------------------------------
     def _kind(self, exchange: Exchange, facts: dict[str, Any]) -> str:
@@ -308,6 +341,12 @@ class Summaries:
         "replicas": lambda s, e, f: detail.replicas(f["body"]),
         "disruptions": lambda s, e, f: detail.disruptions(f["body"]),
         "pinned": lambda s, e, f: detail.pinned(f["body"]),
+        "elector": lambda s, e, f: spoken(e.component.removesuffix("/leader-election")),
+        "sender": lambda s, e, f: "" if e.component == "kubectl" else f"{spoken(e.component)}: ",
+        "refused": lambda s, e, f: s._refusal(e).what,
+        "allowed": lambda s, e, f: _allowed(s._refusal(e).allowed),
+        "code": lambda s, e, f: _code(e.status),
+        "holder": lambda s, e, f: _holder(f["body"], s.analysis.response_body(e).value),
         "transport": lambda s, e, f: streams.transport(e),
         "outcome": lambda s, e, f: streams.outcome(e),
     }
@@ -573,3 +612,114 @@ def _component(component: str, wanted: str) -> bool:
     if wanted.endswith("/*"):
         return component.startswith(wanted[:-1])
     return component == wanted
+
+
+# -- who acted, and for whom ----------------------------------------------------------------
+# the rules of access reviews: their question says whom it is about (the user --as names)
+CHECKS = frozenset({"access-review", "rules-review", "kubectl-auth-can-i"})
+
+
+def _impersonating(exchange: Exchange) -> str:
+    """`, as system:serviceaccount:shop:app (impersonated)`: whom the sender acted for, from
+    its audit Event's impersonatedUser, else its Impersonate-User header."""
+    audit = exchange.request.audit or {}
+    found = audit.get("impersonatedUser")
+    name = str(found.get("username") or "") if isinstance(found, dict) else ""
+    name = name or exchange.request_header("impersonate-user")
+    if not name:
+        return ""
+    sender = user_name(exchange.request.identity.user)
+    by = f" by {sender}" if sender else ""
+    return f", acting as {name} (impersonated{by}: the API server authorized it as {name})"
+
+
+# -- kubectl apply, as its body says it -------------------------------------------------
+def _applies(component: str) -> bool:
+    """Whether `component` may run a client-side apply: kubectl, a person, a third party (Argo
+    CD applies as kubectl does); never Kubernetes' own controllers, whose objects carry the
+    annotation when they copy it (a ControllerRevision, its owner's)."""
+    return component == "kubectl" or person_component(component) or third_party(component)
+
+
+def _applied(body: Any) -> bool:
+    """Whether a write's body carries kubectl apply's last-applied-configuration: a client-side
+    apply's create, or its three-way patch (which always sets the annotation anew)."""
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    return isinstance(annotations, dict) and isinstance(annotations.get(LAST_APPLIED), str)
+
+
+# -- leader election --------------------------------------------------------------------
+LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"  # Endpoints and ConfigMap locks
+# (staging/src/k8s.io/client-go/tools/leaderelection/resourcelock/interface.go
+# LeaderElectionRecordAnnotationKey)
+LEADER_LEASES = frozenset(  # the components' default lock names (--leader-elect-resource-name)
+    {"kube-controller-manager", "kube-scheduler", "cloud-controller-manager"}
+)
+
+
+def _leader_lock(info: RequestInfo, meta: dict[str, Any], body: Any) -> bool:
+    """Whether an object is a leader-election lock: a Lease held by a holderIdentity (not a
+    node's heartbeat in kube-node-lease, not an API server's identity Lease), a component's
+    Lease by its default name, any other Lease when the record holds no body (a Metadata
+    log's: a Lease outside kube-node-lease is some component's lock), or an Endpoints or
+    ConfigMap with the leader annotation."""
+    resource, namespace = info.resource, info.namespace
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if not annotations and isinstance(body, dict):
+        found = body.get("metadata")
+        annotations = found.get("annotations") if isinstance(found, dict) else None
+    if resource in ("endpoints", "configmaps"):
+        return isinstance(annotations, dict) and LEADER_ANNOTATION in annotations
+    if resource != "leases" or namespace == "kube-node-lease":
+        return False
+    name = str(meta.get("name") or info.name)
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    if isinstance(labels, dict) and "apiserver.kubernetes.io/identity" in labels:
+        return False
+    if namespace == "kube-system" and name in LEADER_LEASES:
+        return True
+    if name.startswith(("apiserver-", "kube-apiserver-")):  # the API servers' identity Leases
+        return False
+    spec = body.get("spec") if isinstance(body, dict) else None
+    if not isinstance(body, dict):  # no body recorded: outside kube-node-lease, a lock
+        return bool(name)
+    return isinstance(spec, dict) and bool(spec.get("holderIdentity"))
+
+
+def _holder(body: Any, answer: Any) -> str:
+    """Who holds a leader-election lock: a Lease's spec.holderIdentity, or the holderIdentity
+    of the leader annotation of an Endpoints or ConfigMap."""
+    for obj in (answer, body):
+        if not isinstance(obj, dict):
+            continue
+        spec = obj.get("spec")
+        if isinstance(spec, dict) and spec.get("holderIdentity"):
+            return str(spec["holderIdentity"])
+        meta = obj.get("metadata")
+        annotations = meta.get("annotations") if isinstance(meta, dict) else None
+        record = annotations.get(LEADER_ANNOTATION) if isinstance(annotations, dict) else None
+        if isinstance(record, str):
+            try:
+                said = json.loads(record)
+            except ValueError:
+                continue
+            if isinstance(said, dict) and said.get("holderIdentity"):
+                return str(said["holderIdentity"])
+    return "a holder the log does not show"
+
+
+# -- refusals ---------------------------------------------------------------------------
+def _allowed(reason: str) -> str:
+    """What the authorizer said when it allowed a request an admission plugin then refused."""
+    if not reason:
+        return "the authorizer allowed it"
+    if reason == "allowed":
+        return "the authorizer allowed it (authorization.k8s.io/decision: allow)"
+    return f"the authorizer allowed it ({reason})"
+
+
+def _code(status: int | None) -> str:
+    """`forbidden (403)`, `invalid (422)`, `refused (400)`: a refusal's code in words."""
+    words = {403: "forbidden", 422: "invalid", 429: "too many requests"}
+    return f"{words.get(status or 0, 'refused')} ({status})"

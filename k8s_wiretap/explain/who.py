@@ -1,6 +1,7 @@
 """Who sent an exchange: a component for every exchange, from everything on the wire.
 
-The evidence, strongest first (`Who.how` says which decided):
+The evidence, strongest first (`Who.how` says which decided; `kube/agents.attribute` weighs
+it, for `Exchange.component` too):
 
 - **user agent**: a program the table knows (`kube/data/agents.yaml`) by its User-Agent:
   kubectl, each controller of the controller manager, the scheduler, Helm, the Python and
@@ -13,7 +14,9 @@ The evidence, strongest first (`Who.how` says which decided):
 - **identity**: when the agent says nothing useful (none, or an HTTP library's default such
   as `Go-http-client`), the user its credential names: `system:node:<node>` is that node's
   kubelet, `system:kube-scheduler` the scheduler, a kube-system service account named after
-  a controller that controller, any other service account a pod's.
+  a controller that controller, a distribution's own user its component (`eks:…`,
+  `system:gke-…`, OpenShift's operators), any other service account a pod's, and any other
+  user that user (`user/<name>`: a person, unless a `system:` identity).
 - **listener**: a proxy listener named after a component (the lab's `kubelet` listener).
 
 `unknown` only when nothing at all is known.
@@ -27,14 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from k8s_wiretap.capture.exchange import Exchange, Identity
-from k8s_wiretap.kube.agents import (
-    Recognized,
-    UserMatch,
-    components,
-    recognize,
-    user_component,
-    user_name,
-)
+from k8s_wiretap.kube.agents import attribute, recognize
 
 __all__ = ["Who", "who_in", "who_of"]
 
@@ -82,52 +78,6 @@ def _identity(identity: Identity, certificate: str) -> str:
     return "; ".join(parts)
 
 
-def _user(identity: Identity, certificate: str) -> UserMatch | None:
-    for name in (user_name(identity.user), certificate):
-        found = user_component(name) if name else None
-        if found is not None:
-            return found
-    return None
-
-
-def _from_agent(agent: Recognized, user: UserMatch | None) -> tuple[str, str, str]:
-    """(component, how, why) of an agent the table knows, or one it does not."""
-    parsed = agent.parsed
-    if agent.agent is None:
-        why = f"the User-Agent names {parsed.product}, not a client the table knows"
-        return agent.component, "user agent", why
-    why = f"the User-Agent names {agent.agent.client}"
-    if parsed.role and agent.component != agent.agent.component:
-        account = ", also its service account's name" if parsed.service_account else ""
-        why += f" ({parsed.role}{account})"
-    if parsed.comment and not parsed.client_go and "/" not in parsed.comment:
-        why += f" ({parsed.comment})"
-    if agent.agent.note:
-        why += f": {agent.agent.note}"
-    if agent.component == "kubelet" and user is not None and user.node:
-        why += f"; authenticates as system:node:{user.node}, so it is {user.describes}"
-        return "kubelet", "behaviour", why
-    return agent.component, "user agent", why
-
-
-def _without_agent(
-    agent: Recognized, user: UserMatch | None, listener: str
-) -> tuple[str, str, str]:
-    """(component, how, why) when the agent says nothing useful."""
-    said = f"{agent.parsed.raw} is {agent.agent.note}" if agent.agent else "no User-Agent"
-    if user is not None and not user.pod:
-        return user.component, "identity", f"{said}; authenticates as {user.describes}"
-    if listener in components():
-        return listener, "listener", f"{said}; came through the {listener} listener"
-    if agent.agent is not None:
-        if user is not None:
-            said += f"; authenticates as {user.describes}"
-        return agent.component, "user agent", said
-    if user is not None:
-        return user.component, "identity", f"{said}; authenticates as {user.describes}"
-    return "", "", said
-
-
 def who_of(exchange: Exchange) -> Who:
     """Who sent `exchange`, from the exchange alone."""
     request = exchange.request
@@ -150,21 +100,8 @@ def _who(
     command: str,
     session: str,
 ) -> Who:
-    agent = recognize(user_agent)
-    user = _user(identity, certificate)
-    if agent.parsed.product and not agent.weak:
-        component, how, why = _from_agent(agent, user)
-    else:
-        component, how, why = _without_agent(agent, user, listener)
-    if not component:
-        name = user_name(identity.user)
-        if name:
-            component, how, why = f"user/{name}", "identity", f"{why}; authenticates as {name}"
-        elif listener and listener != "default":
-            component, how = listener, "listener"
-            why = f"{why}; came through the {listener} listener"
-        else:
-            component, how = "unknown", "nothing"
+    found = attribute(user_agent, listener, identity.user, certificate)
+    agent, user, component = found.agent, found.user, found.component
     return Who(
         component=component,
         client=agent.client,
@@ -173,8 +110,8 @@ def _who(
         session=session,
         identity=_identity(identity, certificate),
         node=user.node if user is not None and component == "kubelet" else "",
-        how=how,
-        why=why,
+        how=found.how,
+        why=found.why,
     )
 
 

@@ -22,12 +22,16 @@ from k8s_wiretap.kube.controllers import clients
 __all__ = [
     "AGENTS_FILE",
     "Agent",
+    "Attribution",
     "ParsedAgent",
     "Recognized",
     "UserMatch",
     "agents",
+    "attribute",
     "component_of",
     "components",
+    "person",
+    "person_component",
     "read_agent",
     "recognize",
     "user_component",
@@ -224,12 +228,33 @@ def _service_accounts() -> dict[str, tuple[str, str]]:
     return found
 
 
+@cache
+def _users() -> tuple[tuple[dict[str, Any], re.Pattern[str] | None], ...]:
+    """The users table, each entry with its `pattern` compiled (None: it has none)."""
+    return tuple(
+        (u, re.compile(str(u["pattern"])) if u.get("pattern") else None) for u in _table()["users"]
+    )
+
+
+def person(name: str) -> bool:
+    """Whether a user name is a person's: any the users table does not know and that is no
+    system identity (`system:...`): kubernetes-admin, an email, an IAM ARN, `oidc:...`."""
+    name = user_name(name)
+    return bool(name) and not name.startswith("system:") and user_component(name) is None
+
+
+def person_component(component: str) -> bool:
+    """Whether a component is a person named by its user (`user/<name>`, `person(name)`)."""
+    binary, _, name = component.partition("/")
+    return binary == "user" and person(name)
+
+
 @lru_cache(maxsize=4096)
 def user_component(user: str) -> UserMatch | None:
     """What a user name says: `system:node:node-1` is node-1's kubelet, a kube-system service
     account named after a controller is that controller, any other service account a pod's."""
     name = user_name(user)
-    for entry in _table()["users"]:
+    for entry, pattern in _users():
         if entry.get("user") == name:
             return UserMatch(str(entry["component"]), str(entry["source"]))
         prefix = entry.get("prefix")
@@ -237,6 +262,10 @@ def user_component(user: str) -> UserMatch | None:
             return UserMatch(
                 str(entry["component"]), str(entry["source"]), node=name[len(prefix) :]
             )
+        found = pattern.search(name) if pattern is not None else None
+        if found:
+            component = str(entry["component"]).format_map(found.groupdict())
+            return UserMatch(component, str(entry["source"]))
     if name.startswith(SERVICE_ACCOUNT):
         namespace, _, account = name[len(SERVICE_ACCOUNT) :].partition(":")
         if not namespace or not account:
@@ -250,20 +279,91 @@ def user_component(user: str) -> UserMatch | None:
     return None
 
 
-def component_of(agent: str, listener: str = "") -> str:
-    """`controller-manager/deployment-controller`, `kubectl`, `kubelet`, ... from the agent
-    alone (`explain.who` weighs the user too).
+def component_of(agent: str, listener: str = "", user: str = "", certificate: str = "") -> str:
+    """`controller-manager/deployment-controller`, `kubectl`, `kubelet`, ... from the agent,
+    and when it says nothing useful (none, or an HTTP library's default) from the user its
+    credential names (`attribute`, which `explain.who` tells the evidence of)."""
+    return attribute(agent, listener, user, certificate).component
 
-    A library's default agent, or none, yields to a listener named after a component (the
-    lab's per-component proxy listeners); an agent the table does not know is its first word.
-    """
-    recognized = recognize(agent)
-    if recognized.parsed.product and not recognized.weak:
-        return recognized.component
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    """Which component sent a request, and on what evidence (`how`, `why`)."""
+
+    component: str
+    how: str
+    why: str
+    agent: Recognized
+    user: UserMatch | None
+
+
+def _from_agent(agent: Recognized, user: UserMatch | None) -> tuple[str, str, str]:
+    """(component, how, why) of an agent the table knows, or one it does not."""
+    parsed = agent.parsed
+    if agent.agent is None:
+        why = f"the User-Agent names {parsed.product}, not a client the table knows"
+        return agent.component, "user agent", why
+    why = f"the User-Agent names {agent.agent.client}"
+    if parsed.role and agent.component != agent.agent.component:
+        account = ", also its service account's name" if parsed.service_account else ""
+        why += f" ({parsed.role}{account})"
+    if parsed.comment and not parsed.client_go and "/" not in parsed.comment:
+        why += f" ({parsed.comment})"
+    if agent.agent.note:
+        why += f": {agent.agent.note}"
+    if agent.component == "kubelet" and user is not None and user.node:
+        why += f"; authenticates as system:node:{user.node}, so it is {user.describes}"
+        return "kubelet", "behaviour", why
+    return agent.component, "user agent", why
+
+
+def _without_agent(
+    agent: Recognized, user: UserMatch | None, listener: str
+) -> tuple[str, str, str]:
+    """(component, how, why) when the agent says nothing useful ("" when only the user's
+    name is left to say it: `attribute` names it)."""
+    said = f"{agent.parsed.raw} is {agent.agent.note}" if agent.agent else "no User-Agent"
+    if user is not None and not user.pod:
+        return user.component, "identity", f"{said}; authenticates as {user.describes}"
     if listener in components():
-        return listener
-    if recognized.known:
-        return recognized.component
-    if listener and listener != "default":
-        return listener
-    return "unknown"
+        return listener, "listener", f"{said}; came through the {listener} listener"
+    if agent.agent is not None:
+        if user is not None:
+            said += f"; authenticates as {user.describes}"
+        return agent.component, "user agent", said
+    if user is not None:
+        return user.component, "identity", f"{said}; authenticates as {user.describes}"
+    return "", "", said
+
+
+@lru_cache(maxsize=4096)  # what decides is the same for every request of a client
+def attribute(agent: str, listener: str = "", user: str = "", certificate: str = "") -> Attribution:
+    """Which component sent a request, from its User-Agent, the user its credential names
+    (or its client certificate's), and the proxy listener it came through.
+
+    An agent the table knows decides (the kubelet's, authenticating as a node, is that
+    node's kubelet); else the user: a control-plane or distribution identity, a pod's
+    service account, and any other user is that user (`user/<name>`: a person, or a system
+    identity the table does not know); else a listener named after a component. `unknown`
+    only when there is none of these."""
+    recognized = recognize(agent)
+    name = user_name(user)
+    match = next(
+        (found for n in (name, certificate) if n and (found := user_component(n)) is not None),
+        None,
+    )
+    if recognized.parsed.product and not recognized.weak:
+        component, how, why = _from_agent(recognized, match)
+    else:
+        component, how, why = _without_agent(recognized, match, listener)
+    if not component:
+        if name:
+            kind = "a person" if person(name) else "a system identity the tables do not know"
+            component, how = f"user/{name}", "identity"
+            why = f"{why}; authenticates as {name} ({kind})"
+        elif listener and listener != "default":
+            component, how = listener, "listener"
+            why = f"{why}; came through the {listener} listener"
+        else:
+            component, how = "unknown", "nothing"
+    return Attribution(component, how, why, recognized, match)

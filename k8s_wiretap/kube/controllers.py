@@ -169,11 +169,18 @@ KUBERNETES = frozenset(
 )
 
 
+# the distributions' own components, named by their users (agents.yaml's users)
+DISTRIBUTIONS = {"eks": "EKS", "aks": "AKS", "gke": "GKE", "openshift": "OpenShift"}
+
+
 def third_party(component: str) -> bool:
     """A client that acts on its own (an operator, Argo CD, Flux) but that this file does
-    not know: not one a person drives, not a part of Kubernetes."""
-    binary = component.split("/")[0]
-    return client(component) is None and binary not in PEOPLE | KUBERNETES
+    not know: not one a person drives (a user that is no system identity: `user/<name>`),
+    not a part of Kubernetes or of its distribution."""
+    binary, _, rest = component.partition("/")
+    if binary == "user":
+        return rest.startswith("system:")
+    return client(component) is None and binary not in PEOPLE | KUBERNETES | set(DISTRIBUTIONS)
 
 
 @cache

@@ -23,9 +23,11 @@ from rich.markup import escape
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.explain.explainer import Action, Explained, Explainer
+from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.explain.patches import PatchReplay
+from k8s_wiretap.explain.summaries import IDENTITIES
 from k8s_wiretap.kube.fields import LAST_APPLIED
-from k8s_wiretap.views.lines import clock
+from k8s_wiretap.views.lines import clock, spans_days
 from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["COLOURS", "colour_of", "verdict", "write_story"]
@@ -44,18 +46,20 @@ def colour_of(component: str) -> str:
     return COLOURS.get(component.split("/")[0], "white")
 
 
-def _lines(explainer: Explainer, exchange: Exchange, depth: int, noise: bool) -> Iterator[str]:
+def _lines(
+    explainer: Explainer, exchange: Exchange, depth: int, noise: bool, dated: bool = False
+) -> Iterator[str]:
     said = explainer.explain(exchange)
     if said.explanation.noise and not noise:
         return
-    yield _line(said, depth)
+    yield _line(said, depth, dated)
     yield from _patch(explainer, exchange, depth)
     for change in said.fields or ():
         shown = _values(change.change, change.before, change.after)
         yield f"{'  ' * (depth + 2)}[dim]{change.change} {escape(change.path)} {escape(shown)}"
         yield f"{'  ' * (depth + 3)}[dim italic]{escape(change.reason)}"
     for child in explainer.chains.children(exchange):
-        yield from _lines(explainer, child, depth + 1, noise)
+        yield from _lines(explainer, child, depth + 1, noise, dated)
 
 
 def _values(change: str, before: object, after: object) -> str:
@@ -111,7 +115,26 @@ def verdict(exchange: Exchange, replay: PatchReplay) -> str:
     return f"{on}: differs from the server's result at {', '.join(replay.mismatches)}"
 
 
-def _line(said: Explained, depth: int) -> str:
+def _told(component: str, summary: str) -> tuple[str, str]:
+    """The component and the summary as a line shows them, the component said once: a
+    summary that opens with it (`catalog: create pods`, `kubectl get: list pods`, or with a
+    user's name as a sentence says it: `kubernetes-admin creates ...`) is shown whole, that
+    name coloured; any other after the component and a colon (`controller-manager/
+    deployment-controller: the deployment controller creates ...`: the component, then who
+    in words). Returns (the name to colour, the rest)."""
+    names = [component]
+    if component.partition("/")[0] in IDENTITIES:  # named by its user: said as a sentence says it
+        names.append(spoken(component))
+    for name in names:
+        if not name or not summary.startswith(name):
+            continue
+        rest = summary[len(name) :]
+        if rest.startswith(": ") or rest[:1] in (" ", "'", ""):
+            return name, rest
+    return component, f": {summary}"
+
+
+def _line(said: Explained, depth: int, dated: bool = False) -> str:
     exchange, text = said.exchange, said.explanation
     cause = said.cause
     delay = f"+{(exchange.time - cause.hop.time) * 1000:.0f} ms " if cause else ""
@@ -124,10 +147,10 @@ def _line(said: Explained, depth: int) -> str:
         etcd = f"  [dim]→ etcd {escape(text.etcd['key'])} @{text.etcd['revision']}{held}[/dim]"
     status = str(exchange.status) if exchange.status is not None else "no response"
     shown = "" if status in text.summary else f" [dim]({status})[/dim]"
-    component = escape(said.who.component)
+    name, rest = _told(said.who.component, text.summary)
     return (
-        f"{'  ' * depth}[dim]{clock(exchange.time)}[/dim] {delay}"
-        f"[{colour_of(said.who.component)}]{component}[/]: {escape(text.summary)}"
+        f"{'  ' * depth}[dim]{clock(exchange.time, dated=dated)}[/dim] {delay}"
+        f"[{colour_of(said.who.component)}]{escape(name)}[/]{escape(rest)}"
         f"{shown}{etcd}"
     )
 
@@ -144,14 +167,15 @@ def write_story(
     """The story of `explainer`'s recording (or of `actions` of it), as rich text or
     markdown on `out`; markdown opens with `pictures`, each a (title, address) pair."""
     actions = explainer.actions() if actions is None else actions
+    dated = _days(actions)
     if markdown:
         for title, address in pictures:
             out.write(f"![{title}]({address})\n\n")
-        _write_markdown(explainer, actions, out, noise)
+        _write_markdown(explainer, actions, out, noise, dated)
         return
     console = Console(file=out, highlight=False, soft_wrap=True)
     for action in actions:
-        shown = [line for e in action.exchanges for line in _roots(explainer, e, noise)]
+        shown = [line for e in action.exchanges for line in _roots(explainer, e, noise, dated)]
         hidden = len(action.exchanges) - len([e for e in action.exchanges if _shown(explainer, e)])
         if not shown:
             continue
@@ -166,17 +190,26 @@ def _shown(explainer: Explainer, exchange: Exchange) -> bool:
     return not explainer.explain(exchange).explanation.noise
 
 
-def _roots(explainer: Explainer, exchange: Exchange, noise: bool) -> Iterator[str]:
+def _days(actions: Sequence[Action]) -> bool:
+    """Whether the story spans more than one day (`spans_days`)."""
+    return spans_days([e.time for a in actions for e in a.exchanges])
+
+
+def _roots(
+    explainer: Explainer, exchange: Exchange, noise: bool, dated: bool = False
+) -> Iterator[str]:
     cause = explainer.chains.caused_by(exchange)
     if cause is not None and cause.exchange is not None:
         return  # told under what caused it
-    for line in _lines(explainer, exchange, 0, noise):
+    for line in _lines(explainer, exchange, 0, noise, dated):
         yield escape_controls(line)  # what came from the wire, shown and never obeyed
 
 
-def _write_markdown(explainer: Explainer, actions: list[Action], out: TextIO, noise: bool) -> None:
+def _write_markdown(
+    explainer: Explainer, actions: list[Action], out: TextIO, noise: bool, dated: bool = False
+) -> None:
     for action in actions:
-        lines = [line for e in action.exchanges for line in _roots(explainer, e, noise)]
+        lines = [line for e in action.exchanges for line in _roots(explainer, e, noise, dated)]
         if not lines:
             continue
         out.write(f"\n## {escape_controls(action.title)}\n\n")

@@ -78,7 +78,10 @@ def test_a_422_says_which_field_broke_which_rule(summaries: Summaries) -> None:
 
 
 def test_a_403_says_who_may_not_do_what(summaries: Summaries) -> None:
+    """kubectl get --as=nobody: the admin acting as nobody, refused as nobody."""
     assert failed(summaries, 403, "secrets") == [
         f"kubectl get: list secrets in {NS}: forbidden (403),"
-        f' User "nobody" cannot list resource "secrets" in API group "" in the namespace "{NS}"'
+        f' User "nobody" cannot list resource "secrets" in API group "" in the namespace "{NS}",'
+        " acting as nobody (impersonated by kubernetes-admin: the API server authorized it as"
+        " nobody)"
     ]

@@ -11,8 +11,10 @@ import pytest
 
 from k8s_wiretap.kube.agents import (
     agents,
+    attribute,
     component_of,
     components,
+    person,
     read_agent,
     recognize,
     user_component,
@@ -229,3 +231,73 @@ def test_the_current_hollow_kubelet_is_the_kubelet() -> None:
     assert component_of(agent) == "kubelet"
     hollow = f"hollow-kubelet/{CURRENT.git_version} (linux/amd64) kubernetes/unknown"
     assert component_of(hollow) == "kubelet"
+
+
+@pytest.mark.parametrize(
+    ("user", "component"),
+    [
+        # the users Amazon EKS names as its own
+        # (https://docs.aws.amazon.com/eks/latest/userguide/default-roles-users.html)
+        ("eks:certificate-controller", "eks/certificate-controller"),
+        ("eks:node-manager", "eks/node-manager"),
+        ("eks:addon-manager", "eks/addon-manager"),
+        ("eks:cloud-controller-manager", "eks/cloud-controller-manager"),
+        ("eks:fargate-scheduler", "eks/fargate-scheduler"),
+        # AKS's and GKE's own (the GKE user the committed GKE entry names: system:vpa-recommender)
+        ("aksService", "aks/aksService"),
+        ("masterclient", "aks/masterclient"),
+        ("system:vpa-recommender", "gke/vpa-recommender"),
+        ("system:clustermetrics", "gke/clustermetrics"),
+        ("system:l7-lb-controller", "gke/l7-lb-controller"),
+        ("system:gke-master-healthcheck", "gke/master-healthcheck"),
+        ("service-123456789@container-engine-robot.iam.gserviceaccount.com", "gke/service-agent"),
+        # OpenShift's operators, each its namespace's service account
+        (
+            "system:serviceaccount:openshift-kube-apiserver-operator:kube-apiserver-operator",
+            "openshift/kube-apiserver-operator",
+        ),
+        (
+            "system:serviceaccount:openshift-monitoring:prometheus-k8s",
+            "openshift/openshift-monitoring/prometheus-k8s",
+        ),
+        # the control plane's own
+        ("system:apiserver", "apiserver"),
+        ("system:anonymous", "anonymous"),
+        ("system:node:ip-10-0-1-23.ec2.internal", "kubelet"),
+    ],
+)
+def test_distributions_users(user: str, component: str) -> None:
+    found = user_component(user)
+    assert found is not None and found.component == component
+    assert not person(user)
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "kubernetes-admin",
+        "alice@example.com",
+        "arn:aws:iam::111122223333:role/Admin",
+        "arn:aws:sts::111122223333:assumed-role/Admin/alice",
+        "oidc:alice",
+        "kube:admin",
+        "clusterAdmin_rg_cluster",
+    ],
+)
+def test_a_person_is_any_other_user(user: str) -> None:
+    """A user no table knows and that is no system identity is a person: with no agent, the
+    component names the user; an agent that names a program is that program's."""
+    assert person(user)
+    assert component_of("", "default", user) == f"user/{user}"
+    assert component_of("kubectl/v1.37.2 (linux/amd64) kubernetes/abc", "default", user) == (
+        "kubectl"
+    )
+    found = attribute("", "default", user)
+    assert found.how == "identity" and "a person" in found.why
+
+
+def test_an_unknown_system_identity_is_no_person() -> None:
+    assert not person("system:some-controller")
+    assert component_of("", "default", "system:some-controller") == "user/system:some-controller"
+    assert "a system identity" in attribute("", "default", "system:some-controller").why
+    assert component_of("") == "unknown"  # nothing at all said: no agent, user or listener
