@@ -268,11 +268,13 @@ def imported(log: Path, out: Path) -> None:
 
 
 def sample_rows() -> list[str]:
-    """One row a sample of samples.json: its exchanges, unattributed, generic and
-    contradicting summaries (a markdown table, as docs/benchmarks.md holds it)."""
+    """One row a sample of samples.json: its exchanges, unattributed, unknown actors,
+    generic and contradicting summaries (a markdown table, as docs/benchmarks.md holds it)."""
     samples = json.loads((SAMPLES / "samples.json").read_text())
-    rows = ["| sample | shape | exchanges | unattributed | generic | contradicting |"]
-    rows.append("|---|---|---|---|---|---|")
+    rows = [
+        "| sample | shape | exchanges | unattributed | unknown actors | generic | contradicting |"
+    ]
+    rows.append("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as folder:
         for number, sample in enumerate(samples):
             out = Path(folder) / f"{number}.jsonl"
@@ -280,7 +282,7 @@ def sample_rows() -> list[str]:
             c = coverage(explain(out))
             rows.append(
                 f"| {sample['file']} | {sample['shape']} | {c.exchanges} | {c.unattributed} "
-                f"| {c.generic} | {len(c.contradictions)} |"
+                f"| {c.unknown_actors} | {c.generic} | {len(c.contradictions)} |"
             )
     return rows
 

@@ -103,6 +103,7 @@ def test_each_sample_imports_every_request_and_explains_each(
     said = explain(result.recording)
     counted = coverage(said)
     assert counted.unattributed == 0, [s.summary for s in said]
+    assert counted.unknown_actors == 0, [s.summary for s in said]
     assert counted.generic <= counted.exchanges // 50, counted.kinds  # at most 2%
     assert counted.contradictions == []
     for s in said:
