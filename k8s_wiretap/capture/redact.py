@@ -168,10 +168,13 @@ class Redactor:
     ) -> dict[str, Any]:
         """A Status (an audit event's `responseStatus`, say) of an answer to `info`'s
         request, its texts masked when that request is on a sensitive resource."""
-        if (info.group, info.resource, info.subresource) not in SENSITIVE_RESOURCES:
+        sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
+        if sensitive is None:
             return status
         copied: dict[str, Any] = json.loads(json.dumps(status))
         self._within(info, seen, seen, self._mask_status, copied)
+        if sensitive.kind == "tokens":
+            self._token_object(sensitive, copied)  # details.name: the token, before 4.6
         return copied
 
     def _within(

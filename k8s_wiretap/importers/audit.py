@@ -43,7 +43,7 @@ import re
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -53,7 +53,7 @@ from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.importers.seen import Bloom
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
-from k8s_wiretap.kube.sensitive import SENSITIVE_RESOURCES
+from k8s_wiretap.kube.sensitive import OAUTH_GROUP, OAUTH_TOKENS, SENSITIVE_RESOURCES
 
 __all__ = [
     "LEVELS",
@@ -651,6 +651,28 @@ def _info(event: Event) -> tuple[RequestInfo, bool]:
     return info, any(key in SENSITIVE_RESOURCES for key in keys)
 
 
+def token_unnamed(event: Event, sink: Sink) -> Event:
+    """The event, a name that is an OAuth token (OpenShift before 4.6, kube/sensitive.py
+    OAUTH_TOKENS: not a `sha256~` hash) replaced by its placeholder in its requestURI and
+    objectRef: a request's path is recorded as it is, so its name must not be the token."""
+    if OAUTH_GROUP not in event.uri:  # the common case, told without parsing anything
+        return event
+    info, _ = _info(event)
+    ref = _dict(event.raw.get("objectRef"))
+    names = {info.name, str(ref.get("name") or "")} - {""}
+    sensitive = OAUTH_TOKENS.get((info.group, info.resource, info.subresource))
+    tokens = [n for n in names if sensitive and not n.startswith(sensitive.hashed_name)]
+    if not tokens:
+        return event
+    uri, raw = event.uri, dict(event.raw)
+    for token in tokens:
+        uri = uri.replace(token, sink.placeholder(token))
+    raw["requestURI"] = uri
+    if ref.get("name") in tokens:
+        raw["objectRef"] = {**ref, "name": sink.placeholder(ref["name"])}
+    return replace(event, raw=raw, uri=uri)
+
+
 def redacted_annotations(event: Event, sink: Sink) -> dict[str, Any]:
     """The event's annotations, each webhook patch redacted: replaced whole on a sensitive
     resource, else redacted as a body of the request would be (a Secret object in it)."""
@@ -751,6 +773,7 @@ class AuditImport:
 
     def feed(self, event: Event) -> None:
         self.events += 1
+        event = token_unnamed(event, self.sink)
         if event.key in self._done:
             late = event.stage == "RequestReceived"  # out of order: a batch sent again later
             kept = " (the exchange is recorded from its later events)" if late else ""

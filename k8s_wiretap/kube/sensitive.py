@@ -20,6 +20,7 @@ from k8s_wiretap.kube.schema import kinds, messages
 
 __all__ = [
     "LAST_APPLIED",
+    "OAUTH_GROUP",
     "OAUTH_TOKENS",
     "PROTO_SECRET_LIKE",
     "SECRET_HEADERS",
