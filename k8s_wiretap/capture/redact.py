@@ -28,6 +28,7 @@ its request and response head made it (a stream's memory does not follow its eve
 OpenShift's OAuth tokens (kube/sensitive.py `OAUTH_TOKENS`) are redacted field by field in
 JSON, YAML and CBOR, their name too when it is the token itself (not its `sha256~` hash);
 their kinds are outside the protobuf schema, so a protobuf body of them is replaced whole.
+Such a name is replaced in the request's path as well (`path`).
 
 What is sensitive is data (kube/sensitive.py). A body that should be redacted but cannot be
 parsed is replaced whole ("fail closed") and the record says so; so is a Secret field that
@@ -135,6 +136,26 @@ class Redactor:
             token = protocol[len(WEBSOCKET_BEARER_PREFIX) :]
             return WEBSOCKET_BEARER_PREFIX + self.text(token)
         return protocol
+
+    # -- paths ----------------------------------------------------------------------------
+    def token_names(self, info: RequestInfo, *names: str) -> dict[str, str]:
+        """The names among `info`'s and `names` that are tokens (an OAuth token's before
+        OpenShift 4.6, kube/sensitive.py), each with its placeholder."""
+        sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
+        if sensitive is None or sensitive.kind != "tokens":
+            return {}
+        return {
+            name: self.text(name)
+            for name in {info.name, *names}
+            if name and not name.startswith(sensitive.hashed_name)
+        }
+
+    def path(self, info: RequestInfo, path: str) -> str:
+        """A request's path and query, a name in it that is a token replaced by its
+        placeholder (the path is recorded as it is otherwise: names are not secret)."""
+        for name, placeholder in self.token_names(info).items():
+            path = path.replace(name, placeholder)
+        return path
 
     # -- bodies ---------------------------------------------------------------------------
     def body(

@@ -53,7 +53,7 @@ from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.importers.seen import Bloom
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
-from k8s_wiretap.kube.sensitive import OAUTH_GROUP, OAUTH_TOKENS, SENSITIVE_RESOURCES
+from k8s_wiretap.kube.sensitive import OAUTH_GROUP, SENSITIVE_RESOURCES
 
 __all__ = [
     "LEVELS",
@@ -654,22 +654,19 @@ def _info(event: Event) -> tuple[RequestInfo, bool]:
 def token_unnamed(event: Event, sink: Sink) -> Event:
     """The event, a name that is an OAuth token (OpenShift before 4.6, kube/sensitive.py
     OAUTH_TOKENS: not a `sha256~` hash) replaced by its placeholder in its requestURI and
-    objectRef: a request's path is recorded as it is, so its name must not be the token."""
+    objectRef, as the proxy's recorder replaces it in a path (`Redactor.path`)."""
     if OAUTH_GROUP not in event.uri:  # the common case, told without parsing anything
         return event
-    info, _ = _info(event)
     ref = _dict(event.raw.get("objectRef"))
-    names = {info.name, str(ref.get("name") or "")} - {""}
-    sensitive = OAUTH_TOKENS.get((info.group, info.resource, info.subresource))
-    tokens = [n for n in names if sensitive and not n.startswith(sensitive.hashed_name)]
+    tokens = sink.token_names(_info(event)[0], str(ref.get("name") or ""))
     if not tokens:
         return event
     uri, raw = event.uri, dict(event.raw)
-    for token in tokens:
-        uri = uri.replace(token, sink.placeholder(token))
+    for token, placeholder in tokens.items():
+        uri = uri.replace(token, placeholder)
     raw["requestURI"] = uri
     if ref.get("name") in tokens:
-        raw["objectRef"] = {**ref, "name": sink.placeholder(ref["name"])}
+        raw["objectRef"] = {**ref, "name": tokens[ref["name"]]}
     return replace(event, raw=raw, uri=uri)
 
 

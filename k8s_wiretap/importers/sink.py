@@ -244,6 +244,11 @@ class Sink:
         """The placeholder the recording's bodies and headers give `value`."""
         return self._redactor.text(value)
 
+    def token_names(self, info: RequestInfo, *names: str) -> dict[str, str]:
+        """The names of `info`'s request and `names` that are tokens, with their
+        placeholders (`Redactor.token_names`)."""
+        return self._redactor.token_names(info, *names)
+
     def redacted(self, info: RequestInfo, content_type: str, data: bytes) -> bytes:
         """`data` redacted as a body of `info`'s request would be (whole, not truncated)."""
         return self._redactor.body(info, content_type, data)[0]

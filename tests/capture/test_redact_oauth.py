@@ -1,4 +1,5 @@
-"""Redaction of OpenShift's OAuth tokens (kube/sensitive.py OAUTH_TOKENS) on the proxy path.
+"""Redaction of OpenShift's OAuth tokens (kube/sensitive.py OAUTH_TOKENS) on the proxy path:
+the Redactor's `body` and `watch_frame`, and the recorder's file (paths too).
 
 The bodies are built from the JSON names and protobuf tags of openshift/api's
 oauth/v1/types.go (commit 21fe982a9a631e04f02ba81a52d1a6b1dee543b5): OAuthAccessToken,
@@ -8,12 +9,18 @@ is the shape of OpenShift before 4.6; a `sha256~` name (a hash of the token) of 
 
 from __future__ import annotations
 
+import base64
 import json
+import time
+from pathlib import Path
 from typing import Any
 
 import cbor2
 import yaml
 
+from k8s_wiretap.capture.events import End, RequestSeen, ResponseSeen
+from k8s_wiretap.capture.outputs import FileOutput
+from k8s_wiretap.capture.recorder import Recorder
 from k8s_wiretap.capture.redact import UNREADABLE, Redactor, is_placeholder
 from k8s_wiretap.kube.requestinfo import parse_request
 from k8s_wiretap.wire import envelope
@@ -211,3 +218,65 @@ def test_a_status_keeps_a_hashed_name_and_masks_a_token_name() -> None:
         out, _ = Redactor().body(info, JSON, json.dumps(status).encode())
         assert (name.encode() in out) is kept, out
         assert b"not found" in out
+
+
+def record(
+    path: Path, redactor: Redactor, method: str, target: str, sent: Any, answer: Any, code: int
+) -> None:
+    """One exchange as the proxy's recorder writes it (as tests/fuzz/test_secret_outputs.py)."""
+    recorder = Recorder([FileOutput(path, redacted=True, max_body=1 << 20)], redactor=redactor)
+    now = time.time()
+    headers = [(b"User-Agent", b"oc/4.5.0 (linux/amd64) kubernetes/abcdef0")]
+    body = json.dumps(sent).encode() if sent is not None else b""
+    if body:
+        headers.append((b"Content-Type", JSON.encode()))
+    recorder.handle(
+        RequestSeen(
+            "x1",
+            now,
+            "default",
+            {"address": "127.0.0.1:1"},
+            "https://127.0.0.1:6443",
+            method,
+            target,
+            "HTTP/2.0",
+            headers,
+            body,
+            None,
+        )
+    )
+    response = [(b"Content-Type", JSON.encode()), (b"Audit-Id", b"a1")]
+    recorder.handle(ResponseSeen("x1", now + 0.01, code, "", "HTTP/2.0", response))
+    recorder.handle(End("x1", now + 0.02, body=json.dumps(answer).encode()))
+    recorder.close()
+
+
+def test_the_recording_holds_no_token_in_a_path_or_body(tmp_path: Path) -> None:
+    refused = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "message": f'oauthaccesstokens.oauth.openshift.io "{RAW_NAME}" not found',
+        "reason": "NotFound",
+        "details": {"name": RAW_NAME, "group": "oauth.openshift.io", "kind": "oauthaccesstokens"},
+        "code": 404,
+    }
+    exchanges: tuple[tuple[str, str, Any, Any, int], ...] = (
+        ("GET", f"{API}/oauthaccesstokens/{RAW_NAME}", None, refused, 404),
+        ("DELETE", f"{API}/oauthaccesstokens/{RAW_NAME}", None, access_token(RAW_NAME), 200),
+        ("GET", f"{API}/oauthaccesstokens?fieldSelector=metadata.name%3D{RAW_NAME}", None, {}, 200),
+        ("POST", f"{API}/oauthauthorizetokens", authorize_token(RAW_NAME), {}, 201),
+        ("GET", f"{API}/oauthaccesstokens/{HASHED}", None, access_token(HASHED), 200),
+    )
+    paths, redactor = [], Redactor()  # one key: one token, one placeholder
+    for n, (method, target, sent, answer, code) in enumerate(exchanges):
+        out = tmp_path / f"{n}.jsonl"
+        record(out, redactor, method, target, sent, answer, code)
+        data = out.read_bytes()
+        for value in SECRETS:
+            for written in (value, base64.b64encode(value.encode()).decode()):
+                assert written.encode() not in data, (target, value)
+        request = next(r for r in map(json.loads, data.splitlines()) if r["record"] == "request")
+        paths.append(request["path"])
+    assert paths[0] == paths[1] != f"{API}/oauthaccesstokens/{RAW_NAME}"  # one placeholder
+    assert paths[4] == f"{API}/oauthaccesstokens/{HASHED}"
