@@ -142,12 +142,10 @@ class Redactor:
         """The names among `info`'s and `names` that are tokens (an OAuth token's before
         OpenShift 4.6, kube/sensitive.py), each with its placeholder."""
         sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
-        if sensitive is None or sensitive.kind != "tokens":
+        if sensitive is None:
             return {}
         return {
-            name: self.text(name)
-            for name in {info.name, *names}
-            if name and not name.startswith(sensitive.hashed_name)
+            name: self.text(name) for name in {info.name, *names} if sensitive.is_token_name(name)
         }
 
     def path(self, info: RequestInfo, path: str) -> str:
@@ -357,7 +355,7 @@ class Redactor:
 
     def _token_name(self, sensitive: Sensitive, name: Any) -> Any:
         """A name, its placeholder when it is the token itself (not a hash of it)."""
-        if isinstance(name, str) and (not name or name.startswith(sensitive.hashed_name)):
+        if isinstance(name, str) and not sensitive.is_token_name(name):
             return name
         return self._string(name)
 
@@ -568,11 +566,7 @@ def is_placeholder(value: Any) -> bool:
 def _kept_name(info: RequestInfo) -> str:
     """The request's name as a Status message may keep it: not when it is a token."""
     sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
-    if sensitive and sensitive.kind == "tokens" and not info.name.startswith(
-        sensitive.hashed_name
-    ):
-        return ""
-    return info.name
+    return "" if sensitive and sensitive.is_token_name(info.name) else info.name
 
 
 def _load(content_type: str, body: bytes) -> Any:

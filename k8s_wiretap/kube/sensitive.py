@@ -50,6 +50,10 @@ class Sensitive:
     token_fields: tuple[str, ...] = ()
     hashed_name: str = ""
 
+    def is_token_name(self, name: str) -> bool:
+        """Whether an object's `name` is one of its tokens (not a hash of one)."""
+        return self.kind == "tokens" and bool(name) and not name.startswith(self.hashed_name)
+
 
 def proto_path(api_version: str, kind: str, *names: str) -> tuple[int, ...]:
     """The protobuf field numbers of a JSON path in `kind`'s message (KeyError if none)."""
