@@ -87,7 +87,11 @@ SENSITIVE_RESOURCES: dict[tuple[str, str, str], Sensitive] = {
 # `codeChallenge`; UserOAuthAccessToken is an OAuthAccessToken shown to its user. Before
 # OpenShift 4.6 an object's name was the bearer token (or authorize code) itself; since,
 # it is "sha256~" and the unpadded URL-safe base64 of the token's SHA-256 (types.go's
-# OAuthAccessToken comment), which is kept.
+# OAuthAccessToken comment), which is kept. OpenShift's audit policies log these
+# resources' writes at RequestResponse once names are hashes, and nothing of them before
+# ("metadata.name is the secret"): openshift/library-go
+# pkg/operator/apiserver/audit/manifests/audit-policies-cm.yaml at
+# 08b8929edf175771715c42646439b47bad492195, secure-oauth-storage-default.yaml and default.yaml.
 OAUTH_GROUP = "oauth.openshift.io"
 SHA256_NAME = "sha256~"
 _ACCESS_TOKEN = Sensitive(
