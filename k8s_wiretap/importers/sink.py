@@ -253,6 +253,20 @@ class Sink:
         """`data` redacted as a body of `info`'s request would be (whole, not truncated)."""
         return self._redactor.body(info, content_type, data)[0]
 
+    def values(self, method: str, path: str, headers: Headers, body: bytes | None) -> set[bytes]:
+        """The values redaction finds in a request's body (none written anywhere): what a
+        Status answered to it is masked of (`masked`)."""
+        seen: set[bytes] = set()
+        if body:
+            self._redactor.body(parse_request(method, path), _content_type(headers), body, seen)
+        return seen
+
+    def masked(
+        self, info: RequestInfo, status: dict[str, Any], values: set[bytes]
+    ) -> dict[str, Any]:
+        """A Status of a request of `info` masked as `status` masks it, of `values`."""
+        return self._redactor.status(info, status, values)
+
     def status(self, id: str, info: RequestInfo, status: dict[str, Any]) -> dict[str, Any]:
         """A Status of exchange `id` (a request of `info`) as the source gives it beside
         the body (an audit event's `responseStatus`), its texts masked as its response

@@ -25,8 +25,8 @@ from tests.capture.test_redact_oauth import (
     access_token,
     authorize_token,
 )
-from tests.fuzz.secret_traffic import forms
-from tests.fuzz.test_secret_outputs import _run, outputs
+from tests.fuzz.secret_traffic import TEMPLATES, forms, requests, status
+from tests.fuzz.test_secret_outputs import _audit_log, _record, _run, outputs
 
 API = "/apis/oauth.openshift.io/v1"
 CODE = "code-Qm4Zt8Wc1Xv6Bn3Hy7Ju2Ki9"  # a pre-4.6 authorize token's name: the code
@@ -169,3 +169,23 @@ def test_no_output_of_an_import_holds_an_oauth_token(tmp_path: Path) -> None:
             for form, written in forms(value).items():
                 assert written not in text, f"{output} holds {value} ({form})"
     assert HASHED in made["recording"]
+
+
+def test_a_joined_status_is_masked_of_the_proxied_request_values(tmp_path: Path) -> None:
+    """`import audit --join`: the audit log's responseStatus of a joined exchange quotes the
+    request's value bare (an admission webhook's words); it is masked of the values of the
+    request's body, as the plain import masks it (the body itself is the recording's)."""
+    value = "Zq8-refresh-token-joined"
+    request = next(r for r in requests(value) if r.name == "OAuth access token, refreshToken")
+    message, causes = TEMPLATES["clear, unquoted"](value, request)
+    answer = status(message, causes, 400)
+    recording, log = tmp_path / "r.jsonl", tmp_path / "audit.log"
+    _record(recording, request, json.dumps(answer).encode(), "application/json", 400)
+    _audit_log(log, request, answer, "RequestResponse")
+    joined = tmp_path / "joined.jsonl"
+    _run("import", "audit", str(log), "--join", str(recording), "-o", str(joined))
+    ends = [r for r in map(json.loads, joined.read_text().splitlines()) if r["record"] == "end"]
+    said = ends[0]["audit"]["responseStatus"]["message"]
+    assert said.startswith("admission webhook denied the request: redacted:"), said
+    for form, written in forms(value).items():
+        assert written not in joined.read_text(), form
