@@ -347,8 +347,11 @@ class Redactor:
 
     def _token_object(self, sensitive: Sensitive, item: dict[str, Any]) -> None:
         for key in sensitive.token_fields:
-            if item.get(key) is not None:
-                item[key] = self._string(item[key])
+            value = item.get(key)
+            if isinstance(value, list):  # each of a list of them (additionalSecrets)
+                item[key] = [self._string(v) for v in value]
+            elif value is not None:
+                item[key] = self._string(value)
         for holder in (item.get("metadata"), item.get("details")):
             if isinstance(holder, dict) and "name" in holder:
                 holder["name"] = self._token_name(sensitive, holder["name"])
@@ -371,8 +374,10 @@ class Redactor:
             return value
         if path == "/metadata/name":
             return self._token_name(sensitive, value)
-        if path.lstrip("/") in sensitive.token_fields:
-            return self._string(value)
+        if path.strip("/").split("/")[0] in sensitive.token_fields:  # the field or an item
+            return (
+                [self._string(v) for v in value] if isinstance(value, list) else self._string(value)
+            )
         return value
 
     def _secret(self, secret: dict[str, Any]) -> None:

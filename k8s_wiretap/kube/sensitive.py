@@ -5,10 +5,10 @@ field numbers are looked up in the generated schema (`kube.schema`, from k8s.io/
 apimachinery's generated.proto: core/v1 Secret, authentication/v1 TokenRequest and
 TokenReview, meta/v1 ObjectMeta, PartialObjectMetadata), never typed in by hand.
 
-OpenShift's OAuth tokens (`OAUTH_TOKENS`) are objects of kinds outside that schema: their
-token fields are named by JSON name only, so a JSON, YAML or CBOR body of them is redacted
-field by field, and a protobuf one, which cannot be walked, is replaced whole by the
-redactor's unreadable placeholder (as any sensitive body it cannot read).
+OpenShift's OAuth tokens and clients (`OAUTH_TOKENS`) are objects of kinds outside that
+schema: their token fields are named by JSON name only, so a JSON, YAML or CBOR body of them
+is redacted field by field, and a protobuf one, which cannot be walked, is replaced whole by
+the redactor's unreadable placeholder (as any sensitive body it cannot read).
 """
 
 from __future__ import annotations
@@ -102,6 +102,11 @@ OAUTH_TOKENS: dict[tuple[str, str, str], Sensitive] = {
     (OAUTH_GROUP, "useroauthaccesstokens", ""): _ACCESS_TOKEN,
     (OAUTH_GROUP, "oauthauthorizetokens", ""): Sensitive(
         "tokens", token_fields=("codeChallenge",), hashed_name=SHA256_NAME
+    ),
+    # An OAuthClient's `secret` and `additionalSecrets` (the same types.go); its name is
+    # the client's id, not a credential (every name starts with "").
+    (OAUTH_GROUP, "oauthclients", ""): Sensitive(
+        "tokens", token_fields=("secret", "additionalSecrets")
     ),
 }
 SENSITIVE_RESOURCES.update(OAUTH_TOKENS)

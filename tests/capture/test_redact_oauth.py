@@ -33,7 +33,9 @@ HASHED = "sha256~Jb0kJXQ1V6yDbZnqkF0tC7e1rVh3sPqL9wXmA2oYtUc"  # a 4.6 name: its
 REFRESH = "refresh-7Yh2Lp9QwErT5uIo"
 AUTHORIZE = "authorize-3Nm8Bv6CxZa1SdFg"
 CHALLENGE = "challenge-E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw"
-SECRETS = (RAW_NAME, REFRESH, AUTHORIZE, CHALLENGE)
+CLIENT_SECRET = "client-secret-Vd5Rk2Wn8Tq4Yp1Zs7"
+OLD_CLIENT_SECRET = "client-secret-old-Hx3Jc6Lm9Pb2Gf5"
+SECRETS = (RAW_NAME, REFRESH, AUTHORIZE, CHALLENGE, CLIENT_SECRET, OLD_CLIENT_SECRET)
 JSON = "application/json"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 
@@ -171,6 +173,26 @@ def test_patches() -> None:
     merge = {"authorizeToken": AUTHORIZE, "inactivityTimeoutSeconds": 600}
     out = redact("PATCH", path, merge, "application/merge-patch+json")
     assert out["inactivityTimeoutSeconds"] == 600
+
+
+def test_an_oauth_client_its_secrets() -> None:
+    client = {
+        "kind": "OAuthClient",
+        "apiVersion": "oauth.openshift.io/v1",
+        "metadata": {"name": "console"},
+        "secret": CLIENT_SECRET,
+        "additionalSecrets": [OLD_CLIENT_SECRET],
+        "redirectURIs": ["https://console-openshift-console.apps.example.com/auth/callback"],
+        "grantMethod": "auto",
+    }
+    out = redact("PUT", f"{API}/oauthclients/console", client)
+    assert out["metadata"]["name"] == "console" and out["grantMethod"] == "auto"
+    assert is_placeholder(out["secret"]) and is_placeholder(out["additionalSecrets"][0])
+    patch = [
+        {"op": "add", "path": "/additionalSecrets/-", "value": CLIENT_SECRET},
+        {"op": "replace", "path": "/additionalSecrets", "value": [OLD_CLIENT_SECRET]},
+    ]
+    redact("PATCH", f"{API}/oauthclients/console", patch, "application/json-patch+json")
 
 
 def proto_access_token(name: str) -> bytes:
