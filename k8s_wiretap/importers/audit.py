@@ -653,8 +653,10 @@ def _info(event: Event) -> tuple[RequestInfo, bool]:
 
 def token_unnamed(event: Event, sink: Sink) -> Event:
     """The event, a name that is an OAuth token (OpenShift before 4.6, kube/sensitive.py
-    OAUTH_TOKENS: not a `sha256~` hash) replaced by its placeholder in its requestURI and
-    objectRef, as the proxy's recorder replaces it in a path (`Redactor.path`)."""
+    OAUTH_TOKENS: not a `sha256~` hash) replaced by its placeholder in its raw requestURI
+    and objectRef (what the `audit` field and notes quote). `uri` stays as the log has it:
+    it is the request's path, which the sink replaces the name in as the proxy's recorder
+    does (`Redactor.path`), and what tells the request from others (`Event.key`)."""
     if OAUTH_GROUP not in event.uri:  # the common case, told without parsing anything
         return event
     ref = _dict(event.raw.get("objectRef"))
@@ -667,7 +669,7 @@ def token_unnamed(event: Event, sink: Sink) -> Event:
     raw["requestURI"] = uri
     if ref.get("name") in tokens:
         raw["objectRef"] = {**ref, "name": tokens[ref["name"]]}
-    return replace(event, raw=raw, uri=uri)
+    return replace(event, raw=raw)
 
 
 def redacted_annotations(event: Event, sink: Sink) -> dict[str, Any]:
@@ -718,7 +720,7 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
         "level": event.level,
         "stage": event.stage,
         "verb": event.verb,
-        "requestURI": event.uri,
+        "requestURI": raw["requestURI"],  # a token name replaced (`token_unnamed`)
         "user": redacted_user(raw.get("user"), sink) or {},
     }
     for key in ("impersonatedUser", "sourceIPs", "userAgent", "objectRef", gke.CLOUD):
@@ -828,7 +830,8 @@ class AuditImport:
             n += 1
         self._given(new)
         if shared:
-            said = f"auditID {audit_id} is another request's too ({event.verb} {event.uri})"
+            uri = event.raw["requestURI"]  # a token name replaced (`token_unnamed`)
+            said = f"auditID {audit_id} is another request's too ({event.verb} {uri})"
         else:
             said = (
                 f"auditID {audit_id} may repeat one of the finished exchanges no longer "

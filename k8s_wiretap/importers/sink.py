@@ -175,16 +175,18 @@ class Sink:
         **fields: Any,
     ) -> None:
         """The request record of a new exchange; `fields`: more of it (identity, client,
-        audit, ...), written as given."""
+        audit, ...), written as given; `path` with a name that is a token replaced, as the
+        proxy's recorder replaces it (`Redactor.path`)."""
+        info = parse_request(method, path)
         record = records.request(
             id=id,
             time=_checked(when),
             **fields,
             method=method,
-            path=path,
+            path=self._redactor.path(info, path),
             headers=self._headers(headers),
         )
-        state = self._open[id] = _Open(parse_request(method, path))
+        state = self._open[id] = _Open(info)
         if body is not None:
             record["body"] = self._body(state, _content_type(headers), body)
         self.exchanges += 1
