@@ -554,7 +554,7 @@ class Recorder:
             server=event.server,
             identity=client_identity(_header(headers, "authorization") or None, event.injected),
             method=event.method,
-            path=event.target,
+            path=self.redactor.path(info, event.target) if self.redactor else event.target,
             http_version=event.http_version,
             headers=[list(h) for h in self._redact_headers(headers)],
         )

@@ -25,6 +25,11 @@ redacted in the exchange's bodies so far, which the caller keeps per exchange. A
 event reads `seen` but adds nothing to it: a watch can run for days, and its set stays what
 its request and response head made it (a stream's memory does not follow its events).
 
+OpenShift's OAuth tokens (kube/sensitive.py `OAUTH_TOKENS`) are redacted field by field in
+JSON, YAML and CBOR, their name too when it is the token itself (not its `sha256~` hash);
+their kinds are outside the protobuf schema, so a protobuf body of them is replaced whole.
+Such a name is replaced in the request's path as well (`path`).
+
 What is sensitive is data (kube/sensitive.py). A body that should be redacted but cannot be
 parsed is replaced whole ("fail closed") and the record says so; so is a Secret field that
 holds something other than what it should (a `data` that is not a map, say).
@@ -132,6 +137,24 @@ class Redactor:
             return WEBSOCKET_BEARER_PREFIX + self.text(token)
         return protocol
 
+    # -- paths ----------------------------------------------------------------------------
+    def token_names(self, info: RequestInfo, *names: str) -> dict[str, str]:
+        """The names among `info`'s and `names` that are tokens (an OAuth token's before
+        OpenShift 4.6, kube/sensitive.py), each with its placeholder."""
+        sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
+        if sensitive is None:
+            return {}
+        return {
+            name: self.text(name) for name in {info.name, *names} if sensitive.is_token_name(name)
+        }
+
+    def path(self, info: RequestInfo, path: str) -> str:
+        """A request's path and query, a name in it that is a token replaced by its
+        placeholder (the path is recorded as it is otherwise: names are not secret)."""
+        for name, placeholder in self.token_names(info).items():
+            path = path.replace(name, placeholder)
+        return path
+
     # -- bodies ---------------------------------------------------------------------------
     def body(
         self, info: RequestInfo, content_type: str, body: bytes, seen: set[bytes] | None = None
@@ -164,10 +187,13 @@ class Redactor:
     ) -> dict[str, Any]:
         """A Status (an audit event's `responseStatus`, say) of an answer to `info`'s
         request, its texts masked when that request is on a sensitive resource."""
-        if (info.group, info.resource, info.subresource) not in SENSITIVE_RESOURCES:
+        sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
+        if sensitive is None:
             return status
         copied: dict[str, Any] = json.loads(json.dumps(status))
         self._within(info, seen, seen, self._mask_status, copied)
+        if sensitive.kind == "tokens":
+            self._token_object(sensitive, copied)  # details.name: the token, before 4.6
         return copied
 
     def _within(
@@ -246,7 +272,9 @@ class Redactor:
         found both ways, and redacting it twice would change its placeholders."""
         found: dict[int, dict[str, Any]] = {}  # by identity: each Secret object once
         patched: list[tuple[dict[str, Any], str, dict[str, Any]]] = []
-        if sensitive and sensitive.kind == "token":
+        if sensitive and sensitive.kind == "tokens":
+            self._tokens(sensitive, document)
+        elif sensitive and sensitive.kind == "token":
             self._token(document, sensitive.token_path)
             if isinstance(document, dict) and isinstance(document.get("object"), dict):
                 self._token(document["object"], sensitive.token_path)  # a watch event
@@ -270,7 +298,7 @@ class Redactor:
 
     def _masked(self, text: str) -> str:
         info: RequestInfo | None = getattr(self._call, "info", None)
-        keep = (info.name, info.namespace, info.resource, info.group) if info else ()
+        keep = (_kept_name(info), info.namespace, info.resource, info.group) if info else ()
         return mask(
             text,
             lambda value: self._digest(value.encode()).decode(),
@@ -286,6 +314,71 @@ class Redactor:
             document = document.get(key)
         if isinstance(document, dict) and isinstance(document.get(last), str):
             document[last] = self.text(document[last])
+
+    def _tokens(self, sensitive: Sensitive, document: Any) -> None:
+        """Redact the objects of a `tokens` resource (kube/sensitive.py): their token fields,
+        a name that is a token (in the object, a Table's name column, a Status's details),
+        the values a JSON patch sets in them."""
+        if isinstance(document, list):  # a JSON patch
+            for operation in document:
+                if isinstance(operation, dict) and "value" in operation:
+                    path = str(operation.get("path", ""))
+                    operation["value"] = self._token_patch(sensitive, path, operation["value"])
+            return
+        objects: dict[int, dict[str, Any]] = {}
+        _secrets_by_place(document, objects)  # the same places as a Secret's
+        for item in objects.values():
+            self._token_object(sensitive, item)
+        if not isinstance(document, dict):
+            return
+        columns = document.get("columnDefinitions")
+        names = [
+            i
+            for i, column in enumerate(columns if isinstance(columns, list) else [])
+            if isinstance(column, dict) and column.get("format") == "name"
+        ]
+        rows = document.get("rows")
+        for row in rows if isinstance(rows, list) else []:
+            cells = row.get("cells") if isinstance(row, dict) else None
+            if isinstance(cells, list):
+                for i in names:
+                    if i < len(cells):
+                        cells[i] = self._token_name(sensitive, cells[i])
+
+    def _token_object(self, sensitive: Sensitive, item: dict[str, Any]) -> None:
+        for key in sensitive.token_fields:
+            value = item.get(key)
+            if isinstance(value, list):  # each of a list of them (additionalSecrets)
+                item[key] = [self._string(v) for v in value]
+            elif value is not None:
+                item[key] = self._string(value)
+        for holder in (item.get("metadata"), item.get("details")):
+            if isinstance(holder, dict) and "name" in holder:
+                holder["name"] = self._token_name(sensitive, holder["name"])
+
+    def _token_name(self, sensitive: Sensitive, name: Any) -> Any:
+        """A name, its placeholder when it is the token itself (not a hash of it)."""
+        if isinstance(name, str) and not sensitive.is_token_name(name):
+            return name
+        return self._string(name)
+
+    def _token_patch(self, sensitive: Sensitive, path: str, value: Any) -> Any:
+        """What a JSON patch operation at `path` sets, redacted where it lands."""
+        if path in ("", "/"):
+            if isinstance(value, dict):
+                self._token_object(sensitive, value)
+            return value
+        if path == "/metadata":
+            if isinstance(value, dict):
+                self._token_object(sensitive, {"metadata": value})
+            return value
+        if path == "/metadata/name":
+            return self._token_name(sensitive, value)
+        if path.strip("/").split("/")[0] in sensitive.token_fields:  # the field or an item
+            return (
+                [self._string(v) for v in value] if isinstance(value, list) else self._string(value)
+            )
+        return value
 
     def _secret(self, secret: dict[str, Any]) -> None:
         """Redact one Secret-shaped object: `data`, `stringData`, the last-applied annotation.
@@ -364,6 +457,9 @@ class Redactor:
 
     def _proto_object(self, sensitive: Sensitive, data: bytes) -> bytes:
         wrapped = envelope.unwrap(data)
+        if sensitive.kind == "tokens" and wrapped.kind != "Status":
+            # kinds outside the generated schema: no field numbers to walk them by
+            raise ValueError(f"{wrapped.kind or 'an object'} is not in the protobuf schema")
         if sensitive.kind == "token":
             raw = self._proto_path(wrapped.raw, sensitive.proto_token_path)
         elif wrapped.kind in PROTO_SECRET_LIKE:
@@ -470,6 +566,12 @@ def is_placeholder(value: Any) -> bool:
         return base64.b64decode(value, validate=True).startswith(PREFIX)
     except (binascii.Error, ValueError):
         return False
+
+
+def _kept_name(info: RequestInfo) -> str:
+    """The request's name as a Status message may keep it: not when it is a token."""
+    sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
+    return "" if sensitive and sensitive.is_token_name(info.name) else info.name
 
 
 def _load(content_type: str, body: bytes) -> Any:

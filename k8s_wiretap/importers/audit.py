@@ -43,7 +43,7 @@ import re
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -53,7 +53,7 @@ from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.importers.seen import Bloom
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
-from k8s_wiretap.kube.sensitive import SENSITIVE_RESOURCES
+from k8s_wiretap.kube.sensitive import OAUTH_GROUP, SENSITIVE_RESOURCES
 
 __all__ = [
     "LEVELS",
@@ -652,6 +652,27 @@ def _info(event: Event) -> tuple[RequestInfo, bool]:
     return info, any(key in SENSITIVE_RESOURCES for key in keys)
 
 
+def token_unnamed(event: Event, sink: Sink) -> Event:
+    """The event, a name that is an OAuth token (OpenShift before 4.6, kube/sensitive.py
+    OAUTH_TOKENS: not a `sha256~` hash) replaced by its placeholder in its raw requestURI
+    and objectRef (what the `audit` field and notes quote). `uri` stays as the log has it:
+    it is the request's path, which the sink replaces the name in as the proxy's recorder
+    does (`Redactor.path`), and what tells the request from others (`Event.key`)."""
+    if OAUTH_GROUP not in event.uri:  # the common case, told without parsing anything
+        return event
+    ref = _dict(event.raw.get("objectRef"))
+    tokens = sink.token_names(_info(event)[0], str(ref.get("name") or ""))
+    if not tokens:
+        return event
+    uri, raw = event.uri, dict(event.raw)
+    for token, placeholder in tokens.items():
+        uri = uri.replace(token, placeholder)
+    raw["requestURI"] = uri
+    if ref.get("name") in tokens:
+        raw["objectRef"] = {**ref, "name": tokens[ref["name"]]}
+    return replace(event, raw=raw)
+
+
 def redacted_annotations(event: Event, sink: Sink) -> dict[str, Any]:
     """The event's annotations, each webhook patch redacted: replaced whole on a sensitive
     resource, else redacted as a body of the request would be (a Secret object in it)."""
@@ -700,7 +721,7 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
         "level": event.level,
         "stage": event.stage,
         "verb": event.verb,
-        "requestURI": event.uri,
+        "requestURI": raw["requestURI"],  # a token name replaced (`token_unnamed`)
         "user": redacted_user(raw.get("user"), sink) or {},
     }
     for key in ("impersonatedUser", "sourceIPs", "userAgent", "objectRef", gke.CLOUD):
@@ -752,6 +773,7 @@ class AuditImport:
 
     def feed(self, event: Event) -> None:
         self.events += 1
+        event = token_unnamed(event, self.sink)
         if event.key in self._done:
             late = event.stage == "RequestReceived"  # out of order: a batch sent again later
             kept = " (the exchange is recorded from its later events)" if late else ""
@@ -809,7 +831,8 @@ class AuditImport:
             n += 1
         self._given(new)
         if shared:
-            said = f"auditID {audit_id} is another request's too ({event.verb} {event.uri})"
+            uri = event.raw["requestURI"]  # a token name replaced (`token_unnamed`)
+            said = f"auditID {audit_id} is another request's too ({event.verb} {uri})"
         else:
             said = (
                 f"auditID {audit_id} may repeat one of the finished exchanges no longer "

@@ -138,6 +138,9 @@ class _Splitting(Sink):
         self._joining: dict[str, str] = {}  # the import's id → the proxied exchange's, open
         self._renamed: dict[str, str] = {}  # the import's id → its id in the output, open
         self._issued: set[str] = set()  # ids given by renaming
+        # a joined exchange's request values (its body is the recording's, not written
+        # here), which its audit responseStatus is masked of, as the plain import masks it
+        self._values: dict[str, set[bytes]] = {}
 
     def request(
         self,
@@ -153,6 +156,7 @@ class _Splitting(Sink):
         exchange = self.seen.by_audit_id.get(str(audit.get("auditID", "")))
         if exchange is not None and exchange not in self.facts:
             self._joining[id] = exchange
+            self._values[id] = self.values(method, path, headers, body)
             self.facts[exchange] = _Facts(_joined(audit, joined=True))
             self.joined += 1
             return
@@ -180,14 +184,18 @@ class _Splitting(Sink):
         exchange = self._joining.pop(id, None)
         if exchange is not None:
             self.facts[exchange].end = _joined(fields.get("audit") or {})
+            self._values.pop(id, None)
             return
         output = self._renamed.pop(id, id)
         super().end(output, when, body, events=events, error=error, **fields)
 
     def status(self, id: str, info: RequestInfo, status: dict[str, Any]) -> dict[str, Any]:
+        if id in self._values:
+            return self.masked(info, status, self._values[id])
         return super().status(self._renamed.get(id, id), info, status)
 
     def forget(self, id: str) -> None:
+        self._values.pop(id, None)
         if self._joining.pop(id, None) is None:
             super().forget(self._renamed.pop(id, id))
 

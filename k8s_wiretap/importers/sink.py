@@ -175,16 +175,18 @@ class Sink:
         **fields: Any,
     ) -> None:
         """The request record of a new exchange; `fields`: more of it (identity, client,
-        audit, ...), written as given."""
+        audit, ...), written as given; `path` with a name that is a token replaced, as the
+        proxy's recorder replaces it (`Redactor.path`)."""
+        info = parse_request(method, path)
         record = records.request(
             id=id,
             time=_checked(when),
             **fields,
             method=method,
-            path=path,
+            path=self._redactor.path(info, path),
             headers=self._headers(headers),
         )
-        state = self._open[id] = _Open(parse_request(method, path))
+        state = self._open[id] = _Open(info)
         if body is not None:
             record["body"] = self._body(state, _content_type(headers), body)
         self.exchanges += 1
@@ -244,9 +246,28 @@ class Sink:
         """The placeholder the recording's bodies and headers give `value`."""
         return self._redactor.text(value)
 
+    def token_names(self, info: RequestInfo, *names: str) -> dict[str, str]:
+        """The names of `info`'s request and `names` that are tokens, with their
+        placeholders (`Redactor.token_names`)."""
+        return self._redactor.token_names(info, *names)
+
     def redacted(self, info: RequestInfo, content_type: str, data: bytes) -> bytes:
         """`data` redacted as a body of `info`'s request would be (whole, not truncated)."""
         return self._redactor.body(info, content_type, data)[0]
+
+    def values(self, method: str, path: str, headers: Headers, body: bytes | None) -> set[bytes]:
+        """The values redaction finds in a request's body (none written anywhere): what a
+        Status answered to it is masked of (`masked`)."""
+        seen: set[bytes] = set()
+        if body:
+            self._redactor.body(parse_request(method, path), _content_type(headers), body, seen)
+        return seen
+
+    def masked(
+        self, info: RequestInfo, status: dict[str, Any], values: set[bytes]
+    ) -> dict[str, Any]:
+        """A Status of a request of `info` masked as `status` masks it, of `values`."""
+        return self._redactor.status(info, status, values)
 
     def status(self, id: str, info: RequestInfo, status: dict[str, Any]) -> dict[str, Any]:
         """A Status of exchange `id` (a request of `info`) as the source gives it beside

@@ -25,6 +25,10 @@ SECRETS = f"/api/v1/namespaces/{NAMESPACE}/secrets"
 SECRET = f"{SECRETS}/{NAME}"
 TOKEN = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/default/token"
 REVIEW = "/apis/authentication.k8s.io/v1/tokenreviews"
+# OpenShift's OAuth tokens: openshift/api oauth/v1/types.go (kube/sensitive.py OAUTH_TOKENS)
+ACCESS_TOKENS = "/apis/oauth.openshift.io/v1/oauthaccesstokens"
+AUTHORIZE_TOKEN = "/apis/oauth.openshift.io/v1/oauthauthorizetokens/sha256~" + "A" * 43
+OAUTH_V1, ACCESS = b"oauth.openshift.io/v1", b"OAuthAccessToken"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 
@@ -187,7 +191,54 @@ def requests(value: str) -> list[Request]:
             "application/json",
             _dumps({"kind": "TokenReview", "spec": {"token": value}}),
         ),
+        Request(
+            "OAuth access token, refreshToken",
+            "POST",
+            ACCESS_TOKENS,
+            "application/json",
+            _dumps(_access_token("sha256~" + "B" * 43, refreshToken=value)),
+        ),
+        Request(
+            "OAuth access token named by the token (OpenShift before 4.6)",
+            "POST",
+            ACCESS_TOKENS,
+            "application/json",
+            _dumps(_access_token(value)),
+        ),
+        Request(
+            "OAuth authorize token, merge patch of codeChallenge",
+            "PATCH",
+            AUTHORIZE_TOKEN,
+            merge,
+            _dumps({"codeChallenge": value}),
+        ),
+        Request(  # the API server reads it; the redactor has no schema for it (replaced whole)
+            "OAuth access token, protobuf",
+            "POST",
+            ACCESS_TOKENS,
+            PROTOBUF,
+            b"k8s\x00"
+            + encode(
+                [
+                    Field(1, BYTES, encode([Field(1, BYTES, OAUTH_V1), Field(2, BYTES, ACCESS)])),
+                    Field(2, BYTES, encode([Field(9, BYTES, raw)])),  # refreshToken
+                ]
+            ),
+            readable=False,
+        ),
     ]
+
+
+def _access_token(name: str, **fields: object) -> dict[str, object]:
+    return {
+        "apiVersion": "oauth.openshift.io/v1",
+        "kind": "OAuthAccessToken",
+        "metadata": {"name": name},
+        "clientName": "openshift-challenging-client",
+        "userName": "kube:admin",
+        "scopes": ["user:full"],
+        **fields,
+    }
 
 
 def _summary(body: bytes) -> str:

@@ -232,3 +232,19 @@ def test_an_overwritten_output_is_0600_and_a_symlink_is_not_followed(tmp_path: P
     assert result.returncode == 0, result.stderr
     assert target.read_text() == "not yours"
     assert not out.is_symlink() and out.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_oauth_token_in_the_url_is_never_recorded(tmp_path: Path) -> None:
+    """An OpenShift OAuth access token named by the token (before 4.6, kube/sensitive.py):
+    the path holds its placeholder, as the proxy's recording would; a hashed name is kept."""
+    token = "kS8dPx3v0QmYc4rTnLw9aZbE2fGhJ1uVoXyI7sRtBqM"
+    hashed = "sha256~Jb0kJXQ1V6yDbZnqkF0tC7e1rVh3sPqL9wXmA2oYtUc"
+    tokens = "https://127.0.0.1:6443/apis/oauth.openshift.io/v1/oauthaccesstokens"
+    entries = [_entry(f"{tokens}/{token}"), _entry(f"{tokens}/{hashed}")]
+    out = tmp_path / "rec.jsonl"
+    result = cli("import", "har", str(_har(tmp_path, entries)), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    paths = [r["path"] for r in _records(out, "request")]
+    assert paths[0].rsplit("/", 1)[1].startswith("redacted:")
+    assert paths[1].endswith(hashed)
+    assert token not in out.read_text()
