@@ -237,10 +237,19 @@ def _users() -> tuple[tuple[dict[str, Any], re.Pattern[str] | None], ...]:
 
 
 def person(name: str) -> bool:
-    """Whether a user name is a person's: any the users table does not know and that is no
-    system identity (`system:...`): kubernetes-admin, an email, an IAM ARN, `oidc:...`."""
+    """Whether a user name is a person's: one of the `persons` table (OpenShift's
+    `system:admin`), or any the users table does not know and that is no system identity
+    (`system:...`): kubernetes-admin, an email, an IAM ARN, `oidc:...`."""
     name = user_name(name)
+    if name in _persons():
+        return True
     return bool(name) and not name.startswith("system:") and user_component(name) is None
+
+
+@cache
+def _persons() -> frozenset[str]:
+    """The users of the `persons` table: persons, though their names start with `system:`."""
+    return frozenset(str(entry["user"]) for entry in _table().get("persons", ()))
 
 
 def person_component(component: str) -> bool:

@@ -296,6 +296,14 @@ def test_a_person_is_any_other_user(user: str) -> None:
     assert found.how == "identity" and "a person" in found.why
 
 
+def test_openshifts_admin_kubeconfig_user_is_a_person() -> None:
+    """`system:admin` is the certificate user of the admin kubeconfig OpenShift's installer
+    writes: whoever holds it (the audit2rbac sample's impersonating admin) is a person."""
+    assert person("system:admin")
+    assert component_of("", "default", "system:admin") == "user/system:admin"
+    assert "a person" in attribute("", "default", "system:admin").why
+
+
 def test_an_unknown_system_identity_is_no_person() -> None:
     assert not person("system:some-controller")
     assert component_of("", "default", "system:some-controller") == "user/system:some-controller"
