@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 import cbor2
 import yaml
 
-from k8s_wiretap.capture.events import End, RequestSeen, ResponseSeen
-from k8s_wiretap.capture.outputs import FileOutput
-from k8s_wiretap.capture.recorder import Recorder
 from k8s_wiretap.capture.redact import UNREADABLE, Redactor, is_placeholder
 from k8s_wiretap.kube.requestinfo import parse_request
 from k8s_wiretap.wire import envelope
 from k8s_wiretap.wire.cborseq import SELF_DESCRIBED
 from k8s_wiretap.wire.protowire import BYTES, Field, encode
+from tests.capture.proxied import record_exchange
 
 API = "/apis/oauth.openshift.io/v1"
 RAW_NAME = "kS8dPx3v0QmYc4rTnLw9aZbE2fGhJ1uVoXyI7sRtBqM"  # a pre-4.6 name: the token
@@ -245,32 +242,13 @@ def test_a_status_keeps_a_hashed_name_and_masks_a_token_name() -> None:
 def record(
     path: Path, redactor: Redactor, method: str, target: str, sent: Any, answer: Any, code: int
 ) -> None:
-    """One exchange as the proxy's recorder writes it (as tests/fuzz/test_secret_outputs.py)."""
-    recorder = Recorder([FileOutput(path, redacted=True, max_body=1 << 20)], redactor=redactor)
-    now = time.time()
+    """One exchange as the proxy's recorder writes it."""
     headers = [(b"User-Agent", b"oc/4.5.0 (linux/amd64) kubernetes/abcdef0")]
     body = json.dumps(sent).encode() if sent is not None else b""
     if body:
         headers.append((b"Content-Type", JSON.encode()))
-    recorder.handle(
-        RequestSeen(
-            "x1",
-            now,
-            "default",
-            {"address": "127.0.0.1:1"},
-            "https://127.0.0.1:6443",
-            method,
-            target,
-            "HTTP/2.0",
-            headers,
-            body,
-            None,
-        )
-    )
-    response = [(b"Content-Type", JSON.encode()), (b"Audit-Id", b"a1")]
-    recorder.handle(ResponseSeen("x1", now + 0.01, code, "", "HTTP/2.0", response))
-    recorder.handle(End("x1", now + 0.02, body=json.dumps(answer).encode()))
-    recorder.close()
+    answered = json.dumps(answer).encode()
+    record_exchange(path, redactor, (method, target, headers, body), code, JSON, answered)
 
 
 def test_the_recording_holds_no_token_in_a_path_or_body(tmp_path: Path) -> None:

@@ -19,20 +19,17 @@ import contextlib
 import io
 import json
 import tempfile
-import time
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_wiretap.capture.events import End, RequestSeen, ResponseSeen
-from k8s_wiretap.capture.outputs import FileOutput
-from k8s_wiretap.capture.recorder import Recorder
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.cli import main
 from k8s_wiretap.commands import formats
 from k8s_wiretap.views.tui.listing.explaining import explain_rows
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
+from tests.capture.proxied import record_exchange
 from tests.fuzz.secret_traffic import (
     NAME,
     NAMESPACE,
@@ -62,28 +59,9 @@ USER_AGENT = b"kubectl/v1.33.0 (linux/amd64) kubernetes/abcdef0"
 
 def _record(path: Path, request: Request, answer: bytes, content_type: str, code: int) -> None:
     """The exchange as the proxy records it."""
-    recorder = Recorder([FileOutput(path, redacted=True, max_body=1 << 20)], redactor=Redactor())
-    now = time.time()
     headers = [(b"User-Agent", USER_AGENT), (b"Content-Type", request.content_type.encode())]
-    recorder.handle(
-        RequestSeen(
-            "x1",
-            now,
-            "default",
-            {"address": "127.0.0.1:1"},
-            "https://127.0.0.1:6443",
-            request.method,
-            request.path,
-            "HTTP/2.0",
-            headers,
-            request.body,
-            None,
-        )
-    )
-    response = [(b"Content-Type", content_type.encode()), (b"Audit-Id", b"a1")]
-    recorder.handle(ResponseSeen("x1", now + 0.01, code, "", "HTTP/2.0", response))
-    recorder.handle(End("x1", now + 0.02, body=answer))
-    recorder.close()
+    sent = (request.method, request.path, headers, request.body)
+    record_exchange(path, Redactor(), sent, code, content_type, answer)
 
 
 def _audit_log(path: Path, request: Request, answer: dict[str, object], level: str) -> None:
