@@ -17,8 +17,8 @@ def test_demo_tells_the_apply_story(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     story = result.stdout.split("for that second apply")[1]
     expected = [
-        "kubectl: kubectl apply reads the live Deployment default/web (200)",
-        "kubectl: kubectl apply patches Deployment default/web (strategic merge patch, three-way)",
+        "kubectl apply reads the live Deployment default/web (200)",
+        "kubectl apply patches Deployment default/web (strategic merge patch, three-way)",
         'application/strategic-merge-patch+json: {"metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "<the new file>"}}, "spec": {"replicas": 3}}',
         "replayed on the object as ",
         "set /spec/replicas 2 → 3",
