@@ -61,7 +61,6 @@ __all__ = [
     "STAGES",
     "AuditImport",
     "BadEvent",
-    "checked_events",
     "checked_value",
     "import_audit",
 ]
@@ -160,17 +159,6 @@ class _Inflating(io.RawIOBase):
         return got
 
 
-def _loaded(value: Any, what: str) -> Any:
-    if isinstance(value, str | bytes):
-        try:
-            return json.loads(value)
-        except ValueError as error:
-            raise BadEvent(f"{what} is not JSON ({error})") from None
-        except RecursionError:
-            raise BadEvent(TOO_DEEP) from None
-    return value
-
-
 def _shallow(line: bytes, value: Any) -> None:
     """Refuse a value nested deeper than MAX_DEPTH (JSON that parses, but that redacting
     would recurse through too deep). Only a line with that many brackets is walked."""
@@ -202,32 +190,10 @@ def _text(line: bytes, value: Any) -> None:
 
 def checked_value(text: bytes, value: Any) -> Any:
     """`value`, parsed from `text`, refused (`BadEvent`) when nested too deep or holding a
-    lone surrogate (what `checked_events` checks of a line)."""
+    lone surrogate (what the import checks of a line)."""
     _shallow(text, value)
     _text(text, value)
     return value
-
-
-def checked_events(line: bytes) -> list[dict[str, Any]]:
-    """The Events one line (or one webhook POST's body) holds, refused (`BadEvent`) when
-    nested too deep or holding a lone surrogate."""
-    events = events_of(line)
-    _shallow(line, events)
-    _text(line, events)
-    return events
-
-
-def events_of(value: Any, *, wrapped: bool = False) -> list[dict[str, Any]]:
-    """The Events one line holds (parsed JSON, or its text), in whatever shape it has
-    (`shapes`): an Event, an EventList's items, a wrapper's, an export's."""
-    value = _loaded(value, "the wrapped Event" if wrapped else "the line")
-    shape, _ = shapes.detect(value)
-    if shape is None:
-        raise BadEvent(_no_shape(value))
-    try:
-        return shape.events(value)
-    except shapes.Unfit as error:
-        raise BadEvent(str(error)) from None
 
 
 def _time(event: dict[str, Any], key: str) -> float:
@@ -542,10 +508,13 @@ def _unwrapped(
     line: bytes, shape: shapes.Shape | None, report: FileReport
 ) -> tuple[list[Any], shapes.Shape | None]:
     """The raw Events of one value (its text), by the file's shape so far, or, when the
-    value is none of it, the shape it has (`shapes.detect`); checked as `checked_events`
-    checks a line. The shape it was read by is returned, and counted in `report` once the
-    value was read in it."""
-    value = _loaded(line, "the line")
+    value is none of it, the shape it has (`shapes.detect`); refused when nested too deep
+    or holding a lone surrogate. The shape it was read by is returned, and counted in
+    `report` once the value was read in it."""
+    try:
+        value = shapes.loaded(line, "the line")
+    except shapes.Unfit as error:  # not JSON, or too deep for the parser
+        raise BadEvent(str(error)) from None
     score = shape.score(value) if shape is not None else 0
     if not score:
         shape, score = shapes.detect(value)

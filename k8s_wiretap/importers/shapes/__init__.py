@@ -14,7 +14,19 @@ from k8s_wiretap.importers.shapes.base import (
     Shape,
     Unfit,
     detect,
+    loaded,
     nested,
 )
 
-__all__ = ["REGISTRY", "TAKEN", "Shape", "Unfit", "clouds", "detect", "nested", "openshift", "own"]
+__all__ = [
+    "REGISTRY",
+    "TAKEN",
+    "Shape",
+    "Unfit",
+    "clouds",
+    "detect",
+    "loaded",
+    "nested",
+    "openshift",
+    "own",
+]
