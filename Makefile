@@ -43,8 +43,8 @@ unit: $(STAMP)
 	  echo "make unit: $$(( $$(date +%s) - start )) s"; exit $$status
 
 lint: $(STAMP)
-	$(BIN)/ruff check k8s_wiretap addons tests bench scripts
-	$(BIN)/ruff format --check k8s_wiretap addons tests bench scripts
+	$(BIN)/ruff check k8s_wiretap tests bench scripts
+	$(BIN)/ruff format --check k8s_wiretap tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

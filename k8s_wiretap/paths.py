@@ -1,11 +1,18 @@
-"""Where k8s-wiretap keeps state and caches, following the XDG base directory conventions."""
+"""Where k8s-wiretap keeps state and caches (the XDG base directory conventions), and where its
+bundled files are: the recordings, the walkthroughs and the mitmproxy scripts travel inside the
+package, so a checkout and an installed wheel find them alike (the checkout's top-level
+`recordings/` and `addons/` are links to them)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["cache_dir", "config_dir", "state_dir"]
+__all__ = ["ADDONS", "RECORDINGS", "cache_dir", "config_dir", "state_dir"]
+
+PACKAGE = Path(__file__).resolve().parent
+RECORDINGS = PACKAGE / "recordings"  # the recordings and walkthroughs that come with the tool
+ADDONS = PACKAGE / "addons"  # the scripts for plain mitmproxy (`mitmdump -s`)
 
 
 def _xdg(variable: str, fallback: str) -> Path:

@@ -98,10 +98,12 @@ def test_every_patch_replays_to_what_the_server_stored(analysis: Analysis) -> No
             continue
         kinds[replay.type] += 1
         where = f"{exchange.component} {exchange.method} {exchange.path}"
-        if exchange.status == 409:  # the story's refused server-side apply: refused alike
+        if exchange.status == 409:  # a refused patch is refused alike
             assert replay.refused and replay.after["reason"] == "Conflict"
             assert replay.matches_server is True, (where, replay.mismatches)
-            refused += 1
+            # the story's own: another manager's server-side apply of a field kubectl owns;
+            # a live lab may refuse another PATCH with 409 too (a CI run had two 409 PATCHes)
+            refused += exchange.component == "kubectl" and replay.type == "apply"
             continue
         assert replay.before is not None, (where, replay.note)
         assert isinstance(replay.after, dict), where

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.errors import UsageError, WiretapError
+from k8s_wiretap.paths import RECORDINGS
 from k8s_wiretap.views.tui.detail.panes import TABS
 from k8s_wiretap.views.tui.filtering.filters import FilterError, parse
 from k8s_wiretap.wire import yamltext
@@ -33,7 +34,6 @@ __all__ = [
     "names",
 ]
 
-RECORDINGS = Path(__file__).resolve().parents[4] / "recordings"  # in a checkout
 SUFFIX = ".walkthrough.yaml"
 DEFAULT = "apply-story"
 ANCHORS = ("before", "chain", "watch_of", "same")
