@@ -190,6 +190,10 @@ def test_parts_a_killed_supervisor_leaves_read_as_one_by_the_name(
     assert all(e.end is not None for e in recording.exchanges)  # each worker stopped cleanly
     explained = cli("explain", "--format", "lines", "--all", str(proxy.record))
     assert explained.returncode == 0 and explained.stdout.count(path) >= 32
+    exported = cli("export", "--har", "-", str(proxy.record))
+    assert exported.returncode == 0, exported.stderr
+    entries = json.loads(exported.stdout)["log"]["entries"]
+    assert sum(entry["request"]["url"].endswith(path) for entry in entries) == 32
 
 
 def test_a_worker_killed_is_restarted_while_the_other_serves(lab: LabState, tmp_path: Path) -> None:
