@@ -5,8 +5,9 @@ skipped with a warning, as is any other line that is not a record; the rest stil
 A cut recording is said in a warning ("PATH: a cut recording: ..."): one that ends with a
 note that a signal cut it (`format.cut_note`), or whose last line is cut short (not a
 record, or with no end of line).
-A recording in parts (`proxy --workers N`: one file per worker) reads as one, its parts
-found and merged by time (`parts.py`).
+A recording in parts (`proxy --workers N` while it runs, or left by a supervisor killed
+before it merged them: one file per worker) reads as one from the name of part 0, the
+file the user named: its parts are found and merged by time (`parts.py`).
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ end of each exchange still open. An imported recording names its source in the h
 records, its request and end records given the log's `audit` fields (without `absent`;
 the request's with `"joined": true`); an exchange the proxy did not see is as the import
 writes it, its request's `audit` with `"only": true`. A recording in parts (`proxy
---workers N`) has a file per worker, each a recording of its own (`parts.py`).
+--workers N`, while it runs) has a file per worker, each a recording of its own, merged
+into the one file named when the proxy stops (`parts.py`).
 """
 
 from __future__ import annotations

@@ -10,9 +10,13 @@ The supervisor does what must happen once, before any worker starts: the checks 
 recording's files, the ports, the credentials) and the CA; once every worker listens it
 says "listening on", and asks each API server's `/version` (`server.ask_versions`) through
 the listener. Each worker records to its own part of the recording (`capture/parts.py`:
-`rec.jsonl`, `rec.jsonl.1`, …), which readers merge by time; only the first worker
-watches `--etcd`. With `--no-tui` the workers print their lines to the shared stdout;
-their messages go to the supervisor, which passes them on.
+`rec.jsonl`, `rec.jsonl.part-1`, …, said on stderr at the start), which readers merge by
+time while the proxy runs; once every worker has stopped, the supervisor merges the parts
+into `rec.jsonl` (`parts.join`), so the file the user named holds the whole recording.
+A supervisor killed before it could (kill -9) leaves the parts, which readers still find
+by that name. Only the first worker watches `--etcd`. With `--no-tui` the workers print
+their lines to the shared stdout; their messages go to the supervisor, which passes them
+on.
 
 A worker that dies (killed by a signal: a crash, kill -9, the OOM killer) is said on
 stderr and restarted, the others serving on meanwhile: the exchanges it had open get an
@@ -20,9 +24,9 @@ end ("proxy worker died") in its part, and the new worker records to the next fr
 number. A worker that exits by itself (`--on-record-error exit`, an error it reported)
 stops them all, and the supervisor exits with its status. SIGINT and SIGTERM stop every
 worker as Ctrl-C stops one proxy (what is queued is written, every open exchange ends),
-and the supervisor exits once all have. Workers run in a session of their own, so a
-terminal's Ctrl-C reaches them once, through the supervisor; a worker whose supervisor
-is gone (kill -9) stops by itself.
+and the supervisor merges the parts and exits once all have. Workers run in a session of
+their own, so a terminal's Ctrl-C reaches them once, through the supervisor; a worker
+whose supervisor is gone (kill -9) stops by itself.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from typing import IO
 
 from k8s_wiretap.capture import parts, records
 from k8s_wiretap.capture.assemble import Assembler
-from k8s_wiretap.capture.outputs import recording_problem
+from k8s_wiretap.capture.outputs import reason, recording_problem
 from k8s_wiretap.capture.reader import RecordingError, file_records
 from k8s_wiretap.errors import UsageError, WiretapError
 from k8s_wiretap.proxy import reuseport
@@ -226,6 +230,7 @@ class Supervisor:
                 status = self._supervise()
         finally:
             self._stop_all()
+            self._join()
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
         return status
@@ -293,6 +298,9 @@ class Supervisor:
 
     def _announce(self) -> None:
         announce(self.settings, self._out, f" ({self.count} workers)")
+        record = self.settings.record
+        if record is not None:
+            print(f"k8s-wiretap: {_parts_said(record, self.count)}", file=self._out, flush=True)
 
     def _supervise(self) -> int:
         """Until asked to stop (0), or a worker stops itself (its exit status)."""
@@ -368,17 +376,73 @@ class Supervisor:
 
     def _stop_all(self) -> None:
         """SIGTERM (or the signal that stopped the supervisor) to every worker: each writes
-        what is queued, ends its exchanges, and notes the signal at the end of its part."""
+        what is queued, ends its exchanges, and notes the signal at the end of its part.
+        One that has not within STOP_TIMEOUT is killed, and its open exchanges ended."""
         for worker in self.workers:
             if worker.process.poll() is None:
                 worker.process.send_signal(self._signal)
         deadline = time.monotonic() + STOP_TIMEOUT
+        record = self.settings.record
         for worker in self.workers:
             try:
                 worker.process.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 worker.process.kill()
                 worker.process.wait()
+                if record is not None:
+                    close_open(parts.part_path(record, worker.part))
+
+    def _join(self) -> None:
+        """The parts merged into the file the user named, once every worker has stopped
+        (`parts.join`). A merge that fails (a full disk) or that a signal stops leaves the
+        parts as they were, said on stderr: readers still find them by that name."""
+        record = self.settings.record
+        if record is None:
+            return
+
+        def interrupt(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt  # the merge's temporary file is removed
+
+        previous = {
+            signum: signal.signal(signum, interrupt) for signum in (signal.SIGINT, signal.SIGTERM)
+        }
+        warnings: list[str] = []
+        why = ""
+        try:
+            merged = parts.join(record, warnings)
+        except KeyboardInterrupt:
+            why = "stopped by a signal"
+        except OSError as error:
+            why = reason(error)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        for warning in warnings:
+            print(f"k8s-wiretap: warning: {warning}", file=self._out, flush=True)
+        if why:
+            print(
+                f"k8s-wiretap: the recording's parts were not merged into {record} ({why}): "
+                f"they stay beside it, and k8s-wiretap reads them all from {record.name}",
+                file=self._out,
+                flush=True,
+            )
+        elif merged:
+            print(
+                f"k8s-wiretap: merged the recording's {len(merged) + 1} parts into {record}",
+                file=self._out,
+                flush=True,
+            )
+
+
+def _parts_said(record: Path, workers: int) -> str:
+    """What the supervisor says at the start about the parts of `record`."""
+    last = parts.part_path(record, workers - 1).name
+    others = last if workers == 2 else f"{parts.part_path(record, 1).name} … {last}"
+    return (
+        f"{workers} workers record in parts while the proxy runs: {record.name} and "
+        f"{others} beside it, merged into {record.name} when the proxy stops "
+        f"(k8s-wiretap reads them all from {record.name} meanwhile)"
+    )
 
 
 def close_open(path: Path, now: Callable[[], float] = time.time) -> int:

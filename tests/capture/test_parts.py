@@ -1,4 +1,5 @@
-"""A recording in parts (`proxy --workers N`): found from part 0, merged by time."""
+"""A recording in parts (`proxy --workers N`): found from part 0, merged by time; joined
+into the one file named when the proxy stops."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from k8s_wiretap.capture import parts
 from k8s_wiretap.capture.format import header_record
 from k8s_wiretap.capture.reader import file_records, iter_records, load
+from tests.capture.test_recorder_failures import KIB, small_filesystem
 
 
 def request(exchange: str, at: float, path: str = "/api/v1/pods") -> dict[str, Any]:
@@ -97,7 +101,8 @@ def test_a_restarted_workers_part_is_found_by_its_number(tmp_path: Path) -> None
 def test_files_of_another_recording_beside_it_are_not_parts(tmp_path: Path) -> None:
     path = two_workers(tmp_path)
     write_part(path, "an-earlier-run", 2, exchange("old", 2.5))
-    (tmp_path / "rec.jsonl.3").write_text("not a recording\n")
+    (tmp_path / "rec.jsonl.part-3").write_text("not a recording\n")
+    (tmp_path / "rec.jsonl.1").write_text("not a part's name\n")
     (tmp_path / "rec.jsonl.gz").write_text("neither\n")
     assert [e.id for e in load(path).exchanges] == ["a", "b", "c", "d"]
 
@@ -114,14 +119,14 @@ def test_a_part_cut_short_loses_only_its_last_line(tmp_path: Path) -> None:
     recording = load(path)
     assert [e.id for e in recording.exchanges] == ["a", "b"]
     assert recording.by_id()["b"].end is None
-    cut = f"{path}.1: a cut recording: its last line is cut short (skipped)"
+    cut = f"{path}.part-1: a cut recording: its last line is cut short (skipped)"
     assert recording.warnings == [cut]
 
 
 def test_a_recording_in_one_file_has_no_parts(tmp_path: Path) -> None:
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps(header_record(redacted=True, max_body=1)) + "\n")
-    (tmp_path / "one.jsonl.1").write_text(path.read_text())  # a copy, not a part
+    (tmp_path / "one.jsonl.part-1").write_text(path.read_text())  # a copy, not a part
     assert parts.all_parts(path) == [path]
     assert parts.siblings(path, header_record(redacted=True, max_body=1)) == []
 
@@ -140,3 +145,79 @@ def test_single_drops_the_part_fields(tmp_path: Path) -> None:
     assert parts.single(header) == header_record(redacted=True, max_body=1) | {
         "created": header["created"]
     }
+
+
+def plain(path: Path) -> list[dict[str, Any]]:
+    """The file read as any script reads it: json, line by line."""
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_join_makes_the_file_named_hold_every_part_in_time_order(tmp_path: Path) -> None:
+    path = two_workers(tmp_path)
+    write_part(path, "r1", 2, exchange("e", 2.5))  # a restarted worker's
+    before = {p.name: p.read_bytes().splitlines(keepends=True)[1:] for p in parts.all_parts(path)}
+    warnings: list[str] = []
+    assert parts.join(path, warnings) == [parts.part_path(path, 1), parts.part_path(path, 2)]
+    assert warnings == []
+    records = plain(path)
+    assert not set(parts.PART_FIELDS) & set(records[0])  # one recording, not a part
+    assert records[0]["format"] == "k8s-wiretap-recording" and records[0]["redacted"] is True
+    assert [r["id"] for r in records[1:] if r["record"] == "request"] == ["a", "b", "e", "c", "d"]
+    times = [r["time"] for r in records[1:]]
+    assert times == sorted(times)
+    # every line as its worker wrote it, byte for byte, and nothing else
+    lines = path.read_bytes().splitlines(keepends=True)[1:]
+    assert sorted(lines) == sorted(line for part in before.values() for line in part)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rec.jsonl"]
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert [e.id for e in load(path).exchanges] == ["a", "b", "e", "c", "d"]
+    assert parts.join(path, warnings) == [] and plain(path) == records  # once is all
+
+
+def test_join_leaves_files_of_another_recording_and_a_one_file_recording(tmp_path: Path) -> None:
+    path = two_workers(tmp_path)
+    other = write_part(path, "an-earlier-run", 2, exchange("old", 2.5))
+    kept = other.read_bytes()
+    assert parts.join(path, []) == [parts.part_path(path, 1)]
+    assert other.read_bytes() == kept
+    assert [r.get("id") for r in plain(path) if r["record"] == "request"] == ["a", "b", "c", "d"]
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(header_record(redacted=True, max_body=1)) + "\n")
+    written = one.read_bytes()
+    assert parts.join(one, []) == [] and one.read_bytes() == written
+
+
+def test_join_leaves_out_a_line_a_dead_worker_cut_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    write_part(path, "r1", 0, exchange("a", 1.0))
+    cut = '{"record": "end", "id": "b", "ti\n' + json.dumps(end("b", 2.5)) + "\n"
+    write_part(path, "r1", 1, [request("b", 2.0)], tail=cut)
+    warnings: list[str] = []
+    parts.join(path, warnings)
+    assert warnings == [f"{path}.part-1: left out line 3: not a complete record"]
+    assert [(r["record"], r.get("id")) for r in plain(path)[1:]] == [
+        ("request", "a"),
+        ("response", "a"),
+        ("end", "a"),
+        ("request", "b"),
+        ("end", "b"),
+    ]
+    assert load(path).warnings == []
+
+
+def test_a_join_that_fails_leaves_every_part_as_it_was(tmp_path: Path) -> None:
+    """A full disk under the merge: the error is raised, no temporary is left, and every
+    part is as it was, still read as one from the file named."""
+    with small_filesystem(tmp_path / "disk", "1m") as full:
+        # the parts fit, the merged copy of them does not (on a 1 MiB disk; with the
+        # stand-in, one file may not pass 1 MiB, so the parts are larger)
+        body = "x" * (300 * KIB if full == "No space left on device" else 600 * KIB)
+        path = tmp_path / "disk" / "rec.jsonl"
+        write_part(path, "r1", 0, [request("a", 1.0, path=f"/api/{body}"), end("a", 1.1)])
+        write_part(path, "r1", 1, [request("b", 2.0, path=f"/api/{body}"), end("b", 2.1)])
+        before = {p: p.read_bytes() for p in parts.all_parts(path)}
+        with pytest.raises(OSError, match=full):
+            parts.join(path, [])
+        assert sorted(p.name for p in path.parent.iterdir()) == ["rec.jsonl", "rec.jsonl.part-1"]
+        assert {p: p.read_bytes() for p in parts.all_parts(path)} == before
+        assert [e.id for e in load(path).exchanges] == ["a", "b"]

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from k8s_wiretap.capture import parts
-from k8s_wiretap.capture.reader import file_records, iter_records, load
+from k8s_wiretap.capture.reader import file_records, load
 from k8s_wiretap.cli import build_parser
 from k8s_wiretap.commands.live import child_argv
 from k8s_wiretap.lab.state import LabState
@@ -61,20 +61,6 @@ def requests_in(path: Path) -> int:
     return sum(r["record"] == "request" for r in file_records(path, []))
 
 
-def merged_times(record: Path) -> list[tuple[int, float]]:
-    """For each record of the merged stream, its part and the latest time of its part up
-    to it (a part is written in bursts, so its own records may be a millisecond out of
-    order; the merge keeps each part's order and interleaves the parts by time)."""
-    latest: dict[tuple[object, ...], tuple[int, float]] = {}
-    for number, part in enumerate(parts.all_parts(record)):
-        last = 0.0
-        for r in itertools.islice(file_records(part, []), 1, None):
-            last = max(last, float(r.get("time", last)))
-            latest[(r["record"], r.get("id"), r.get("seq"))] = (number, last)
-    stream = itertools.islice(iter_records(record, []), 1, None)
-    return [latest[(r["record"], r.get("id"), r.get("seq"))] for r in stream]
-
-
 def test_two_workers_serve_one_listener_and_record_one_recording(
     lab: LabState, tmp_path: Path
 ) -> None:
@@ -101,16 +87,13 @@ def test_two_workers_serve_one_listener_and_record_one_recording(
     assert all(re.match(r"\d\d:\d\d:\d\d\.\d{3} ", line) for line in printed), printed
     recording = load(proxy.record)
     assert not recording.warnings
-    assert recording.header["workers"] == 2 and recording.header["part"] == 0
+    assert not {"recording", "part", "workers"} & set(recording.header)  # one file: merged
     assert sum(e.path == path for e in recording.exchanges) == 96
     assert sum(e.user_agent.startswith("kubectl") for e in recording.exchanges) >= 6
     versions = [
         e for e in recording.exchanges if e.path == "/version" and "version check" in e.user_agent
     ]
     assert len(versions) == 1  # asked once, by the supervisor, not by each worker
-    merged = [stamp for _part, stamp in merged_times(proxy.record)]
-    assert merged == sorted(merged)  # merged in time order
-    assert len({part for part, _stamp in merged_times(proxy.record)}) == 2
     assert len({e.id for e in recording.exchanges}) == len(recording.exchanges)
     assert all(e.end is not None for e in recording.exchanges)  # SIGTERM: all ended cleanly
     assert proxy.process.returncode == 0
@@ -121,6 +104,96 @@ def test_two_workers_serve_one_listener_and_record_one_recording(
     assert sum(path in json.dumps(o) for o in objects) >= 96
     lines = cli("explain", "--format", "lines", "--all", str(proxy.record))
     assert lines.returncode == 0 and lines.stdout.count(path) >= 96
+
+
+def get_with_token(proxy: ProxyProcess, path: str, token: str) -> int:
+    """One GET that brings its own bearer token (the proxy forwards it; the lab refuses it)."""
+    request = urllib.request.Request(f"{proxy.url}{path}", headers={"Authorization": token})
+    try:
+        with DIRECT.open(request, timeout=LAB) as response:
+            response.read()
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        error.read()
+        return int(error.code)
+
+
+def plain_records(path: Path) -> list[dict[str, object]]:
+    """The file's lines as a script reads them: plain json, line by line, nothing else."""
+    with path.open() as lines:
+        return [json.loads(line) for line in lines]
+
+
+def test_the_file_named_holds_every_exchange_once_the_proxy_stops(
+    lab: LabState, tmp_path: Path
+) -> None:
+    """`--record FILE` with 2 workers: while the proxy runs the parts are said at the start;
+    once it stops, FILE alone, read with plain json (as grep, jq or a script read it),
+    holds every exchange, redacted: a check for a leaked token on it checks them all."""
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--workers", "2")
+    secret = f"Bearer leak-check-{os.getpid()}"
+    paths = [f"/api/v1/namespaces/default/configmaps?limit={n}" for n in range(1, 65)]
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            statuses = list(pool.map(lambda p: get_with_token(proxy, p, f"{secret}-{p}"), paths))
+        assert statuses == [401] * 64  # the lab does not know the token: still recorded
+        first, second = proxy.record, parts.part_path(proxy.record, 1)
+        wait_until(lambda: requests_in(first) + requests_in(second) >= 65, LAB, "all recorded")
+        assert requests_in(first) > 0 and requests_in(second) > 0  # both workers served
+    finally:
+        proxy.stop()
+    assert proxy.process.returncode == 0
+    said = proxy.log.read_text()
+    assert (
+        "2 workers record in parts while the proxy runs: recording.jsonl and "
+        "recording.jsonl.part-1 beside it, merged into recording.jsonl when the proxy stops"
+    ) in said
+    assert f"merged the recording's 2 parts into {proxy.record}" in said
+    assert sorted(p.name for p in tmp_path.glob("recording.jsonl*")) == ["recording.jsonl"]
+
+    records = plain_records(proxy.record)
+    header, rest = records[0], records[1:]
+    assert header["record"] == "header" and header["redacted"] is True
+    assert not {"recording", "part", "workers"} & set(header)
+    requests = {str(r["id"]): r for r in rest if r["record"] == "request"}
+    assert sorted(str(r["path"]) for r in requests.values() if r["path"] in paths) == sorted(paths)
+    ended = {str(r["id"]) for r in rest if r["record"] == "end"}
+    assert set(requests) <= ended  # every exchange whole, its end too
+    assert "leak-check" not in proxy.record.read_text()  # redacted in every part
+    assert load(proxy.record).warnings == []
+
+
+def test_parts_a_killed_supervisor_leaves_read_as_one_by_the_name(
+    lab: LabState, tmp_path: Path
+) -> None:
+    """The supervisor killed (no merge): its workers stop by themselves, each part ends,
+    and the readers find every part from the file named."""
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--workers", "2")
+    path = "/api/v1/namespaces/default/configmaps"
+    try:
+        assert many_gets(proxy, 32, path) == [200] * 32
+        first, second = proxy.record, parts.part_path(proxy.record, 1)
+        wait_until(lambda: requests_in(first) + requests_in(second) >= 33, LAB, "all recorded")
+        assert requests_in(first) > 0 and requests_in(second) > 0
+        children = workers_of(proxy)
+        os.kill(proxy.process.pid, signal.SIGKILL)
+        proxy.process.wait(LAB)
+        wait_until(
+            lambda: not any(Path(f"/proc/{pid}").exists() for pid in children), LAB, "workers"
+        )
+    finally:
+        if proxy.process.poll() is None:
+            proxy.stop()
+    assert parts.all_parts(proxy.record) == [first, second]  # left as they were
+    recording = load(proxy.record)
+    assert sum(e.path == path for e in recording.exchanges) == 32
+    assert all(e.end is not None for e in recording.exchanges)  # each worker stopped cleanly
+    explained = cli("explain", "--format", "lines", "--all", str(proxy.record))
+    assert explained.returncode == 0 and explained.stdout.count(path) >= 32
+    exported = cli("export", "--har", "-", str(proxy.record))
+    assert exported.returncode == 0, exported.stderr
+    entries = json.loads(exported.stdout)["log"]["entries"]
+    assert sum(entry["request"]["url"].endswith(path) for entry in entries) == 32
 
 
 def test_a_worker_killed_is_restarted_while_the_other_serves(lab: LabState, tmp_path: Path) -> None:
@@ -143,16 +216,21 @@ def test_a_worker_killed_is_restarted_while_the_other_serves(lab: LabState, tmp_
         assert f"worker 1 (pid {victim}) died (signal 9;" in said or (
             f"worker 0 (pid {victim}) died (signal 9;" in said
         )
-        assert "restarting it, recording to recording.jsonl.2" in said
+        assert "restarting it, recording to recording.jsonl.part-2" in said
         now = workers_of(proxy)
         assert survivor in now and victim not in now and len(now) == 2
         assert many_gets(proxy, 32, path) == [200] * 32
+        every = [parts.part_path(proxy.record, n) for n in range(3)]
+        assert parts.all_parts(proxy.record) == every
+        # the dead worker's exchanges were ended in its part when it was restarted
+        ended = [{str(r["id"]) for r in file_records(p, []) if r["record"] == "end"} for p in every]
     finally:
         for watch in watches:
             watch.close()
         proxy.stop()
     assert proxy.process.returncode == 0
-    assert parts.all_parts(proxy.record) == [parts.part_path(proxy.record, n) for n in range(3)]
+    assert parts.all_parts(proxy.record) == [proxy.record]  # merged, the restarted's part too
+    assert "merged the recording's 3 parts into" in proxy.log.read_text()
     recording = load(proxy.record)
     assert sum(e.path == path for e in recording.exchanges) == 80
     assert all(e.end is not None for e in recording.exchanges)  # every exchange has an end
@@ -163,8 +241,8 @@ def test_a_worker_killed_is_restarted_while_the_other_serves(lab: LabState, tmp_
     assert watches_died and all(
         e.path.startswith(path) for e in recording.exchanges if e.id in died
     )
-    victims = [p for p in parts.all_parts(proxy.record) if died & ids_in(p)]
-    assert len(victims) == 1 and died <= ids_in(victims[0])
+    victims = [ids for ids in ended if died & ids]
+    assert len(victims) == 1 and died <= victims[0]
 
 
 def test_the_live_tui_follows_every_workers_part(lab: LabState, tmp_path: Path) -> None:
@@ -186,15 +264,18 @@ def test_the_live_tui_follows_every_workers_part(lab: LabState, tmp_path: Path) 
             first, second = proxy.record, parts.part_path(proxy.record, 1)
             assert requests_in(first) > 0 and requests_in(second) > 0  # from both parts
             merged = [r.id for r in rows]
+            every = [ids_in_order(p) for p in parts.all_parts(proxy.record)]
             assert not app.index.warnings
+            # stopping merges the parts into the file the TUI was opened on: it reads on
             proxy.stop()
             await until(pilot, lambda: app.index.done, "the end once the proxy stopped", LAB)
             assert all(r.ended is not None for r in rows)
+            assert not app.index.warnings
             # every exchange of every part, each part's in the order it recorded them
-            every = [ids_in_order(p) for p in parts.all_parts(proxy.record)]
             assert sorted(merged) == sorted(i for part in every for i in part)
             for part in every:
                 assert [i for i in merged if i in set(part)] == part
+            assert sorted(r.id for r in rows) == sorted(ids_in(proxy.record))
 
     try:
         asyncio.run(main())
@@ -268,14 +349,16 @@ def test_a_worker_whose_supervisor_is_gone_before_it_looks_stops(
 
 
 def test_the_supervisor_refuses_a_part_that_exists(lab: LabState, tmp_path: Path) -> None:
-    (tmp_path / "rec.jsonl.1").write_text("an earlier run's part\n")
+    (tmp_path / "rec.jsonl.part-1").write_text("an earlier run's part\n")
     result = cli(
         *["proxy", "--kubeconfig", lab.kubeconfig, "--workers", "2", "--no-tui"],
         *["--record", str(tmp_path / "rec.jsonl"), "--confdir", str(tmp_path / "ca")],
         timeout=LAB,
     )
     assert result.returncode == 2
-    assert f"--record: {tmp_path / 'rec.jsonl.1'} exists (--overwrite replaces it)" in result.stderr
+    part = tmp_path / "rec.jsonl.part-1"
+    assert f"--record: {part} exists (--overwrite replaces it)" in result.stderr
+    assert part.read_text() == "an earlier run's part\n"
     assert not (tmp_path / "rec.jsonl").exists()
 
 

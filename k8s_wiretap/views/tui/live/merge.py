@@ -3,7 +3,7 @@
 The TUI reads one file: its index keeps each record's byte offset and reads records back
 from there (`listing/index.py`), and it follows that file as it grows
 (`listing/follow.py`). A recording in parts (`capture/parts.py`: `rec.jsonl`,
-`rec.jsonl.1`, … one per worker process) is therefore merged first, as a playback is
+`rec.jsonl.part-1`, … one per worker process) is therefore merged first, as a playback is
 played (`playback.py`): a `Merger` thread reads every part as it grows, parts that appear
 later (a restarted worker's) included, and writes their records, in time order, into a
 private temporary recording (`path`, 0600 in a 0700 folder, removed by `close()`), which
@@ -195,7 +195,7 @@ class Merger:
         known = {part.path for part in self._parts}
         for path in parts.siblings(self.source, self.header):
             if path not in known:
-                number = int(path.name.rsplit(".", 1)[1])
+                number = parts.part_number(path)
                 self._parts.append(_Part(path, number))
 
     def _track(self, line: bytes) -> None:
