@@ -39,14 +39,14 @@ def test_a_resumed_recording_leaves_the_title_once_every_part_resumed() -> None:
         app = ReplayApp(STORY)
         async with app.run_test(size=(120, 40), notifications=True) as pilot:
             await settle(app, pilot)
-            for part in ("/disk/rec.jsonl", "/disk/rec.jsonl.1"):
+            for part in ("/disk/rec.jsonl", "/disk/rec.jsonl.part-1"):
                 _alert(app, f"recording stopped: {part}: No space left on device", stopped)
 
             def title() -> str:
                 return shown(app.query_one("#title").render())
 
             await until(pilot, lambda: "recording stopped" in title(), "the title says it")
-            _alert(app, "recording resumed: /disk/rec.jsonl.1 (3 records lost)", stopped)
+            _alert(app, "recording resumed: /disk/rec.jsonl.part-1 (3 records lost)", stopped)
             await until(pilot, lambda: len(app.screen.query("Toast")) == 3, "3 notifications")
             assert title().count("recording stopped") == 1  # the other part is still stopped
             _alert(app, "recording resumed: /disk/rec.jsonl (1 record lost)", stopped)
