@@ -214,6 +214,33 @@ def test_no_arrow_crosses_a_box_or_a_delay() -> None:
     _clear(_svg("chain", WIDE, exchange=set_image["id"]))
 
 
+def test_the_api_servers_lane_comes_first_when_the_first_component_reacts_too() -> None:
+    """The smallest chain of the wide session, of more than one component, in which the
+    component that started it reacts again (a kubelet's report of a deleted pod, then its
+    next): every arrow ends under the API server's lane, clear."""
+    rows = _explained(WIDE)
+    trees: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        trees.setdefault(r["chain"][0], []).append(r)
+    reacting = [
+        tree
+        for root, tree in trees.items()
+        if tree[0]["id"] == root
+        and len({r["component"] for r in tree}) > 1
+        and tree[0]["component"] in {r["component"] for r in tree[1:]}
+    ]
+    assert reacting
+    tree = min(reacting, key=len)
+    root = _svg("chain", WIDE, exchange=tree[0]["id"])
+    components: list[str] = []
+    for r in sorted(tree, key=lambda r: r["time"]):
+        if r["component"] not in components:
+            components.append(r["component"])
+    lanes = [g.get("data-component") for g in _groups(root, "lane")]
+    assert lanes == [API_SERVER, *components]
+    _clear(root)
+
+
 ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}
 
 
