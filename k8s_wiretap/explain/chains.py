@@ -15,10 +15,13 @@ object in it (for the controllers `by_namespace` in controllers.yaml: the namesp
 controller empties a terminating one, others fill a new one), the pods a
 PodDisruptionBudget or a Service selects (by labels), the Service an Endpoints or
 EndpointSlice is for, the pod a TokenRequest is bound to, the node a Binding names, the
-ServiceAccount a token Secret is for. A write that failed (a 409, a 403) has its cause too:
-it was a reaction all the same; only a write that succeeded can cause another. A client
-that waits on purpose before acting (`delay` in controllers.yaml: the namespace
-controller's 5 s) is linked to the latest event before that wait.
+ServiceAccount a token Secret is for, and for a client whose work queue holds an owner
+(`queue` in controllers.yaml: the deployment controller syncs a Deployment on an event of any
+of its ReplicaSets) every other object that owner owns: the old ReplicaSet of a rollout is
+scaled down on an event of the new one, whose pods came up. A write that failed (a 409, a
+403) has its cause too: it was a reaction all the same; only a write that succeeded can
+cause another. A client that waits on purpose before acting (`delay` in controllers.yaml:
+the namespace controller's 5 s) is linked to the latest event before that wait.
 
 An object an informer's LIST gave a component counts as an event too (`LISTED`): an
 informer that lists then watches (client-go before its watch lists, 1.20) hands each
@@ -29,7 +32,11 @@ is taken at its word: its writes are linked to the events its own watches receiv
 
 Of the events that could have set a write off, one another client's write made is chosen
 before the write's own client's echo (its own last write, come back to it), which only a
-write nothing else explains is linked to (the namespace controller's next round).
+write nothing else explains is linked to (the namespace controller's next round) — or one
+whose other events came before the event that set off the write echoed: the client had
+already acted on them then (the deployment controller's status update, echoed 20 ms after
+`kubectl set image`, explains its next write better than an old ReplicaSet's event of
+seconds before, which it had handled long since).
 
 Nothing is invented: a write with no such event has no cause, and when other events could
 explain it as well (within `TIE` of the chosen one, on other objects), the cause says how
@@ -191,6 +198,7 @@ class Write:
     component: str
     act: str  # its verb, or "binding"
     chain: tuple[str, ...]  # exchange ids from the root of its tree down to it
+    prompted: float | None = None  # when the event that set it off reached its client
 
 
 class Chains:
@@ -279,7 +287,7 @@ class Chains:
             chain = (exchange.id,)
         self._chains[exchange.id] = chain
         if self._is_write(exchange):
-            self._index_write(exchange, chain)
+            self._index_write(exchange, chain, cause.hop.time if cause is not None else None)
 
     def began(self, exchange: Exchange) -> None:
         """Take in that an audit-only LIST or WATCH began (a stream, which explains a watch
@@ -421,10 +429,12 @@ class Chains:
         return record
 
     # -- the index --------------------------------------------------------------------------
-    def _index_write(self, exchange: Exchange, chain: tuple[str, ...]) -> None:
+    def _index_write(
+        self, exchange: Exchange, chain: tuple[str, ...], prompted: float | None
+    ) -> None:
         info = exchange.info
         act = "binding" if info.subresource == "binding" else info.verb
-        write = Write(exchange.id, exchange.time, exchange.component, act, chain)
+        write = Write(exchange.id, exchange.time, exchange.component, act, chain, prompted)
         self._made[exchange.id] = write
         version = resource_version(self._object(exchange))
         target = self._target(exchange)
@@ -566,7 +576,15 @@ class Chains:
             for h in candidates
             if (by := writes[id(h)]) is not None and self._made[by].component == exchange.component
         }
-        others_ = [h for h in candidates if id(h) not in echoes]
+        # what it had already acted on when it made a write echoed here (an event older
+        # than the one that set that write off) is no better a cause than the echo
+        acted = max(
+            (p for h in candidates if id(h) in echoes if (p := self._prompted(writes[id(h)]))),
+            default=None,
+        )
+        others_ = [
+            h for h in candidates if id(h) not in echoes and (acted is None or h.time >= acted)
+        ]
         chosen = max(others_ or candidates, key=lambda h: h.time)
         others = sum(
             1
@@ -574,6 +592,10 @@ class Chains:
             if h is not chosen and h.ref != chosen.ref and chosen.time - h.time <= TIE
         )
         return Cause(chosen, writes[id(chosen)], others, id(chosen) in echoes)
+
+    def _prompted(self, write: str | None) -> float | None:
+        """When the event that set `write` off reached its client."""
+        return self._made[write].prompted if write is not None else None
 
     def _candidates(
         self, watchers: tuple[str, ...], watched: list[ObjectRef], before: float
@@ -630,9 +652,13 @@ class Chains:
         """The target, its owners, what it owns, for an Event what it is about, and what
         the module's docstring lists (namespace, selected pods, Service, bound pod, node)."""
         related = {target}
+        queued = known.queue if known is not None else None
         for uid in {*_owner_uids(obj), *self._owners.get(target, ())}:
             if uid in self._refs_by_uid:
-                related.add(self._refs_by_uid[uid])
+                owner = self._refs_by_uid[uid]
+                related.add(owner)
+                if (owner.group, owner.resource) == queued:  # its sync writes any of them
+                    related |= self._owned.get(uid, set())
         for uid in self._uids.get(target, ()):
             related |= self._owned.get(uid, set())
         involved = _involved(obj, self.analysis)

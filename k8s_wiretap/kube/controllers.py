@@ -95,6 +95,9 @@ class Client:
     reasons: tuple[Reason, ...] = ()  # its writes no watch event sets off, and why
     delay: float = 0.0  # seconds it waits after an event before it acts on it
     by_namespace: bool = False  # acts on a namespace's objects when the Namespace changes
+    # (group, resource) its work queue holds, when an event on an object one owns sets off
+    # the owner's sync, and with it a write of any object of that owner (`queue`)
+    queue: tuple[str, str] | None = None
 
     @property
     def wiretap_name(self) -> str:
@@ -136,6 +139,7 @@ def _client(entry: dict[str, Any]) -> Client:
         tuple(_reason(r) for r in entry.get("reasons") or ()),
         float(entry.get("delay", 0)),
         bool(entry.get("by_namespace", False)),
+        _resource(str(entry["queue"]))[:2] if entry.get("queue") else None,
     )
 
 

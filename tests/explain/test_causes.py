@@ -226,3 +226,87 @@ def test_a_write_nothing_explains_says_so(seen: list[Seen]) -> None:
     for s in unexplained:
         assert s.said == "no watch event explains it, and no timer or start-up is known for it"
         assert s.json["caused_by"] is None and s.json["reason"] is None
+
+
+REVISION = "deployment.kubernetes.io/revision"  # the deployment controller's, on each ReplicaSet
+
+
+def _rollout_writes(seen: list[Seen]) -> list[tuple[Seen, Seen]]:
+    """The deployment controller's scale-downs of a Deployment's old ReplicaSets (of a lower
+    revision than its newest) and its refused (409) status updates, each with the change of
+    that Deployment that started its latest rollout: the latest write by another client
+    whose answer holds a pod template the Deployment had not had just before (its create,
+    `set image`, `rollout restart`, `rollout undo`)."""
+    template: dict[tuple[str, str], Any] = {}
+    started: dict[tuple[str, str], Seen] = {}
+    replicas: dict[tuple[str, str], int] = {}
+    newest: dict[tuple[str, str], int] = {}  # a Deployment's highest ReplicaSet revision
+    found: list[tuple[Seen, Seen]] = []
+    for s in seen:
+        info, answer = s.exchange.info, s.answer
+        if s.is_("controller-manager/deployment-controller", "update", "deployments/status", 409):
+            found.append((s, started[(info.namespace, info.name)]))
+        if not isinstance(answer, dict) or not isinstance(answer.get("metadata"), dict):
+            continue
+        meta = answer["metadata"]
+        if answer.get("kind") == "Deployment":
+            key = (meta["namespace"], meta["name"])
+            changed = answer["spec"]["template"] != template.get(key)
+            template[key] = answer["spec"]["template"]
+            if changed and _a_persons(s):
+                started[key] = s
+        owners = [o for o in meta.get("ownerReferences", []) if o["kind"] == "Deployment"]
+        if answer.get("kind") != "ReplicaSet" or not owners:
+            continue
+        rs, deployment = (meta["namespace"], meta["name"]), (meta["namespace"], owners[0]["name"])
+        revision = int(meta.get("annotations", {}).get(REVISION, 0))
+        before = replicas.get(rs)
+        replicas[rs] = answer["spec"]["replicas"]
+        newest[deployment] = max(revision, newest.get(deployment, 0))
+        if (
+            s.is_("controller-manager/deployment-controller", "update", "replicasets")
+            and before is not None
+            and replicas[rs] < before
+            and revision < newest[deployment]
+        ):
+            found.append((s, started[deployment]))
+    return found
+
+
+def _a_persons(s: Seen) -> bool:
+    """A write that succeeded, by a client that is no controller (kubectl)."""
+    return (
+        s.exchange.info.verb in ("create", "update", "patch")
+        and (s.exchange.status or 0) < 300
+        and not s.exchange.component.startswith("controller-manager/")
+    )
+
+
+def test_a_rollouts_writes_belong_to_the_change_that_started_it(seen: list[Seen]) -> None:
+    """`kubectl set image` starts a rollout: the deployment controller scales the old
+    ReplicaSet down as the new one's pods come up, and a status update of it sent with a
+    stale resourceVersion is refused (409). Each of these is in the tree of the change
+    that started that rollout, or of a later change of the same Deployment (a `kubectl
+    apply` of its replicas meanwhile) — never of an older one (the first `kubectl apply`,
+    through an event of the old ReplicaSet's pods seconds before), and through an event
+    shortly before it (the new ReplicaSet's, whose pods came up)."""
+    by_id = {s.exchange.id: s for s in seen}
+    found = _rollout_writes(seen)
+    assert any(s.exchange.status == 409 for s, _ in found)
+    assert any(s.exchange.info.resource == "replicasets" for s, _ in found)
+    for s, started in found:
+        assert s.cause is not None, s.said
+        root = by_id[s.json["chain"][0]]
+        assert _a_persons(root), (s.said, root.said)
+        assert root.exchange.info.name == started.exchange.info.name, s.said
+        assert started.exchange.time <= root.exchange.time < s.exchange.time, s.said
+        assert s.exchange.time - s.cause.hop.time < 0.5, s.said
+
+
+@pytest.mark.parametrize("name", ["apply-story", "history-session"])
+def test_the_other_sessions_rollouts_too(name: str) -> None:
+    """The same in the apply story and the history session (a `kubectl apply --server-side`
+    of the replicas while `set image`'s rollout goes on)."""
+    recorded: list[Seen] = []
+    explained(iter_records(RECORDING.with_name(f"{name}.jsonl.gz"), []), _seen, recorded.append)
+    test_a_rollouts_writes_belong_to_the_change_that_started_it(recorded)

@@ -7,6 +7,7 @@ Chromium renders is a real picture, and docs/pictures/*.svg are what the command
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import subprocess
 import sys
@@ -125,6 +126,150 @@ def test_the_chain_of_an_exchange_has_its_causes_and_what_it_set_off() -> None:
     drawn = _expected_chain(rows, middle)
     assert len(drawn) > len(deepest[:4])
     _check_chain(_svg("chain", HISTORY, exchange=middle), drawn)
+
+
+# DejaVu Sans's advance widths (ems) of what a delay is written with, and its ascent and
+# descent: the delays' boxes measured with the font's own metrics, not the picture's estimate
+ADVANCE = {**dict.fromkeys("0123456789", 0.636), "+": 0.838, ".": 0.318, " ": 0.318}
+ADVANCE |= {"m": 0.974, "s": 0.521, "?": 0.531}
+ASCENT, DESCENT = 0.76, 0.24
+Rect = tuple[float, float, float, float]  # left, top, right, bottom
+
+
+def _boxes(root: ET.Element) -> dict[str, Rect]:
+    found = {}
+    for group in _groups(root, "exchange"):
+        rect = group.find("s:rect", NS)
+        assert rect is not None
+        x, y = float(rect.get("x", "")), float(rect.get("y", ""))
+        w, h = float(rect.get("width", "")), float(rect.get("height", ""))
+        found[group.get("data-exchange", "")] = (x, y, x + w, y + h)
+    return found
+
+
+def _delays(root: ET.Element) -> list[tuple[str, Rect]]:
+    """Each delay's text and the box its glyphs fill."""
+    found = []
+    for text in root.iter(f"{{{NS['s']}}}text"):
+        if text.get("class") not in ("delivered", "reacted"):
+            continue
+        said, size = text.text or "", float(text.get("font-size", ""))
+        wide = sum(ADVANCE.get(c, 1.0) for c in said) * size
+        x, y = float(text.get("x", "")), float(text.get("y", ""))
+        left = {"start": x, "middle": x - wide / 2, "end": x - wide}[text.get("text-anchor", "")]
+        found.append((said, (left, y - ASCENT * size, left + wide, y + DESCENT * size)))
+    return found
+
+
+def _point(text: str) -> tuple[float, float]:
+    x, y = text.split(",")
+    return float(x), float(y)
+
+
+def _crosses(a: tuple[float, float], b: tuple[float, float], rect: Rect) -> bool:
+    """Whether the segment a-b passes through the inside of `rect` (its edges are not in
+    it: an arrow begins and ends on its boxes' edges). Liang-Barsky clipping."""
+    left, top, right, bottom = rect[0] + 0.5, rect[1] + 0.5, rect[2] - 0.5, rect[3] - 0.5
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    low, high = 0.0, 1.0
+    for p, q in ((-dx, a[0] - left), (dx, right - a[0]), (-dy, a[1] - top), (dy, bottom - a[1])):
+        if p == 0:
+            if q < 0:
+                return False
+            continue
+        t = q / p
+        if p < 0:
+            low = max(low, t)
+        else:
+            high = min(high, t)
+        if low > high:
+            return False
+    return True
+
+
+def _clear(root: ET.Element) -> None:
+    """No arrow passes through a box or a delay."""
+    boxes, delays = _boxes(root), _delays(root)
+    arrows = 0
+    for hop in _groups(root, "hop"):
+        (line,) = [p for p in hop.iter(f"{{{NS['s']}}}polyline") if p.get("class") == "arrow"]
+        points = [_point(p) for p in line.get("points", "").split()]
+        for a, b in itertools.pairwise(points):
+            arrows += 1
+            for exchange, rect in boxes.items():
+                assert not _crosses(a, b, rect), (hop.get("data-exchange"), "box", exchange)
+            for said, rect in delays:
+                assert not _crosses(a, b, rect), (hop.get("data-exchange"), "delay", said)
+    assert arrows and delays
+
+
+def test_no_arrow_crosses_a_box_or_a_delay() -> None:
+    """The default chain (a line of hops), and a chain with branches: the history
+    session's, from the middle of its deepest, and the wide session's `set image`."""
+    _clear(_svg("chain", STORY))
+    rows = _explained(HISTORY)
+    _clear(_svg("chain", HISTORY, exchange=_expected_chain(rows, None)[-1]["chain"][3]))
+    wide = _explained(WIDE)
+    set_image = next(r for r in wide if r["summary"].startswith("kubectl set image: "))
+    _clear(_svg("chain", WIDE, exchange=set_image["id"]))
+
+
+def test_the_api_servers_lane_comes_first_when_the_first_component_reacts_too() -> None:
+    """The smallest chain of the wide session, of more than one component, in which the
+    component that started it reacts again (a kubelet's report of a deleted pod, then its
+    next): every arrow ends under the API server's lane, clear."""
+    rows = _explained(WIDE)
+    trees: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        trees.setdefault(r["chain"][0], []).append(r)
+    reacting = [
+        tree
+        for root, tree in trees.items()
+        if tree[0]["id"] == root
+        and len({r["component"] for r in tree}) > 1
+        and tree[0]["component"] in {r["component"] for r in tree[1:]}
+    ]
+    assert reacting
+    tree = min(reacting, key=len)
+    root = _svg("chain", WIDE, exchange=tree[0]["id"])
+    components: list[str] = []
+    for r in sorted(tree, key=lambda r: r["time"]):
+        if r["component"] not in components:
+            components.append(r["component"])
+    lanes = [g.get("data-component") for g in _groups(root, "lane")]
+    assert lanes == [API_SERVER, *components]
+    _clear(root)
+
+
+ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+
+
+def test_the_title_says_which_run_of_the_command_the_chain_follows() -> None:
+    """The apply story applies its Deployment three times: the title says which apply's
+    patch the chain follows, counted from `explain --format json`."""
+    rows = _explained(STORY)
+    root = next(r for r in rows if r["id"] == _expected_chain(rows, None)[0]["chain"][0])
+    command = root["who"]["command"]
+
+    def name(r: dict[str, Any]) -> str:
+        return str(r["name"] or ((r["response_body"] or {}).get("metadata") or {}).get("name"))
+
+    runs = [
+        r["id"]
+        for r in rows
+        if r["who"]["command"] == command
+        and r["verb"] in WRITES
+        and (r["resource"], r["namespace"], name(r))
+        == (root["resource"], root["namespace"], name(root))
+    ]
+    assert len(runs) > 1
+    svg = _svg("chain", STORY)
+    title = svg.find("s:title", NS)
+    shown = [t.text for t in svg.iter(f"{{{NS['s']}}}text") if t.get("font-size") == "20"]
+    assert title is not None and shown == [title.text]
+    nth = ORDINALS[runs.index(root["id"]) + 1]
+    said = f"What the {nth} {command} of deployment {name(root)} set off, from its patch"
+    assert title.text == said
 
 
 # -- map --------------------------------------------------------------------------------------
