@@ -18,7 +18,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
-from k8s_wiretap.views.story import colour_of, verdict
+from k8s_wiretap.views.story import colour_of, told, verdict
 from k8s_wiretap.views.tui.walkthrough.steps import Step, Steps
 
 __all__ = ["narration", "write_text"]
@@ -33,11 +33,8 @@ def narration(step: Step, number: int, total: int) -> Group:
         (f"{number}/{total} ", "bold reverse"), " ", (chapter.title, "bold underline")
     )
     said = step.detail.explained
-    what = Text.assemble(
-        (said.who.component, f"bold {colour_of(said.who.component)}"),
-        " ",
-        (said.explanation.summary, "bold"),
-    )
+    name, rest = told(said.who.component, said.explanation.summary)
+    what = Text.assemble((name, f"bold {colour_of(said.who.component)}"), (rest, "bold"))
     lines = [head, Text(chapter.text), what]
     if said.explanation.why and chapter.tab != "explain":  # else the tab below says it
         lines.append(Text(said.explanation.why, style="italic"))
@@ -122,7 +119,7 @@ def write_text(steps: Steps, out: TextIO, width: int = 100) -> None:
         exchange = step.detail.exchange
         path = _cut(exchange.path, width - 20)
         out.write(f"  {exchange.method} {path} → {exchange.status or 'no response'}\n")
-        out.write(f"  {said.who.component}: {said.explanation.summary}\n")
+        out.write(f"  {''.join(told(said.who.component, said.explanation.summary))}\n")
         if said.explanation.why:
             why = textwrap.fill(said.explanation.why, width, initial_indent="  ")
             out.write(textwrap.indent(why, "  ").removeprefix("  ") + "\n")
