@@ -226,6 +226,7 @@ def test_the_map_is_every_client_counted_as_explain_says() -> None:
         kind = kinds.get(row["verb"]) or ("writes" if row["verb"] in writes else "other")
         counted.setdefault(row["component"], Counter())[kind] += 1
     by_component = {line.split(": ", 1)[0]: line for line in lines}
+    assert by_component["k8s-wiretap"].endswith(": /version 1, /readyz 1")  # the wiretap's own
     assert set(by_component) == set(counted) and len(lines) == len(counted)
     totals = [sum(counted[line.split(": ", 1)[0]].values()) for line in lines]
     assert totals == sorted(totals, reverse=True)
