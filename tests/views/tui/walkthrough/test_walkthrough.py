@@ -214,6 +214,7 @@ def test_forward_and_back_through_the_apply_story() -> None:
         assert "11/11" in narration(app)
         # the chain it points at is in the Explain tab, under the narration
         assert "The causal chain below" in " ".join(narration(app).split())
+        assert "causal chain (from the user's action)" not in narration(app)  # the tab has it
         assert app.detail_pane.region.y > panel(app).region.bottom - 1
         await pilot.press("l")  # past the end: stays
         await at_step(app, pilot)
@@ -407,3 +408,8 @@ def test_without_a_terminal_it_prints_the_narration() -> None:
     assert "set /spec/replicas: 2 → 3 (changed by your file)" in out
     assert "scheduler: the scheduler binds Pod web-" in out
     assert "kubelet: the kubelet reports Pod web-" in out
+    last = out[out.index("== 11/11") :]  # "the causal chain below": there, from the apply
+    chain = last[last.index("The causal chain below") :].split("causal chain (from the user")[1]
+    hops = [line.strip() for line in chain.splitlines()[1:] if line.strip()]
+    assert " kubectl apply patches Deployment default/web" in hops[0]
+    assert hops[-1].startswith("▶ ") and "kubelet: the kubelet reports Pod web-" in hops[-1]
