@@ -8,8 +8,9 @@ registering) follows as the control plane's own story. Noise (leases, health che
 discovery, Events) is folded into a count unless asked for. `markdown=True` writes the same
 for a workshop handout.
 
-The TUI tells the same things and takes two of them from here, so both say them alike: the
-colour of each component (`COLOURS`, `colour_of`) and a replay's verdict (`verdict`).
+The TUI tells the same things and takes three of them from here, so both say them alike: the
+colour of each component (`COLOURS`, `colour_of`), a replay's verdict (`verdict`) and who did
+it, the component said once (`told`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from k8s_wiretap.kube.fields import LAST_APPLIED
 from k8s_wiretap.views.lines import clock, spans_days
 from k8s_wiretap.wire.controls import escape_controls
 
-__all__ = ["COLOURS", "colour_of", "verdict", "write_story"]
+__all__ = ["COLOURS", "colour_of", "told", "verdict", "write_story"]
 
 # One colour per component, the same in the story and in the TUI.
 COLOURS = {
@@ -115,7 +116,7 @@ def verdict(exchange: Exchange, replay: PatchReplay) -> str:
     return f"{on}: differs from the server's result at {', '.join(replay.mismatches)}"
 
 
-def _told(component: str, summary: str) -> tuple[str, str]:
+def told(component: str, summary: str) -> tuple[str, str]:
     """The component and the summary as a line shows them, the component said once: a
     summary that opens with it (`catalog: create pods`, `kubectl get: list pods`, or with a
     user's name as a sentence says it: `kubernetes-admin creates ...`) is shown whole, that
@@ -147,7 +148,7 @@ def _line(said: Explained, depth: int, dated: bool = False) -> str:
         etcd = f"  [dim]→ etcd {escape(text.etcd['key'])} @{text.etcd['revision']}{held}[/dim]"
     status = str(exchange.status) if exchange.status is not None else "no response"
     shown = "" if status in text.summary else f" [dim]({status})[/dim]"
-    name, rest = _told(said.who.component, text.summary)
+    name, rest = told(said.who.component, text.summary)
     return (
         f"{'  ' * depth}[dim]{clock(exchange.time, dated=dated)}[/dim] {delay}"
         f"[{colour_of(said.who.component)}]{escape(name)}[/]{escape(rest)}"

@@ -347,8 +347,11 @@ class ReplayApp(App[int]):
             self._narration.find(self.index, self.windows, self._detail_lock)
 
     def on_narration_panel_moved(self, message: NarrationPanel.Moved) -> None:
-        self.action_jump(message.step.position)
-        self.detail_pane.active = message.step.chapter.tab
+        step = message.step
+        event = (step.cause or {}).get("event") or {}  # the event its narration names
+        self.detail_pane.mark_event(step.detail.exchange.id, event.get("event"))
+        self.action_jump(step.position)
+        self.detail_pane.active = step.chapter.tab
         self.call_after_refresh(self.exchange_list.centre)
 
     def on_index_failed(self, message: IndexFailed) -> None:
@@ -546,6 +549,7 @@ class ReplayApp(App[int]):
     def action_walkthrough(self) -> None:
         if self.walkthrough is not None:
             self.screen.add_class("-walking")
+            self.query_one(Footer).compact = True  # its keys too: all in 120 columns
             self.title = "k8s-wiretap walkthrough"
             self._narration.open(self.walkthrough)
             self._find_steps()
@@ -560,6 +564,8 @@ class ReplayApp(App[int]):
 
     def action_leave_walkthrough(self) -> None:
         self.screen.remove_class("-walking")
+        self.query_one(Footer).compact = False
+        self.detail_pane.mark_event()
         self.title = self.TITLE
         self._narration.close()
         self.refresh_bindings()

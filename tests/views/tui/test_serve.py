@@ -225,7 +225,7 @@ def test_the_walkthrough_in_chromium(
     page = open_page(browser, walkthrough_server)
     try:
         screen_shows(page, "1/11  kubectl asks what the server serves")
-        screen_shows(page, "request GET /apis?timeout=32s")  # its exchange, explained
+        screen_shows(page, "request GET /api?timeout=32s")  # its exchange, explained
         first = shot(page)
         assert colours(first) > 16
         page.focus(".xterm-helper-textarea")

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
-from k8s_wiretap.views.tui.detail.panes import TABS
+from k8s_wiretap.views.tui.detail.panes import TABS, events_pane
 from k8s_wiretap.views.tui.escaped import escaped
 from k8s_wiretap.views.tui.listing.window import Detail
 
@@ -39,6 +39,7 @@ class DetailPane(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.detail: Detail | None = None
+        self.marked: tuple[str, int] | None = None  # an exchange's event a walkthrough names
         # Made here, not found by a query: a selection can come before the tabs are
         # mounted (a large recording's first rows), and filling them must not fail then.
         self._bodies = {
@@ -85,6 +86,34 @@ class DetailPane(Vertical):
         self._fill({key: render(detail) for key, (_title, render) in TABS.items()})
         for key in TABS if not again else ():
             self.scroller(key).scroll_home(animate=False)
+        self._mark(scroll=not again)
+
+    def mark_event(self, exchange_id: str | None = None, number: int | None = None) -> None:
+        """Mark event `number` of exchange `exchange_id` in the Events tab, in sight, when
+        that exchange is shown (now, or once it is); none without them."""
+        marked = (exchange_id, number) if exchange_id is not None and number is not None else None
+        if marked == self.marked:
+            return
+        unmarked, self.marked = self.marked, marked
+        if self.detail is not None and unmarked and unmarked[0] == self.detail.exchange.id:
+            self._fill({"events": events_pane(self.detail)})
+        self._mark(scroll=True)
+
+    def _mark(self, scroll: bool) -> None:
+        if self.detail is None or self.marked is None:
+            return
+        exchange_id, number = self.marked
+        if exchange_id != self.detail.exchange.id:
+            return
+        self._fill({"events": events_pane(self.detail, number)})
+        if scroll:
+            self.call_after_refresh(self._in_sight, number + 2)  # after the heading and header
+
+    def _in_sight(self, row: int) -> None:
+        """The Events tab scrolled, if it must be, for its line `row` to show."""
+        scroller = self.scroller("events")
+        if not scroller.scroll_y <= row < scroller.scroll_y + scroller.size.height:
+            scroller.scroll_to(y=max(0, row - 3), animate=False)
 
     def failed(self, message: str) -> None:
         self._fill({key: Text(message, style="red") for key in TABS})

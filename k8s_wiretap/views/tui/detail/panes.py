@@ -22,7 +22,7 @@ from rich.text import Text
 
 from k8s_wiretap.capture.exchange import Body
 from k8s_wiretap.decode.watch import WatchEvent
-from k8s_wiretap.views.story import colour_of, verdict
+from k8s_wiretap.views.story import colour_of, told, verdict
 from k8s_wiretap.views.tui.listing.rows import clock
 from k8s_wiretap.views.tui.listing.window import Detail
 from k8s_wiretap.wire import yamltext
@@ -84,10 +84,10 @@ def _pairs(pairs: Iterable[tuple[str, Any]]) -> Table:
 def explain_pane(detail: Detail) -> RenderableType:
     said, record = detail.explained, detail.record
     text, who = said.explanation, said.who
+    name, rest = told(who.component, text.summary)
     parts: list[RenderableType] = [
         Text.from_markup(
-            f"[bold {colour_of(who.component)}]{escape(who.component)}[/] "
-            f"[bold]{escape(text.summary)}[/]"
+            f"[bold {colour_of(who.component)}]{escape(name)}[/][bold]{escape(rest)}[/]"
         ),
     ]
     if text.why:
@@ -300,7 +300,8 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def events_pane(detail: Detail) -> RenderableType:
+def events_pane(detail: Detail, marked: int | None = None) -> RenderableType:
+    """The watch's events; `marked` (a walkthrough's step names it) is marked ▸."""
     if not detail.events:
         return Text("not a watch (or no events)", style="dim")
     table = Table(box=None, padding=(0, 1), show_edge=False)
@@ -311,13 +312,14 @@ def events_pane(detail: Detail) -> RenderableType:
         style = "red" if event.error or event.type == "ERROR" else ""
         opens = Style(meta={"@click": f"app.open_event({number})"})  # or :event N
         table.add_row(
-            Text(str(number), style=Style(underline=True) + opens),
+            Text(f"▸{number}" if number == marked else str(number), Style(underline=True) + opens),
             clock(event.time) if event.time else "",
             Text(event.type or "undecodable", style=Style.parse(style or "bold") + opens),
             event.kind,
             target,
             event.resource_version,
             event.phase or "",
+            style="reverse" if number == marked else None,
         )
     more = len(detail.events) - MAX_EVENTS
     tail = [Text(f"… {more} more events (:event N opens any)", style="dim")] if more > 0 else []

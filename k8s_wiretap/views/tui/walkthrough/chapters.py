@@ -38,7 +38,8 @@ SUFFIX = ".walkthrough.yaml"
 DEFAULT = "apply-story"
 ANCHORS = ("before", "chain", "watch_of", "same")
 FACTS = ("cause", "patch", "fields", "etcd")  # a chapter's, unless it says
-ASKED = (*FACTS, "clients")  # clients: who talks to whom, over the whole recording
+ASKED = (*FACTS, "clients", "chain")  # clients: who talks to whom, over the whole recording;
+# chain: the causal chain from the user's action, hop by hop (the Explain tab has it)
 
 
 class WalkthroughError(WiretapError):

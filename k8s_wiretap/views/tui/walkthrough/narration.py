@@ -18,7 +18,8 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
-from k8s_wiretap.views.story import colour_of, verdict
+from k8s_wiretap.views.lines import clock
+from k8s_wiretap.views.story import colour_of, told, verdict
 from k8s_wiretap.views.tui.walkthrough.steps import Step, Steps
 
 __all__ = ["narration", "write_text"]
@@ -33,16 +34,29 @@ def narration(step: Step, number: int, total: int) -> Group:
         (f"{number}/{total} ", "bold reverse"), " ", (chapter.title, "bold underline")
     )
     said = step.detail.explained
-    what = Text.assemble(
-        (said.who.component, f"bold {colour_of(said.who.component)}"),
-        " ",
-        (said.explanation.summary, "bold"),
-    )
+    name, rest = told(said.who.component, said.explanation.summary)
+    what = Text.assemble((name, f"bold {colour_of(said.who.component)}"), (rest, "bold"))
     lines = [head, Text(chapter.text), what]
     if said.explanation.why and chapter.tab != "explain":  # else the tab below says it
         lines.append(Text(said.explanation.why, style="italic"))
     lines += [Text.from_markup(f"[dim]{escape(fact)}[/]") for fact in facts(step)]
+    if chapter.tab != "explain":  # else the tab below has the chain
+        lines += [Text(hop, style="dim") for hop in chain(step)]
     return Group(*lines)
+
+
+def chain(step: Step) -> Iterator[str]:
+    """The causal chain from the user's action down to the step's exchange, a line a hop,
+    if its chapter tells it (`chain`) and there is one."""
+    hops = step.detail.chain
+    if "chain" not in step.chapter.facts or len(hops) <= 1:
+        return
+    yield "causal chain (from the user's action):"
+    for depth, (before, hop) in enumerate(zip([None, *hops], hops, strict=False)):
+        mark = "▶" if hop.id == step.detail.exchange.id else " "  # as the Explain tab marks it
+        delay = f" +{(hop.time - before.time) * 1000:.0f} ms" if before else ""
+        said = "".join(told(hop.component, hop.summary))
+        yield f"{'  ' * depth}{mark} {clock(hop.time)}{delay} {said}"
 
 
 def facts(step: Step) -> Iterator[str]:
@@ -122,12 +136,20 @@ def write_text(steps: Steps, out: TextIO, width: int = 100) -> None:
         exchange = step.detail.exchange
         path = _cut(exchange.path, width - 20)
         out.write(f"  {exchange.method} {path} → {exchange.status or 'no response'}\n")
-        out.write(f"  {said.who.component}: {said.explanation.summary}\n")
+        out.write(f"  {''.join(told(said.who.component, said.explanation.summary))}\n")
         if said.explanation.why:
             why = textwrap.fill(said.explanation.why, width, initial_indent="  ")
             out.write(textwrap.indent(why, "  ").removeprefix("  ") + "\n")
         for fact in facts(step):
             out.write(textwrap.fill(fact, width, initial_indent="  ", subsequent_indent="    "))
+            out.write("\n")
+        for hop in chain(step):
+            indent = "  " + " " * (len(hop) - len(hop.lstrip()))
+            out.write(
+                textwrap.fill(
+                    hop.strip(), width, initial_indent=indent, subsequent_indent=indent + "    "
+                )
+            )
             out.write("\n")
     for missing in steps.missing:
         out.write(f"\n(left out: {missing})\n")

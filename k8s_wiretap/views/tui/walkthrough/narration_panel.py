@@ -29,10 +29,15 @@ from k8s_wiretap.wire.controls import escape_controls
 
 __all__ = ["WALK_BINDINGS", "NarrationPanel"]
 
+STEPS = Binding.Group("step", compact=True)  # in the footer: ← → step
 WALK_BINDINGS = [
     Binding("w", "walkthrough", "walkthrough", id="walkthrough.start"),
-    Binding("right,l,space", "walk(1)", "next step", id="walkthrough.next", priority=True),
-    Binding("left,h", "walk(-1)", "previous step", id="walkthrough.previous", priority=True),
+    Binding(
+        "right,l,space", "walk(1)", "next step", id="walkthrough.next", priority=True, group=STEPS
+    ),
+    Binding(
+        "left,h", "walk(-1)", "previous step", id="walkthrough.previous", priority=True, group=STEPS
+    ),
     Binding("escape", "leave_walkthrough", "leave", id="walkthrough.leave", priority=True),
     Binding(
         "shift+down,J", "narration(1)", "scroll the narration", id="walkthrough.down", show=False

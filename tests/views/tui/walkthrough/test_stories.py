@@ -226,6 +226,7 @@ def test_the_map_is_every_client_counted_as_explain_says() -> None:
         kind = kinds.get(row["verb"]) or ("writes" if row["verb"] in writes else "other")
         counted.setdefault(row["component"], Counter())[kind] += 1
     by_component = {line.split(": ", 1)[0]: line for line in lines}
+    assert by_component["k8s-wiretap"].endswith(": /version 1, /readyz 1")  # the wiretap's own
     assert set(by_component) == set(counted) and len(lines) == len(counted)
     totals = [sum(counted[line.split(": ", 1)[0]].values()) for line in lines]
     assert totals == sorted(totals, reverse=True)
@@ -347,6 +348,13 @@ def test_its_watch_of_the_pods_bound_to_it_delivers_the_pod_once_bound() -> None
     assert watch.request.http_version == "HTTP/2.0"
     assert watch.response_header("content-type").startswith("application/vnd.kubernetes.protobuf")
     assert (binding.component, _body(binding)["target"]["name"]) == ("scheduler", "node-1")
+    created = next(
+        e
+        for e in kubelet_life()[2]
+        if e.component == "kubectl" and (e.info.verb, e.info.resource) == ("create", "pods")
+    )
+    assert _body(created, answer=True)["metadata"]["name"] == binding.info.name == "web"
+    assert created.request_header("kubectl-command") == "kubectl apply"  # "kubectl apply created"
     web = [e for e in analysis.events(watch) if e.name == "web"]
     assert web[0].type == "ADDED" and web[0].object["spec"]["nodeName"] == "node-1"
     assert web[0].time is not None and web[0].time > binding.time
