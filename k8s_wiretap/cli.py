@@ -99,7 +99,8 @@ class _Version(argparse.Action):
             installed = version("k8s-wiretap")
         except PackageNotFoundError:
             installed = __version__
-        parser.exit(0, f"k8s-wiretap {installed}\n")
+        print(f"k8s-wiretap {installed}")
+        parser.exit(0)
 
 
 # The module that registers each command, in the order `--help` lists them. Only the
