@@ -40,9 +40,7 @@ def bundled(name: str) -> Path | None:
 
 def bundled_recordings() -> list[Path]:
     """The bundled recordings and audit logs."""
-    return sorted(
-        path for path in RECORDINGS.iterdir() if path.name.endswith(RECORDING_SUFFIXES)
-    )
+    return sorted(path for path in RECORDINGS.iterdir() if path.name.endswith(RECORDING_SUFFIXES))
 
 
 def _xdg(variable: str, fallback: str) -> Path:
