@@ -150,7 +150,13 @@ def build_parser(argv: Sequence[str] | None = None) -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words)
+    first = words[0] if words else ""
+    known = ["--help", "--version"]
+    if first.startswith("-") and first not in ("-h", *known):  # before the command: argparse
+        _unknown("option", first, known, parser)  # would only say that COMMAND is missing
+    args = parser.parse_args(words)
     try:
         status: int = args.handler(args)
     except WiretapError as error:

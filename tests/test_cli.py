@@ -64,6 +64,7 @@ def test_without_a_known_command_every_command_is_there(argv: list[str]) -> None
             ["explain", "x", "--zzz"],
             "explain: unknown option '--zzz' (see k8s-wiretap explain --help)",
         ),
+        (["--verison"], "unknown option '--verison' (did you mean '--version'?)"),
         (
             ["explain", "x", "y"],
             "explain: unexpected argument 'y' (see k8s-wiretap explain --help)",
