@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LOCK   := constraints.txt
 
-.PHONY: demo demo-live test suite unit lint binaries api-source jaeger kubectl chromium bench recordings snapshots release lock clean
+.PHONY: demo demo-live test suite unit lint dist binaries api-source jaeger kubectl chromium bench recordings snapshots release lock clean
 
 # The walkthrough of the bundled recording, in the TUI: no cluster, no binaries needed.
 demo: $(STAMP)
@@ -47,6 +47,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check k8s_wiretap tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# The wheel and the sdist, in dist/: what `pipx install` or `pip install` takes. The wheel is
+# built from the sdist, so both carry the recordings, walkthroughs and mitmproxy scripts
+# (tests/test_package.py installs it in a fresh virtualenv and runs it from elsewhere).
+dist: $(STAMP)
+	$(BIN)/python -m build --outdir dist .
 
 # Both releases the lab runs: the default one (on which the whole suite runs; its Go modules
 # and the machine's Go), whose minor Python says from its one constant
@@ -139,4 +145,4 @@ lock:
 	rm -rf build/lock-venv
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -8,11 +8,39 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ADDONS", "RECORDINGS", "cache_dir", "config_dir", "state_dir"]
+__all__ = [
+    "ADDONS",
+    "RECORDINGS",
+    "RECORDING_SUFFIXES",
+    "bundled",
+    "bundled_recordings",
+    "cache_dir",
+    "config_dir",
+    "state_dir",
+]
 
 PACKAGE = Path(__file__).resolve().parent
 RECORDINGS = PACKAGE / "recordings"  # the recordings and walkthroughs that come with the tool
 ADDONS = PACKAGE / "addons"  # the scripts for plain mitmproxy (`mitmdump -s`)
+# What a bundled file may be, in the order a bare name is tried: a recording, an audit log.
+RECORDING_SUFFIXES = (".jsonl.gz", ".jsonl", ".audit.log.gz")
+
+
+def bundled(name: str) -> Path | None:
+    """The bundled file `name` names: `wide-session`, `wide-session.jsonl.gz` or
+    `wide-session.audit.log.gz`; None for a path with a folder in it or a name of none."""
+    if not name or name != Path(name).name or name.startswith("."):
+        return None
+    for candidate in (name, *(name + suffix for suffix in RECORDING_SUFFIXES)):
+        path = RECORDINGS / candidate
+        if path.name.endswith(RECORDING_SUFFIXES) and path.is_file():
+            return path
+    return None
+
+
+def bundled_recordings() -> list[Path]:
+    """The bundled recordings and audit logs."""
+    return sorted(path for path in RECORDINGS.iterdir() if path.name.endswith(RECORDING_SUFFIXES))
 
 
 def _xdg(variable: str, fallback: str) -> Path:

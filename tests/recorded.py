@@ -17,8 +17,10 @@ from typing import Any
 from k8s_wiretap.capture.reader import Recording, iter_records, load
 from k8s_wiretap.explain.analysis import recorded_release
 from k8s_wiretap.kube.release import Release
+from k8s_wiretap.paths import RECORDINGS as BUNDLED
 
-RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
+# In the package (the checkout's recordings/ links there), where the tool finds them.
+RECORDINGS = BUNDLED
 STORY = RECORDINGS / "apply-story.jsonl.gz"
 STORY_1_20 = RECORDINGS / "apply-story-1.20.jsonl.gz"
 

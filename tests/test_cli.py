@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.metadata import version
 
 import pytest
 
@@ -40,13 +41,50 @@ def test_without_a_known_command_every_command_is_there(argv: list[str]) -> None
     assert choices is not None and set(choices) == set(COMMANDS)
 
 
-def test_a_typo_is_one_line_naming_the_commands() -> None:
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["explian", "x"], "unknown command 'explian' (did you mean 'explain'?)"),
+        (["frobnicate"], "unknown command 'frobnicate' (see k8s-wiretap --help)"),
+        (["lab", "upp"], "unknown command 'lab upp' (did you mean 'lab up'?)"),
+        (["serve", "replya", "x"], "unknown command 'serve replya' (did you mean 'serve replay'?)"),
+        (
+            ["walkthrough", "--lsit"],
+            "walkthrough: unknown option '--lsit' (did you mean '--list'?)",
+        ),
+        (
+            ["explain", "x", "--frmat=json"],
+            "explain: unknown option '--frmat' (did you mean '--format'?)",
+        ),
+        (
+            ["lab", "up", "--kube-verion", "1.20"],
+            "lab up: unknown option '--kube-verion' (did you mean '--kube-version'?)",
+        ),
+        (
+            ["explain", "x", "--zzz"],
+            "explain: unknown option '--zzz' (see k8s-wiretap explain --help)",
+        ),
+        (["--verison"], "unknown option '--verison' (did you mean '--version'?)"),
+        (
+            ["explain", "x", "y"],
+            "explain: unexpected argument 'y' (see k8s-wiretap explain --help)",
+        ),
+    ],
+)
+def test_a_typo_is_one_line_with_the_likely_word(argv: list[str], said: str) -> None:
+    """The README's form, `k8s-wiretap: <what is wrong>`, never argparse's "invalid choice"."""
     done = subprocess.run(
-        [sys.executable, "-m", "k8s_wiretap", "explian", "x"], capture_output=True, text=True
+        [sys.executable, "-m", "k8s_wiretap", *argv], capture_output=True, text=True
     )
-    assert done.returncode == 2
-    line, *more = done.stderr.splitlines()
-    assert not more and "invalid choice: 'explian'" in line and "'explain'" in line
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"k8s-wiretap: {said}\n")
+
+
+def test_the_version_is_the_installed_one() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "k8s_wiretap", "--version"], capture_output=True, text=True
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"k8s-wiretap {version('k8s-wiretap')}\n"
 
 
 def test_a_reader_that_stops_early_gets_no_traceback() -> None:

@@ -1,8 +1,11 @@
 """k8s-wiretap as a plain mitmproxy script.
 
-    mitmdump -s addons/wiretap.py --mode reverse:https://127.0.0.1:6443 \\
+    mitmdump -s "$(k8s-wiretap addon --path)" --mode reverse:https://127.0.0.1:6443 \\
         --set wiretap_record=recording.jsonl [--set wiretap_redact=false] \\
         [--set wiretap_max_body=16m] [--set wiretap_console=true]
+
+(`-s addons/wiretap.py` in a checkout.) Run the mitmdump installed beside k8s-wiretap: the
+script imports it.
 
 Records exactly what `k8s-wiretap proxy` records. Upstream credentials and TLS are then
 mitmproxy's own business (`client_certs`, `ssl_verify_upstream_trusted_ca`, ...). Idle

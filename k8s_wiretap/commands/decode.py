@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.commands import formats
+from k8s_wiretap.commands.bundled import recording_path
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
@@ -54,7 +55,7 @@ def register(subparsers: Any) -> None:
         "(`export --FORMAT OUT` writes any of them to a file): by default the story, "
         "each kubectl command and what it set off, component by component.",
     )
-    explain.add_argument("recording", type=Path)
+    explain.add_argument("recording", type=recording_path)
     choices = formats.to_stdout()
     explain.add_argument(
         "--format",

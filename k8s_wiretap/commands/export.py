@@ -25,6 +25,7 @@ from typing import Any
 
 from k8s_wiretap.capture.reader import iter_records
 from k8s_wiretap.commands import formats
+from k8s_wiretap.commands.bundled import recording_path
 from k8s_wiretap.commands.formats import FORMATS, Format, Job
 from k8s_wiretap.commands.outfile import OVERWRITE, STDOUT, said
 from k8s_wiretap.commands.writers import TraceSink
@@ -46,7 +47,7 @@ def register(subparsers: Any) -> None:
         "OTLP: the component as the service, watch deliveries as links, the explanation "
         "as attributes (docs/tracing.md). HAR: docs/importing.md.",
     )
-    export.add_argument("recording", type=Path, metavar="RECORDING")
+    export.add_argument("recording", type=recording_path, metavar="RECORDING")
     for fmt in FORMATS:
         where = " (`-`: stdout)" if fmt.stdout else ""
         export.add_argument(f"--{fmt.name}", type=Path, metavar="OUT", help=fmt.help + where)

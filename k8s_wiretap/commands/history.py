@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.commands.bundled import recording_path
 from k8s_wiretap.commands.warn import warn_all
 from k8s_wiretap.explain.objects import field_story, history_streamed
 from k8s_wiretap.views.history import write_field_story, write_history
@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
         "(component, kubectl command, field manager), why (the explanation and its causal "
         "chain), and what managedFields say.",
     )
-    history.add_argument("recording", type=Path)
+    history.add_argument("recording", type=recording_path)
     history.add_argument(
         "object",
         nargs="+",

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import RecordingError
+from k8s_wiretap.commands.bundled import recording_path
 from k8s_wiretap.commands.importing import (
     Progress,
     add_limits,
@@ -59,10 +59,10 @@ def register(sources: Any) -> None:
         "redacted (docs/importing.md). Says each file's shape and a count per skip reason; "
         "exits 1 when a file holds nothing importable.",
     )
-    parser.add_argument("logs", nargs="+", type=Path, metavar="LOG")
+    parser.add_argument("logs", nargs="+", type=recording_path, metavar="LOG")
     parser.add_argument(
         "--join",
-        type=Path,
+        type=recording_path,
         metavar="RECORDING",
         help="a proxy's recording of the same cluster: OUT is RECORDING with each proxied "
         "exchange given its audit Event (by its Audit-ID answer), and the exchanges the "

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import RecordingError, iter_records
+from k8s_wiretap.commands.bundled import recording_path
 from k8s_wiretap.errors import UsageError
 
 __all__ = ["add_theme_option", "register"]
@@ -31,7 +32,7 @@ def register(subparsers: Any) -> None:
         "(~c scheduler ~v patch !~r leases), and the selected one explained in tabs "
         "(Explain, Request, Response, Patch, Events). ? lists the keys.",
     )
-    replay.add_argument("recording", type=Path)
+    replay.add_argument("recording", type=recording_path)
     follow = replay.add_mutually_exclusive_group()
     follow.add_argument(
         "--follow",

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import iter_records
+from k8s_wiretap.commands.bundled import recording_path
 from k8s_wiretap.commands.replay import add_theme_option
 from k8s_wiretap.commands.warn import warn
 from k8s_wiretap.errors import UsageError
@@ -43,7 +44,7 @@ def register(subparsers: Any) -> None:
     replay = what.add_parser(
         "replay", parents=[options], help="a recording, as `k8s-wiretap replay FILE`"
     )
-    replay.add_argument("recording", type=Path)
+    replay.add_argument("recording", type=recording_path)
     replay.set_defaults(handler=_serve_replay)
     walkthrough = what.add_parser(
         "walkthrough", parents=[options], help="the walkthrough, as `k8s-wiretap walkthrough`"

@@ -144,7 +144,7 @@ def test_usage_errors_are_one_line_with_exit_status_2(lab: LabState, tmp_path: P
                 ["run", "--kubeconfig", lab.kubeconfig, "--", "no-such-command"],
                 "no-such-command: command not found",
             ),
-            (["proxy", "--no-such-flag"], "unrecognized arguments"),
+            (["proxy", "--no-such-flag"], "proxy: unknown option '--no-such-flag'"),
         ]
         for args, message in cases:
             result = cli(*args, timeout=60)

@@ -229,7 +229,7 @@ def test_decode_shows_a_body_s_controls_escaped_in_yaml_and_json(tmp_path: Path)
 def test_an_unknown_argument_is_quoted_escaped(tmp_path: Path) -> None:
     result = cli("explain", str(tmp_path / "r.jsonl"), "extra\x1b[2J")
     assert result.returncode == 2
-    assert "unrecognized arguments: extra\\x1b[2J (see --help)" in result.stderr
+    assert "unexpected argument 'extra\\x1b[2J' (see k8s-wiretap explain --help)" in result.stderr
     assert_nothing_obeyed({"stderr": result.stderr})
 
 
