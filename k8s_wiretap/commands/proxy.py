@@ -341,7 +341,7 @@ def _proxy(args: argparse.Namespace) -> int:
     if args.worker is not None:
         return workers.run_worker(args.worker, settings, args.workers)
     if args.workers > 1:
-        return workers.supervise(args.proxy_parser, args, settings)
+        return workers.supervise(args.proxy_parser, args, settings, warn)
     ProxyServer(settings).serve()
     return 0
 

@@ -184,7 +184,12 @@ class Supervisor:
     stops them all on SIGINT or SIGTERM."""
 
     def __init__(
-        self, settings: ProxySettings, argv: list[str], workers: int, etcd: str | None
+        self,
+        settings: ProxySettings,
+        argv: list[str],
+        workers: int,
+        etcd: str | None,
+        warn: Callable[[str], None],
     ) -> None:
         self.settings = settings
         self.argv = argv
@@ -195,6 +200,7 @@ class Supervisor:
         self._stopping = threading.Event()
         self._signal = signal.SIGTERM  # what stops the workers: the supervisor's own signal
         self._out: IO[str] = sys.stderr
+        self._warn = warn  # the command's one way to warn (commands/warn.py)
 
     # -- before any worker ----------------------------------------------------------------
     def prepare(self) -> None:
@@ -418,7 +424,7 @@ class Supervisor:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
         for warning in warnings:
-            print(f"k8s-wiretap: warning: {warning}", file=self._out, flush=True)
+            self._warn(warning)
         if why:
             print(
                 f"k8s-wiretap: the recording's parts were not merged into {record} ({why}): "
@@ -473,10 +479,14 @@ def close_open(path: Path, now: Callable[[], float] = time.time) -> int:
 
 
 def supervise(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, settings: ProxySettings
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    settings: ProxySettings,
+    warn: Callable[[str], None],
 ) -> int:
-    """`proxy --workers N`, N > 1: the supervisor, until SIGINT or SIGTERM."""
-    supervisor = Supervisor(settings, worker_argv(parser, args), args.workers, settings.etcd)
+    """`proxy --workers N`, N > 1: the supervisor, until SIGINT or SIGTERM; `warn` says a
+    warning (a line of a part the merge left out)."""
+    supervisor = Supervisor(settings, worker_argv(parser, args), args.workers, settings.etcd, warn)
     with contextlib.suppress(KeyboardInterrupt):  # between two signal handlers
         return supervisor.serve()
     return 0
