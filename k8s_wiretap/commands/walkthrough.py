@@ -1,6 +1,6 @@
 """`k8s-wiretap walkthrough [NAME]`: a recording's story, step by step, in the replay TUI.
 
-NAME is a walkthrough beside the recordings (`recordings/NAME.walkthrough.yaml`, default
+NAME is a walkthrough beside the bundled recordings (`NAME.walkthrough.yaml`, default
 `apply-story`: kubectl apply on the default release's recording); `--list` lists them. The TUI opens
 with its narration (`views/tui/walkthrough/narration_panel.py`): → or space the next step,
 ← the one before, esc leaves it for the plain replay. When stdout is not a terminal (a
@@ -48,7 +48,7 @@ def register(subparsers: Any) -> None:
         "--dir",
         type=Path,
         default=RECORDINGS,
-        help="where the walkthroughs and their recordings are (default: recordings/)",
+        help="where the walkthroughs and their recordings are (default: the bundled ones)",
     )
     parser.add_argument(
         "--text", action="store_true", help="print the narration, do not open the TUI"

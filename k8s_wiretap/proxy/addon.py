@@ -1,11 +1,12 @@
 """The wiretap addon: turns mitmproxy flows into the project's proxy events, nothing more.
 
-Loadable by plain mitmproxy (`mitmdump -s addons/wiretap.py --set wiretap_record=FILE`) and
-used by `k8s-wiretap proxy`. Every body, request and response, is streamed through a tee
-that hands each chunk on as it passes (`flow.request.stream`, `flow.response.stream`):
-watches and `logs -f` reach the client at once, and no body is held whole in the proxy (of a
-request body, the recorder gets at most `wiretap_max_body` bytes and the count of the rest).
-Framing, redaction and writing happen in the recorder's thread, never on this event loop.
+Loadable by plain mitmproxy (`mitmdump -s "$(k8s-wiretap addon --path)" --set
+wiretap_record=FILE`) and used by `k8s-wiretap proxy`. Every body, request and response, is
+streamed through a tee that hands each chunk on as it passes (`flow.request.stream`,
+`flow.response.stream`): watches and `logs -f` reach the client at once, and no body is held
+whole in the proxy (of a request body, the recorder gets at most `wiretap_max_body` bytes and
+the count of the rest). Framing, redaction and writing happen in the recorder's thread, never
+on this event loop.
 
 Loading the addon installs `limits.py` (the request head's size limit and read timeout,
 the whole-request deadline, strict HTTP/1 parsing, Kubernetes `Status` error pages, the

@@ -7,5 +7,5 @@
   what the TUI shares with it (a colour per component, a replay's verdict);
 - `tui/`: the Textual app (`replay`, `walkthrough`, `serve`, and `proxy` on a terminal);
 - `kubetext.py`: one body or watch stream as redacted JSON text, which `contentview.py`
-  shows in mitmproxy, mitmweb and mitmdump (`addons/contentview.py`).
+  shows in mitmproxy, mitmweb and mitmdump (`k8s-wiretap addon --path contentview`).
 """

@@ -1,6 +1,6 @@
 """A mitmproxy contentview for Kubernetes bodies (mitmproxy 12's Contentview API).
 
-    mitmproxy -s addons/contentview.py          # or mitmweb, or mitmdump --flow-detail 3
+    mitmproxy -s "$(k8s-wiretap addon --path contentview)"   # or mitmweb, or mitmdump
 
 People who live in mitmproxy see Kubernetes protobuf, CBOR, JSON and watch streams as the
 JSON the API server would send, redacted as recordings are (views/kubetext.py does the work;
