@@ -40,6 +40,7 @@ from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS
 from k8s_wiretap.views.console import ConsoleOutput
 from k8s_wiretap.views.lines import exchange_line
 from k8s_wiretap.views.otlp import OtlpOutput, traces_url
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["register"]
 
@@ -416,7 +417,7 @@ def _execute(command: list[str], env: dict[str, str]) -> int:
 def _summary(path: Path, kept: Path | None) -> None:
     recording = load(path)
     print(
-        f"\nk8s-wiretap: {len(recording.exchanges)} exchanges captured"
+        f"\nk8s-wiretap: {counted(len(recording.exchanges), 'exchange')} captured"
         + (f" (recording: {kept})" if kept else ""),
         file=sys.stderr,
     )

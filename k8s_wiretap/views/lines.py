@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.wire.controls import escape_controls
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["clock", "exchange_line", "spans_days"]
 
@@ -38,7 +39,8 @@ def exchange_line(exchange: Exchange, *, dated: bool = False) -> str:
     if exchange.error:
         outcome += f" ({exchange.error})"
     events = exchange.watch_events()
-    streamed = f" [{len(events)} watch events]" if events or exchange.info.verb == "watch" else ""
+    watched = events or exchange.info.verb == "watch"
+    streamed = f" [{counted(len(events), 'watch event')}]" if watched else ""
     return escape_controls(
         f"{clock(exchange.time, dated=dated)} {exchange.component:<32} {exchange.info.verb:<16} "
         f"{exchange.method} {exchange.path} {outcome}{streamed}"

@@ -21,6 +21,7 @@ from typing import Any
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.views.pictures.rows import Row, read
 from k8s_wiretap.views.pictures.svg import API_SERVER, INK, MUTED, Svg, colour, fit
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["NotInRecording", "chain_picture", "chain_rows", "lanes_of", "short", "title_of"]
 
@@ -186,7 +187,7 @@ def _header(svg: Svg, rows: list[Row], title: str) -> None:
 
 
 def _count(count: int, thing: str) -> str:
-    return f"{count} {thing}" + ("" if count == 1 else "s")
+    return counted(count, thing)
 
 
 def _lanes(svg: Svg, layout: _Layout) -> None:

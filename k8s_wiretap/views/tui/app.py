@@ -76,6 +76,7 @@ from k8s_wiretap.views.tui.walkthrough.narration_panel import (
     NarrationPanel,
 )
 from k8s_wiretap.wire.controls import escape_controls
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["ReplayApp"]
 
@@ -493,11 +494,12 @@ class ReplayApp(App[int]):
         """A followed file truncated or replaced: said in the status line, once read."""
         if not self.index.done or self.index.changed_file is None:
             return ""
-        return f"{self.index.changed_file}: following stopped, {len(self.index):,} exchanges kept"
+        kept = counted(len(self.index), "exchange")
+        return f"{self.index.changed_file}: following stopped, {kept} kept"
 
     def _title(self, done: bool = False) -> None:
         index = self.index
-        parts = [self.label, f"{len(index):,} exchanges"]
+        parts = [self.label, counted(len(index), "exchange")]
         if self.walkthrough is not None and self._narration.is_open:
             title = escape(escape_controls(self.walkthrough.title))
             parts[0] = f"[bold]k8s-wiretap walkthrough[/] {title}"

@@ -27,6 +27,7 @@ from k8s_wiretap.views.tui.listing.rows import clock
 from k8s_wiretap.views.tui.listing.window import Detail
 from k8s_wiretap.wire import yamltext
 from k8s_wiretap.wire.controls import escape_controls
+from k8s_wiretap.wire.words import counted
 
 __all__ = [
     "TABS",
@@ -234,7 +235,8 @@ def response_pane(detail: Detail) -> RenderableType:
     if exchange.error:
         parts.append(Text(f"ended: {exchange.error}", style="red"))
     if detail.events:
-        parts.append(Text(f"a stream of {len(detail.events)} events: see Events", style="dim"))
+        stream = f"a stream of {counted(len(detail.events), 'event')}: see Events"
+        parts.append(Text(stream, style="dim"))
     fmt, body = record["response_format"], record["response_body"]
     parts += _message(response.headers, fmt, body, exchange.response_body)
     return Group(*parts)
@@ -320,8 +322,9 @@ def events_pane(detail: Detail) -> RenderableType:
             event.phase or "",
         )
     more = len(detail.events) - MAX_EVENTS
-    tail = [Text(f"… {more} more events (:event N opens any)", style="dim")] if more > 0 else []
-    heading = Text(f"{len(detail.events)} events", style="bold")
+    rest = f"… {counted(more, 'more event')} (:event N opens any)"
+    tail = [Text(rest, style="dim")] if more > 0 else []
+    heading = Text(counted(len(detail.events), "event"), style="bold")
     heading.append("  (click one, or :event N, to open it)", style="dim")
     return Group(heading, table, *tail)
 
