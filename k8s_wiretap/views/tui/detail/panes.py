@@ -116,14 +116,24 @@ def _etcd(etcd: dict[str, Any] | None) -> list[RenderableType]:
     where = etcd.get("key") or etcd.get("prefix") or ""
     revision = f" @{etcd['revision']}" if etcd.get("revision") is not None else ""
     parts: list[RenderableType] = [_heading("etcd"), Text(f"{where}{revision}")]
+    if etcd.get("prefix"):  # a request for no one name: every key under the prefix
+        how = "read" if etcd.get("read") else "write"
+        parts.append(Text(f"a {how} of the keys under this prefix", style="dim"))
     for name, value in etcd.items():
-        if name not in ("key", "prefix", "revision", "stored"):
-            parts.append(Text(f"{name}: {value}", style="dim"))
+        if name not in ("key", "prefix", "read", "revision", "stored"):
+            parts.append(Text(f"{name}: {_said(value)}", style="dim"))
     stored = etcd.get("stored")
     if isinstance(stored, dict):
         parts.append(Text(f"as etcd recorded it ({stored.get('format', '')}):", style="dim"))
         parts.append(_yaml(stored.get("value")))
     return parts
+
+
+def _said(value: Any) -> str:
+    """A fact's value in words: a flag as yes or no, never Python's True or False."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 def _cause(cause: dict[str, Any] | None) -> list[RenderableType]:
