@@ -170,15 +170,20 @@ def _chain(detail: Detail) -> list[RenderableType]:
     before: float | None = None
     for depth, hop in enumerate(detail.chain):
         here = hop.id == detail.exchange.id
-        line = Text("  " * depth + ("▶ " if here else "  "))
-        line.append(clock(hop.time), style="dim")
+        indent = Text("  " * depth + ("▶ " if here else "  "))
+        line = Text(clock(hop.time), style="dim")
         if before is not None:
             line.append(f" +{(hop.time - before) * 1000:.0f} ms", style="dim")
         line.append(f" {hop.component}", style=colour_of(hop.component))
         line.append(f": {hop.summary}", style="bold" if here else "")
         if hop.position is not None and not here:  # a click selects it in the list
             line.stylize(Style(meta={"@click": f"app.jump({hop.position})"}))
-        lines.append(line)
+        # the indent a column of its own: a hop's wrapped lines stay under its first
+        hanging = Table.grid()
+        hanging.add_column(width=indent.cell_len, no_wrap=True)
+        hanging.add_column()
+        hanging.add_row(indent, line)
+        lines.append(hanging)
         before = hop.time
     return lines
 
