@@ -22,6 +22,7 @@ from rich.text import Text
 
 from k8s_wiretap.capture.exchange import Body
 from k8s_wiretap.decode.watch import WatchEvent
+from k8s_wiretap.views.lines import shown_path
 from k8s_wiretap.views.story import colour_of, verdict
 from k8s_wiretap.views.tui.listing.rows import clock
 from k8s_wiretap.views.tui.listing.window import Detail
@@ -98,7 +99,7 @@ def explain_pane(detail: Detail) -> RenderableType:
     parts.append(_heading("the exchange"))
     pairs = [
         ("when", clock(detail.exchange.time)),
-        ("request", f"{detail.exchange.method} {detail.exchange.path}"),
+        ("request", f"{detail.exchange.method} {shown_path(detail.exchange.path)}"),
         ("status", record.get("status") or record.get("error") or "no response"),
         ("who", f"{who.component} ({who.how}: {who.why})" if who.why else who.component),
     ]
