@@ -72,7 +72,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _say(text: str) -> None:
-    print(f"\n\033[1m== {text}\033[0m", flush=True)
+    """A heading of the demo's story: bold on a terminal, plain into a pipe or a file, or
+    where NO_COLOR is set (https://no-color.org)."""
+    heading = f"== {text}"
+    if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        heading = f"\033[1m{heading}\033[0m"
+    print(f"\n{heading}", flush=True)
 
 
 def _kubectl(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
