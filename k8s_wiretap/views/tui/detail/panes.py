@@ -65,7 +65,7 @@ def _yaml(value: Any) -> RenderableType:
     lines = text.splitlines()
     more = len(lines) - MAX_LINES
     if more > 0:
-        text = "\n".join(lines[:MAX_LINES]) + f"\n# … {more} more lines"
+        text = "\n".join(lines[:MAX_LINES]) + f"\n# … {counted(more, 'more line')}"
     # the token colours only: a Syntax of its own paints the terminal's default background
     highlighted = Syntax("", "yaml", theme=THEME).highlight(text.rstrip("\n"))
     highlighted.rstrip()
