@@ -131,7 +131,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null \
 	  || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c $(LOCK) -e '.[dev]'
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install -q -c $(LOCK) -e '.[dev]'  # no setuptools banner; errors still show
 	touch $@
 
 # Refresh the lock: the newest versions pyproject.toml allows, resolved in a scratch

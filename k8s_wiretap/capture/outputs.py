@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from k8s_wiretap.capture.format import header_record
+from k8s_wiretap.wire.words import counted
 
 __all__ = [
     "FileOutput",
@@ -256,7 +257,7 @@ class FileOutput:
 
     def resumed(self, lost: int) -> str:
         """What the recorder says when this file is written again after it failed."""
-        return f"recording resumed: {self.path} ({lost:,} record{'' if lost == 1 else 's'} lost)"
+        return f"recording resumed: {self.path} ({counted(lost, 'record')} lost)"
 
 
 def _room(fd: int, size: int) -> bool:

@@ -40,7 +40,7 @@ from typing import Any
 from mitmproxy.utils import human
 
 from k8s_wiretap.capture.outputs import create, reason, recording_problem
-from k8s_wiretap.commands.importing import add_limits, count
+from k8s_wiretap.commands.importing import add_limits
 from k8s_wiretap.commands.importing import limits as import_limits
 from k8s_wiretap.commands.warn import warn
 from k8s_wiretap.errors import UsageError
@@ -50,6 +50,7 @@ from k8s_wiretap.importers.webhook_server import WebhookServer
 from k8s_wiretap.importers.webhook_tls import WebhookKeys
 from k8s_wiretap.wire import yamltext
 from k8s_wiretap.wire.controls import escape_controls
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["register", "webhook_kubeconfig"]
 
@@ -246,8 +247,8 @@ def _receive(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     print(
-        f"k8s-wiretap: {count(sink.exchanges, 'exchange')} from "
-        f"{count(server.importer.batches, 'batch', 'batches')} recorded to {args.record}",
+        f"k8s-wiretap: {counted(sink.exchanges, 'exchange')} from "
+        f"{counted(server.importer.batches, 'batch', 'batches')} recorded to {args.record}",
         file=sys.stderr,
     )
     return 0
@@ -294,7 +295,7 @@ def _announce(messages: _Messages) -> Callable[[Batch, str], None]:
         skipped = f", {batch.skipped:,} skipped" if batch.skipped else ""
         print(
             f"{time.strftime('%H:%M:%S')} batch {batch.number:,} from {peer}: "
-            f"{count(batch.events, 'event')}, {count(batch.exchanges, 'new exchange')}"
+            f"{counted(batch.events, 'event')}, {counted(batch.exchanges, 'new exchange')}"
             f"{skipped}",
             flush=True,
         )

@@ -32,6 +32,7 @@ from k8s_wiretap.lab import Lab, UpOptions
 from k8s_wiretap.paths import state_dir
 from k8s_wiretap.views.story import write_story
 from k8s_wiretap.views.tui.walkthrough.chapters import load as load_walkthrough
+from k8s_wiretap.wire.words import counted
 from k8s_wiretap.workshop import manifest
 
 __all__ = ["register", "run_demo"]
@@ -71,7 +72,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _say(text: str) -> None:
-    print(f"\n\033[1m== {text}\033[0m", flush=True)
+    """A heading of the demo's story: bold on a terminal, plain into a pipe or a file, or
+    where NO_COLOR is set (https://no-color.org)."""
+    heading = f"== {text}"
+    if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        heading = f"\033[1m{heading}\033[0m"
+    print(f"\n{heading}", flush=True)
 
 
 def _kubectl(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
@@ -106,7 +112,7 @@ def _wait_running(env: dict[str, str], count: int, timeout: float = 90.0) -> Non
         if phases.count("Running") >= count:
             return
         time.sleep(0.5)
-    raise WiretapError(f"{count} pods did not reach Running within {timeout:.0f} s")
+    raise WiretapError(f"{counted(count, 'pod')} did not reach Running within {timeout:.0f} s")
 
 
 def _show_story(recording_path: Path, since: float) -> None:
@@ -124,7 +130,7 @@ def _show_story(recording_path: Path, since: float) -> None:
         name = exchange.component.split("/")[0]
         components[name] = components.get(name, 0) + 1
     print(
-        f"\n{len(recording.exchanges)} exchanges recorded in all: "
+        f"\n{counted(len(recording.exchanges), 'exchange')} recorded in all: "
         + ", ".join(f"{n} {c}" for c, n in sorted(components.items(), key=lambda i: -i[1]))
     )
 

@@ -31,7 +31,6 @@ from k8s_wiretap.commands.importing import (
     add_limits,
     add_output,
     checked,
-    count,
     limits,
     said,
     so_far,
@@ -44,6 +43,7 @@ from k8s_wiretap.importers.audit import AuditImport, FileReport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
 from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.wire.controls import escape_controls
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["register"]
 
@@ -74,10 +74,10 @@ def register(sources: Any) -> None:
 
 
 def _ignored(importer: AuditImport) -> tuple[str, ...]:
-    ignored = count(importer.ignored, "repeated or late audit event")
+    ignored = counted(importer.ignored, "repeated or late audit event")
     said: tuple[str, ...] = (f"{ignored} ignored",) if importer.ignored else ()
     if importer.evicted:
-        open_ = count(importer.evicted, "exchange")
+        open_ = counted(importer.evicted, "exchange")
         said += (f"{open_} written unanswered past --max-open {importer.max_open:,}",)
     return said
 
@@ -93,7 +93,7 @@ def _import(args: argparse.Namespace) -> int:
     ):
         importer = import_audit(args.logs, written, bounds)
     empty = _reported(importer.files)
-    said(args, written, count(importer.events, "audit event"), "line", *_ignored(importer))
+    said(args, written, counted(importer.events, "audit event"), "line", *_ignored(importer))
     return 1 if empty else 0
 
 
@@ -105,7 +105,7 @@ def _reported(files: list[FileReport]) -> bool:
     for report in files:
         if report.events:
             shape = report.shape or "no shape"
-            line = f"{report.path}: {shape} ({report.framing}), {count(report.events, 'event')}"
+            line = f"{report.path}: {shape} ({report.framing}), {counted(report.events, 'event')}"
         else:
             empty = True
             line = f"{report.path}: nothing importable: {report.nothing()}"
@@ -113,7 +113,7 @@ def _reported(files: list[FileReport]) -> bool:
         for n, where, reason in report.skips.values():
             place = where.removeprefix(f"{report.path}:")
             first = f"first at line {place}" if place != str(report.path) else "the file"
-            line = f"  {count(n, 'skipped', 'skipped')}, {first}: {reason}"
+            line = f"  {counted(n, 'skipped', 'skipped')}, {first}: {reason}"
             print(escape_controls(line), file=sys.stderr)
     return empty
 
@@ -148,9 +148,9 @@ def _join(args: argparse.Namespace, bounds: Limits) -> int:
 def _said(args: argparse.Namespace, done: Joined) -> int:
     """The last line: the exchanges seen only in the log and the lines skipped, as the
     import says them, then the join's counts."""
-    events = count(done.importer.events, "audit event")
+    events = counted(done.importer.events, "audit event")
     joined = (
-        f"{count(done.joined, 'proxied exchange')} of {args.join} joined, "
+        f"{counted(done.joined, 'proxied exchange')} of {args.join} joined, "
         f"{done.unmatched:,} not in the log, {done.without:,} without an Audit-ID"
     )
     origin = f"the audit log only ({events})"

@@ -40,6 +40,7 @@ from k8s_wiretap.importers import limits as bounds
 from k8s_wiretap.importers.har import Malformed
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink
 from k8s_wiretap.wire.controls import escape_controls
+from k8s_wiretap.wire.words import counted
 
 __all__ = [
     "SOURCES",
@@ -48,7 +49,6 @@ __all__ = [
     "add_limits",
     "add_output",
     "checked",
-    "count",
     "imported",
     "limits",
     "register",
@@ -135,11 +135,6 @@ def limits(args: argparse.Namespace) -> bounds.Limits:
     given = {name: _bound(args, name) for name in LIMITS if hasattr(args, name)}
     given.pop("max_body", None)
     return bounds.Limits(**given)
-
-
-def count(number: int, singular: str, plural: str = "") -> str:
-    """`number` and its noun: "1 exchange", "2 exchanges", "3 entries" (with `plural`)."""
-    return f"{number:,} {singular if number == 1 else plural or singular + 's'}"
 
 
 def checked(name: str, inputs: Sequence[Path], args: argparse.Namespace) -> None:
@@ -251,7 +246,7 @@ def _stopped(name: str, stopped: Stopped, written: Sink) -> str:
     """What a signal left of the import's OUT, in words."""
     out, by = written.path, f"import {name}: stopped by {stopped.signal.name}"
     if written.outcome == "cut":
-        held = count(written.exchanges, "exchange")
+        held = counted(written.exchanges, "exchange")
         return f"{by}: {out} holds the {held} written before, and ends with a note that it was cut"
     if written.outcome == "whole":
         return f"{by} once {out} was written whole"
@@ -268,8 +263,8 @@ def said(args: argparse.Namespace, written: Sink, origin: str, parts: str, *more
     """The last line: `OUT: N exchanges from ORIGIN; K unreadable PARTS skipped[; MORE]`
     (`parts`: the noun counted, "line" or "entr|y|ies", singular|plural)."""
     singular, _, plural = parts.partition("|")
-    skipped = count(written.skipped, f"unreadable {singular}", plural and f"unreadable {plural}")
-    exchanges = f"{count(written.exchanges, 'exchange')} from {origin}"
+    skipped = counted(written.skipped, f"unreadable {singular}", plural and f"unreadable {plural}")
+    exchanges = f"{counted(written.exchanges, 'exchange')} from {origin}"
     print(f"{args.output}: " + "; ".join((exchanges, f"{skipped} skipped", *more)), file=sys.stderr)
     return 0
 
@@ -296,4 +291,4 @@ def imported(
 
 def so_far(name: str, written: Sink) -> str:
     """What a `Progress` line says of an import into `written`."""
-    return f"import {name}: {count(written.exchanges, 'exchange')} written so far"
+    return f"import {name}: {counted(written.exchanges, 'exchange')} written so far"

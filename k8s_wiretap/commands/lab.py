@@ -11,12 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.errors import UsageError
+from k8s_wiretap.kube.release import Release
 from k8s_wiretap.lab import build
 from k8s_wiretap.lab.components import CBOR_ENV, DEFAULT, ORDER, resolve
 from k8s_wiretap.lab.lab import AUDIT_LEVELS, Lab, LabError, UpOptions, default_dir
 from k8s_wiretap.lab.layout import Layout
 from k8s_wiretap.lab.readiness import admin_client
-from k8s_wiretap.lab.releases import CURRENT, KubeVersionError, parse_spec
+from k8s_wiretap.lab.releases import (
+    CURRENT,
+    DEBIAN_RELEASE,
+    MODULE_MINIMUM,
+    KubeVersionError,
+    from_debian,
+    parse_spec,
+)
 from k8s_wiretap.lab.releases import DEFAULT as DEFAULT_VERSION
 from k8s_wiretap.lab.versions import resolve_release
 
@@ -130,9 +138,25 @@ def _version_option(parser: argparse.ArgumentParser, repeat: bool = False) -> No
         "--kube-version",
         metavar="V",
         action="append" if repeat else "store",
-        help=f"the Kubernetes release: {DEFAULT_VERSION} (default; Debian's source), "
-        f"{CURRENT} or another 1.3x (Go modules), a patch release such as {CURRENT}.2, or "
-        "latest" + (" (repeatable: each is built)" if repeat else ""),
+        help=_versions_help() + (" (repeatable: each is built)" if repeat else ""),
+    )
+
+
+def _source(release: Release) -> str:
+    return "built from Debian's source" if from_debian(release) else "built from Go modules"
+
+
+def _versions_help() -> str:
+    """What --kube-version takes, from the release data (`lab/releases.py`): the default
+    and where each kind of release is built from."""
+    default = Release.parse(DEFAULT_VERSION)
+    debian = DEBIAN_RELEASE.minor_version
+    said = [f"{DEFAULT_VERSION} (the default; {_source(default)})"]
+    if debian != DEFAULT_VERSION:
+        said.append(f"{debian} ({_source(DEBIAN_RELEASE)})")
+    said.append(f"another from {MODULE_MINIMUM.minor_version} on ({_source(MODULE_MINIMUM)})")
+    return (
+        f"the Kubernetes release: {', '.join(said)}, a patch release such as {CURRENT}.2, or latest"
     )
 
 
@@ -170,6 +194,8 @@ def _up(args: argparse.Namespace) -> int:
     if problem:
         raise UsageError(f"--dir {lab.dir}: cannot make the folder: {problem}")
     record = args.record or (lab.dir / "recording.jsonl" if args.via_proxy else None)
+    if args.bin_dir is not None and not args.bin_dir.is_dir():  # before any release is sought
+        raise UsageError(f"--bin-dir {args.bin_dir}: no such folder")
     if args.record is not None and not args.record.absolute().parent.is_dir():
         raise UsageError(f"--record: folder {args.record.absolute().parent} does not exist")
     options = UpOptions(

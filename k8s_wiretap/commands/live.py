@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from k8s_wiretap.capture import parts
 from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.wire.words import counted
 
 if TYPE_CHECKING:
     from k8s_wiretap.views.tui import ReplayApp
@@ -212,4 +213,4 @@ def _summary(record: Path, kept: bool) -> None:
         with part.open("rb") as recording:
             exchanges += sum(b'"record":"request"' in line for line in recording)
     where = f"recorded to {record}" if kept else "seen (--record FILE keeps a recording)"
-    print(f"k8s-wiretap: {exchanges:,} exchanges {where}", file=sys.stderr)
+    print(f"k8s-wiretap: {counted(exchanges, 'exchange')} {where}", file=sys.stderr)

@@ -30,6 +30,7 @@ from k8s_wiretap.proxy.guard import HANDSHAKE_TIMEOUT, MAX_CLIENT_CONNECTIONS
 from k8s_wiretap.proxy.limits import REQUEST_TIMEOUT
 from k8s_wiretap.proxy.routes import Route
 from k8s_wiretap.proxy.server import (
+    VERSION_AGENT,
     ProxyServer,
     ProxySettings,
     default_confdir,
@@ -40,6 +41,7 @@ from k8s_wiretap.proxy.upstream import DEFAULT_ACCEPT_HOSTS
 from k8s_wiretap.views.console import ConsoleOutput
 from k8s_wiretap.views.lines import exchange_line
 from k8s_wiretap.views.otlp import OtlpOutput, traces_url
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["register"]
 
@@ -414,11 +416,16 @@ def _execute(command: list[str], env: dict[str, str]) -> int:
 
 
 def _summary(path: Path, kept: Path | None) -> None:
+    """What the command sent, one line an exchange; the proxy's own question at start
+    (`GET /version`, which release the recording is of) is told as the wiretap's, apart."""
     recording = load(path)
+    own = [e for e in recording.exchanges if e.user_agent == VERSION_AGENT]
+    theirs = [e for e in recording.exchanges if e.user_agent != VERSION_AGENT]
+    besides = " (and the wiretap's own GET /version)" if own else ""
     print(
-        f"\nk8s-wiretap: {len(recording.exchanges)} exchanges captured"
-        + (f" (recording: {kept})" if kept else ""),
+        f"\nk8s-wiretap: {counted(len(theirs), 'exchange')} of the command captured{besides}"
+        + (f"; recording: {kept}" if kept else ""),
         file=sys.stderr,
     )
-    for exchange in recording.exchanges:
+    for exchange in theirs:
         print(exchange_line(exchange), file=sys.stderr)

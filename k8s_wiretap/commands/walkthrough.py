@@ -29,6 +29,7 @@ from k8s_wiretap.views.tui.walkthrough.chapters import (
     load,
     names,
 )
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["interactive", "register", "run_walkthrough"]
 
@@ -82,7 +83,7 @@ def _list(folder: Path) -> int:
     for name in found:
         spec = load(name, folder)
         count = len(spec.chapters)
-        print(f"{name:<{width}}  {spec.title} ({count} steps, {spec.recording.name})")
+        print(f"{name:<{width}}  {spec.title} ({counted(count, 'step')}, {spec.recording.name})")
     return 0
 
 

@@ -27,6 +27,7 @@ from k8s_wiretap.views.har import write_har
 from k8s_wiretap.views.json import write_json
 from k8s_wiretap.views.lines import exchange_line, spans_days
 from k8s_wiretap.views.story import write_story
+from k8s_wiretap.wire.words import counted
 
 if TYPE_CHECKING:
     from k8s_wiretap.views.otlp import Span
@@ -137,7 +138,7 @@ def lines(job: Job, out: BinaryIO) -> str:
     with _text(out) as text:
         for exchange in exchanges:
             text.write(exchange_line(exchange, dated=dated) + "\n")
-    return f"{len(exchanges):,} exchange lines"
+    return counted(len(exchanges), "exchange line")
 
 
 @contextlib.contextmanager
@@ -199,7 +200,7 @@ class TraceSink:
 
         assembler = export_batches(records, self)
         warn_all(warnings + assembler.warnings)
-        return f"{self.spans} spans in {self.requests} requests"
+        return f"{counted(self.spans, 'span')} in {counted(self.requests, 'request')}"
 
 
 def otlp(job: Job, out: BinaryIO) -> str:

@@ -41,6 +41,7 @@ from k8s_wiretap.kube.agents import user_name
 from k8s_wiretap.kube.fields import LAST_APPLIED, SERVER_METADATA, WRITTEN_INTO
 from k8s_wiretap.kube.media import patch_type
 from k8s_wiretap.kube.refs import metadata_of, resource_version, uid_of
+from k8s_wiretap.wire.words import counted
 
 __all__ = [
     "Changed",
@@ -183,7 +184,7 @@ def rules_review(body: Any, response: Any, user: str = "") -> str:
     rules = status.get("resourceRules")
     count = len(rules) if isinstance(rules, list) else 0
     incomplete = ", incomplete" if status.get("incomplete") else ""
-    return f"{asked}: {count} resource rule{'s' if count != 1 else ''}{incomplete}"
+    return f"{asked}: {counted(count, 'resource rule')}{incomplete}"
 
 
 def token_review(response: Any) -> str:

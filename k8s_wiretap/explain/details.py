@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from k8s_wiretap.wire.words import counted
+
 __all__ = [
     "aggregated",
     "annotated",
@@ -123,7 +125,7 @@ def aggregated(body: Any) -> str:
     """An aggregated ClusterRole as applied: how many rules, over how many resources."""
     rules = [r for r in _list(_dict(body).get("rules")) if isinstance(r, dict)]
     resources = {str(x) for r in rules for x in _list(r.get("resources"))}
-    return f"{len(rules)} rules over {len(resources)} resources"
+    return f"{counted(len(rules), 'rule')} over {counted(len(resources), 'resource')}"
 
 
 def annotated(body: Any) -> str:
@@ -160,7 +162,7 @@ def disruptions(body: Any) -> str:
         return "its disruptions allowed"
     allowed = status["disruptionsAllowed"]
     return (
-        f"{allowed} disruption{'s' if allowed != 1 else ''} allowed"
+        f"{counted(allowed, 'disruption')} allowed"
         f" ({status.get('currentHealthy', 0)} healthy, {status.get('desiredHealthy', 0)} wanted)"
     )
 

@@ -54,6 +54,7 @@ from k8s_wiretap.importers.seen import Bloom
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.kube.sensitive import OAUTH_GROUP, SENSITIVE_RESOURCES
+from k8s_wiretap.wire.words import counted
 
 __all__ = [
     "LEVELS",
@@ -927,10 +928,11 @@ class AuditImport:
         if self._noted > SKIP_NOTES:
             counts = []
             if self.ignored or not self.unfinished:
-                counts.append(f"{self.ignored:,} repeated or late audit events ignored")
+                ignored = counted(self.ignored, "repeated or late audit event")
+                counts.append(f"{ignored} ignored")
             if self.unfinished:
-                exchanges = "exchange" if self.unfinished == 1 else "exchanges"
-                counts.append(f"{self.unfinished:,} {exchanges} the log does not finish")
+                unfinished = counted(self.unfinished, "exchange")
+                counts.append(f"{unfinished} the log does not finish")
             if self.evicted:
                 counts.append(f"{self.evicted:,} written unanswered past --max-open")
             self.sink.note(f"{', '.join(counts)}, {self._noted - SKIP_NOTES:,} not noted")

@@ -51,6 +51,7 @@ from k8s_wiretap.importers.audit import AuditImport, import_audit
 from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.importers.sink import Headers, Sink
 from k8s_wiretap.kube.requestinfo import RequestInfo
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["AUDIT_ID", "Joined", "Proxied", "join_audit", "proxied"]
 
@@ -288,9 +289,9 @@ def _kept(header: dict[str, Any]) -> dict[str, Any]:
 def _summary(split: _Splitting, seen: Proxied) -> records.Note:
     unmatched = len(seen.by_audit_id) - split.joined
     message = (
-        f"joined with an audit log: {split.joined:,} proxied exchange(s) given their audit "
+        f"joined with an audit log: {counted(split.joined, 'proxied exchange')} given their audit "
         f"Events, {unmatched:,} whose Audit-ID the log does not hold, {seen.without:,} "
-        f"answered without an Audit-ID; {split.exchanges:,} exchange(s) seen only in the "
+        f"answered without an Audit-ID; {counted(split.exchanges, 'exchange')} seen only in the "
         "audit log"
     )
     if seen.repeated:

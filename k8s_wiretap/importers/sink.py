@@ -58,6 +58,7 @@ from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
 from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.errors import Stopped
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["EARLIEST", "LATEST", "SKIP_NOTES", "Sink", "time_error"]
 
@@ -306,7 +307,8 @@ class Sink:
         self._open.clear()
         try:
             if self.skipped:
-                self.note(f"import skipped {self.skipped:,} unreadable part(s) of its source")
+                skipped = counted(self.skipped, "unreadable part")
+                self.note(f"import skipped {skipped} of its source")
             if self._stopped is not None and self._cut is None:
                 self._output.write(stop_note(self._stopped, time.time()))
             self._output.close()
@@ -325,7 +327,7 @@ class Sink:
 
     def _held(self) -> str:
         """What a cut recording holds, said in its last note."""
-        exchanges = f"{self.exchanges:,} exchange{'' if self.exchanges == 1 else 's'}"
+        exchanges = counted(self.exchanges, "exchange")
         return f"it holds the {exchanges} written before; the rest of its source is not here"
 
     def _abandon(self) -> None:

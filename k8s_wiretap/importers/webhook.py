@@ -55,6 +55,7 @@ from k8s_wiretap.importers.audit import AuditImport, BadEvent, Event
 from k8s_wiretap.importers.limits import MAX_OPEN
 from k8s_wiretap.importers.sink import Sink
 from k8s_wiretap.importers.webhook_undo import Undo
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["Batch", "LiveSink", "Stopped", "WebhookImport"]
 
@@ -175,7 +176,7 @@ class WebhookImport:
             return
         count, why = self._failed
         self.sink.note(
-            f"{count:,} batch{'' if count == 1 else 'es'} could not be written ({why}): "
+            f"{counted(count, 'batch', 'batches')} could not be written ({why}): "
             "answered 500, for the API server to send again (it tries each five times)"
         )
 

@@ -25,6 +25,7 @@ from k8s_wiretap.explain.names import spoken
 from k8s_wiretap.explain.objects import FieldStep, ObjectHistory, Version
 from k8s_wiretap.views.lines import clock
 from k8s_wiretap.wire.controls import escape_controls, escape_json_controls
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["write_field_story", "write_history"]
 
@@ -140,7 +141,7 @@ def _where(history: ObjectHistory) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+    return counted(n, noun)
 
 
 def _value(value: Any) -> str:

@@ -6,12 +6,19 @@ What `explain --format lines` prints, and `proxy --no-tui` as traffic passes (co
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable
 
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.wire.controls import escape_controls
+from k8s_wiretap.wire.words import counted
 
-__all__ = ["clock", "exchange_line", "spans_days"]
+__all__ = ["HASH_SHOWN", "clock", "exchange_line", "shown_path", "spans_days"]
+
+HASH_SHOWN = 12  # hex digits of a `?hash=` kept on screen
+# an OpenAPI v3 document's address carries its content's hash, 128 hex digits (SHA-512):
+# `/openapi/v3/apis/apps/v1?hash=D9D9…&timeout=32s` (the server's `serverRelativeURL`)
+_HASH = re.compile(rf"([?&]hash=[0-9A-Fa-f]{{{HASH_SHOWN}}})[0-9A-Fa-f]+")
 
 
 def clock(timestamp: float, *, dated: bool = False) -> str:
@@ -30,6 +37,12 @@ def spans_days(times: Iterable[float]) -> bool:
     return clock(min(every), dated=True)[:10] != clock(max(every), dated=True)[:10]
 
 
+def shown_path(path: str) -> str:
+    """A request's path as a person reads it: a `hash=` longer than `HASH_SHOWN` hex
+    digits cut to its first ones and "…" (the recording keeps it whole)."""
+    return _HASH.sub(r"\1…", path) if "hash=" in path else path
+
+
 def exchange_line(exchange: Exchange, *, dated: bool = False) -> str:
     """The exchange on one line, its wire text's control characters escaped; `dated`, its
     time with its date."""
@@ -38,8 +51,9 @@ def exchange_line(exchange: Exchange, *, dated: bool = False) -> str:
     if exchange.error:
         outcome += f" ({exchange.error})"
     events = exchange.watch_events()
-    streamed = f" [{len(events)} watch events]" if events or exchange.info.verb == "watch" else ""
+    watched = events or exchange.info.verb == "watch"
+    streamed = f" [{counted(len(events), 'watch event')}]" if watched else ""
     return escape_controls(
         f"{clock(exchange.time, dated=dated)} {exchange.component:<32} {exchange.info.verb:<16} "
-        f"{exchange.method} {exchange.path} {outcome}{streamed}"
+        f"{exchange.method} {shown_path(exchange.path)} {outcome}{streamed}"
     )

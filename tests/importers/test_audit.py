@@ -215,7 +215,7 @@ def test_bad_lines_are_said_with_their_numbers_and_skipped(
     plain, _ = imported(tmp_path, clean, name="plain.jsonl")
     assert _exchanges(tmp_path / "rec.jsonl") == _exchanges(plain)
     notes = [r["message"] for r in records(tmp_path / "rec.jsonl") if r["record"] == "note"]
-    assert notes[-1] == "import skipped 6 unreadable part(s) of its source"
+    assert notes[-1] == "import skipped 6 unreadable parts of its source"
 
 
 def test_an_existing_output_is_kept_without_overwrite(

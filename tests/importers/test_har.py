@@ -100,7 +100,7 @@ def test_broken_entries_are_said_and_skipped(tmp_path: Path) -> None:
     )
     assert len(_explained(out)) == total - 5
     notes = [json.loads(line) for line in out.read_text().splitlines() if '"note"' in line]
-    assert notes[-1]["message"] == "import skipped 5 unreadable part(s) of its source"
+    assert notes[-1]["message"] == "import skipped 5 unreadable parts of its source"
 
 
 def test_what_is_no_har_or_would_be_overwritten_is_refused(tmp_path: Path) -> None:

@@ -29,8 +29,9 @@ def test_run_passes_the_exit_status_and_shows_what_was_captured(
     ok = cli("run", "--record", str(record), "--", "kubectl", "get", "namespaces", env=env)
     assert ok.returncode == 0, ok.stderr
     assert "default" in ok.stdout
-    assert "exchanges captured" in ok.stderr
+    assert "exchanges of the command captured (and the wiretap's own GET /version)" in ok.stderr
     assert "GET /api/v1/namespaces?limit=500 200" in ok.stderr
+    assert "GET /version" not in ok.stderr.split("captured", 1)[1]  # kubectl get asks none
     assert any(e.path.startswith("/api/v1/namespaces") for e in load(record).exchanges)
     missing = cli("run", "--", "kubectl", "get", "pod", "no-such-pod", env=env)
     assert missing.returncode == 1 and "NotFound" in missing.stderr
@@ -98,7 +99,7 @@ def test_kubectl_plugin(lab: LabState) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert "exchanges captured" in result.stderr
+    assert "exchanges of the command captured" in result.stderr
 
 
 def test_usage_errors_are_one_line_with_exit_status_2(lab: LabState, tmp_path: Path) -> None:

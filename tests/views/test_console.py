@@ -20,7 +20,9 @@ def test_a_finished_watch_counts_the_events_it_carried() -> None:
             console.write(record)
         opened, closed = out.getvalue().splitlines()
         assert opened.endswith(" (open)") and "[0 watch events]" in opened
-        assert watch.end is not None and closed.endswith(f"[{watch.end.events} watch events]")
+        assert watch.end is not None and watch.end.events is not None
+        events = f"{watch.end.events} watch event" + ("s" if watch.end.events != 1 else "")
+        assert closed.endswith(f"[{events}]"), closed
 
 
 def test_one_line_per_exchange_and_every_note() -> None:

@@ -35,6 +35,7 @@ from k8s_wiretap.views.otlp.encode import export_request
 from k8s_wiretap.views.otlp.export import BATCH, export_batches
 from k8s_wiretap.views.otlp.send import OtlpError, encoded, post, traces_url
 from k8s_wiretap.views.otlp.spans import Span
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["OtlpOutput"]
 
@@ -178,8 +179,8 @@ class OtlpOutput:
     def _counts(self) -> str:
         with self._lock:
             return (
-                f"{self.sent} spans sent, {self.dropped_spans} spans and "
-                f"{self.dropped_records} records dropped"
+                f"{counted(self.sent, 'span')} sent, {counted(self.dropped_spans, 'span')} and "
+                f"{counted(self.dropped_records, 'record')} dropped"
             )
 
     def _warn(self, why: str, *, force: bool = False) -> None:

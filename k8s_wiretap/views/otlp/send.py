@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from k8s_wiretap.errors import UsageError, WiretapError
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["TRACES_PATH", "OtlpError", "post", "traces_url"]
 
@@ -66,4 +67,4 @@ def _partial(url: str, answer: bytes) -> None:
     rejected = int((partial or {}).get("rejectedSpans") or 0)
     if rejected:
         message = (partial or {}).get("errorMessage") or "no reason given"
-        raise OtlpError(f"{url}: the collector rejected {rejected} spans: {message}")
+        raise OtlpError(f"{url}: the collector rejected {counted(rejected, 'span')}: {message}")

@@ -21,6 +21,7 @@ from typing import Any
 from k8s_wiretap.errors import UsageError
 from k8s_wiretap.views.pictures.rows import Row, read
 from k8s_wiretap.views.pictures.svg import API_SERVER, INK, MUTED, Svg, colour, fit, width
+from k8s_wiretap.wire.words import counted
 
 __all__ = [
     "Chain",
@@ -348,7 +349,7 @@ def _header(svg: Svg, rows: list[Row], title: str) -> None:
     hops = sum(1 for row in rows if row.cause and row.cause.exchange in ids)
     span = (max(row.time for row in rows) - rows[0].time) * 1000
     svg.text(20, 32, title, size=20, bold=True)
-    said = f"{_count(len(rows), 'exchange')}, {_count(hops, 'hop')}, over {span:.0f} ms. "
+    said = f"{counted(len(rows), 'exchange')}, {counted(hops, 'hop')}, over {span:.0f} ms. "
     svg.text(20, 58, fit(said + f"From: {rows[0].summary}", svg.width - 40, SIZE), size=SIZE)
     legend = (
         "Each arrow: a write → the watch event (•) it made → the write that event set off.",
@@ -356,10 +357,6 @@ def _header(svg: Svg, rows: list[Row], title: str) -> None:
     )
     for line, text in enumerate(legend):
         svg.text(20, 80 + line * 19, fit(text, svg.width - 40, SIZE), size=SIZE, fill=MUTED)
-
-
-def _count(count: int, thing: str) -> str:
-    return f"{count} {thing}" + ("" if count == 1 else "s")
 
 
 def _lanes(svg: Svg, layout: _Layout) -> None:

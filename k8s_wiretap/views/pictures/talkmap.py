@@ -21,6 +21,7 @@ from typing import Any
 
 from k8s_wiretap.views.pictures.rows import Row, read
 from k8s_wiretap.views.pictures.svg import API_SERVER, ETCD, INK, MUTED, Svg, colour, fit
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["KINDS", "Talk", "Tally", "map_picture", "tally"]
 
@@ -131,7 +132,7 @@ def map_picture(tally: Tally, title: str = "Who talks to whom") -> Svg:
     svg.text(
         20,
         62,
-        f"{len(talks)} components, {total} requests over "
+        f"{counted(len(talks), 'component')}, {counted(total, 'request')} over "
         f"{tally.minutes:.1f} minutes. Each line: a component and the API server, "
         "thicker for more requests.",
         size=SIZE,
@@ -253,7 +254,7 @@ def _cards(
 
 
 def _requests(count: int) -> str:
-    return f"{count} request" + ("" if count == 1 else "s")
+    return counted(count, "request")
 
 
 def _data(talk: Talk) -> dict[str, object]:
@@ -306,8 +307,8 @@ def _api_server(svg: Svg, tally: Tally, top: float, total: int) -> None:
             anchor="middle",
             fill=colour(API_SERVER),
         )
-        svg.text(middle, top + 76, f"{total} requests", size=SIZE, anchor="middle")
-        svg.text(middle, top + 96, f"{len(tally.talks)} clients", size=SIZE, anchor="middle")
+        svg.text(middle, top + 76, counted(total, "request"), size=SIZE, anchor="middle")
+        svg.text(middle, top + 96, counted(len(tally.talks), "client"), size=SIZE, anchor="middle")
     if not tally.stored:
         return
     etcd_top = top + API_H + 90
@@ -339,7 +340,7 @@ def _api_server(svg: Svg, tally: Tally, top: float, total: int) -> None:
         svg.text(
             API_X + API_W / 2,
             etcd_top + 50,
-            f"{tally.stored} writes it recorded",
+            f"{counted(tally.stored, 'write')} it recorded",
             size=SMALL,
             anchor="middle",
         )

@@ -46,7 +46,7 @@ from k8s_wiretap.views.tui.filtering.state import FilterState
 from k8s_wiretap.views.tui.help_screen import HelpScreen
 from k8s_wiretap.views.tui.keymap import load_keymap
 from k8s_wiretap.views.tui.listing.exchange_list import ExchangeList
-from k8s_wiretap.views.tui.listing.explaining import explain_rows
+from k8s_wiretap.views.tui.listing.explaining import explain_now, explain_rows
 from k8s_wiretap.views.tui.listing.follow import KeepGoing
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from k8s_wiretap.views.tui.listing.window import Windows
@@ -76,11 +76,13 @@ from k8s_wiretap.views.tui.walkthrough.narration_panel import (
     NarrationPanel,
 )
 from k8s_wiretap.wire.controls import escape_controls
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["ReplayApp"]
 
 SETTLE = 0.12  # seconds the cursor rests before the selected exchange is explained
 BACKGROUND = 50_000  # rows from which a new filter is checked in a worker
+ON_SCREEN_EVERY = 1.0  # seconds between two looks for rows on screen without their words
 
 
 class ReplayApp(App[int]):
@@ -151,6 +153,8 @@ class ReplayApp(App[int]):
         self.explained_all = False
         self._explain = explain
         self._explaining = False
+        self._on_screen_at = -ON_SCREEN_EVERY  # when the rows on screen were last explained
+        self._on_screen_busy = False
         self._stop = threading.Event()
         self._detail_lock = threading.Lock()
         self._settle: Timer | None = None
@@ -280,6 +284,38 @@ class ReplayApp(App[int]):
             return
         self.post_message(Explained(count, done=True))
 
+    @work(thread=True, exclusive=True, group="on-screen")
+    def explain_on_screen(self, positions: list[int]) -> None:
+        """A followed recording's rows on screen that the stream has not explained yet
+        (the newest, the open watches), explained now over their window."""
+        try:
+            with self._detail_lock:
+                count = explain_now(self.index, self.windows, positions)
+        except Exception:  # the stream's word still comes; the detail pane says what failed
+            count = 0
+        self.call_from_thread(self._explained_on_screen, count)
+
+    def _explained_on_screen(self, count: int) -> None:
+        self._on_screen_busy = False
+        if count and not self._widgets_gone():
+            if self.selection.update(self.index.changed()):
+                self._show_selection()
+            self.exchange_list.refresh()
+
+    def _explain_on_screen(self) -> None:
+        """Followed, the rows on screen get their words at once, as a replay shows them,
+        not only once the stream has explained them (`listing/explaining.py`)."""
+        if not (self._explain and self.follow_mode.active) or self._on_screen_busy:
+            return
+        now = time.monotonic()
+        if now - self._on_screen_at < ON_SCREEN_EVERY:
+            return
+        rows = self.index.rows
+        positions = [p for p in self.exchange_list.on_screen() if not rows[p].summary]
+        if positions:
+            self._on_screen_at, self._on_screen_busy = now, True
+            self.explain_on_screen(positions)
+
     @work(thread=True, exclusive=True, group="detail")
     def load_detail(self, position: int, again: bool = False) -> None:
         with self._detail_lock:
@@ -311,6 +347,7 @@ class ReplayApp(App[int]):
             self._start_explaining()  # followed: the rows' words as they come
         self._refresh_detail()
         self._title()
+        self._explain_on_screen()
         if message.done and not self.index.rows:
             self._start_explaining()
         if message.done:
@@ -368,6 +405,7 @@ class ReplayApp(App[int]):
         self.exchange_list.refresh()
         self._title(done=message.done)
         self._find_steps()
+        self._explain_on_screen()
 
     def on_detail_ready(self, message: DetailReady) -> None:
         if self._widgets_gone():
@@ -496,11 +534,12 @@ class ReplayApp(App[int]):
         """A followed file truncated or replaced: said in the status line, once read."""
         if not self.index.done or self.index.changed_file is None:
             return ""
-        return f"{self.index.changed_file}: following stopped, {len(self.index):,} exchanges kept"
+        kept = counted(len(self.index), "exchange")
+        return f"{self.index.changed_file}: following stopped, {kept} kept"
 
     def _title(self, done: bool = False) -> None:
         index = self.index
-        parts = [self.label, f"{len(index):,} exchanges"]
+        parts = [self.label, counted(len(index), "exchange")]
         if self.walkthrough is not None and self._narration.is_open:
             title = escape(escape_controls(self.walkthrough.title))
             parts[0] = f"[bold]k8s-wiretap walkthrough[/] {title}"

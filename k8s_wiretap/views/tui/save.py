@@ -34,6 +34,7 @@ from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.kube.verbs import WRITES
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["BATCH", "Progress", "SaveError", "Saved", "save"]
 
@@ -53,8 +54,8 @@ class Saved:
         self.path, self.exchanges, self.etcd = path, exchanges, etcd
 
     def __str__(self) -> str:
-        etcd = f" and {self.etcd:,} etcd records" if self.etcd else ""
-        return f"saved {self.exchanges:,} exchanges{etcd} to {self.path}"
+        etcd = f" and {counted(self.etcd, 'etcd record')}" if self.etcd else ""
+        return f"saved {counted(self.exchanges, 'exchange')}{etcd} to {self.path}"
 
 
 def save(

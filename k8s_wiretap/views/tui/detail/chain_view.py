@@ -32,6 +32,7 @@ from k8s_wiretap.views.tui.escaped import escaped_segments
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
 from k8s_wiretap.views.tui.listing.rows import clock
 from k8s_wiretap.views.tui.listing.window import Windows
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["CHAIN_BINDINGS", "ChainScreen", "ChainView", "lanes_header", "line"]
 
@@ -254,7 +255,8 @@ class ChainScreen(Screen[int | None]):
         self.view.show(tree)
         self._lanes.update(lanes_header(tree))
         hops = len(tree.nodes)
-        title = f"[bold]causal chain[/]  ·  {hops} hop{'s' * (hops != 1)}, {len(tree.lanes)} lanes"
+        lanes = counted(len(tree.lanes), "lane")
+        title = f"[bold]causal chain[/]  ·  {counted(hops, 'hop')}, {lanes}"
         self.query_one("#chain-title", Static).update(Text.from_markup(title))
         self._describe()
 

@@ -45,6 +45,7 @@ from k8s_wiretap.views.tui.detail.chain_view import ChainScreen
 from k8s_wiretap.views.tui.detail.object_rows import Timelines
 from k8s_wiretap.views.tui.escaped import escaped
 from k8s_wiretap.views.tui.listing.rows import clock
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["TIMELINE_BINDINGS", "TimelineScreen", "version_line", "why_text"]
 
@@ -288,7 +289,7 @@ class TimelineScreen(Screen[int | None]):
 
     def _making(self, ref: ObjectRef, rows: int) -> None:
         if self.history is None:
-            said = f"{ref}: its history from the {rows:,} exchanges that can carry it…"
+            said = f"{ref}: its history from the {counted(rows, 'exchange')} that can carry it…"
             self._title.update(escaped(Text(said, style="dim italic")))
 
     def _show(self, ref: ObjectRef, history: ObjectHistory) -> None:
@@ -310,7 +311,7 @@ class TimelineScreen(Screen[int | None]):
         where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
         count = len(history.versions)
         title = Text.assemble(("history", "bold"), f"  ·  {history.kind} {where}")
-        title.append(f"  ·  {count} version{'s' * (count != 1)}")
+        title.append(f"  ·  {counted(count, 'version')}")
         incarnations = len(history.incarnations())
         if incarnations > 1:
             title.append(f" in {incarnations} incarnations")
@@ -318,7 +319,7 @@ class TimelineScreen(Screen[int | None]):
             title.append(f"  ·  {count - self.opened_with} since it opened", "bold green")
         if self.field is not None:
             steps = len(self.steps)
-            title.append(f"  ·  {self.field}: {steps} step{'s' * (steps != 1)}", "bold")
+            title.append(f"  ·  {self.field}: {counted(steps, 'step')}", "bold")
         self._title.update(escaped(title))
 
     def _fill_versions(self, history: ObjectHistory, kept: Version | None) -> None:

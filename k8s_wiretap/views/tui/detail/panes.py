@@ -22,11 +22,13 @@ from rich.text import Text
 
 from k8s_wiretap.capture.exchange import Body
 from k8s_wiretap.decode.watch import WatchEvent
+from k8s_wiretap.views.lines import shown_path
 from k8s_wiretap.views.story import colour_of, told, verdict
 from k8s_wiretap.views.tui.listing.rows import clock
 from k8s_wiretap.views.tui.listing.window import Detail
 from k8s_wiretap.wire import yamltext
 from k8s_wiretap.wire.controls import escape_controls
+from k8s_wiretap.wire.words import counted
 
 __all__ = [
     "TABS",
@@ -63,7 +65,7 @@ def _yaml(value: Any) -> RenderableType:
     lines = text.splitlines()
     more = len(lines) - MAX_LINES
     if more > 0:
-        text = "\n".join(lines[:MAX_LINES]) + f"\n# … {more} more lines"
+        text = "\n".join(lines[:MAX_LINES]) + f"\n# … {counted(more, 'more line')}"
     # the token colours only: a Syntax of its own paints the terminal's default background
     highlighted = Syntax("", "yaml", theme=THEME).highlight(text.rstrip("\n"))
     highlighted.rstrip()
@@ -97,7 +99,7 @@ def explain_pane(detail: Detail) -> RenderableType:
     parts.append(_heading("the exchange"))
     pairs = [
         ("when", clock(detail.exchange.time)),
-        ("request", f"{detail.exchange.method} {detail.exchange.path}"),
+        ("request", f"{detail.exchange.method} {shown_path(detail.exchange.path)}"),
         ("status", record.get("status") or record.get("error") or "no response"),
         ("who", f"{who.component} ({who.how}: {who.why})" if who.why else who.component),
     ]
@@ -115,14 +117,24 @@ def _etcd(etcd: dict[str, Any] | None) -> list[RenderableType]:
     where = etcd.get("key") or etcd.get("prefix") or ""
     revision = f" @{etcd['revision']}" if etcd.get("revision") is not None else ""
     parts: list[RenderableType] = [_heading("etcd"), Text(f"{where}{revision}")]
+    if etcd.get("prefix"):  # a request for no one name: every key under the prefix
+        how = "read" if etcd.get("read") else "write"
+        parts.append(Text(f"a {how} of the keys under this prefix", style="dim"))
     for name, value in etcd.items():
-        if name not in ("key", "prefix", "revision", "stored"):
-            parts.append(Text(f"{name}: {value}", style="dim"))
+        if name not in ("key", "prefix", "read", "revision", "stored"):
+            parts.append(Text(f"{name}: {_said(value)}", style="dim"))
     stored = etcd.get("stored")
     if isinstance(stored, dict):
         parts.append(Text(f"as etcd recorded it ({stored.get('format', '')}):", style="dim"))
         parts.append(_yaml(stored.get("value")))
     return parts
+
+
+def _said(value: Any) -> str:
+    """A fact's value in words: a flag as yes or no, never Python's True or False."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 def _cause(cause: dict[str, Any] | None) -> list[RenderableType]:
@@ -159,15 +171,20 @@ def _chain(detail: Detail) -> list[RenderableType]:
     before: float | None = None
     for depth, hop in enumerate(detail.chain):
         here = hop.id == detail.exchange.id
-        line = Text("  " * depth + ("▶ " if here else "  "))
-        line.append(clock(hop.time), style="dim")
+        indent = Text("  " * depth + ("▶ " if here else "  "))
+        line = Text(clock(hop.time), style="dim")
         if before is not None:
             line.append(f" +{(hop.time - before) * 1000:.0f} ms", style="dim")
         line.append(f" {hop.component}", style=colour_of(hop.component))
         line.append(f": {hop.summary}", style="bold" if here else "")
         if hop.position is not None and not here:  # a click selects it in the list
             line.stylize(Style(meta={"@click": f"app.jump({hop.position})"}))
-        lines.append(line)
+        # the indent a column of its own: a hop's wrapped lines stay under its first
+        hanging = Table.grid()
+        hanging.add_column(width=indent.cell_len, no_wrap=True)
+        hanging.add_column()
+        hanging.add_row(indent, line)
+        lines.append(hanging)
         before = hop.time
     return lines
 
@@ -234,7 +251,8 @@ def response_pane(detail: Detail) -> RenderableType:
     if exchange.error:
         parts.append(Text(f"ended: {exchange.error}", style="red"))
     if detail.events:
-        parts.append(Text(f"a stream of {len(detail.events)} events: see Events", style="dim"))
+        stream = f"a stream of {counted(len(detail.events), 'event')}: see Events"
+        parts.append(Text(stream, style="dim"))
     fmt, body = record["response_format"], record["response_body"]
     parts += _message(response.headers, fmt, body, exchange.response_body)
     return Group(*parts)
@@ -322,8 +340,9 @@ def events_pane(detail: Detail, marked: int | None = None) -> RenderableType:
             style="reverse" if number == marked else None,
         )
     more = len(detail.events) - MAX_EVENTS
-    tail = [Text(f"… {more} more events (:event N opens any)", style="dim")] if more > 0 else []
-    heading = Text(f"{len(detail.events)} events", style="bold")
+    rest = f"… {counted(more, 'more event')} (:event N opens any)"
+    tail = [Text(rest, style="dim")] if more > 0 else []
+    heading = Text(counted(len(detail.events), "event"), style="bold")
     heading.append("  (click one, or :event N, to open it)", style="dim")
     return Group(heading, table, *tail)
 

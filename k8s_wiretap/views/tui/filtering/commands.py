@@ -35,6 +35,7 @@ from k8s_wiretap.views.tui.listing.window import Windows
 from k8s_wiretap.views.tui.messages import SaveDone, Saving, Searched, Searching
 from k8s_wiretap.views.tui.save import SaveError, save
 from k8s_wiretap.views.tui.themes import THEMES, theme_name, toggled
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["COMMAND_BINDINGS", "Commands"]
 
@@ -230,7 +231,8 @@ class Commands:
         text = body_text(detail.record.get(f"{which}_body"))
         self.app.copy_to_clipboard(text)
         lines = text.count("\n") + 1
-        self._say(f"copied the {which} body ({fmt}, as shown: {lines:,} lines) to the clipboard")
+        shown = counted(lines, "line")
+        self._say(f"copied the {which} body ({fmt}, as shown: {shown}) to the clipboard")
 
     # -- theme, chain -----------------------------------------------------------------------
     def theme(self, word: str) -> None:

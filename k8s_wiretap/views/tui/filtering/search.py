@@ -30,6 +30,7 @@ from k8s_wiretap.views.tui.listing.rows import Row
 from k8s_wiretap.views.tui.listing.table import RowTable
 from k8s_wiretap.views.tui.messages import Searched, Searching
 from k8s_wiretap.views.tui.selection import CHUNK
+from k8s_wiretap.wire.words import counted
 
 __all__ = ["BACKGROUND", "Finder", "Search", "matches_row", "matching_rows"]
 
@@ -190,7 +191,7 @@ class Search:
         if not lines:
             return f'search [bold]"{shown}"[/]: [red]no match[/]'
         at = self.ordinal(lines, cursor)
-        where = f"{at} of {len(lines):,}" if at else f"{len(lines):,} matches"
+        where = f"{at} of {len(lines):,}" if at else counted(len(lines), "match", "matches")
         return f'search [bold]"{shown}"[/]: {where} [dim](> <)[/]'
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from rich.text import Text
 
+from k8s_wiretap.views.lines import shown_path
 from k8s_wiretap.views.story import colour_of
 from k8s_wiretap.views.tui.listing.rows import Row, clock, duration_text, human_size
 from k8s_wiretap.wire.controls import escape_controls
@@ -110,7 +111,7 @@ SUMMARY = Column(
     "summary",
     "summary",
     SUMMARY_MIN,
-    lambda r: r.summary or f"{r.method} {r.path}",
+    lambda r: r.summary or f"{r.method} {shown_path(r.path)}",
     style=lambda r: "" if r.summary else "italic dim",
 )
 

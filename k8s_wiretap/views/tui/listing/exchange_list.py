@@ -93,6 +93,12 @@ class ExchangeList(ScrollView, can_focus=True):
         """The index position of the view's `line_number`th row."""
         return line_number if self.view is None else self.view[line_number]
 
+    def on_screen(self) -> list[int]:
+        """The index positions of the rows on screen."""
+        top = self.scroll_offset.y
+        bottom = min(self.count, top + max(0, self.size.height - 1))
+        return [self.position_at(number) for number in range(top, bottom)]
+
     @property
     def selected(self) -> int | None:
         """The index position under the cursor."""

@@ -6,12 +6,18 @@ component, summary and noise to its row, a few strings per exchange. Until then 
 shows what its request says. A recording being written is followed (`follow`): what is
 explained is told each time the end of the file is reached; an exchange is explained once
 the stream has seen `explain.stream.LOOKAHEAD` seconds of the recording after it.
+
+Followed, that leaves the newest rows (for `LOOKAHEAD` seconds) and every watch still open
+(for minutes) without their words, where a replay of the finished file has them all; so
+the rows on screen that the stream has not explained yet are explained at once over their
+window (`explain_now`), as the detail pane explains the selected one, and the stream's
+word replaces that when it comes.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from k8s_wiretap.capture.exchange import Exchange
@@ -20,8 +26,9 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
 from k8s_wiretap.views.tui.listing.follow import KeepGoing, followed_records
 from k8s_wiretap.views.tui.listing.index import RecordingIndex
+from k8s_wiretap.views.tui.listing.window import Windows
 
-__all__ = ["explain_rows"]
+__all__ = ["explain_now", "explain_rows"]
 
 
 def explain_rows(
@@ -63,4 +70,23 @@ def explain_rows(
 
     explained(records(), line, lambda _text: None)
     notify(count)
+    return count
+
+
+def explain_now(index: RecordingIndex, windows: Windows, positions: Iterable[int]) -> int:
+    """Explain the rows at `positions` that have no summary yet over their window (the
+    caller holds the windows' lock); returns how many were explained."""
+    count = 0
+    for position in positions:
+        row = index.rows[position]
+        if row.summary:
+            continue
+        explainer, exchanges = windows.around(position)
+        exchange = exchanges.get(row.id)
+        if exchange is None:
+            continue
+        said = explainer.summaries.explain(exchange)
+        component = explainer.analysis.who(exchange).component
+        index.explained(exchange.id, component, said.summary, said.noise)
+        count += 1
     return count

@@ -86,3 +86,33 @@ def test_a_large_recording_is_explained_over_a_window(monkeypatch: object) -> No
         assert windows._window is kept  # a neighbour reuses the window
     finally:
         patch.undo()
+
+
+def test_a_wrapped_hop_of_the_chain_keeps_its_indent() -> None:
+    index = indexed()
+    windows = Windows(index)
+    found = next(
+        detail
+        for number, row in enumerate(index.rows)
+        if row.component == "scheduler"
+        and row.resource == "pods/binding"
+        and len((detail := windows.detail(number)).chain) > 2
+    )
+    console = Console(width=60, record=True, color_system=None)  # a narrow pane: hops wrap
+    console.print(TABS["explain"][1](found))
+    lines = console.export_text().splitlines()
+    start = next(n for n, text in enumerate(lines) if "U: the root)" in text) + 1
+    hops = lines[start : start + 3 * len(found.chain)]
+    depth, wrapped, first = -1, 0, 0
+    for text in hops:
+        if not text.strip():
+            break
+        if text.strip()[0].isdigit() or text.lstrip().startswith("▶"):  # a hop's first line
+            depth += 1
+            first = len(text) - len(text.lstrip())
+            if text.lstrip().startswith("▶"):
+                first += 2
+            continue
+        wrapped += 1
+        assert len(text) - len(text.lstrip()) >= first, (text, hops)  # under its first line
+    assert depth == len(found.chain) - 1 and wrapped > 0, hops
