@@ -175,8 +175,9 @@ def _chain(detail: Detail) -> list[RenderableType]:
         line = Text(clock(hop.time), style="dim")
         if before is not None:
             line.append(f" +{(hop.time - before) * 1000:.0f} ms", style="dim")
-        line.append(f" {hop.component}", style=colour_of(hop.component))
-        line.append(f": {hop.summary}", style="bold" if here else "")
+        name, rest = told(hop.component, hop.summary)  # "kubectl apply patches", said once
+        line.append(f" {name}", style=colour_of(hop.component))
+        line.append(rest, style="bold" if here else "")
         if hop.position is not None and not here:  # a click selects it in the list
             line.stylize(Style(meta={"@click": f"app.jump({hop.position})"}))
         # the indent a column of its own: a hop's wrapped lines stay under its first

@@ -116,3 +116,23 @@ def test_a_wrapped_hop_of_the_chain_keeps_its_indent() -> None:
         wrapped += 1
         assert len(text) - len(text.lstrip()) >= first, (text, hops)  # under its first line
     assert depth == len(found.chain) - 1 and wrapped > 0, hops
+
+
+def test_a_hop_of_the_chain_says_its_component_once() -> None:
+    """A summary that opens with its component ("kubectl apply patches ...") is not
+    preceded by it again ("kubectl: kubectl apply patches ...")."""
+    index = indexed()
+    windows = Windows(index)
+    found = next(
+        detail
+        for number, row in enumerate(index.rows)
+        if row.component == "scheduler"
+        and row.resource == "pods/binding"
+        and (detail := windows.detail(number)).chain[0].component == "kubectl"
+    )
+    text = shown(TABS["explain"][1](found))
+    chain = text[text.index("U: the root)") :]
+    root = found.chain[0]
+    assert root.summary.startswith("kubectl ")
+    assert f" {root.summary}" in chain
+    assert f"kubectl: {root.summary}" not in chain
