@@ -71,6 +71,7 @@ from k8s_wiretap.kube.media import PROTOBUF
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.wire.framing import Framer, framer_for
 from k8s_wiretap.wire.inflate import Inflater
+from k8s_wiretap.wire.words import counted
 
 __all__ = [
     "DEFAULT_MAX_BODY",
@@ -395,9 +396,9 @@ class Recorder:
         self._emit(
             _note(
                 "warning",
-                f"recording gap: {dropped:,} events ({size / _MIB:.1f} MiB) dropped: the "
+                f"recording gap: {counted(dropped, 'event')} ({size / _MIB:.1f} MiB) dropped: the "
                 f"recorder fell behind by more than {self.budget / _MIB:.0f} MiB; "
-                f"{lost:,} exchanges not recorded, others incomplete (each says so)",
+                f"{counted(lost, 'exchange')} not recorded, others incomplete (each says so)",
             )
         )
 

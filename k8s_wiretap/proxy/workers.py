@@ -59,6 +59,7 @@ from k8s_wiretap.proxy.server import (
     ask_versions,
     check_bounds,
 )
+from k8s_wiretap.wire.words import counted
 
 __all__ = [
     "READY",
@@ -332,7 +333,7 @@ class Supervisor:
                     print(
                         f"k8s-wiretap: worker {worker.slot} died {CRASHES} times within "
                         f"{CRASH_WINDOW:.0f} s of starting: not restarted; "
-                        f"{len(self.workers)} workers serve",
+                        f"{counted(len(self.workers), 'worker')} still serving",
                         file=self._out,
                         flush=True,
                     )
@@ -340,7 +341,7 @@ class Supervisor:
                     self._failed(worker)
                     print(
                         f"k8s-wiretap: worker {worker.slot} could not start again; "
-                        f"{len(self.workers)} workers serve",
+                        f"{counted(len(self.workers), 'worker')} still serving",
                         file=self._out,
                         flush=True,
                     )
