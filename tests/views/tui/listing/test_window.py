@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
 
 from k8s_wiretap.views.tui.detail.panes import TABS
 from k8s_wiretap.views.tui.listing import window
-from k8s_wiretap.views.tui.listing.window import Windows
+from k8s_wiretap.views.tui.listing.window import Detail, Windows
 from tests.views.tui.recorded import indexed, position
 
 
@@ -88,16 +90,21 @@ def test_a_large_recording_is_explained_over_a_window(monkeypatch: object) -> No
         patch.undo()
 
 
-def test_a_wrapped_hop_of_the_chain_keeps_its_indent() -> None:
+def a_binding(fits: Callable[[Detail], bool]) -> Detail:
+    """The first of the scheduler's bindings in the apply story whose detail `fits`."""
     index = indexed()
     windows = Windows(index)
-    found = next(
+    return next(
         detail
         for number, row in enumerate(index.rows)
         if row.component == "scheduler"
         and row.resource == "pods/binding"
-        and len((detail := windows.detail(number)).chain) > 2
+        and fits(detail := windows.detail(number))
     )
+
+
+def test_a_wrapped_hop_of_the_chain_keeps_its_indent() -> None:
+    found = a_binding(lambda detail: len(detail.chain) > 2)
     console = Console(width=60, record=True, color_system=None)  # a narrow pane: hops wrap
     console.print(TABS["explain"][1](found))
     lines = console.export_text().splitlines()
@@ -121,15 +128,7 @@ def test_a_wrapped_hop_of_the_chain_keeps_its_indent() -> None:
 def test_a_hop_of_the_chain_says_its_component_once() -> None:
     """A summary that opens with its component ("kubectl apply patches ...") is not
     preceded by it again ("kubectl: kubectl apply patches ...")."""
-    index = indexed()
-    windows = Windows(index)
-    found = next(
-        detail
-        for number, row in enumerate(index.rows)
-        if row.component == "scheduler"
-        and row.resource == "pods/binding"
-        and (detail := windows.detail(number)).chain[0].component == "kubectl"
-    )
+    found = a_binding(lambda detail: detail.chain[0].component == "kubectl")
     text = shown(TABS["explain"][1](found))
     chain = text[text.index("U: the root)") :]
     root = found.chain[0]
