@@ -1,6 +1,11 @@
-"""`k8s-wiretap import audit LOG... [--join RECORDING] -o OUT [--overwrite]`: the API
-server's audit log as a recording (`importers.audit`), or joined with a proxy's recording
-of the same cluster (`importers.join`, docs/importing.md).
+"""`k8s-wiretap import audit LOG... [--since TIME] [--until TIME] [--join RECORDING] -o OUT
+[--overwrite]`: the API server's audit log as a recording (`importers.audit`), or joined
+with a proxy's recording of the same cluster (`importers.join`, docs/importing.md).
+
+A LOG of `-` is standard input, read as a stream (`aws logs`, `gcloud logging read`, ...
+piped in); a file named `-` is `./-`. `--since`/`--until` keep the exchanges whose requests
+were received in that range (`importers.timerange`); each file's report counts the events
+outside it. A bad time, or `-` given twice, is a one-line error, exit 2.
 
 The logs are read in the order given (a rotated log's older files first), one recording is
 written. For each file, stderr says the shape it was read as and its events, then a line
@@ -22,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import RecordingError
@@ -39,9 +46,10 @@ from k8s_wiretap.commands.importing import (
 )
 from k8s_wiretap.commands.warn import warn_all
 from k8s_wiretap.errors import Stopped, UsageError, raising_on_signals
-from k8s_wiretap.importers.audit import AuditImport, FileReport, import_audit
+from k8s_wiretap.importers.audit import STDIN, AuditImport, FileReport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
 from k8s_wiretap.importers.limits import Limits
+from k8s_wiretap.importers.timerange import TimeRange, moment
 from k8s_wiretap.wire.controls import escape_controls
 from k8s_wiretap.wire.words import counted
 
@@ -57,9 +65,28 @@ def register(sources: Any) -> None:
         "told by content; gzip as is) and write them as a recording: one exchange per "
         "request, the user as who sent it, bodies when the level logs them, Secrets "
         "redacted (docs/importing.md). Says each file's shape and a count per skip reason; "
-        "exits 1 when a file holds nothing importable.",
+        "exits 1 when a file holds nothing importable. A LOG of - is standard input.",
     )
-    parser.add_argument("logs", nargs="+", type=recording_path, metavar="LOG")
+    parser.add_argument(
+        "logs",
+        nargs="+",
+        type=_log_path,
+        metavar="LOG",
+        help="an audit log file, or - for standard input (read as a stream: pipe "
+        "`aws logs`, `gcloud logging read`, `logcli`, ... into it)",
+    )
+    parser.add_argument(
+        "--since",
+        metavar="TIME",
+        help="keep only the exchanges whose requests were received at TIME or after: an "
+        "RFC 3339 time (no offset: UTC) or a duration before now (90s, 15m, 1h30m, 2d)",
+    )
+    parser.add_argument(
+        "--until",
+        metavar="TIME",
+        help="keep only the exchanges whose requests were received before TIME (as "
+        "--since); an exchange received before it and answered after is kept whole",
+    )
     parser.add_argument(
         "--join",
         type=recording_path,
@@ -82,16 +109,55 @@ def _ignored(importer: AuditImport) -> tuple[str, ...]:
     return said
 
 
+def _log_path(text: str) -> Path:
+    """argparse's `type` for a LOG: `-` is standard input (`STDIN`); a file named `-` is
+    given as `./-` (a path, not STDIN)."""
+    if text == "-":
+        return STDIN
+    path = recording_path(text)
+    return path.absolute() if path == STDIN else path
+
+
+def _files(args: argparse.Namespace) -> list[Path]:
+    """The LOGs that are files (checked as files are); standard input at most once."""
+    if args.logs.count(STDIN) > 1:
+        raise UsageError("import audit: - (standard input) is given more than once")
+    return [path for path in args.logs if path != STDIN]
+
+
+def _span(args: argparse.Namespace) -> TimeRange | None:
+    """The time range of `--since`/`--until` (None without either); a bad one is a
+    one-line error."""
+    if args.since is None and args.until is None:
+        return None
+    now, bounds = time.time(), {}
+    for flag in ("since", "until"):
+        text = getattr(args, flag)
+        if text is None:
+            continue
+        try:
+            bounds[flag] = moment(text, now)
+        except ValueError as error:
+            raise UsageError(f"import audit: --{flag} {error}") from None
+    span = TimeRange(bounds.get("since"), bounds.get("until"))
+    if span.since is not None and span.until is not None and span.since >= span.until:
+        raise UsageError(f"import audit: --since {args.since} is not before --until {args.until}")
+    if args.join is not None:
+        raise UsageError("import audit: --since and --until do not go with --join")
+    return span
+
+
 def _import(args: argparse.Namespace) -> int:
     bounds = limits(args)
+    span = _span(args)
     if args.join is not None:
         return _join(args, bounds)
-    checked("audit", args.logs, args)
+    checked("audit", _files(args), args)
     with (
         writing("audit", args, "audit log", on_skip=None) as written,
         Progress(lambda: so_far("audit", written)),
     ):
-        importer = import_audit(args.logs, written, bounds)
+        importer = import_audit(args.logs, written, bounds, span)
     empty = _reported(importer.files)
     said(args, written, counted(importer.events, "audit event"), "line", *_ignored(importer))
     return 1 if empty else 0
@@ -103,12 +169,15 @@ def _reported(files: list[FileReport]) -> bool:
     a file with nothing importable, one line of why. Whether any file had nothing."""
     empty = False
     for report in files:
-        if report.events:
+        name = "- (standard input)" if report.path == STDIN else str(report.path)
+        if report.events or report.outside:
             shape = report.shape or "no shape"
-            line = f"{report.path}: {shape} ({report.framing}), {counted(report.events, 'event')}"
+            line = f"{name}: {shape} ({report.framing}), {counted(report.events, 'event')}"
+            if report.outside:
+                line += _outside(report)
         else:
             empty = True
-            line = f"{report.path}: nothing importable: {report.nothing()}"
+            line = f"{name}: nothing importable: {report.nothing()}"
         print(escape_controls(line), file=sys.stderr)
         for n, where, reason in report.skips.values():
             place = where.removeprefix(f"{report.path}:")
@@ -118,8 +187,14 @@ def _reported(files: list[FileReport]) -> bool:
     return empty
 
 
+def _outside(report: FileReport) -> str:
+    """What the report line adds for the events outside the time range."""
+    unparsed = f"{report.unparsed:,} of them skipped unparsed, by their time alone"
+    return f" in the time range, {report.outside:,} outside it ({unparsed})"
+
+
 def _join(args: argparse.Namespace, bounds: Limits) -> int:
-    checked("audit", [*args.logs, args.join], args)
+    checked("audit", [*_files(args), args.join], args)
     try:
         seen = proxied(args.join)
     except RecordingError as error:

@@ -39,7 +39,10 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import re
+import stat
+import sys
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
@@ -52,6 +55,7 @@ from k8s_wiretap.importers import framing, gke, limits, shapes
 from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.importers.seen import Bloom
 from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
+from k8s_wiretap.importers.timerange import TimeRange
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.kube.sensitive import OAUTH_GROUP, SENSITIVE_RESOURCES
 from k8s_wiretap.wire.words import counted
@@ -60,6 +64,7 @@ __all__ = [
     "LEVELS",
     "METHODS",
     "STAGES",
+    "STDIN",
     "AuditImport",
     "BadEvent",
     "checked_value",
@@ -98,6 +103,7 @@ PATCH_ANNOTATION = "patch.webhook.admission.k8s.io/"
 DONE_LIMIT = 100_000  # finished auditIDs remembered (to tell a repeated one), at most
 COMPACT = 10_000  # exchanges open past which a RequestReceived event is held as its JSON
 GZIP_MAGIC = b"\x1f\x8b"
+STDIN = Path("-")  # the LOG that is standard input, read as a stream (`_stdin`)
 # JSON's escape of a surrogate, or one encoded as UTF-8 bytes (json.loads decodes those too)
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 # Nesting a line may have: deeper than any Kubernetes object, and well inside what the
@@ -119,11 +125,47 @@ class BadEvent(ValueError):
 def _open(path: Path) -> BinaryIO:
     """The file's bytes, through gzip when it starts with gzip's magic bytes; buffered
     so that the framing can be told from its first bytes (`framing.framed`)."""
+    if path == STDIN:
+        return _stdin()
     stream = cast(io.BufferedReader, path.open("rb", buffering=framing.HEAD))
     if stream.peek(2)[:2] != GZIP_MAGIC:
         return cast(BinaryIO, stream)
     stream.close()
     return cast(BinaryIO, io.BufferedReader(_Inflating(gzip.open(path, "rb")), framing.HEAD))
+
+
+def _stdin() -> BinaryIO:
+    """Standard input as `_open` gives a file: buffered (its first `framing.HEAD` bytes
+    read whole before anything is told from them: a pipe gives what it has), through gzip
+    when it starts with gzip's magic bytes. Read as a stream, never seeked."""
+    raw = _Heading(io.FileIO(sys.stdin.fileno(), "rb", closefd=False), framing.HEAD)
+    stream = io.BufferedReader(raw, framing.HEAD)
+    if stream.peek(2)[:2] != GZIP_MAGIC:
+        return cast(BinaryIO, stream)
+    inflating = _Inflating(gzip.GzipFile(fileobj=stream, mode="rb"))
+    return cast(BinaryIO, io.BufferedReader(inflating, framing.HEAD))
+
+
+class _Heading(io.RawIOBase):
+    """A stream whose first `head` bytes are read whole (a read of them waits until it is
+    filled or the stream ends), then as they come: the framing and the gzip magic are told
+    from a whole head, and what follows is imported as it arrives."""
+
+    def __init__(self, stream: io.FileIO, head: int) -> None:
+        self._stream, self._left = stream, head
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view, got = memoryview(buffer), 0
+        while True:
+            n = self._stream.readinto(view[got:])
+            got += n or 0
+            if not n or got >= len(view) or self._left - got <= 0:
+                break
+        self._left -= got
+        return got
 
 
 class _Inflating(io.RawIOBase):
@@ -397,6 +439,8 @@ class FileReport:
     values: int = 0
     skips: dict[str, tuple[int, str, str]] = field(default_factory=dict)  # reason: n, where, said
     closest: tuple[int, str, str] = (0, "", "")  # a shape's score, name, why nothing fit
+    outside: int = 0  # events outside the time range (`timerange`), skipped
+    unparsed: int = 0  # of them, told by a value's time alone, never parsed
 
     @property
     def shape(self) -> str:
@@ -446,20 +490,28 @@ def read_events(
     sink: Sink,
     bounds: Limits = limits.DEFAULT,
     reports: list[FileReport] | None = None,
+    span: TimeRange | None = None,
 ) -> Iterator[Event]:
     """The Events of the files, in order; what cannot be read is skipped (told to `sink`
     with FILE:LINE, and FILE:LINE item K for an EventList's); a line past `bounds` too.
-    Each file's `FileReport` is added to `reports`."""
+    Each file's `FileReport` is added to `reports`. With `span`, only the events received
+    inside it (`timerange`); the others are counted in the report. `STDIN` is read as a
+    stream."""
     for path in paths:
         report = FileReport(path)
         if reports is not None:
             reports.append(report)
         with _open(path) as stream:
-            yield from _file_events(path, stream, sink, bounds, report)
+            yield from _file_events(path, stream, sink, bounds, report, span)
 
 
 def _file_events(
-    path: Path, stream: BinaryIO, sink: Sink, bounds: Limits, report: FileReport
+    path: Path,
+    stream: BinaryIO,
+    sink: Sink,
+    bounds: Limits,
+    report: FileReport,
+    span: TimeRange | None = None,
 ) -> Iterator[Event]:
     def skip(where: str, reason: str) -> None:
         report.skip(where, reason)
@@ -477,6 +529,10 @@ def _file_events(
                 continue
             where = f"{path}:{number}"
             report.values += 1
+            if span is not None and span.skipped(line):  # told by its time: never parsed
+                report.outside += 1
+                report.unparsed += 1
+                continue
             try:
                 raws, shape = _unwrapped(line, shape, report)
             except (BadEvent, shapes.Unfit) as error:
@@ -490,6 +546,9 @@ def _file_events(
                         report.unfit(1, shape.name, str(error))
                     skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
                     continue
+                if span is not None and not span.holds(event.received):
+                    report.outside += 1
+                    continue
                 report.events += 1
                 yield event
     except (OSError, EOFError, zlib.error) as error:  # a gzip cut short or corrupt
@@ -497,9 +556,17 @@ def _file_events(
 
 
 def _modified(path: Path) -> str | None:
-    """The file's modification time, RFC 3339 (the time of an event that has none)."""
+    """The file's modification time, RFC 3339 (the time of an event that has none); of
+    standard input, when it is a file (`< LOG`), not a pipe."""
     try:
-        when = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+        if path == STDIN:
+            status = os.fstat(sys.stdin.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                return None
+            mtime = status.st_mtime
+        else:
+            mtime = path.stat().st_mtime
+        when = dt.datetime.fromtimestamp(mtime, dt.UTC)
     except (OSError, OverflowError, ValueError):
         return None
     return when.isoformat().replace("+00:00", "Z")
@@ -938,10 +1005,16 @@ class AuditImport:
             self.sink.note(f"{', '.join(counts)}, {self._noted - SKIP_NOTES:,} not noted")
 
 
-def import_audit(paths: Iterable[Path], sink: Sink, bounds: Limits = limits.DEFAULT) -> AuditImport:
-    """Import the audit logs at `paths`, in order, into `sink`, within `bounds`."""
+def import_audit(
+    paths: Iterable[Path],
+    sink: Sink,
+    bounds: Limits = limits.DEFAULT,
+    span: TimeRange | None = None,
+) -> AuditImport:
+    """Import the audit logs at `paths`, in order, into `sink`, within `bounds`; with
+    `span`, the exchanges whose requests were received inside it (`timerange`)."""
     importer = AuditImport(sink, max_open=bounds.max_open)
-    for event in read_events(paths, sink, bounds, importer.files):
+    for event in read_events(paths, sink, bounds, importer.files, span):
         importer.feed(event)
     importer.finish()
     return importer
