@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def install_line() -> str:
     """The recipe's editable install, as make runs it."""
     shown = subprocess.run(
-        ["make", "-n", "-C", str(ROOT), f"PYTHON={sys.executable}", ".venv/.installed-stamp"],
+        ["make", "-n", "-B", "-C", str(ROOT), f"PYTHON={sys.executable}", ".venv/.installed-stamp"],
         capture_output=True,
         text=True,
         check=True,
