@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from k8s_wiretap.capture import jsonfast
 from k8s_wiretap.capture.format import QUERY_ABSENT
 from k8s_wiretap.importers import framing, gke, limits, shapes
 from k8s_wiretap.importers.limits import Limits
@@ -162,16 +163,21 @@ class _Inflating(io.RawIOBase):
 
 def _shallow(line: bytes, value: Any) -> None:
     """Refuse a value nested deeper than MAX_DEPTH (JSON that parses, but that redacting
-    would recurse through too deep). Only a line with that many brackets is walked."""
+    would recurse through too deep). Only a line with that many brackets is walked, a
+    level at a time (the containers of each level, then of the next)."""
     if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
         return
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 1
+    while level:
         if depth > MAX_DEPTH:
             raise BadEvent(TOO_DEEP)
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+        below = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, dict | list):
+                    below.append(child)
+        level, depth = below, depth + 1
 
 
 def _text(line: bytes, value: Any) -> None:
@@ -198,10 +204,26 @@ def checked_value(text: bytes, value: Any) -> Any:
 
 
 def _time(event: dict[str, Any], key: str) -> float:
-    """The time at `key`, checked as every record's time is (`sink.time_error`)."""
+    """The time at `key`, checked as every record's time is (`sink.time_error`); the last
+    TIMES read are remembered (an exchange's events repeat its request's time, and often
+    give it as their own)."""
     value = event.get(key)
     if not isinstance(value, str):
         raise BadEvent(f"no {key}")
+    when = _TIMES.get(value)
+    if when is None:
+        when = _parsed_time(key, value)
+        if len(_TIMES) >= TIMES:
+            _TIMES.clear()
+        _TIMES[value] = when
+    return when
+
+
+TIMES = 1024  # times remembered by `_time`, at most
+_TIMES: dict[str, float] = {}
+
+
+def _parsed_time(key: str, value: str) -> float:
     try:
         parsed = dt.datetime.fromisoformat(value)
         if parsed.tzinfo is None:  # no offset (a SIEM's `2022-11-29 22:34:06.892`): UTC
@@ -512,6 +534,7 @@ def _unwrapped(
     value is none of it, the shape it has (`shapes.detect`); refused when nested too deep
     or holding a lone surrogate. The shape it was read by is returned, and counted in
     `report` once the value was read in it."""
+    read_by_json = jsonfast.read_by_json()
     try:
         value = shapes.loaded(line, "the line")
     except shapes.Unfit as error:  # not JSON, or too deep for the parser
@@ -529,7 +552,8 @@ def _unwrapped(
         raise
     report.shapes[shape.name] += 1  # a shape the value was read in, not one it only resembled
     _shallow(line, raws)
-    _text(line, raws)
+    if jsonfast.read_by_json() != read_by_json:  # orjson refuses a lone surrogate
+        _text(line, raws)
     return raws, shape
 
 
@@ -549,10 +573,6 @@ def _method(verb: str) -> str:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _dumped(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def _request_type(event: Event) -> str:
@@ -653,7 +673,7 @@ def redacted_annotations(event: Event, sink: Sink) -> dict[str, Any]:
     redacted = {}
     for key, value in annotations.items():
         if key.startswith(PATCH_ANNOTATION):
-            text = value if isinstance(value, str) else _dumped(value).decode()
+            text = value if isinstance(value, str) else sink.dumps(value).decode()
             if sensitive:
                 value = sink.placeholder(text)
             else:
@@ -678,7 +698,7 @@ def redacted_user(user: Any, sink: Sink) -> Any:
 def _placeholders(values: Any, sink: Sink) -> Any:
     if isinstance(values, list):
         return [_placeholders(value, sink) for value in values]
-    return sink.placeholder(values if isinstance(values, str) else _dumped(values).decode())
+    return sink.placeholder(values if isinstance(values, str) else sink.dumps(values).decode())
 
 
 def _audit(event: Event, sink: Sink) -> dict[str, Any]:
@@ -708,7 +728,7 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
 
 def _unheld(held: Event | bytes) -> Event:
     """A held RequestReceived event, parsed again when it was held as its JSON."""
-    return held if isinstance(held, Event) else Event.of(json.loads(held))
+    return held if isinstance(held, Event) else Event.of(jsonfast.loads(held))
 
 
 @dataclass
@@ -760,7 +780,7 @@ class AuditImport:
         state.stages.append(event.stage)
         if event.stage == "RequestReceived":
             # past COMPACT open, held as its JSON: a fifth of the parsed event's memory
-            state.held = event if len(self._open) < COMPACT else _dumped(event.raw)
+            state.held = event if len(self._open) < COMPACT else self.sink.dumps(event.raw)
             return
         self._request(state, event)
         self._response(state, event)
@@ -830,7 +850,7 @@ class AuditImport:
         )
         body = None
         if "requestObject" in raw:
-            body = _dumped(raw["requestObject"])
+            body = self.sink.dumps(raw["requestObject"])
             if _request_type(event):
                 headers.append(("Content-Type", _request_type(event)))
         user = _dict(raw.get("user"))
@@ -901,7 +921,7 @@ class AuditImport:
         del self._open[event.key]
         self._finished(event.key)
         raw = event.raw
-        body = _dumped(raw["responseObject"]) if "responseObject" in raw else None
+        body = self.sink.dumps(raw["responseObject"]) if "responseObject" in raw else None
         error = None
         if event.stage == "Panic":
             error = "the API server panicked serving this request (audit stage Panic)"
@@ -941,6 +961,7 @@ class AuditImport:
 def import_audit(paths: Iterable[Path], sink: Sink, bounds: Limits = limits.DEFAULT) -> AuditImport:
     """Import the audit logs at `paths`, in order, into `sink`, within `bounds`."""
     importer = AuditImport(sink, max_open=bounds.max_open)
+    sink.read_by_jsonfast()  # every value is read by `jsonfast.loads` (`shapes.loaded`)
     for event in read_events(paths, sink, bounds, importer.files):
         importer.feed(event)
     importer.finish()
