@@ -73,6 +73,6 @@ class Writer:
             fast = orjson.dumps(value)
         except TypeError:  # orjson.JSONEncodeError: a big integer, a key, a surrogate
             return exact(value)
-        if b"0.0000" in fast or (b"e-" in fast and _SMALL.search(fast)):
+        if b"0.0000" in fast or _SMALL.search(fast):
             return exact(value)
         return fast

@@ -343,7 +343,7 @@ def _dumped_sorted(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Event:
     """One audit Event, checked: what an exchange needs is there and of its type."""
 
@@ -495,14 +495,13 @@ def _file_events(
             if isinstance(line, framing.BadEntry):
                 skip(f"{path}:{number}", str(line))
                 continue
-            if not line.strip():
+            if not line or line.isspace():  # blank (`strip` would copy every line)
                 continue
-            where = f"{path}:{number}"
             report.values += 1
             try:
                 raws, shape = _unwrapped(line, shape, report)
             except (BadEvent, shapes.Unfit) as error:
-                skip(where, str(error))
+                skip(f"{path}:{number}", str(error))
                 continue
             for index, raw in enumerate(raws):
                 try:
@@ -510,6 +509,7 @@ def _file_events(
                 except BadEvent as error:
                     if shape is not None:
                         report.unfit(1, shape.name, str(error))
+                    where = f"{path}:{number}"
                     skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
                     continue
                 report.events += 1
