@@ -204,26 +204,10 @@ def checked_value(text: bytes, value: Any) -> Any:
 
 
 def _time(event: dict[str, Any], key: str) -> float:
-    """The time at `key`, checked as every record's time is (`sink.time_error`); the last
-    TIMES read are remembered (an exchange's events repeat its request's time, and often
-    give it as their own)."""
+    """The time at `key`, checked as every record's time is (`sink.time_error`)."""
     value = event.get(key)
     if not isinstance(value, str):
         raise BadEvent(f"no {key}")
-    when = _TIMES.get(value)
-    if when is None:
-        when = _parsed_time(key, value)
-        if len(_TIMES) >= TIMES:
-            _TIMES.clear()
-        _TIMES[value] = when
-    return when
-
-
-TIMES = 1024  # times remembered by `_time`, at most
-_TIMES: dict[str, float] = {}
-
-
-def _parsed_time(key: str, value: str) -> float:
     try:
         parsed = dt.datetime.fromisoformat(value)
         if parsed.tzinfo is None:  # no offset (a SIEM's `2022-11-29 22:34:06.892`): UTC
