@@ -21,9 +21,10 @@ Each step runs in a process of its own: its wall clock, the CPU seconds it used
 Linux only):
 
 - the peer: a plain `json.loads` of every line of the same file, in the same Python (the
-  floor any importer of this log pays: the importer parses each line with `json.loads`
-  too). *vs peer* is the import's CPU seconds over the peer's: how many times the bare
-  parse the import costs (1.00 would be an import that does nothing but parse);
+  floor any importer of this log pays: the importer parses each line too, with orjson
+  where it reads as `json` does). *vs peer* is the import's CPU seconds over the peer's:
+  how many times the bare parse the import costs (1.00 would be an import that does
+  nothing but parse);
 - `k8s-wiretap import audit LOG -o RECORDING`: events per second;
 - `k8s-wiretap explain RECORDING --format json`, output to /dev/null: exchanges per second.
 

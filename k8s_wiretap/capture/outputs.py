@@ -13,10 +13,11 @@ import errno
 import json
 import os
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from k8s_wiretap.capture import jsonfast
 from k8s_wiretap.capture.format import header_record
 from k8s_wiretap.wire.words import counted
 
@@ -170,7 +171,10 @@ class FileOutput:
     ) -> None:
         self.path = path
         self._fd = create(path, overwrite=overwrite)
-        self._pending: list[str] = []
+        self._pending: list[bytes] = []
+        # how a record is written: `jsonfast.exact`, or a writer as exact and faster
+        # (`jsonfast.Writer`, for the records of values it read: `importers.sink`)
+        self.dumps: Callable[[Any], bytes] = jsonfast.exact
         self._pending_size = 0
         self.lost = 0  # records the last failed flush did not write whole
         self.size = 0  # bytes in the file
@@ -183,7 +187,7 @@ class FileOutput:
             raise
 
     def write(self, record: Mapping[str, Any]) -> None:
-        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
+        line = self.dumps(record) + b"\n"
         self._pending.append(line)
         self._pending_size += len(line)
         if self._pending_size >= self.PENDING_LIMIT:
@@ -198,8 +202,8 @@ class FileOutput:
         if not self._pending:
             return
         if self._cut:
-            self._pending.insert(0, "\n")
-        data = "".join(self._pending).encode("utf-8")
+            self._pending.insert(0, b"\n")
+        data = b"".join(self._pending)
         records = len(self._pending) - self._cut
         self._pending, self._pending_size = [], 0
         written = 0

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from k8s_wiretap.capture import jsonfast
 from k8s_wiretap.capture.format import QUERY_ABSENT
 from k8s_wiretap.importers import framing, gke, limits, shapes
 from k8s_wiretap.importers.limits import Limits
@@ -204,16 +205,21 @@ class _Inflating(io.RawIOBase):
 
 def _shallow(line: bytes, value: Any) -> None:
     """Refuse a value nested deeper than MAX_DEPTH (JSON that parses, but that redacting
-    would recurse through too deep). Only a line with that many brackets is walked."""
+    would recurse through too deep). Only a line with that many brackets is walked, a
+    level at a time (the containers of each level, then of the next)."""
     if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
         return
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 1
+    while level:
         if depth > MAX_DEPTH:
             raise BadEvent(TOO_DEEP)
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+        below = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, dict | list):
+                    below.append(child)
+        level, depth = below, depth + 1
 
 
 def _text(line: bytes, value: Any) -> None:
@@ -363,7 +369,7 @@ def _dumped_sorted(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Event:
     """One audit Event, checked: what an exchange needs is there and of its type."""
 
@@ -525,9 +531,8 @@ def _file_events(
             if isinstance(line, framing.BadEntry):
                 skip(f"{path}:{number}", str(line))
                 continue
-            if not line.strip():
+            if not line or line.isspace():  # blank (`strip` would copy every line)
                 continue
-            where = f"{path}:{number}"
             report.values += 1
             if span is not None and span.skipped(line):  # told by its time: never parsed
                 report.outside += 1
@@ -536,7 +541,7 @@ def _file_events(
             try:
                 raws, shape = _unwrapped(line, shape, report)
             except (BadEvent, shapes.Unfit) as error:
-                skip(where, str(error))
+                skip(f"{path}:{number}", str(error))
                 continue
             for index, raw in enumerate(raws):
                 try:
@@ -544,6 +549,7 @@ def _file_events(
                 except BadEvent as error:
                     if shape is not None:
                         report.unfit(1, shape.name, str(error))
+                    where = f"{path}:{number}"
                     skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
                     continue
                 if span is not None and not span.holds(event.received):
@@ -579,6 +585,7 @@ def _unwrapped(
     value is none of it, the shape it has (`shapes.detect`); refused when nested too deep
     or holding a lone surrogate. The shape it was read by is returned, and counted in
     `report` once the value was read in it."""
+    read_by_json = jsonfast.read_by_json()
     try:
         value = shapes.loaded(line, "the line")
     except shapes.Unfit as error:  # not JSON, or too deep for the parser
@@ -596,7 +603,8 @@ def _unwrapped(
         raise
     report.shapes[shape.name] += 1  # a shape the value was read in, not one it only resembled
     _shallow(line, raws)
-    _text(line, raws)
+    if jsonfast.read_by_json() != read_by_json:  # orjson refuses a lone surrogate
+        _text(line, raws)
     return raws, shape
 
 
@@ -616,10 +624,6 @@ def _method(verb: str) -> str:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _dumped(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def _request_type(event: Event) -> str:
@@ -720,7 +724,7 @@ def redacted_annotations(event: Event, sink: Sink) -> dict[str, Any]:
     redacted = {}
     for key, value in annotations.items():
         if key.startswith(PATCH_ANNOTATION):
-            text = value if isinstance(value, str) else _dumped(value).decode()
+            text = value if isinstance(value, str) else sink.dumps(value).decode()
             if sensitive:
                 value = sink.placeholder(text)
             else:
@@ -745,7 +749,7 @@ def redacted_user(user: Any, sink: Sink) -> Any:
 def _placeholders(values: Any, sink: Sink) -> Any:
     if isinstance(values, list):
         return [_placeholders(value, sink) for value in values]
-    return sink.placeholder(values if isinstance(values, str) else _dumped(values).decode())
+    return sink.placeholder(values if isinstance(values, str) else sink.dumps(values).decode())
 
 
 def _audit(event: Event, sink: Sink) -> dict[str, Any]:
@@ -775,7 +779,7 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
 
 def _unheld(held: Event | bytes) -> Event:
     """A held RequestReceived event, parsed again when it was held as its JSON."""
-    return held if isinstance(held, Event) else Event.of(json.loads(held))
+    return held if isinstance(held, Event) else Event.of(jsonfast.loads(held))
 
 
 @dataclass
@@ -827,7 +831,7 @@ class AuditImport:
         state.stages.append(event.stage)
         if event.stage == "RequestReceived":
             # past COMPACT open, held as its JSON: a fifth of the parsed event's memory
-            state.held = event if len(self._open) < COMPACT else _dumped(event.raw)
+            state.held = event if len(self._open) < COMPACT else self.sink.dumps(event.raw)
             return
         self._request(state, event)
         self._response(state, event)
@@ -897,7 +901,7 @@ class AuditImport:
         )
         body = None
         if "requestObject" in raw:
-            body = _dumped(raw["requestObject"])
+            body = self.sink.dumps(raw["requestObject"])
             if _request_type(event):
                 headers.append(("Content-Type", _request_type(event)))
         user = _dict(raw.get("user"))
@@ -968,7 +972,7 @@ class AuditImport:
         del self._open[event.key]
         self._finished(event.key)
         raw = event.raw
-        body = _dumped(raw["responseObject"]) if "responseObject" in raw else None
+        body = self.sink.dumps(raw["responseObject"]) if "responseObject" in raw else None
         error = None
         if event.stage == "Panic":
             error = "the API server panicked serving this request (audit stage Panic)"
@@ -1014,6 +1018,7 @@ def import_audit(
     """Import the audit logs at `paths`, in order, into `sink`, within `bounds`; with
     `span`, the exchanges whose requests were received inside it (`timerange`)."""
     importer = AuditImport(sink, max_open=bounds.max_open)
+    sink.read_by_jsonfast()  # every value is read by `jsonfast.loads` (`shapes.loaded`)
     for event in read_events(paths, sink, bounds, importer.files, span):
         importer.feed(event)
     importer.finish()

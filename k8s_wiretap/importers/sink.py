@@ -45,7 +45,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from k8s_wiretap.capture import records
+from k8s_wiretap.capture import jsonfast, records
 from k8s_wiretap.capture.format import body_record, cut_note, stop_note
 from k8s_wiretap.capture.outputs import (
     FileOutput,
@@ -63,6 +63,7 @@ from k8s_wiretap.wire.words import counted
 __all__ = ["EARLIEST", "LATEST", "SKIP_NOTES", "Sink", "time_error"]
 
 SKIP_NOTES = 1000  # skipped parts noted one by one in the recording, at most
+PLACEHOLDERS = 4096  # values whose placeholders the sink remembers, at most
 # The times a record may hold (seconds since the epoch): a day inside what `datetime` can
 # make a date of (the years 1 to 9999), so that it is a date in any timezone.
 EARLIEST = 86_400.0  # 1970-01-02T00:00:00Z
@@ -73,6 +74,8 @@ Headers = Sequence[tuple[str, str]]
 def time_error(when: Any) -> str | None:
     """Why `when` cannot be a record's time (a number, finite, between EARLIEST and
     LATEST); None when it can."""
+    if type(when) is float and EARLIEST < when < LATEST:
+        return None  # the common case, told at once (a NaN fails the comparison)
     if not isinstance(when, int | float) or isinstance(when, bool):
         return f"a time that is no number ({type(when).__name__})"
     if isinstance(when, float) and not math.isfinite(when):
@@ -127,6 +130,7 @@ class Sink:
         self.exchanges = 0  # requests written
         self.skipped = 0
         self._redactor = Redactor()
+        self._placeholders: dict[str, str] = {}  # value: its placeholder (`placeholder`)
         self._open: dict[str, _Open] = {}
         self._closed = False
         self._cut: str | None = None
@@ -242,10 +246,27 @@ class Sink:
         it will never have (the importer says so in a note)."""
         self._open.pop(id, None)
 
+    # -- how values are written -----------------------------------------------------------
+    def read_by_jsonfast(self) -> None:
+        """The importer reads every value it passes (and its bodies) with `jsonfast.loads`
+        (its other numbers checked finite): write them with a `jsonfast.Writer`, the same
+        bytes at orjson's speed."""
+        self._output.dumps = jsonfast.Writer()
+
+    def dumps(self, value: Any) -> bytes:
+        """`value` as the recording's JSON writes it (compact, not ASCII-escaped), UTF-8."""
+        return self._output.dumps(value)
+
     # -- redaction of what an importer passes as given ------------------------------------
     def placeholder(self, value: str) -> str:
-        """The placeholder the recording's bodies and headers give `value`."""
-        return self._redactor.text(value)
+        """The placeholder the recording's bodies and headers give `value` (remembered for
+        the last PLACEHOLDERS values: a log repeats its users' credential ids and tokens)."""
+        said = self._placeholders.get(value)
+        if said is None:
+            if len(self._placeholders) >= PLACEHOLDERS:
+                self._placeholders.clear()
+            said = self._placeholders[value] = self._redactor.text(value)
+        return said
 
     def token_names(self, info: RequestInfo, *names: str) -> dict[str, str]:
         """The names of `info`'s request and `names` that are tokens, with their

@@ -16,10 +16,11 @@ has); the importer keeps both in the record's `audit` field.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from k8s_wiretap.capture import jsonfast
 
 __all__ = ["DEPTH", "REGISTRY", "TAKEN", "Shape", "Unfit", "detect", "loaded", "nested", "took"]
 
@@ -62,10 +63,11 @@ def detect(value: Any) -> tuple[Shape | None, int]:
 
 
 def loaded(value: Any, what: str) -> Any:
-    """`value`, parsed when it is JSON's text (a wrapper's string); Unfit when it is no JSON."""
+    """`value`, parsed when it is JSON's text (a wrapper's string; `jsonfast.loads`, which
+    reads as `json` does); Unfit when it is no JSON."""
     if isinstance(value, str | bytes):
         try:
-            return json.loads(value)
+            return jsonfast.loads(value)
         except RecursionError:
             raise Unfit(f"{what} is nested too deep to read") from None
         except ValueError as error:

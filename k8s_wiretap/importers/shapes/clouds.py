@@ -64,6 +64,7 @@ import json
 import re
 from typing import Any
 
+from k8s_wiretap.capture import jsonfast
 from k8s_wiretap.importers import framing, gke, limits
 from k8s_wiretap.importers.shapes.base import (
     Shape,
@@ -101,7 +102,7 @@ def _message(item: Any, what: str) -> list[Any]:
         raise Unfit(f"{what} without a message")
     text = item["message"]
     try:
-        value = json.loads(text)
+        value = jsonfast.loads(text)
     except RecursionError:
         raise Unfit(f"{what}'s message is nested too deep to read") from None
     except ValueError as error:

@@ -1,0 +1,78 @@
+"""JSON read and written exactly as the standard library's `json` reads and writes it, at
+orjson's speed where the two agree (what an import of a big log spends most of its time on).
+
+- `loads(data)`: `json.loads(data)`'s value (and its errors). orjson reads it, unless it
+  refuses the text (NaN and Infinity, a number too big for a double, a lone surrogate, a
+  byte order mark, text that is no UTF-8, a nesting past 1,024: `json` reads what it can
+  of those) or the text has a run of 20 digits (orjson reads an integer past 64 bits as a
+  float, `json` as an integer): then `json` reads it, and it is counted (`Writer`).
+- `exact(value)`: `json.dumps(value, separators=(",", ":"), ensure_ascii=False)` as UTF-8,
+  the way a recording's lines are written (`capture.outputs`).
+- `Writer()(value)`: `exact(value)`, written by orjson where its bytes are the same. orjson
+  refuses integers past 64 bits, keys that are no strings and lone surrogates (`json` then
+  writes them), and spells some floats differently: under 1e-4 (`0.00001` for `1e-05`,
+  `1e-6` for `1e-06`), which a quick look at its bytes finds, and NaN and the infinities
+  (`null`), which it cannot: a Writer is for values `loads` read (and numbers its caller
+  checked finite), and once `loads` has read any value with `json` since the Writer was
+  made, it writes everything with `json`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+__all__ = ["Writer", "exact", "loads", "read_by_json"]
+
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_LONG = b"0" * 20  # a run of 20 digits, once every digit is a 0
+# orjson's spelling of a float under 1e-4 that `json` spells otherwise: a one-digit negative
+# exponent (`json` writes two digits) ending the number (a `,`, `]`, `}` or the end follow
+# it: a string's `node-1"` does not match), or, from 1e-5 to 1e-4, no exponent at all
+_SMALL = re.compile(rb"e-[0-9](?:[,\]}]|\Z)")
+_read_by_json = 0  # values `loads` gave to `json` to read (see `Writer`)
+
+
+def loads(data: bytes | str) -> Any:
+    """`json.loads(data)`, read by orjson where it reads the same (see the module)."""
+    global _read_by_json
+    if isinstance(data, bytes) and _LONG not in data.translate(_DIGITS):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    _read_by_json += 1
+    return json.loads(data)
+
+
+def read_by_json() -> int:
+    """How many values `loads` has given to `json` to read: what orjson refused (a lone
+    surrogate, among others) is read there, so a value read while it stays the same holds
+    none of that."""
+    return _read_by_json
+
+
+def exact(value: Any) -> bytes:
+    """`value` as a recording's line holds it (`json`, compact, not ASCII-escaped), UTF-8."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+class Writer:
+    """`exact`, written by orjson where its bytes are the same (see the module)."""
+
+    def __init__(self) -> None:
+        self._reads = _read_by_json
+
+    def __call__(self, value: Any) -> bytes:
+        if _read_by_json != self._reads:
+            return exact(value)
+        try:
+            fast = orjson.dumps(value)
+        except TypeError:  # orjson.JSONEncodeError: a big integer, a key, a surrogate
+            return exact(value)
+        if b"0.0000" in fast or _SMALL.search(fast):
+            return exact(value)
+        return fast
