@@ -1,0 +1,131 @@
+"""`--jobs N` and `--dask ADDRESS`: where the partitions of a long command run.
+
+`import audit` and `explain` split their input into partitions, each a small picklable
+description of its part (a path, byte offsets, times), given to a module-level function
+whose result is small too (bytes of bounded size, or a part file); the command puts the
+results together in order, so that its output is byte for byte one job's whatever ran it.
+
+- `--jobs N` (default: the cores this process may run on): N processes on this machine
+  (a `ProcessPoolExecutor` started with `forkserver`, so a partition gets nothing from the
+  command's process but its arguments, as on Dask); `--jobs 1` runs in this process.
+- `--dask ADDRESS`: a running Dask scheduler (`tcp://HOST:8786`). The partitions go to its
+  workers through `distributed.Client(ADDRESS).get_executor()`; the workers must have this
+  package installed (the same version) and read the input at the path the command was
+  given (a volume shared by the client and the workers: docs/scale.md). Without the
+  `dask` extra installed, or with no scheduler there, it is a one-line error, exit 2.
+
+`Pool.workers` is how many partitions can run at once (the jobs, or the Dask workers'
+threads), which the command uses to choose its partitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from k8s_wiretap.errors import UsageError
+
+__all__ = ["Inline", "Pool", "add_options", "cores", "pool"]
+
+DASK_TIMEOUT = 10.0  # seconds to reach the scheduler before it is an error
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity; all of them where unknown)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of jobs (1 or more)")
+    return value
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """`--jobs N` and `--dask ADDRESS` on a command's parser."""
+    parser.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help=f"processes to run on this machine (default: its cores, {cores()} here); "
+        "the output is the same whatever N",
+    )
+    parser.add_argument(
+        "--dask",
+        default=None,
+        metavar="ADDRESS",
+        help="run on the workers of the Dask scheduler at ADDRESS (tcp://HOST:8786), "
+        "which read the input at the same path (docs/scale.md)",
+    )
+
+
+class Inline(Executor):
+    """An executor that runs each call in this process, when it is submitted."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # the caller's result() raises it, as a pool's does
+            future.set_exception(error)
+        return future
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Where the partitions run: the executor, how many run at once, and a name for it."""
+
+    executor: Executor
+    workers: int
+    where: str
+
+
+@contextmanager
+def pool(args: argparse.Namespace) -> Iterator[Pool]:
+    """The pool `--jobs`/`--dask` ask for, shut down when the block ends."""
+    if getattr(args, "dask", None):
+        with _dask(args.dask) as found:
+            yield found
+        return
+    jobs = args.jobs if getattr(args, "jobs", None) else cores()
+    if jobs == 1:
+        yield Pool(Inline(), 1, "1 job")
+        return
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as executor:
+        yield Pool(executor, jobs, f"{jobs} jobs")
+
+
+@contextmanager
+def _dask(address: str) -> Iterator[Pool]:
+    try:
+        from distributed import Client
+    except ImportError as error:
+        raise UsageError(
+            "--dask needs Dask's distributed: pip install 'k8s-wiretap[dask]'"
+        ) from error
+    try:
+        client = Client(address, timeout=DASK_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as error:
+        raise UsageError(f"cannot reach the Dask scheduler at {address}: {error}") from error
+    try:
+        threads = sum(client.nthreads().values())
+        if threads == 0:
+            raise UsageError(f"the Dask scheduler at {address} has no workers")
+        yield Pool(client.get_executor(pure=False), threads, f"Dask at {address}")
+    finally:
+        client.close()
