@@ -21,6 +21,7 @@ threads), which the command uses to choose its partitions.
 from __future__ import annotations
 
 import argparse
+import importlib
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
@@ -112,14 +113,14 @@ def pool(args: argparse.Namespace) -> Iterator[Pool]:
 
 @contextmanager
 def _dask(address: str) -> Iterator[Pool]:
-    try:
-        from distributed import Client
+    try:  # untyped, and optional: the `dask` extra
+        distributed: Any = importlib.import_module("distributed")
     except ImportError as error:
         raise UsageError(
             "--dask needs Dask's distributed: pip install 'k8s-wiretap[dask]'"
         ) from error
     try:
-        client = Client(address, timeout=DASK_TIMEOUT, set_as_default=False)
+        client = distributed.Client(address, timeout=DASK_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as error:
         raise UsageError(f"cannot reach the Dask scheduler at {address}: {error}") from error
     try:
