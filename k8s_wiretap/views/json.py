@@ -32,7 +32,7 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
 from k8s_wiretap.wire.controls import escape_json_bytes
 
-__all__ = ["audit_record", "dumps", "exchange_record", "write_json"]
+__all__ = ["audit_record", "dumps", "exchange_record", "line", "skim", "write_json"]
 
 
 def _body(decoded: Decoded) -> Any:
@@ -151,6 +151,28 @@ def _line(explainer: Explainer, exchange: Exchange) -> bytes:
         return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
     except TypeError:  # orjson.JSONEncodeError
         return dumps(exchange_record(analysis, exchange, explainer))
+
+
+def line(explainer: Explainer, exchange: Exchange) -> bytes:
+    """The exchange's line as `write_json` writes it (escaped)."""
+    return escape_json_bytes(_line(explainer, exchange))
+
+
+def skim(explainer: Explainer, exchange: Exchange) -> None:
+    """Every question `line` asks that changes what later lines say, in its order, without
+    making the line (a partition's lines before and after its own: `explain/stream.py`'s
+    `Gate`): what it decodes and keeps (request and response bodies, watch events, under
+    the release of the moment), who sent it (kept), the analysis caught up, whether it
+    starts an informer (`Summaries.saw`), its place in the chains (`Chains.add`). The
+    rest (the summary, the patch replay, the record) only reads."""
+    analysis = explainer.analysis
+    analysis.request_body(exchange)
+    analysis.response_body(exchange)
+    analysis.who(exchange)
+    _ = analysis.history  # caught up, as `analysis.replay` has it
+    analysis.events(exchange)
+    explainer.summaries.saw(exchange)
+    explainer.chains.add(exchange)
 
 
 def write_json(records: Iterable[dict[str, Any]], out: BinaryIO) -> Assembler:
