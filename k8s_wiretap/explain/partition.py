@@ -46,6 +46,7 @@ partition's process exit at once, as a worker that dies.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import zlib
@@ -112,11 +113,18 @@ def explain_part(part: Part, line: Line, skim: Skim) -> Done:
     its range, `skim(explainer, exchange)` for the others read (module docstring)."""
     if os.environ.get(FAIL_ENV) == str(part.index):
         os._exit(70)  # a worker that dies (tests)
-    done = _run(part, line, skim)
-    if done is None:  # skimmed under another release: whole lines in place of skims
-        done = _run(part, line, line)
-        assert done is not None
-        done.thorough = True
+    before = gc.get_threshold()
+    gc.freeze()  # as one job's (`commands/writers._batch_collector`): passes are rare
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        done = _run(part, line, skim)
+        if done is None:  # skimmed under another release: whole lines in place of skims
+            done = _run(part, line, line)
+            assert done is not None
+            done.thorough = True
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
     return done
 
 
