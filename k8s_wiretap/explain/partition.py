@@ -49,6 +49,7 @@ from __future__ import annotations
 import gc
 import itertools
 import os
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -101,11 +102,12 @@ class Part:
 class Done:
     """A partition's lines, as they go out; the warnings of the records it read (the last
     partition read them all: one job's); `thorough`: it ran again with whole lines in
-    place of skims (`Gate.unsure`)."""
+    place of skims (`Gate.unsure`); `cpu`: the CPU seconds it took."""
 
     lines: bytes
     warnings: list[str] = field(default_factory=list)
     thorough: bool = False
+    cpu: float = 0.0  # CPU seconds it took
 
 
 def explain_part(part: Part, line: Line, skim: Skim) -> Done:
@@ -113,6 +115,7 @@ def explain_part(part: Part, line: Line, skim: Skim) -> Done:
     its range, `skim(explainer, exchange)` for the others read (module docstring)."""
     if os.environ.get(FAIL_ENV) == str(part.index):
         os._exit(70)  # a worker that dies (tests)
+    began = time.process_time()
     before = gc.get_threshold()
     gc.freeze()  # as one job's (`commands/writers._batch_collector`): passes are rare
     gc.set_threshold(100_000, 50, 100)
@@ -125,6 +128,7 @@ def explain_part(part: Part, line: Line, skim: Skim) -> Done:
     finally:
         gc.set_threshold(*before)
         gc.unfreeze()
+    done.cpu = time.process_time() - began
     return done
 
 
@@ -171,9 +175,9 @@ def plan(path: Path, workers: int) -> list[Part]:
     else:
         offsets = [int(size * share) for share in shares(workers)]
     times: list[float] = []
-    for time in _times_at(path, offsets):
-        if not times or time > times[-1]:
-            times.append(time)
+    for when in _times_at(path, offsets):
+        if not times or when > times[-1]:
+            times.append(when)
     bounds: list[float | None] = [None, *times, None]
     count = len(bounds) - 1
     return [

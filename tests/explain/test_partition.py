@@ -4,6 +4,7 @@ at once, their lines one job's byte for byte wherever the splits fall
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import re
@@ -14,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,8 +112,9 @@ def test_a_small_recording_is_one_job_and_a_large_one_is_split(
     assert partition.worth(small)
     parts = plan(small, 2)
     assert len(parts) > 10
-    starts = [p.start for p in parts[1:]]
-    assert starts == sorted(starts) and [p.end for p in parts[:-1]] == starts
+    starts = [p.start for p in parts[1:] if p.start is not None]
+    assert len(starts) == len(parts) - 1 and starts == sorted(set(starts))
+    assert [p.end for p in parts[:-1]] == starts
 
 
 def explain(
@@ -233,7 +236,7 @@ def dask_cluster() -> Iterator[str]:
 
 
 def _wait_for_workers(address: str, count: int) -> None:
-    import distributed  # type: ignore[import-untyped]
+    distributed: Any = importlib.import_module("distributed")  # untyped
 
     deadline = time.monotonic() + 120
     with distributed.Client(address, timeout=60) as client:
