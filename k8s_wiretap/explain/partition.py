@@ -19,15 +19,16 @@ So nothing crosses a split but the split's time: every partition runs the one st
 `explain/stream.py` from the recording's first record, and its state is one job's at every
 record. What it saves is the lines that are not its own (`stream.Gate`): before its range
 and after it, `skim` asks of each exchange only the questions of a line that change what
-later lines say (what is decoded and kept, who sent it, the analysis caught up, whether it
-starts an informer, its place in the chains: `views.json.skim`), not the rest (the summary,
-the patch replay, the record and its serialization), which only reads. A partition's range
+later lines say (who sent it, the analysis caught up, whether it starts an informer, its
+place in the chains: `views.json.skim`), not the rest (the bodies decoded, the summary, the
+patch replay, the record and its serialization), which only reads or decodes what any
+later moment decodes alike. A partition's range
 is a run of the output's lines, from the first made for an exchange whose request is at
 its start time or later to the first, after that, at the next partition's: the same line in
 both partitions, as both run the same stream. It reads on past its range until its last
 line is made (a watch begun in it is explained when it ends) and stops.
 
-One thing a skim changes differently from a line: what it does not decode is decoded later,
+One thing a skim leaves otherwise than a line: what it does not decode is decoded later,
 when a later line asks, and so under the release of that moment. The release changes once
 at most, when the first `/version` answer comes after the `PRELUDE` records the stream
 waits for it; a partition that skimmed before such a change (`Gate.unsure`) runs again

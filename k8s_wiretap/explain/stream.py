@@ -97,16 +97,8 @@ class Gate:
         self.start, self.end, self.skim = start, end, skim
         self.phase = 0 if start is not None else 1  # 0 before, 1 owned, 2 after
         self.pending = 0  # owned slots not filled yet
-        self.skimmed = False
-        self.releases: set[Release | None] = set()  # the analysis's, at each line or skim
-
-    @property
-    def unsure(self) -> bool:
-        """Whether a line may differ from one job's: the release the bodies are decoded
-        as changed (a recording whose first /version answer comes after `PRELUDE`
-        records) after a skim, which decoded less than a line would have, under the
-        other (a later line may read what a line would have decoded then)."""
-        return self.skimmed and len(self.releases) > 1
+        self.skimmed: set[Release | None] = set()  # the releases skims were made under
+        self.unsure = False  # an owned line made under another release than a skim
 
     def owns(self, exchange: Exchange) -> bool:
         """Whether the slot made now, in output order, for `exchange` is owned."""
@@ -241,17 +233,20 @@ class _Stream[T]:
 
     def fill(self, slot: _Slot[T], exchange: Exchange) -> None:
         """Make the line of `slot` (or, for a line not owned, ask what it would ask)."""
-        if self.gate is not None:
-            self.gate.releases.add(self.analysis.release)
+        gate, release = self.gate, self.analysis.release
         if slot.owned:
+            if gate is not None and gate.skimmed and gate.skimmed != {release}:
+                # what the skims did not decode, this line decodes under another release
+                # than one job did (the first /version answer came late: `PRELUDE`)
+                gate.unsure = True
             slot.line = self.line(self.explainer, exchange)
             slot.made = True
             if self.gate is not None:
                 self.gate.pending -= 1
             return
-        assert self.gate is not None
-        self.gate.skim(self.explainer, exchange)
-        self.gate.skimmed = True
+        assert gate is not None
+        gate.skim(self.explainer, exchange)
+        gate.skimmed.add(release)
         slot.made = True
 
 

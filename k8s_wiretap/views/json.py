@@ -161,16 +161,14 @@ def line(explainer: Explainer, exchange: Exchange) -> bytes:
 def skim(explainer: Explainer, exchange: Exchange) -> None:
     """Every question `line` asks that changes what later lines say, in its order, without
     making the line (a partition's lines before and after its own: `explain/stream.py`'s
-    `Gate`): what it decodes and keeps (request and response bodies, watch events, under
-    the release of the moment), who sent it (kept), the analysis caught up, whether it
-    starts an informer (`Summaries.saw`), its place in the chains (`Chains.add`). The
-    rest (the summary, the patch replay, the record) only reads."""
+    `Gate`): who sent it (kept, of the exchanges held now), the analysis caught up (as
+    `Analysis.replay` has it), whether it starts an informer (`Summaries.saw`), its place
+    in the chains (`Chains.add`). The rest only reads, or decodes what any later moment
+    decodes alike (a body, a watch event: the same bytes under the same release; a change
+    of release is the `Gate`'s to see)."""
     analysis = explainer.analysis
-    analysis.request_body(exchange)
-    analysis.response_body(exchange)
     analysis.who(exchange)
-    _ = analysis.history  # caught up, as `analysis.replay` has it
-    analysis.events(exchange)
+    _ = analysis.history
     explainer.summaries.saw(exchange)
     explainer.chains.add(exchange)
 

@@ -17,11 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from bench import audit_import
 from k8s_wiretap.capture.reader import iter_records, load
-from k8s_wiretap.explain import partition
+from k8s_wiretap.explain import partition, stream
 from k8s_wiretap.explain.partition import Part, explain_part, plan, shares
 from k8s_wiretap.kube.verbs import WRITES
 from k8s_wiretap.views import json as json_view
@@ -86,6 +87,37 @@ def test_without_the_skim_the_partitions_would_say_something_else() -> None:
     nothing = b"".join(explain_part(p, json_view.line, lambda _e, _x: None).lines for p in parts)
     assert nothing != one_job(path)
     assert len(nothing.splitlines()) == len(one_job(path).splitlines())
+
+
+def test_a_release_that_comes_late_makes_the_skimming_partitions_make_whole_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first /version answer after the records the stream waits for changes the release
+    the bodies are decoded as: a partition that skimmed before it runs again, its skims
+    whole lines (`Gate.unsure`), and writes one job's lines all the same."""
+    monkeypatch.setattr(stream, "PRELUDE", 50)
+    records = list(iter_records(RECORDINGS / "kubelet-life.jsonl.gz", []))
+    version = {
+        r["id"]
+        for r in records
+        if r.get("record") == "request" and r["path"].split("?")[0] == "/version"
+    }
+    assert version
+    moved = [r for r in records if r.get("id") in version]
+    rest = [r for r in records if r.get("id") not in version]
+    late = tmp_path / "late.jsonl"
+    late.write_bytes(
+        b"".join(orjson.dumps(r) + b"\n" for r in [*rest[:1500], *moved, *rest[1500:]])
+    )
+    splits = awkward_splits(late)
+    bounds: list[float | None] = [None, *splits, None]
+    parts = [
+        Part(str(late), i, len(bounds) - 1, bounds[i], bounds[i + 1])
+        for i in range(len(bounds) - 1)
+    ]
+    done = [explain_part(p, json_view.line, json_view.skim) for p in parts]
+    assert b"".join(d.lines for d in done) == one_job(late)
+    assert not done[0].thorough and any(d.thorough for d in done)
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3, 4])
