@@ -35,10 +35,12 @@ waits for it; a partition that skimmed before such a change (`Gate.unsure`) runs
 with the whole line made and dropped in place of the skim (`thorough`): one job's work,
 one job's lines.
 
-The cost: a skim is about half a line (SKIM_COST), so partition k also pays half of what
-comes before it; `plan` chooses the ranges so that every partition costs the same
-(`shares`), which on two workers is 1/(2 - SKIM_COST) of one job. A recording smaller
-than `MIN_BYTES` is explained by one job in this process: starting processes costs more.
+The cost: a skim is 0.55-0.65 of a line (`SKIM_COST`; reading, assembling, decoding what
+is observed and finding causes are most of a line, and a skim does them all), so partition
+k also pays that share of what comes before it; `plan` chooses the ranges so that every
+partition costs the same (`shares`), which on two workers is 1/(2 - SKIM_COST) of one job:
+at best 1.4 times as fast. A recording smaller than `MIN_BYTES` is explained by one job in
+this process: starting processes costs more.
 
 `PART_BYTES_ENV` (a number of bytes; tests) splits a recording of any size into ranges of
 that many bytes of it, whatever the workers; `FAIL_ENV` (a partition's number) makes that
@@ -77,7 +79,7 @@ __all__ = [
 ]
 
 MIN_BYTES = 32 << 20  # a recording smaller than this is explained by one job, in process
-SKIM_COST = 0.5  # what a skimmed exchange costs, of a line made (measured: 0.52 on audit)
+SKIM_COST = 0.6  # what a skimmed exchange costs, of a line made (measured: 0.55-0.65, audit)
 PART_BYTES_ENV = "K8S_WIRETAP_EXPLAIN_PART_BYTES"
 FAIL_ENV = "K8S_WIRETAP_EXPLAIN_FAIL_PART"
 REQUEST = b'{"record":"request"'
@@ -181,9 +183,8 @@ def plan(path: Path, workers: int) -> list[Part]:
             times.append(when)
     bounds: list[float | None] = [None, *times, None]
     count = len(bounds) - 1
-    return [
-        Part(str(path), index, count, bounds[index], bounds[index + 1]) for index in range(count)
-    ]
+    where = str(path.absolute())  # a Dask worker's folder is its own
+    return [Part(where, index, count, bounds[index], bounds[index + 1]) for index in range(count)]
 
 
 def _part_bytes() -> int | None:
