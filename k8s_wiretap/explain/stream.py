@@ -29,6 +29,11 @@ explained when they have, not when the next record comes.
 The release the bodies are decoded as is the first `/version` answer, as `Analysis.of`
 takes it: the records are held back until it comes (the proxy asks at start), for at most
 `PRELUDE` records.
+
+`explain --jobs N` runs this same stream in every partition (`explain/partition.py`),
+from the first record, with a `Gate` that says which lines are the partition's own: the
+others are skimmed (their questions that change what later lines say, asked at the same
+point), and the stream stops once the partition's own are made.
 """
 
 from __future__ import annotations
