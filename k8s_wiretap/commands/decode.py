@@ -56,7 +56,9 @@ def register(subparsers: Any) -> None:
         help="the story of a recording, or every exchange decoded and explained",
         description="A recording, explained, on stdout in one of the output formats "
         "(`export --FORMAT OUT` writes any of them to a file): by default the story, "
-        "each kubectl command and what it set off, component by component.",
+        "each kubectl command and what it set off, component by component. --jobs and "
+        "--dask split --format json into partitions run at once, its bytes the same; the "
+        "other formats are made of the whole recording, in one job.",
     )
     explain.add_argument("recording", type=recording_path)
     choices = formats.to_stdout()
