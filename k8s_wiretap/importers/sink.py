@@ -249,9 +249,9 @@ class Sink:
     # -- how values are written -----------------------------------------------------------
     def read_by_jsonfast(self) -> None:
         """The importer reads every value it passes (and its bodies) with `jsonfast.loads`
-        (its other numbers checked finite): write them with a `jsonfast.Writer`, the same
-        bytes at orjson's speed."""
-        self._output.dumps = jsonfast.Writer()
+        (its other numbers checked finite, integers or times): write them with a
+        `jsonfast.Writer` of values `loads` read, the same bytes at orjson's speed."""
+        self._output.dumps = jsonfast.Writer(read=True)
 
     def dumps(self, value: Any) -> bytes:
         """`value` as the recording's JSON writes it (compact, not ASCII-escaped), UTF-8."""
