@@ -231,7 +231,7 @@ class Redactor:
             return self._within(info, known, seen, self._cbor_body, sensitive, body)
         if envelope.is_protobuf(body):
             return self._within(info, known, seen, self._proto_body, sensitive, body)
-        if sensitive is None and b"Secret" not in body:
+        if sensitive is None and (b"Secret" not in body or _no_secret_values(content_type, body)):
             return body, False  # the common case: nothing to look for, nothing parsed
         return self._within(info, known, seen, self._text_body, sensitive, content_type, body)
 
@@ -572,6 +572,21 @@ def _kept_name(info: RequestInfo) -> str:
     """The request's name as a Status message may keep it: not when it is a token."""
     sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
     return "" if sensitive and sensitive.is_token_name(info.name) else info.name
+
+
+# What redaction changes in a Secret found by its kind in a body of a resource that is not
+# sensitive (`_secret`): its `data`, its `stringData`, its last-applied annotation. In JSON
+# without a `\u` escape each key that is one of those is spelt out as it is here.
+_SECRET_KEYS = (b'"data"', b'"stringData"', LAST_APPLIED.rpartition("/")[2].encode())
+
+
+def _no_secret_values(content_type: str, body: bytes) -> bool:
+    """Whether a JSON body that names the kind Secret (a discovery document does) holds
+    no key redaction would change (`_SECRET_KEYS`): then nothing in it is redacted, and it
+    need not be parsed. Any `\\u` escape (a key may be spelt with them) or YAML: False."""
+    if "yaml" in media_type(content_type) or b"\\u" in body:
+        return False
+    return not any(key in body for key in _SECRET_KEYS)
 
 
 def _load(content_type: str, body: bytes) -> Any:
