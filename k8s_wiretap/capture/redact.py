@@ -45,7 +45,7 @@ import io
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import cbor2
@@ -73,6 +73,10 @@ UNREADABLE = b"redacted: a body that should be redacted could not be parsed"
 _LAST_APPLIED_POINTER = "/metadata/annotations/" + LAST_APPLIED.replace("/", "~1")
 PREFIX = b"redacted:"
 _T = TypeVar("_T")
+# The headers `Redactor._header` may change (lower case): any other is kept as it is.
+_REDACTED_HEADERS = frozenset(
+    ("authorization", "proxy-authorization", "sec-websocket-protocol", *SECRET_HEADERS)
+)
 
 
 class Redactor:
@@ -117,8 +121,11 @@ class Redactor:
         return self.text(value if isinstance(value, str) else _canonical(value).decode())
 
     # -- headers --------------------------------------------------------------------------
-    def headers(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        return [(name, self._header(name, value)) for name, value in headers]
+    def headers(self, headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [
+            (name, value if name.lower() not in _REDACTED_HEADERS else self._header(name, value))
+            for name, value in headers
+        ]
 
     def _header(self, name: str, value: str) -> str:
         lower = name.lower()

@@ -686,11 +686,12 @@ def _response_absent(event: Event) -> list[str]:
 def _info(event: Event) -> tuple[RequestInfo, bool]:
     """The request's RequestInfo, and whether its objects are sensitive (kube/sensitive.py)
     by the event's objectRef, or by its request line when that says more."""
-    info = parse_request(_method(event.verb) or "GET", event.uri)
+    info = parse_request(METHODS.get(event.verb) or "GET", event.uri)
+    if (info.group, info.resource, info.subresource) in SENSITIVE_RESOURCES:
+        return info, True
     ref = _dict(event.raw.get("objectRef"))
-    group, resource, sub = (str(ref.get(k) or "") for k in ("apiGroup", "resource", "subresource"))
-    keys = ((info.group, info.resource, info.subresource), (group, resource, sub))
-    return info, any(key in SENSITIVE_RESOURCES for key in keys)
+    group, resource = str(ref.get("apiGroup") or ""), str(ref.get("resource") or "")
+    return info, (group, resource, str(ref.get("subresource") or "")) in SENSITIVE_RESOURCES
 
 
 def token_unnamed(event: Event, sink: Sink) -> Event:
@@ -718,8 +719,11 @@ def redacted_annotations(event: Event, sink: Sink) -> dict[str, Any]:
     """The event's annotations, each webhook patch redacted: replaced whole on a sensitive
     resource, else redacted as a body of the request would be (a Secret object in it)."""
     annotations = _dict(event.raw.get("annotations"))
-    if not any(key.startswith(PATCH_ANNOTATION) for key in annotations):
-        return annotations
+    for key in annotations:
+        if key.startswith(PATCH_ANNOTATION):
+            break
+    else:
+        return annotations  # the common case: no webhook patch
     info, sensitive = _info(event)
     redacted = {}
     for key, value in annotations.items():
@@ -782,7 +786,7 @@ def _unheld(held: Event | bytes) -> Event:
     return held if isinstance(held, Event) else Event.of(jsonfast.loads(held))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Exchange:
     id: str  # the exchange's id: its auditID, or one derived from it (see `_fresh`)
     # a RequestReceived event, until the request is written (as its JSON when many are open)
@@ -902,8 +906,8 @@ class AuditImport:
         body = None
         if "requestObject" in raw:
             body = self.sink.dumps(raw["requestObject"])
-            if _request_type(event):
-                headers.append(("Content-Type", _request_type(event)))
+            if content_type := _request_type(event):
+                headers.append(("Content-Type", content_type))
         user = _dict(raw.get("user"))
         identity = {"credential": CREDENTIAL, "user": str(user.get("username") or "")}
         ips = raw.get("sourceIPs")

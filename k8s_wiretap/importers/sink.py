@@ -95,10 +95,13 @@ def _checked(when: float) -> float:
 
 
 def _content_type(headers: Headers) -> str:
-    return next((v for k, v in headers if k.lower() == "content-type"), "")
+    for name, value in headers:
+        if name.lower() == "content-type":
+            return value
+    return ""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     """What the sink keeps of an exchange until its end: how to redact its bodies."""
 
@@ -378,7 +381,7 @@ class Sink:
         return state
 
     def _headers(self, headers: Headers) -> list[list[str]]:
-        return [list(h) for h in self._redactor.headers(list(headers))]
+        return [[name, value] for name, value in self._redactor.headers(headers)]
 
     def _body(self, state: _Open, content_type: str, data: bytes) -> records.Body:
         kept = data[: self.max_body]
