@@ -203,11 +203,23 @@ class _Inflating(io.RawIOBase):
         return got
 
 
-def _shallow(line: bytes, value: Any) -> None:
+def _shallow(line: bytes, value: Any, whole: Any = None) -> None:
     """Refuse a value nested deeper than MAX_DEPTH (JSON that parses, but that redacting
-    would recurse through too deep). Only a line with that many brackets is walked, a
-    level at a time (the containers of each level, then of the next)."""
+    would recurse through too deep). Only a line with that many brackets is looked at: by
+    its text when `value` is `[whole]`, `whole` the line's value, and the line has no
+    backslash (`_nesting`), else walked a level at a time (the containers of each level,
+    then of the next)."""
     if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
+        return
+    if (
+        whole is not None
+        and type(value) is list
+        and len(value) == 1
+        and value[0] is whole
+        and b"\\" not in line
+    ):
+        if _nesting(line) + 1 > MAX_DEPTH:  # `value`, a list, is one more level
+            raise BadEvent(TOO_DEEP)
         return
     level = [value] if isinstance(value, dict | list) else []
     depth = 1
@@ -220,6 +232,22 @@ def _shallow(line: bytes, value: Any) -> None:
                 if isinstance(child, dict | list):
                     below.append(child)
         level, depth = below, depth + 1
+
+
+_OPENING_CLOSING = bytes.maketrans(b"[]{}", b"()()")
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+
+
+def _nesting(line: bytes) -> int:
+    """How deep the JSON value `line` (valid, without a backslash: no quote in a string is
+    escaped) nests, up to MAX_DEPTH + 1: the strings dropped (between every other quote),
+    its brackets alone, as `(` and `)`, lose their innermost pairs a level at a time."""
+    brackets = b"".join(line.split(b'"')[::2]).translate(_OPENING_CLOSING, _NOT_BRACKETS)
+    depth = 0
+    while brackets and depth <= MAX_DEPTH:
+        brackets = brackets.replace(b"()", b"")
+        depth += 1
+    return depth
 
 
 def _text(line: bytes, value: Any) -> None:
@@ -602,7 +630,7 @@ def _unwrapped(
         report.unfit(score, shape.name, str(error))
         raise
     report.shapes[shape.name] += 1  # a shape the value was read in, not one it only resembled
-    _shallow(line, raws)
+    _shallow(line, raws, value)
     if jsonfast.read_by_json() != read_by_json:  # orjson refuses a lone surrogate
         _text(line, raws)
     return raws, shape
