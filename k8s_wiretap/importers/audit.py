@@ -206,18 +206,11 @@ class _Inflating(io.RawIOBase):
 def _shallow(line: bytes, value: Any, whole: Any = None) -> None:
     """Refuse a value nested deeper than MAX_DEPTH (JSON that parses, but that redacting
     would recurse through too deep). Only a line with that many brackets is looked at: by
-    its text when `value` is `[whole]`, `whole` the line's value, and the line has no
-    backslash (`_nesting`), else walked a level at a time (the containers of each level,
-    then of the next)."""
+    its text when `value` is `[whole]`, `whole` the line's value (`_nesting`), else walked
+    a level at a time (the containers of each level, then of the next)."""
     if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
         return
-    if (
-        whole is not None
-        and type(value) is list
-        and len(value) == 1
-        and value[0] is whole
-        and b"\\" not in line
-    ):
+    if whole is not None and type(value) is list and len(value) == 1 and value[0] is whole:
         if _nesting(line) + 1 > MAX_DEPTH:  # `value`, a list, is one more level
             raise BadEvent(TOO_DEEP)
         return
@@ -239,9 +232,12 @@ _NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
 def _nesting(line: bytes) -> int:
-    """How deep the JSON value `line` (valid, without a backslash: no quote in a string is
-    escaped) nests, up to MAX_DEPTH + 1: the strings dropped (between every other quote),
-    its brackets alone, as `(` and `)`, lose their innermost pairs a level at a time."""
+    """How deep the JSON text `line` (valid) nests, up to MAX_DEPTH + 1: its escaped
+    backslashes dropped, then its escaped quotes (a run of backslashes pairs from its
+    left, as JSON reads it), the strings (between every other quote left), its brackets
+    alone, as `(` and `)`, lose their innermost pairs a level at a time."""
+    if b"\\" in line:
+        line = line.replace(b"\\\\", b"").replace(b'\\"', b"")
     brackets = b"".join(line.split(b'"')[::2]).translate(_OPENING_CLOSING, _NOT_BRACKETS)
     depth = 0
     while brackets and depth <= MAX_DEPTH:
@@ -814,7 +810,7 @@ def _unheld(held: Event | bytes) -> Event:
     return held if isinstance(held, Event) else Event.of(jsonfast.loads(held))
 
 
-@dataclass(slots=True)
+@dataclass
 class _Exchange:
     id: str  # the exchange's id: its auditID, or one derived from it (see `_fresh`)
     # a RequestReceived event, until the request is written (as its JSON when many are open)

@@ -101,7 +101,7 @@ def _content_type(headers: Headers) -> str:
     return ""
 
 
-@dataclass(slots=True)
+@dataclass
 class _Open:
     """What the sink keeps of an exchange until its end: how to redact its bodies."""
 

@@ -194,7 +194,8 @@ def test_json_nested_too_deep_is_a_skipped_line(tmp_path: Path) -> None:
     [
         {},  # told by the line's text
         {"userAgent": "]]]]}}}}" * 40, "sourceIPs": ["[[[{{{" * 40]},  # brackets in strings
-        {"userAgent": 'a \\"quoted\\" ]]]] agent'},  # an escaped quote: walked
+        {"userAgent": 'a \\"quoted\\" ]]]] agent'},  # escaped quotes
+        {"userAgent": "C:\\\\", "sourceIPs": ['\\\\\\"]]]]', "\\\\[[[["]},  # escaped backslashes
     ],
 )
 def test_a_line_nested_to_the_limit_is_read_and_one_deeper_skipped(
