@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import deque
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -78,6 +78,9 @@ FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules
         "refused_by",
     }
 )
+
+
+NO_REFUSAL = Refusal()  # what `Summaries._refusal` says of all but a 4xx (it never changes)
 
 
 def _plain(decoded: Decoded) -> Any:
@@ -212,14 +215,16 @@ class Summaries:
         key = (exchange.component, info.group, info.resource)
         known = self._first.get(key)
         if known is not None:
-            for said, initial in known.decided:
-                if said == exchange.id:
-                    return initial
+            said = known.decided.get(exchange.id)
+            if said is not None:
+                return said
         initial = known is None or _open_at(known.latest, exchange.time)
         if known is None:
             known = self._first[key] = _Started(exchange)
         known.latest = exchange
-        known.decided.append((exchange.id, initial))
+        known.decided[exchange.id] = initial
+        if len(known.decided) > DECIDED:
+            known.decided.popitem(last=False)
         return initial
 
     def explain(self, exchange: Exchange) -> Explanation:
@@ -289,7 +294,7 @@ class Summaries:
     def _refusal(self, exchange: Exchange) -> Refusal:
         status = exchange.status
         if status is None or not 400 <= status < 500:
-            return Refusal()
+            return NO_REFUSAL
         audit = exchange.request.audit or {}
         annotations = audit.get("annotations")
         message = str(self._status_body(exchange).get("message") or "")
@@ -412,7 +417,10 @@ class _Started:
     """A client's LISTs and WATCHes of one resource, as `Summaries.saw` took them."""
 
     latest: Exchange
-    decided: deque[tuple[str, bool]] = field(default_factory=lambda: deque(maxlen=64))
+    decided: OrderedDict[str, bool] = field(default_factory=OrderedDict)  # the last DECIDED
+
+
+DECIDED = 64  # exchanges `Summaries.saw` remembers its answer for, per client and resource
 
 
 def _events(exchange: Exchange) -> int | str:
