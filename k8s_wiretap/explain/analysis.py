@@ -71,10 +71,11 @@ def _decode(body: Body | None, content_type: str, release: Release | None) -> De
     if body is None:
         return EMPTY
     key = (body.data, content_type, release, body.truncated)
-    return DECODED.get(
-        key,
-        lambda: decode_body(body.data, content_type, truncated=body.truncated, release=release),
-    )
+    found: Decoded | None = DECODED.found(key)
+    if found is not None:
+        return found
+    decoded = decode_body(body.data, content_type, truncated=body.truncated, release=release)
+    return DECODED.keep(key, decoded)
 
 
 def recorded_release(exchanges: list[Exchange]) -> Release | None:
