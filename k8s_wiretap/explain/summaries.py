@@ -125,14 +125,18 @@ _chosen: dict[tuple[Any, ...], Rule] = {}
 
 
 @cache
-def _key_of() -> Callable[[dict[str, Any]], Any]:
-    """What `_rule` chooses by: the facts the rules look at (every one `_facts` gives)."""
+def _keying() -> tuple[Callable[[dict[str, Any]], tuple[Any, ...]], dict[str, frozenset[Any]]]:
+    """What `_rule` chooses by: a tuple of the facts the rules look at (every one `_facts`
+    gives) but those with a value per object, and those (`_named`)."""
     keys, _ = _matched()
+    named = _named()
     plain = [k for k in keys if k != "param"]
     unknown = sorted(set(plain) - FACTS)
     if unknown:
         raise ValueError(f"kube/data/{RULES_FILE}: rules match on what no exchange has: {unknown}")
-    return itemgetter(*plain) if len(plain) > 1 else lambda facts: facts[plain[0]]
+    kept = [k for k in plain if k not in named]
+    getter = itemgetter(*kept) if len(kept) > 1 else lambda facts: facts[kept[0]]
+    return (lambda facts: (getter(facts),)) if len(kept) <= 1 else getter, named
 
 
 @cache
@@ -152,14 +156,13 @@ def _rule(facts: dict[str, Any]) -> Rule:
     """The first rule that matches: chosen once for each combination of what the rules
     look at (a few hundred in a recording)."""
     options = facts["param"]
-    named = _named()
-    if named:
-        facts = dict(facts)  # the key's copy: the templates get the real values
-        for k, values in named.items():
-            facts[k] = facts[k] if facts[k] in values else None
-    key = (_key_of()(facts), options.get(UNKNOWN), *[options.get(n) for n in _matched()[1]])
+    plain, named = _keying()
+    said = [facts[k] if facts[k] in values else None for k, values in named.items()]
+    key = (*plain(facts), *said, options.get(UNKNOWN), *[options.get(n) for n in _matched()[1]])
     rule = _chosen.get(key)
     if rule is None:
+        # matched as keyed (a name no rule names is None); the templates get the real ones
+        facts = {**facts, **dict(zip(named, said, strict=True))}
         rule = next(r for r in rules() if _matches(r.match, facts))
         if len(_chosen) > 4096:
             _chosen.clear()
