@@ -1,0 +1,144 @@
+"""`import audit --dask ADDRESS` and `explain --format json --dask ADDRESS` write what one
+job writes, byte for byte, with the partitions run on a real Dask cluster (the session's
+`dask_cluster`: a scheduler and two one-thread workers on this machine).
+
+The inputs: the bundled wide session's audit log (2,029 events) and its recording, both
+gunzipped, and a log of 20,290 events built from that one as the audit benchmark builds
+its own (bench/audit_import.py: ten copies, each with fresh auditIDs, later times and
+resourceVersions; 61 MB), big enough to be split at the commands' default partition size,
+and its recording. Each run is checked to have sent work to the cluster: the scheduler's
+count of task transitions moves."""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import audit_import
+from k8s_wiretap.paths import RECORDINGS
+
+WIDE_LOG = RECORDINGS / "wide-session.audit.log.gz"
+WIDE_RECORDING = RECORDINGS / "wide-session.jsonl.gz"
+COPIES = 10  # of the wide session's 2,029 events: 20,290
+
+# What two runs of one import would write differently whatever ran them (the recording's
+# redaction key, made for each, and its header's time) pinned to the same for both: the
+# environment the import reads them from (the import's own way, from its --jobs branch).
+PINNED: dict[str, str] = {}
+# Options that make the commands cut small partitions, so that even the small inputs are
+# split (the commands' own, from their --jobs branches); none: their default partitions.
+SMALL_PARTITIONS: dict[str, list[str]] = {"import": [], "explain": []}
+
+
+def _gunzipped(source: Path, target: Path) -> Path:
+    with gzip.open(source, "rb") as packed, target.open("wb") as plain:
+        shutil.copyfileobj(packed, plain)
+    return target
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("logs")
+    built = folder / "audit-20290.log"
+    audit_import.write(audit_import.load(WIDE_LOG), COPIES, built, zipped=False)
+    return {"wide-session": _gunzipped(WIDE_LOG, folder / "wide-session.audit.log"), "20k": built}
+
+
+def _k8s_wiretap(*args: str) -> subprocess.CompletedProcess[bytes]:
+    result = subprocess.run(
+        [sys.executable, "-m", "k8s_wiretap", *args],
+        capture_output=True,
+        env={**os.environ, **PINNED},
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, (args, result.stderr[-3000:])
+    return result
+
+
+def _transitions(address: str) -> int:
+    """How many task transitions the scheduler at `address` has made so far."""
+    distributed: Any = importlib.import_module("distributed")  # untyped
+    client = distributed.Client(address, timeout=30, set_as_default=False)
+    try:
+        return int(client.run_on_scheduler(_counter))
+    finally:
+        client.close()
+
+
+def _counter(dask_scheduler: Any) -> int:
+    return int(dask_scheduler.transition_counter)
+
+
+def _through_dask(address: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """`k8s-wiretap ARGS --dask ADDRESS`, checked to have run tasks on the cluster."""
+    before = _transitions(address)
+    done = _k8s_wiretap(*args, "--dask", address)
+    assert _transitions(address) > before, "nothing ran on the Dask cluster"
+    return done
+
+
+def _same_file(one: Path, other: Path) -> None:
+    assert one.stat().st_size == other.stat().st_size, (one, other)
+    with one.open("rb") as a, other.open("rb") as b:
+        at = 0
+        while chunk := a.read(1 << 20):
+            assert chunk == b.read(1 << 20), f"{one} and {other} differ past byte {at:,}"
+            at += len(chunk)
+
+
+def _count(stderr: bytes) -> str:
+    """The import's last line but the file's name: its counts."""
+    return stderr.decode().strip().splitlines()[-1].split(": ", 1)[1]
+
+
+@pytest.fixture(scope="module")
+def one_job(logs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Each log imported with --jobs 1: its recording and the import's counts."""
+    folder = tmp_path_factory.mktemp("one-job")
+    done: dict[str, Any] = {}
+    for name, log in logs.items():
+        out = folder / f"{name}.jsonl"
+        said = _k8s_wiretap(
+            "import", "audit", str(log), "-o", str(out), *SMALL_PARTITIONS["import"], "--jobs", "1"
+        )
+        done[name] = (out, _count(said.stderr))
+    return done
+
+
+@pytest.mark.parametrize("name", ["wide-session", "20k"])
+def test_import_through_dask_writes_one_jobs_recording(
+    name: str,
+    logs: dict[str, Path],
+    one_job: dict[str, Any],
+    dask_cluster: str,
+    tmp_path: Path,
+) -> None:
+    expected, counts = one_job[name]
+    out = tmp_path / f"{name}.jsonl"
+    args = ["import", "audit", str(logs[name]), "-o", str(out), *SMALL_PARTITIONS["import"]]
+    said = _through_dask(dask_cluster, *args)
+    assert _count(said.stderr) == counts
+    _same_file(out, expected)
+
+
+@pytest.mark.parametrize("name", ["bundled wide-session", "wide-session", "20k"])
+def test_explain_through_dask_writes_one_jobs_json(
+    name: str, one_job: dict[str, Any], dask_cluster: str, tmp_path: Path
+) -> None:
+    if name == "bundled wide-session":
+        recording = _gunzipped(WIDE_RECORDING, tmp_path / "wide-session.jsonl")
+    else:
+        recording = one_job[name][0]
+    args = ["explain", str(recording), "--format", "json", *SMALL_PARTITIONS["explain"]]
+    expected = _k8s_wiretap(*args, "--jobs", "1").stdout
+    assert expected.count(b"\n") > 1_000  # an exchange a line, and there are thousands
+    assert _through_dask(dask_cluster, *args).stdout == expected
