@@ -29,10 +29,7 @@ WIDE_LOG = RECORDINGS / "wide-session.audit.log.gz"
 WIDE_RECORDING = RECORDINGS / "wide-session.jsonl.gz"
 COPIES = 10  # of the wide session's 2,029 events: 20,290
 
-# What two runs of one import would write differently whatever ran them (the recording's
-# redaction key, made for each, and its header's time) pinned to the same for both: the
-# environment the import reads them from (the import's own way, from its --jobs branch).
-PINNED: dict[str, str] = {}
+PINNED = audit_import.PINNED  # the redaction key and the header's time, pinned for both
 # Options that make the commands cut small partitions, so that even the small inputs are
 # split (the commands' own, from their --jobs branches); none: their default partitions.
 SMALL_PARTITIONS: dict[str, list[str]] = {"import": [], "explain": []}
