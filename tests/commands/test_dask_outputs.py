@@ -1,6 +1,8 @@
 """`import audit --dask ADDRESS` and `explain --format json --dask ADDRESS` write what one
-job writes, byte for byte, with the partitions run on a real Dask cluster (the session's
-`dask_cluster`: a scheduler and two one-thread workers on this machine).
+job writes, with the partitions run on a real Dask cluster (the session's `dask_cluster`:
+a scheduler and two one-thread workers on this machine): explain's JSON byte for byte,
+import's recording byte for byte but for what each import makes afresh, its header's time
+and its redaction key (`bench.audit_import.same_recording`).
 
 The inputs: the bundled wide session's audit log (2,029 events) and its recording, both
 gunzipped, and a log of 20,290 events built from that one as the audit benchmark builds
@@ -28,11 +30,18 @@ from k8s_wiretap.paths import RECORDINGS
 WIDE_LOG = RECORDINGS / "wide-session.audit.log.gz"
 WIDE_RECORDING = RECORDINGS / "wide-session.jsonl.gz"
 COPIES = 10  # of the wide session's 2,029 events: 20,290
+PART_BYTES_ENV = "K8S_WIRETAP_EXPLAIN_PART_BYTES"  # explain.partition.PART_BYTES_ENV
 
-PINNED = audit_import.PINNED  # the redaction key and the header's time, pinned for both
-# Options that make the commands cut small partitions, so that even the small inputs are
-# split (the commands' own, from their --jobs branches); none: their default partitions.
-SMALL_PARTITIONS: dict[str, list[str]] = {"import": [], "explain": []}
+# How each input is split: the wide session's, too small for the commands' default
+# partitions, into ranges of 1 MB of log (import audit's own `--partition-size`) and 2 MB
+# of recording (explain's, from its environment: `explain.partition.PART_BYTES_ENV`); the
+# 20,290 events' (61 MB of log, 82 MB of recording) at the commands' defaults.
+IMPORT_OPTIONS = {"wide-session": ["--partition-size", "1m"], "20k": []}
+EXPLAIN_ENV = {
+    "bundled wide-session": {PART_BYTES_ENV: "2000000"},
+    "wide-session": {PART_BYTES_ENV: "2000000"},
+    "20k": {},
+}
 
 
 def _gunzipped(source: Path, target: Path) -> Path:
@@ -49,11 +58,13 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"wide-session": _gunzipped(WIDE_LOG, folder / "wide-session.audit.log"), "20k": built}
 
 
-def _k8s_wiretap(*args: str) -> subprocess.CompletedProcess[bytes]:
+def _k8s_wiretap(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     result = subprocess.run(
         [sys.executable, "-m", "k8s_wiretap", *args],
         capture_output=True,
-        env={**os.environ, **PINNED},
+        env={**os.environ, **(env or {})},
         timeout=600,
         check=False,
     )
@@ -75,21 +86,14 @@ def _counter(dask_scheduler: Any) -> int:
     return int(dask_scheduler.transition_counter)
 
 
-def _through_dask(address: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+def _through_dask(
+    address: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """`k8s-wiretap ARGS --dask ADDRESS`, checked to have run tasks on the cluster."""
     before = _transitions(address)
-    done = _k8s_wiretap(*args, "--dask", address)
+    done = _k8s_wiretap(*args, "--dask", address, env=env)
     assert _transitions(address) > before, "nothing ran on the Dask cluster"
     return done
-
-
-def _same_file(one: Path, other: Path) -> None:
-    assert one.stat().st_size == other.stat().st_size, (one, other)
-    with one.open("rb") as a, other.open("rb") as b:
-        at = 0
-        while chunk := a.read(1 << 20):
-            assert chunk == b.read(1 << 20), f"{one} and {other} differ past byte {at:,}"
-            at += len(chunk)
 
 
 def _count(stderr: bytes) -> str:
@@ -104,9 +108,7 @@ def one_job(logs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> 
     done: dict[str, Any] = {}
     for name, log in logs.items():
         out = folder / f"{name}.jsonl"
-        said = _k8s_wiretap(
-            "import", "audit", str(log), "-o", str(out), *SMALL_PARTITIONS["import"], "--jobs", "1"
-        )
+        said = _k8s_wiretap("import", "audit", str(log), "-o", str(out), "--jobs", "1")
         done[name] = (out, _count(said.stderr))
     return done
 
@@ -121,10 +123,10 @@ def test_import_through_dask_writes_one_jobs_recording(
 ) -> None:
     expected, counts = one_job[name]
     out = tmp_path / f"{name}.jsonl"
-    args = ["import", "audit", str(logs[name]), "-o", str(out), *SMALL_PARTITIONS["import"]]
+    args = ["import", "audit", str(logs[name]), "-o", str(out), *IMPORT_OPTIONS[name]]
     said = _through_dask(dask_cluster, *args)
     assert _count(said.stderr) == counts
-    _same_file(out, expected)
+    assert audit_import.same_recording(out, expected)
 
 
 @pytest.mark.parametrize("name", ["bundled wide-session", "wide-session", "20k"])
@@ -135,7 +137,7 @@ def test_explain_through_dask_writes_one_jobs_json(
         recording = _gunzipped(WIDE_RECORDING, tmp_path / "wide-session.jsonl")
     else:
         recording = one_job[name][0]
-    args = ["explain", str(recording), "--format", "json", *SMALL_PARTITIONS["explain"]]
+    args = ["explain", str(recording), "--format", "json"]
     expected = _k8s_wiretap(*args, "--jobs", "1").stdout
     assert expected.count(b"\n") > 1_000  # an exchange a line, and there are thousands
-    assert _through_dask(dask_cluster, *args).stdout == expected
+    assert _through_dask(dask_cluster, *args, env=EXPLAIN_ENV[name]).stdout == expected

@@ -129,10 +129,16 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_a_dask_scheduler_nobody_runs_is_one_line(tmp_path: Path) -> None:
+# `--dask` on a log too small to split at the import's default, and on one it is told to
+# split (its own `--partition-size`): asked for Dask, the import says it cannot reach it.
+SPLIT = {"as it is": [], "split": ["--partition-size", "1m"]}
+
+
+@pytest.mark.parametrize("split", SPLIT)
+def test_a_dask_scheduler_nobody_runs_is_one_line(split: str, tmp_path: Path) -> None:
     address = f"tcp://127.0.0.1:{_free_port()}"
     out = tmp_path / "out.jsonl"
-    said = _one_line(cli(*COMMANDS["import audit"](out), "--dask", address))
+    said = _one_line(cli(*COMMANDS["import audit"](out), *SPLIT[split], "--dask", address))
     assert said.startswith("k8s-wiretap: cannot reach the Dask scheduler at " + address), said
     assert not out.exists()
 
@@ -147,7 +153,8 @@ RUN_CLI = (
 )
 
 
-def test_dask_without_distributed_names_the_extra(tmp_path: Path) -> None:
+@pytest.mark.parametrize("split", SPLIT)
+def test_dask_without_distributed_names_the_extra(split: str, tmp_path: Path) -> None:
     check = subprocess.run(
         [sys.executable, "-c", WITHOUT_DISTRIBUTED + "import distributed\n"],
         capture_output=True,
@@ -156,7 +163,8 @@ def test_dask_without_distributed_names_the_extra(tmp_path: Path) -> None:
     )
     assert "ModuleNotFoundError" in check.stderr  # the wrapper does hide it
     out = tmp_path / "out.jsonl"
-    command = [*COMMANDS["import audit"](out), "--dask", f"tcp://127.0.0.1:{_free_port()}"]
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    command = [*COMMANDS["import audit"](out), *SPLIT[split], "--dask", address]
     result = subprocess.run(
         [sys.executable, "-c", WITHOUT_DISTRIBUTED + RUN_CLI, *command],
         capture_output=True,
