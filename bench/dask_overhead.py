@@ -1,5 +1,6 @@
 """What a partition costs the pool it runs on, beside its own work: `python -m bench
-dask_overhead [--tasks 2000] [--trips 200] [--big 40] [--big-mb 8] [--workers 2]`.
+dask_overhead [--tasks 2000] [--trips 200] [--big 40] [--big-mb 8] [--workers 2]
+[--log LOG]`.
 
 A partition of `import audit` or `explain` is a call of a module-level function of this
 package, given a small description of its part and giving back bytes. Here that call does
@@ -24,6 +25,15 @@ worker` processes on loopback):
   task and the MB/s of results that reach the client (one job's are made in place).
 
 Each figure is the median of `--rounds` runs (3), each after a warm-up of 20 tasks.
+
+With `--log LOG` (an audit log: `python -m bench audit_import --keep DIR` builds one),
+the commands themselves too, once each: `import audit LOG` and `explain --format json` of
+its recording, with `--jobs 1` and then `--dask` on the cluster: their wall seconds, the
+CPU seconds of every process (the command's, by `os.wait4`; the scheduler's and the
+workers', by their `os.times()`, less what they spend idle, measured for 10 s before each
+command), Dask's CPU over one job's (what the partitions' overlap
+and the pool cost), the µs of CPU an event or exchange on Dask, and whether the outputs
+are one job's (the recordings by `audit_import.same_recording`, the JSON by its SHA-1).
 """
 
 from __future__ import annotations
@@ -39,6 +49,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.audit_import import Run, imported, run, same_recording
 from bench.daskcluster import cluster
 from k8s_wiretap.commands import jobs
 
@@ -126,6 +137,98 @@ def measure(name: str, args: argparse.Namespace, options: argparse.Namespace) ->
     return " ".join(f"{v:>{w}}" for v, (_, w) in zip(values, COLUMNS, strict=True))
 
 
+COMMAND_COLUMNS = [
+    ("command", 13),
+    ("items", 8),
+    ("1 job s", 8),
+    ("1 job CPU", 10),
+    ("Dask s", 7),
+    ("client CPU", 11),
+    ("sched CPU", 10),
+    ("workers CPU", 12),
+    ("CPU x", 6),
+    ("µs/item", 8),
+    ("=", 4),
+]
+
+
+IDLE_SECONDS = 10.0  # how long the idle cluster's own CPU is measured
+
+
+def _idle(address: str) -> tuple[float, float]:
+    """The CPU seconds a second that the scheduler and the workers spend idle (heartbeats,
+    their event loops), over IDLE_SECONDS."""
+    before, started = _elsewhere(address), time.perf_counter()
+    time.sleep(IDLE_SECONDS)
+    after, elapsed = _elsewhere(address), time.perf_counter() - started
+    return (after[0] - before[0]) / elapsed, (after[1] - before[1]) / elapsed
+
+
+def _pair(
+    address: str, one: list[str], dask: list[str], folder: Path, said: Path, *, digest: bool
+) -> tuple[Run, Run, float, float]:
+    """`k8s-wiretap ONE` and `k8s-wiretap DASK` (stderr to `said`), each measured; and the
+    scheduler's and the workers' CPU seconds over the second, less what they spend idle."""
+    idle = _idle(address)
+    first = run("-m", "k8s_wiretap", one, folder, said, digest=digest)
+    before = _elsewhere(address)
+    second = run("-m", "k8s_wiretap", dask, folder, said, digest=digest)
+    after = _elsewhere(address)
+    scheduler = after[0] - before[0] - idle[0] * second.seconds
+    return first, second, scheduler, after[1] - before[1] - idle[1] * second.seconds
+
+
+def commands(address: str, log: Path, folder: Path) -> list[str]:
+    """`import audit LOG` and `explain` of its recording, one job against Dask: the CPU
+    of every process (the command's, as `os.wait4` has it; the scheduler's and the
+    workers', from their `os.times()`), its ratio to one job's, the µs an event (import)
+    or an exchange (explain) on Dask, and whether the outputs are one job's (`=`)."""
+    one_out, dask_out, said = folder / "one.jsonl", folder / "dask.jsonl", folder / "said.txt"
+    importing = ["import", "audit", str(log), "--overwrite", "-o"]
+    explaining = ["explain", str(one_out), "--format", "json"]
+    one, dask, scheduler, workers = _pair(
+        address,
+        [*importing, str(one_out), "--jobs", "1"],
+        [*importing, str(dask_out), "--dask", address],
+        folder,
+        said,
+        digest=False,
+    )
+    exchanges, events = imported(said.read_text())
+    rows = [
+        ("import audit", events, one, dask, scheduler, workers, same_recording(one_out, dask_out))
+    ]
+    one, dask, scheduler, workers = _pair(
+        address,
+        [*explaining, "--jobs", "1"],
+        [*explaining, "--dask", address],
+        folder,
+        said,
+        digest=True,
+    )
+    rows.append(("explain", exchanges, one, dask, scheduler, workers, one.digest == dask.digest))
+    lines = []
+    for name, items, one, dask, scheduler, workers, same in rows:
+        total = dask.cpu + scheduler + workers
+        values = [
+            name,
+            f"{items:,}",
+            f"{one.seconds:.1f}",
+            f"{one.cpu:.1f}",
+            f"{dask.seconds:.1f}",
+            f"{dask.cpu:.1f}",
+            f"{scheduler:.1f}",
+            f"{workers:.1f}",
+            f"{total / one.cpu:.2f}",
+            f"{total / items * 1e6:,.0f}",
+            "yes" if same else "NO",
+        ]
+        lines.append(
+            " ".join(f"{v:>{w}}" for v, (_, w) in zip(values, COMMAND_COLUMNS, strict=True))
+        )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench dask_overhead")
     parser.add_argument("--tasks", type=int, default=2000, help="small tasks at once")
@@ -134,6 +237,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--big-mb", type=int, default=8, help="MB of a big result")
     parser.add_argument("--workers", type=int, default=2, help="Dask workers (one thread)")
     parser.add_argument("--rounds", type=int, default=3, help="runs, the median reported")
+    parser.add_argument(
+        "--log",
+        type=Path,
+        default=None,
+        help="also import this audit log and explain its recording, one job and on Dask",
+    )
     options = parser.parse_args(argv or [])
     print(
         f"a partition that does nothing (commands.jobs.probe), through commands.jobs.pool: "
@@ -150,6 +259,15 @@ def main(argv: list[str] | None = None) -> None:
     ):
         dask = argparse.Namespace(jobs=None, dask=address)
         print(measure(f"Dask, {options.workers} workers", dask, options), flush=True)
+        if options.log is not None:
+            print(
+                f"\n{options.log.name}: import audit and explain --format json, --jobs 1 and "
+                f"--dask on the {options.workers} workers; CPU seconds of every process; "
+                "CPU x: Dask's over one job's"
+            )
+            print(" ".join(f"{name:>{width}}" for name, width in COMMAND_COLUMNS))
+            for row in commands(address, options.log, Path(folder)):
+                print(row, flush=True)
 
 
 if __name__ == "__main__":
