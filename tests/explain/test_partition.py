@@ -4,18 +4,12 @@ at once, their lines one job's byte for byte wherever the splits fall
 
 from __future__ import annotations
 
-import importlib
 import io
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -222,59 +216,6 @@ def test_the_formats_made_of_the_whole_recording_refuse_jobs() -> None:
         "of the whole recording, in one job"
     ]
     assert cli("explain", str(path), "--format", "lines", "--jobs", "1").returncode == 0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def dask_cluster() -> Iterator[str]:
-    """A real Dask scheduler and two workers on this machine (loopback), this checkout
-    on their path."""
-    dask = shutil.which("dask", path=str(Path(sys.executable).parent))
-    assert dask is not None, "the dev extra installs Dask's distributed"
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    scheduler = subprocess.Popen(
-        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    workers = [
-        subprocess.Popen(
-            [dask, "worker", address, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for _ in range(2)
-    ]
-    try:
-        _wait_for_workers(address, 2)
-        yield address
-    finally:
-        for process in [*workers, scheduler]:
-            process.terminate()
-        for process in [*workers, scheduler]:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-
-def _wait_for_workers(address: str, count: int) -> None:
-    distributed: Any = importlib.import_module("distributed")  # untyped
-
-    deadline = time.monotonic() + 120
-    with distributed.Client(address, timeout=60) as client:
-        while len(client.nthreads()) < count:
-            assert time.monotonic() < deadline, "the Dask workers did not come"
-            time.sleep(0.2)
 
 
 def test_dask_writes_one_jobs_bytes(dask_cluster: str) -> None:
