@@ -8,13 +8,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.commands import formats
+from k8s_wiretap.commands import formats, jobs
 from k8s_wiretap.commands.bundled import recording_path
+from k8s_wiretap.commands.warn import warn_all
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
+from k8s_wiretap.explain import partition
 from k8s_wiretap.kube.media import is_watch_stream
 from k8s_wiretap.kube.release import Release, ReleaseError
+from k8s_wiretap.views import json as json_view
 from k8s_wiretap.wire import yamltext
 from k8s_wiretap.wire.controls import escape_json_controls, escape_lines
 
@@ -53,7 +56,9 @@ def register(subparsers: Any) -> None:
         help="the story of a recording, or every exchange decoded and explained",
         description="A recording, explained, on stdout in one of the output formats "
         "(`export --FORMAT OUT` writes any of them to a file): by default the story, "
-        "each kubectl command and what it set off, component by component.",
+        "each kubectl command and what it set off, component by component. --jobs and "
+        "--dask split --format json into partitions run at once, its bytes the same; the "
+        "other formats are made of the whole recording, in one job.",
     )
     explain.add_argument("recording", type=recording_path)
     choices = formats.to_stdout()
@@ -67,6 +72,7 @@ def register(subparsers: Any) -> None:
     explain.add_argument(
         "--all", action="store_true", help="story, markdown: show noise too (leases, ...)"
     )
+    jobs.add_options(explain)
     explain.set_defaults(handler=_explain)
 
 
@@ -123,7 +129,59 @@ def _decode(args: argparse.Namespace) -> int:
     return 0
 
 
+PARALLEL = ("json",)  # the formats `--jobs`/`--dask` split (the others need the whole)
+
+
 def _explain(args: argparse.Namespace) -> int:
     job = formats.Job(args.recording, label="explain", noise=args.all)
+    many = bool(args.dask) or (args.jobs or jobs.cores()) > 1
+    if args.format not in PARALLEL:
+        if args.dask or (args.jobs or 1) > 1:
+            raise UsageError(
+                f"--jobs and --dask split --format {' and '.join(PARALLEL)} only; "
+                f"--format {args.format} is made of the whole recording, in one job"
+            )
+    elif many and partition.worth(args.recording) and _in_parts(args):
+        return 0
     formats.emit(formats.named(args.format), job)
     return 0
+
+
+def _in_parts(args: argparse.Namespace) -> bool:
+    """`explain --format json` in partitions (`explain/partition.py`), on the pool of
+    `--jobs`/`--dask`, their lines written in order; False if it is one partition."""
+    with jobs.pool(args) as pool:
+        parts = partition.plan(args.recording, pool.workers)
+        if len(parts) < 2:
+            return False
+        submit = pool.executor.submit
+        futures = [submit(partition.explain_part, p, json_view.line, json_view.skim) for p in parts]
+        out = sys.stdout.buffer
+        sys.stdout.flush()
+        done = None
+        try:
+            for part, future in zip(parts, futures, strict=True):
+                done = _result(part, future.result)
+                out.write(done.lines)
+                done.lines = b""  # written: let it go
+        finally:
+            for future in futures:
+                future.cancel()
+        out.flush()
+    assert done is not None
+    warn_all(done.warnings)  # the last partition read every record: one job's warnings
+    return True
+
+
+def _result(part: partition.Part, result: Any) -> partition.Done:
+    """A partition's result; a failure as one line (a WiretapError as it is)."""
+    try:
+        done: partition.Done = result()
+    except WiretapError:
+        raise
+    except Exception as error:  # a worker that died, an error in it: one line
+        said = str(error) or type(error).__name__
+        raise WiretapError(
+            f"explain: partition {part.index + 1} of {part.count} failed: {said}"
+        ) from error
+    return done

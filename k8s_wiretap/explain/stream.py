@@ -29,6 +29,11 @@ explained when they have, not when the next record comes.
 The release the bodies are decoded as is the first `/version` answer, as `Analysis.of`
 takes it: the records are held back until it comes (the proxy asks at start), for at most
 `PRELUDE` records.
+
+`explain --jobs N` runs this same stream in every partition (`explain/partition.py`),
+from the first record, with a `Gate` that says which lines are the partition's own: the
+others are skimmed (their questions that change what later lines say, asked at the same
+point), and the stream stops once the partition's own are made.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.kube.release import Release
 from k8s_wiretap.kube.verbs import WRITES
 
-__all__ = ["LOOKAHEAD", "PRELUDE", "explained"]
+__all__ = ["LOOKAHEAD", "PRELUDE", "Gate", "explained"]
 
 LOOKAHEAD = 12.0  # seconds: more than who.DISPATCH_WINDOW (a dispatcher's kubectl)
 PRELUDE = 5000  # records held back at most while waiting for the first /version answer
@@ -78,23 +83,83 @@ def _release(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], R
     return held, None
 
 
+class Gate:
+    """Which lines a partition writes (`explain/partition.py`): every partition runs the
+    one stream from the recording's first record, so that its state is one job's at every
+    record; a line is *owned* from the first slot made in the output for an exchange whose
+    request time is `start` or later (None: the first slot), until the first slot, after
+    that, for one at `end` or later (None: none). The partition stops reading once every
+    line it owns is made. A line it does not own is not made: `skim(explainer, exchange)`
+    asks, in its place, every question of a line that changes what later lines say (the
+    same questions at the same point of the stream: the state stays one job's)."""
+
+    def __init__(
+        self,
+        start: float | None,
+        end: float | None,
+        skim: Callable[[Explainer, Exchange], object],
+    ) -> None:
+        self.start, self.end, self.skim = start, end, skim
+        self.phase = 0 if start is not None else 1  # 0 before, 1 owned, 2 after
+        self.pending = 0  # owned slots not filled yet
+        self.skimmed: set[Release | None] = set()  # the releases skims were made under
+        self.unsure = False  # an owned line made under another release than a skim
+
+    def owns(self, exchange: Exchange) -> bool:
+        """Whether the slot made now, in output order, for `exchange` is owned."""
+        if self.phase == 0 and exchange.time >= (self.start or 0.0):
+            self.phase = 1
+        if self.phase == 1 and self.end is not None and exchange.time >= self.end:
+            self.phase = 2
+        if self.phase == 1:
+            self.pending += 1
+            return True
+        return False
+
+    @property
+    def done(self) -> bool:
+        return self.phase == 2 and self.pending == 0
+
+
+class _Slot[T]:
+    """One exchange's place in the output: its line once made (`made`); `owned`: written
+    (a partition's others are never made: `Gate`)."""
+
+    __slots__ = ("line", "made", "owned")
+
+    def __init__(self, owned: bool) -> None:
+        self.line: T | None = None
+        self.made = False
+        self.owned = owned
+
+
 class _Output[T]:
     """Lines in time order: a line waits for the exchanges before it to be explained."""
 
-    def __init__(self, write: Callable[[T], object]) -> None:
+    def __init__(self, write: Callable[[T], object], gate: Gate | None) -> None:
         self._write = write
-        self._slots: deque[list[T | None]] = deque()
+        self._gate = gate
+        self._slots: deque[_Slot[T]] = deque()
 
-    def slot(self) -> list[T | None]:
-        slot: list[T | None] = [None]
+    def slot(self, exchange: Exchange) -> _Slot[T]:
+        gate = self._gate
+        slot: _Slot[T] = _Slot(True if gate is None else gate.owns(exchange))
         self._slots.append(slot)
         return slot
 
     def flush(self) -> None:
         slots, write = self._slots, self._write
-        while slots and (line := slots[0][0]) is not None:
-            slots.popleft()
-            write(line)
+        while slots and slots[0].made:
+            slot = slots.popleft()
+            if slot.owned:
+                write(slot.line)  # type: ignore[arg-type]  # made: a line
+
+    def flush_owned(self) -> None:
+        """Write the owned lines left (all made) past the others still waiting."""
+        for slot in self._slots:
+            if slot.owned:
+                self._write(slot.line)  # type: ignore[arg-type]  # all made (`Gate.done`)
+        self._slots.clear()
 
     @property
     def waiting(self) -> int:
@@ -102,13 +167,20 @@ class _Output[T]:
 
 
 class _Stream[T]:
-    def __init__(self, explainer: Explainer, line: Line[T], write: Callable[[T], object]):
+    def __init__(
+        self,
+        explainer: Explainer,
+        line: Line[T],
+        write: Callable[[T], object],
+        gate: Gate | None = None,
+    ) -> None:
         self.explainer = explainer
         self.analysis = explainer.analysis
         self.line = line
-        self.output = _Output(write)
+        self.gate = gate
+        self.output = _Output(write, gate)
         self.waiting: list[Exchange] = []  # in time order, not explained yet
-        self.aside: dict[str, tuple[Exchange, list[T | None]]] = {}  # open, not writes
+        self.aside: dict[str, tuple[Exchange, _Slot[T]]] = {}  # open, not writes
         self.orphans: set[str] = set()  # exchanges whose request was not recorded
         self.forgotten = self.looked = self.swept = -math.inf
 
@@ -141,19 +213,19 @@ class _Stream[T]:
                 self.waiting.pop(0)
                 self.explainer.summaries.saw(exchange)
                 self.explainer.chains.began(exchange)
-                self.aside[exchange.id] = (exchange, self.output.slot())
+                self.aside[exchange.id] = (exchange, self.output.slot(exchange))
                 continue
             if not _complete(exchange, now):
                 break
             self.waiting.pop(0)
             self.explainer.summaries.saw(exchange)
-            self.output.slot()[0] = self.line(self.explainer, exchange)
+            self.fill(self.output.slot(exchange), exchange)
             frontier = exchange.time
         if now - self.looked >= FORGET_EVERY:  # the watches put aside, now and then
             self.looked = now
             for exchange_id, (exchange, slot) in list(self.aside.items()):
                 if _complete(exchange, now):
-                    slot[0] = self.line(self.explainer, exchange)
+                    self.fill(slot, exchange)
                     del self.aside[exchange_id]
             self.output.flush()
         elif frontier is not None:
@@ -163,6 +235,24 @@ class _Stream[T]:
             self.explainer.forget(frontier, keeping=self.aside.keys(), deep=deep)
             self.forgotten = frontier
             self.swept = frontier if deep else self.swept
+
+    def fill(self, slot: _Slot[T], exchange: Exchange) -> None:
+        """Make the line of `slot` (or, for a line not owned, ask what it would ask)."""
+        gate, release = self.gate, self.analysis.release
+        if slot.owned:
+            if gate is not None and gate.skimmed and gate.skimmed != {release}:
+                # what the skims did not decode, this line decodes under another release
+                # than one job did (the first /version answer came late: `PRELUDE`)
+                gate.unsure = True
+            slot.line = self.line(self.explainer, exchange)
+            slot.made = True
+            if self.gate is not None:
+                self.gate.pending -= 1
+            return
+        assert gate is not None
+        gate.skim(self.explainer, exchange)
+        gate.skimmed.add(release)
+        slot.made = True
 
 
 def _complete(exchange: Exchange, now: float) -> bool:
@@ -177,17 +267,20 @@ def explained[T](
     line: Line[T],
     write: Callable[[T], object],
     begin: Callable[[Analysis], object] | None = None,
+    gate: Gate | None = None,
 ) -> Assembler:
     """`write(line(explainer, exchange))` for every exchange of `records` (a recording's,
     header first), in time order: a line is what `line` makes, its newline included; the
     assembler that read them (its notes and warnings) is returned. `begin(analysis)` is
-    called before the first record is fed to the analysis (to listen to its observations)."""
+    called before the first record is fed to the analysis (to listen to its observations).
+    `gate`: a partition's (`Gate`): only the lines it owns are written, and the records
+    are read only until they are all made."""
     records = iter(records)
     held, release = _release(records)
     analysis = Analysis(release=release)
     if begin is not None:
         begin(analysis)
-    stream = _Stream(Explainer(analysis, keep=False), line, write)
+    stream = _Stream(Explainer(analysis, keep=False), line, write, gate)
     assembler = Assembler(keep=False)
     now = -math.inf
     for source in (held, records):
@@ -205,5 +298,9 @@ def explained[T](
             stream.take(update)
             now = max(now, float(record.get("time") or now))
             stream.drain(now)
+            if gate is not None and gate.done:
+                stream.output.flush_owned()
+                return assembler
     stream.drain(math.inf)
+    stream.output.flush()
     return assembler

@@ -33,7 +33,7 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
 from k8s_wiretap.wire.controls import escape_json_bytes
 
-__all__ = ["audit_record", "dumps", "exchange_record", "write_json"]
+__all__ = ["audit_record", "dumps", "exchange_record", "line", "skim", "write_json"]
 
 
 def _body(decoded: Decoded) -> Any:
@@ -166,6 +166,26 @@ def _line(explainer: Explainer, exchange: Exchange) -> bytes:
         return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
     except TypeError:  # orjson.JSONEncodeError
         return dumps(exchange_record(analysis, exchange, explainer))
+
+
+def line(explainer: Explainer, exchange: Exchange) -> bytes:
+    """The exchange's line as `write_json` writes it (escaped)."""
+    return escape_json_bytes(_line(explainer, exchange))
+
+
+def skim(explainer: Explainer, exchange: Exchange) -> None:
+    """Every question `line` asks that changes what later lines say, in its order, without
+    making the line (a partition's lines before and after its own: `explain/stream.py`'s
+    `Gate`): who sent it (kept, of the exchanges held now), the analysis caught up (as
+    `Analysis.replay` has it), whether it starts an informer (`Summaries.saw`), its place
+    in the chains (`Chains.add`). The rest only reads, or decodes what any later moment
+    decodes alike (a body, a watch event: the same bytes under the same release; a change
+    of release is the `Gate`'s to see)."""
+    analysis = explainer.analysis
+    analysis.who(exchange)
+    _ = analysis.history
+    explainer.summaries.saw(exchange)
+    explainer.chains.add(exchange)
 
 
 def write_json(records: Iterable[dict[str, Any]], out: BinaryIO) -> Assembler:
