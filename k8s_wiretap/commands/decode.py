@@ -72,7 +72,9 @@ def register(subparsers: Any) -> None:
     explain.add_argument(
         "--all", action="store_true", help="story, markdown: show noise too (leases, ...)"
     )
-    jobs.add_options(explain)
+    # One job unless asked: on two cores a partition's skim of what comes before it costs
+    # more than the second core gives (docs/benchmarks.md, "explain in partitions").
+    jobs.add_options(explain, default=1)
     explain.set_defaults(handler=_explain)
 
 
@@ -134,14 +136,14 @@ PARALLEL = ("json",)  # the formats `--jobs`/`--dask` split (the others need the
 
 def _explain(args: argparse.Namespace) -> int:
     job = formats.Job(args.recording, label="explain", noise=args.all)
-    many = bool(args.dask) or (args.jobs or jobs.cores()) > 1
+    many = bool(args.dask) or args.jobs > 1
     if args.format not in PARALLEL:
-        if args.dask or (args.jobs or 1) > 1:
+        if many:
             raise UsageError(
                 f"--jobs and --dask split --format {' and '.join(PARALLEL)} only; "
                 f"--format {args.format} is made of the whole recording, in one job"
             )
-    elif many and partition.worth(args.recording) and _in_parts(args):
+    elif many and _in_parts(args):
         return 0
     formats.emit(formats.named(args.format), job)
     return 0
@@ -149,8 +151,12 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _in_parts(args: argparse.Namespace) -> bool:
     """`explain --format json` in partitions (`explain/partition.py`), on the pool of
-    `--jobs`/`--dask`, their lines written in order; False if it is one partition."""
-    with jobs.pool(args) as pool:
+    `--jobs`/`--dask`, their lines written in order; False if it is one partition (a
+    recording too small to be worth more, which the pool is still opened for: a `--dask`
+    nobody answers is an error whatever the recording)."""
+    with jobs.pool(args) as pool:  # --dask reaches its scheduler whatever the size
+        if not partition.worth(args.recording):
+            return False
         parts = partition.plan(args.recording, pool.workers)
         if len(parts) < 2:
             return False

@@ -55,14 +55,16 @@ def _jobs(text: str) -> int:
     return value
 
 
-def add_options(parser: argparse.ArgumentParser) -> None:
-    """`--jobs N` and `--dask ADDRESS` on a command's parser."""
+def add_options(parser: argparse.ArgumentParser, *, default: int | None = None) -> None:
+    """`--jobs N` and `--dask ADDRESS` on a command's parser; `--jobs`'s default is
+    `default` (None: the cores), which `pool` reads as `args.jobs`."""
+    said = f"its cores, {cores()} here" if default is None else str(default)
     parser.add_argument(
         "--jobs",
         type=_jobs,
-        default=None,
+        default=default,
         metavar="N",
-        help=f"processes to run on this machine (default: its cores, {cores()} here); "
+        help=f"processes to run on this machine (default: {said}); "
         "the output is the same whatever N",
     )
     parser.add_argument(
