@@ -193,6 +193,15 @@ class FileOutput:
         if self._pending_size >= self.PENDING_LIMIT:
             self.flush()
 
+    def write_lines(self, data: bytes) -> None:
+        """Records already written as lines (each `dumps`'s bytes and a newline)."""
+        if not data:
+            return
+        self._pending.append(data)
+        self._pending_size += len(data)
+        if self._pending_size >= self.PENDING_LIMIT:
+            self.flush()
+
     def flush(self, *, all_or_none: bool = False) -> None:
         """Write what waits (after ending a line a failed flush cut short); on an error,
         let it go, count it in `lost`, raise. `all_or_none`: first ask the file system for room

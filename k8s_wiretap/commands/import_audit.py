@@ -31,7 +31,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mitmproxy.utils import human
+
 from k8s_wiretap.capture.reader import RecordingError
+from k8s_wiretap.commands import jobs
 from k8s_wiretap.commands.bundled import recording_path
 from k8s_wiretap.commands.importing import (
     Progress,
@@ -45,7 +48,8 @@ from k8s_wiretap.commands.importing import (
     writing,
 )
 from k8s_wiretap.commands.warn import warn_all
-from k8s_wiretap.errors import Stopped, UsageError, raising_on_signals
+from k8s_wiretap.errors import Stopped, UsageError, WiretapError, raising_on_signals
+from k8s_wiretap.importers import partition
 from k8s_wiretap.importers.audit import STDIN, AuditImport, FileReport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
 from k8s_wiretap.importers.limits import Limits
@@ -97,6 +101,10 @@ def register(sources: Any) -> None:
     )
     add_output(parser)
     add_limits(parser, "max_line", "max_values", "max_open", "max_body")
+    jobs.add_options(parser)
+    parser.add_argument(  # the tests' and benchmarks' own: ranges this small, whatever the input
+        "--partition-size", default=None, metavar="SIZE", help=argparse.SUPPRESS
+    )
     parser.set_defaults(handler=_import)
 
 
@@ -153,14 +161,56 @@ def _import(args: argparse.Namespace) -> int:
     if args.join is not None:
         return _join(args, bounds)
     checked("audit", _files(args), args)
-    with (
-        writing("audit", args, "audit log", on_skip=None) as written,
-        Progress(lambda: so_far("audit", written)),
-    ):
-        importer = import_audit(args.logs, written, bounds, span)
+    size = _partition_size(args)
+    if not _parallel(args, size):
+        with (
+            writing("audit", args, "audit log", on_skip=None) as written,
+            Progress(lambda: so_far("audit", written)),
+        ):
+            importer = import_audit(args.logs, written, bounds, span)
+    else:
+        planned = partition.plan(args.logs, bounds, size or partition.SIZE)
+        with (
+            jobs.pool(args) as pool,
+            writing("audit", args, "audit log", on_skip=None) as written,
+            Progress(lambda: so_far("audit", written)),
+        ):
+            stitch = partition.Stitch(written, bounds, span)
+            try:
+                importer = stitch.run(planned, pool.executor, pool.workers + 1)
+            except (OSError, Stopped):
+                raise
+            except Exception as error:  # a worker that died, or could not run a partition
+                why = escape_controls(str(error) or type(error).__name__)
+                raise WiretapError(
+                    f"import audit: a partition failed on {pool.where}: {why} "
+                    f"({args.output} not written)"
+                ) from error
     empty = _reported(importer.files)
     said(args, written, counted(importer.events, "audit event"), "line", *_ignored(importer))
     return 1 if empty else 0
+
+
+def _partition_size(args: argparse.Namespace) -> int | None:
+    """The hidden `--partition-size` (bytes; `1m`), None without it."""
+    if args.partition_size is None:
+        return None
+    try:
+        size = human.parse_size(args.partition_size)
+    except ValueError as error:
+        raise UsageError(f"--partition-size {args.partition_size!r}: {error}") from error
+    if size is None or size < 1:
+        raise UsageError(f"--partition-size {args.partition_size}: must be 1 or more")
+    return size
+
+
+def _parallel(args: argparse.Namespace, size: int | None) -> bool:
+    """Whether the import is split into partitions run by `--jobs`/`--dask`: more than one
+    job asked for (the default: the cores), and input enough to be worth the processes
+    (twice `partition.SMALLEST`, unless `--partition-size` says how small)."""
+    if args.dask is None and (args.jobs or jobs.cores()) == 1:
+        return False
+    return size is not None or partition.splittable(args.logs) >= 2 * partition.SMALLEST
 
 
 def _reported(files: list[FileReport]) -> bool:

@@ -139,18 +139,23 @@ class Sink:
         self.path, self._overwrite = path, overwrite
         self._file = temporary_beside(path) if self.STAGED else path
         try:
-            self._output = FileOutput(
-                self._file,
-                redacted=True,
-                max_body=max_body,
-                overwrite=overwrite and not self.STAGED,
-                header={"imported": source},
-            )
+            self._output = self._opened(source)
         except FileExistsError:
             raise
         except BaseException:
             self._discard()
             raise
+
+    def _opened(self, source: str) -> FileOutput:
+        """Where the records go: the recording's file (`importers.partition` keeps a
+        partition's in memory instead)."""
+        return FileOutput(
+            self._file,
+            redacted=True,
+            max_body=self.max_body,
+            overwrite=self._overwrite and not self.STAGED,
+            header={"imported": source},
+        )
 
     def __enter__(self) -> Sink:
         return self
@@ -245,6 +250,11 @@ class Sink:
         """Let the exchange `id` go unended: what the source had of it is written, the rest
         it will never have (the importer says so in a note)."""
         self._open.pop(id, None)
+
+    def lines(self, data: bytes) -> None:
+        """Records made by another sink of the same key (a partition's,
+        `importers.partition`), as its lines: written as they are."""
+        self._output.write_lines(data)
 
     # -- how values are written -----------------------------------------------------------
     def read_by_jsonfast(self) -> None:
