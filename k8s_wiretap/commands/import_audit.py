@@ -26,8 +26,12 @@ counted at the end of the last line too.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shutil
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,13 +175,17 @@ def _import(args: argparse.Namespace) -> int:
     else:
         planned = partition.plan(args.logs, bounds, size or partition.SIZE)
         with (
+            contextlib.ExitStack() as stack,
             jobs.pool(args) as pool,
             writing("audit", args, "audit log", on_skip=None) as written,
             Progress(lambda: so_far("audit", written)),
         ):
             stitch = partition.Stitch(written, bounds, span)
+            # a local pool's partitions write their records beside OUT, the stitch copies
+            # them in (no pipe between); Dask's workers may be elsewhere: theirs come back
+            folder = None if args.dask else stack.enter_context(_parts_folder(args.output))
             try:
-                importer = stitch.run(planned, pool.executor, pool.workers + 1)
+                importer = stitch.run(planned, pool.executor, pool.workers + 1, folder)
             except (OSError, Stopped):
                 raise
             except Exception as error:  # a worker that died, or could not run a partition
@@ -189,6 +197,16 @@ def _import(args: argparse.Namespace) -> int:
     empty = _reported(importer.files)
     said(args, written, counted(importer.events, "audit event"), "line", *_ignored(importer))
     return 1 if empty else 0
+
+
+@contextlib.contextmanager
+def _parts_folder(output: Path) -> Iterator[str]:
+    """A hidden folder beside OUT (0700) for the partitions' records, removed after."""
+    folder = tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".parts", dir=output.parent)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _partition_size(args: argparse.Namespace) -> int | None:

@@ -41,7 +41,9 @@ import contextlib
 import io
 import itertools
 import math
+import os
 import signal
+import tempfile
 import threading
 import zlib
 from array import array
@@ -110,6 +112,7 @@ class Part:
     bounds: Limits
     span: TimeRange | None
     max_body: int
+    folder: str | None = None  # where its records go as a file (None: in the result)
 
 
 @dataclass
@@ -121,7 +124,8 @@ class Result:
     hashed by the stitch, in its process), its auditID and the id it gave; the exchanges
     still open at its end; its counts and its file's report."""
 
-    data: bytes
+    data: bytes  # its records, or b"" when they are in `file`
+    file: str | None
     cuts: array[int]
     owner: array[int]
     ordinal: array[int]
@@ -502,8 +506,15 @@ def run(part: Part) -> Result:
                 kept_state,
             )
         )
+    data, file = b"".join(sink.memory.chunks), None
+    if part.folder is not None:
+        fd, file = tempfile.mkstemp(prefix="part-", suffix=".jsonl", dir=part.folder)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        data = b""
     return Result(
-        data=b"".join(sink.memory.chunks),
+        data=data,
+        file=file,
         cuts=importer.cuts,
         owner=importer.owner,
         ordinal=importer.ordinal,
@@ -556,8 +567,9 @@ class Stitch:
         self.importer = AuditImport(self.sink, max_open=self.bounds.max_open)
         self.sink.read_by_jsonfast()
 
-    def parts(self, planned: list[Part | Path]) -> list[Part | Path]:
-        """The plan with the import's redaction key, time range and body bound."""
+    def parts(self, planned: list[Part | Path], folder: str | None) -> list[Part | Path]:
+        """The plan with the import's redaction key, time range and body bound, and the
+        folder the partitions write their records to (None: they give them back)."""
         key = self.sink._redactor._key
         return [
             item
@@ -571,14 +583,23 @@ class Stitch:
                 self.bounds,
                 self.span,
                 self.sink.max_body,
+                folder,
             )
             for item in planned
         ]
 
-    def run(self, planned: list[Part | Path], executor: Executor, ahead: int) -> AuditImport:
+    def run(
+        self,
+        planned: list[Part | Path],
+        executor: Executor,
+        ahead: int,
+        folder: str | None = None,
+    ) -> AuditImport:
         """Run the partitions on `executor`, at most `ahead` at once beyond the one the
-        stitch waits for, and put them together in order; standard input read here."""
-        parts = self.parts(planned)
+        stitch waits for, and put them together in order; standard input read here. With
+        `folder` (a folder on this machine that the workers write to: a local pool's),
+        each partition's records come as a file there, removed once copied."""
+        parts = self.parts(planned, folder)
         pending: deque[tuple[Part, Future[Result]]] = deque()
         queue = deque(parts)
         try:
@@ -588,8 +609,13 @@ class Stitch:
                     pending.append((part, executor.submit(run, part)))
                 if pending:
                     part, future = pending.popleft()
-                    self.add(part, future.result())
-                    del future
+                    result = future.result()
+                    try:
+                        self.add(part, result)
+                    finally:
+                        if result.file is not None:
+                            os.unlink(result.file)
+                    del future, result
                 elif queue:
                     self.stdin()
                     queue.popleft()
@@ -694,8 +720,35 @@ class Stitch:
     def _merge(
         self, part: Part, file: _File, result: Result, keys: list[int], conflicts: set[int]
     ) -> None:
+        sink, data = self.sink, result.data
+        with contextlib.ExitStack() as stack:
+            if result.file is None:
+
+                def put(start: int, end: int) -> None:
+                    if end > start:
+                        sink.lines(data[start:end])
+
+            else:
+                fd = os.open(result.file, os.O_RDONLY)
+                stack.callback(os.close, fd)
+
+                def put(start: int, end: int) -> None:
+                    if end > start:
+                        sink.copied(fd, start, end - start)
+
+            self._put(part, file, result, keys, conflicts, put)
+
+    def _put(
+        self,
+        part: Part,
+        file: _File,
+        result: Result,
+        keys: list[int],
+        conflicts: set[int],
+        put: Callable[[int, int], None],
+    ) -> None:
         importer, sink = self.importer, self.sink
-        data, cuts, flags, owner = result.data, result.cuts, result.flags, result.owner
+        cuts, flags, owner = result.cuts, result.flags, result.owner
         again = [i for i, x in enumerate(owner) if x in conflicts] if conflicts else []
         self.repaired += len({owner[i] for i in again})
         events = self._reread(part, result, again) if again else iter(())
@@ -712,16 +765,16 @@ class Stitch:
             ):
                 _, offset, kind, a, b = specials[s]
                 s += 1
-                sink.lines(data[position:offset])
+                put(position, offset)
                 position = offset
                 if kind == NOTE:
                     importer._noted += 1
                     if importer._noted <= SKIP_NOTES:
-                        sink.lines(data[offset : offset + a])
+                        put(offset, offset + a)
                     position = offset + a
                 else:
                     sink.skip(where(a), b)
-            sink.lines(data[position:start])
+            put(position, start)
             position = start
             while finishing < len(finished) and finished[finishing] < stop:
                 i = finished[finishing]

@@ -256,6 +256,10 @@ class Sink:
         `importers.partition`), as its lines: written as they are."""
         self._output.write_lines(data)
 
+    def copied(self, fd: int, offset: int, count: int) -> None:
+        """`lines` that another sink wrote to a file: `count` bytes of `fd` from `offset`."""
+        self._output.copy_lines(fd, offset, count)
+
     # -- how values are written -----------------------------------------------------------
     def read_by_jsonfast(self) -> None:
         """The importer reads every value it passes (and its bodies) with `jsonfast.loads`
