@@ -45,6 +45,7 @@ import os
 import signal
 import tempfile
 import threading
+import time
 import zlib
 from array import array
 from collections import Counter, deque
@@ -56,7 +57,6 @@ from typing import Any, BinaryIO, cast
 
 from k8s_wiretap.capture import jsonfast
 from k8s_wiretap.capture.outputs import FileOutput
-from k8s_wiretap.capture.redact import Redactor
 from k8s_wiretap.importers import audit, framing, gke, shapes
 from k8s_wiretap.importers.audit import (
     DONE_LIMIT,
@@ -146,6 +146,7 @@ class Result:
     end_shape: str | None
     entry: list[str]
     broken: bool
+    seconds: float  # the CPU time the partition took (its thread's)
 
 
 # -- the split --------------------------------------------------------------------------------
@@ -385,8 +386,7 @@ class _PartSink(Sink):
     STAGED = False
 
     def __init__(self, key: bytes, max_body: int) -> None:
-        super().__init__(Path("-"), source="audit log", max_body=max_body)
-        self._redactor = Redactor(key)
+        super().__init__(Path("-"), source="audit log", max_body=max_body, key=key)
 
     def _opened(self, source: str) -> FileOutput:
         return _Memory()
@@ -473,6 +473,7 @@ def run(part: Part) -> Result:
     """Import one partition from an empty start (module-level: a pool's worker, or a Dask
     worker on another machine, runs it by name)."""
     _quiet()
+    began = time.thread_time()
     sink = _PartSink(part.key, part.max_body)
     importer = _PartImport(sink, part.bounds.max_open)
     sink.read_by_jsonfast()
@@ -535,6 +536,7 @@ def run(part: Part) -> Result:
         end_shape=reader.shape.name if reader.shape is not None else None,
         entry=reader.entry,
         broken=reader.broken,
+        seconds=time.thread_time() - began,
     )
 
 
@@ -561,6 +563,7 @@ class Stitch:
     importer: AuditImport = field(init=False)
     redone: int = 0  # ranges imported again in this process
     repaired: int = 0  # exchanges across a cut, fed again in this process
+    seconds: float = 0.0  # the CPU time the partitions took
     _file: _File | None = None
 
     def __post_init__(self) -> None:
@@ -570,7 +573,7 @@ class Stitch:
     def parts(self, planned: list[Part | Path], folder: str | None) -> list[Part | Path]:
         """The plan with the import's redaction key, time range and body bound, and the
         folder the partitions write their records to (None: they give them back)."""
-        key = self.sink._redactor._key
+        key = self.sink.key
         return [
             item
             if isinstance(item, Path)
@@ -610,6 +613,7 @@ class Stitch:
                 if pending:
                     part, future = pending.popleft()
                     result = future.result()
+                    self.seconds += result.seconds
                     try:
                         self.add(part, result)
                     finally:

@@ -124,12 +124,15 @@ class Sink:
         overwrite: bool = False,
         max_body: int = DEFAULT_MAX_BODY,
         on_skip: Callable[[str], None] | None = None,
+        key: bytes | None = None,
     ) -> None:
         self.max_body = max_body
         self.on_skip = on_skip
         self.exchanges = 0  # requests written
         self.skipped = 0
-        self._redactor = Redactor()
+        # the placeholders' key: the recording's own, made here, unless the parts of one
+        # import share it (`importers.partition`)
+        self._redactor = Redactor(key)
         self._placeholders: dict[str, str] = {}  # value: its placeholder (`placeholder`)
         self._open: dict[str, _Open] = {}
         self._closed = False
@@ -250,6 +253,11 @@ class Sink:
         """Let the exchange `id` go unended: what the source had of it is written, the rest
         it will never have (the importer says so in a note)."""
         self._open.pop(id, None)
+
+    @property
+    def key(self) -> bytes:
+        """The placeholders' key (never written: what the parts of one import share)."""
+        return self._redactor._key
 
     def lines(self, data: bytes) -> None:
         """Records made by another sink of the same key (a partition's,
