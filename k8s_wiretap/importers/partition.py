@@ -421,7 +421,8 @@ class _PartImport(AuditImport):
         new = key not in self._open and key not in self._done
         self._flag = 0
         written = self.sink.exchanges
-        if new:
+        if new:  # open for a moment at least, with those open already
+            self.peak = max(self.peak, len(self._open) + 1)
             self.index[key] = len(self.requests)
             self.requests.append(request_of(event))
             self.audit_ids.append(event.audit_id)
@@ -434,8 +435,6 @@ class _PartImport(AuditImport):
         self.item.append(item)
         self.shape.append(shape)
         self.flags.append(self._flag)
-        if len(self._open) > self.peak:
-            self.peak = len(self._open)
 
     def _fresh(self, event: Event) -> str:
         id = super()._fresh(event)
