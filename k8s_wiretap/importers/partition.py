@@ -492,9 +492,7 @@ def run(part: Part) -> Result:
         if isinstance(held, Event):
             held = sink.dumps(held.raw)
         kept = sink._open.get(state.id)
-        kept_state = (
-            None if kept is None else (kept.info, kept.response_type, kept.seq, kept.seen)
-        )
+        kept_state = None if kept is None else (kept.info, kept.response_type, kept.seq, kept.seen)
         tail.append(
             (
                 importer.index[key],
@@ -862,4 +860,3 @@ class Stitch:
                     shape = shapes.REGISTRY[result.shape[i]]
                     raws = shape.events(shapes.loaded(line, "the line"))
                 yield Event.of(raws[result.item[i]], modified)
-

@@ -84,8 +84,15 @@ def _same_as_one_job(
     for n in jobs:
         out = tmp_path / f"jobs{n}.jsonl"
         got = _run(
-            *names, *more, "-o", str(out), "--overwrite", "--jobs", str(n),
-            "--partition-size", str(size),
+            *names,
+            *more,
+            "-o",
+            str(out),
+            "--overwrite",
+            "--jobs",
+            str(n),
+            "--partition-size",
+            str(size),
         )
         assert got.returncode == expected.returncode, got.stderr
         assert got.stderr.replace(bytes(out), bytes(one)) == expected.stderr
@@ -130,7 +137,15 @@ def test_standard_input_between_files(tmp_path: Path) -> None:
     expected = _run(str(first), "-", str(first), "-o", str(one), "--jobs", "1", data=data)
     assert expected.returncode == 0, expected.stderr
     got = _run(
-        str(first), "-", str(first), "-o", str(two), "--jobs", "2", "--partition-size", "500",
+        str(first),
+        "-",
+        str(first),
+        "-o",
+        str(two),
+        "--jobs",
+        "2",
+        "--partition-size",
+        "500",
         data=data,
     )
     assert got.returncode == 0, got.stderr
@@ -315,3 +330,21 @@ def test_a_worker_killed_is_one_line_exit_1_and_no_recording(tmp_path: Path) -> 
     assert lines[0].startswith("k8s-wiretap: import audit: a partition failed on 2 jobs: ")
     assert lines[0].endswith(f"({out_path} not written)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.log"]
+
+
+def test_the_cuts_are_repaired_not_imported_again(
+    tmp_path: Path, pool: ProcessPoolExecutor
+) -> None:
+    """On a log of one session's requests (watches open across every cut), each range is
+    put in place as its partition gave it, the exchanges across the cuts fed again: no
+    range is imported again in the stitch's process."""
+    log = tmp_path / "wide.log"
+    log.write_bytes(gzip.decompress(WIDE.read_bytes()))
+    expected = _in_process(tmp_path, [log], None, 0)
+    out = tmp_path / "jobs.jsonl"
+    with Sink(out, source="audit log", key=KEY) as sink:
+        stitch = Stitch(sink, limits.DEFAULT, None)
+        stitch.run(plan([log], limits.DEFAULT, 256 * 1024), pool, 3)  # records given back
+    assert stitch.redone == 0
+    assert stitch.repaired > 20  # watches that ResponseStarted before a cut, ended after
+    assert _written(out.read_bytes(), numbered=False) == expected[0]
