@@ -1,6 +1,15 @@
 """`k8s-wiretap import audit LOG... [--since TIME] [--until TIME] [--join RECORDING] -o OUT
-[--overwrite]`: the API server's audit log as a recording (`importers.audit`), or joined
-with a proxy's recording of the same cluster (`importers.join`, docs/importing.md).
+[--overwrite] [--jobs N | --dask ADDRESS]`: the API server's audit log as a recording
+(`importers.audit`), or joined with a proxy's recording of the same cluster
+(`importers.join`, docs/importing.md).
+
+`--jobs N` (default: the cores) and `--dask ADDRESS` (`commands.jobs`) split the import
+into partitions run at once (`importers.partition`: plain files of lines cut at line ends
+into ranges, a gzip file or a file of JSON documents whole, standard input read here), put
+back together into the recording one job writes, and the same stderr; below twice
+`partition.SMALLEST` bytes of files, and with `--jobs 1`, the import is one job in this
+process. A local pool's partitions write their records to a hidden folder beside OUT,
+removed at the end. A partition that fails (a worker killed) is one line, exit 1, no OUT.
 
 A LOG of `-` is standard input, read as a stream (`aws logs`, `gcloud logging read`, ...
 piped in); a file named `-` is `./-`. `--since`/`--until` keep the exchanges whose requests
