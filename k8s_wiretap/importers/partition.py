@@ -599,30 +599,37 @@ class Stitch:
         stitch waits for, and put them together in order; standard input read here. With
         `folder` (a folder on this machine that the workers write to: a local pool's),
         each partition's records come as a file there, removed once copied."""
-        parts = self.parts(planned, folder)
-        pending: deque[tuple[Part, Future[Result]]] = deque()
-        queue = deque(parts)
+        parts = iter(self.parts(planned, folder))
+        # in order: each partition with its future, standard input with none
+        order: deque[tuple[Part | Path, Future[Result] | None]] = deque()
+        running = 0
         try:
-            while queue or pending:
-                while queue and len(pending) < ahead and isinstance(queue[0], Part):
-                    part = cast(Part, queue.popleft())
-                    pending.append((part, executor.submit(run, part)))
-                if pending:
-                    part, future = pending.popleft()
-                    result = future.result()
-                    self.seconds += result.seconds
-                    try:
-                        self.add(part, result)
-                    finally:
-                        if result.file is not None:
-                            os.unlink(result.file)
-                    del future, result
-                elif queue:
-                    self.stdin()
-                    queue.popleft()
+            while True:
+                while running < ahead and (item := next(parts, None)) is not None:
+                    if isinstance(item, Part):
+                        order.append((item, executor.submit(run, item)))
+                        running += 1
+                    else:
+                        order.append((item, None))
+                if not order:
+                    break
+                item, future = order.popleft()
+                if future is None:
+                    self.stdin()  # the workers go on with what comes after
+                    continue
+                running -= 1
+                result = future.result()
+                self.seconds += result.seconds
+                try:
+                    self.add(cast(Part, item), result)
+                finally:
+                    if result.file is not None:
+                        os.unlink(result.file)
+                del future, result
         finally:
-            for _, future in pending:
-                future.cancel()
+            for _, left in order:
+                if left is not None:
+                    left.cancel()
         self.importer.finish()
         return self.importer
 
