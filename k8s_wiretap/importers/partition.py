@@ -37,6 +37,7 @@ its process, from the state before it: slower, never different.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import io
 import itertools
@@ -48,7 +49,7 @@ import threading
 import time
 import zlib
 from array import array
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -297,6 +298,7 @@ class _Reader:
         ordinal in `self.ordinal`."""
         report, span = self.report, self.span
         modified = audit._modified(self.path)
+        read_by, place = None, -1
         try:
             for number, line in values:
                 self.ordinal += 1
@@ -317,7 +319,9 @@ class _Reader:
                 except (audit.BadEvent, shapes.Unfit) as error:
                     self.skip(self.where(number), str(error))
                     continue
-                place = shapes.REGISTRY.index(self.shape) if self.shape is not None else -1
+                if self.shape is not read_by:  # told again only when it changes
+                    read_by = self.shape
+                    place = -1 if read_by is None else _place(read_by)
                 for index, raw in enumerate(raws):
                     try:
                         event = Event.of(raw, modified)
@@ -347,6 +351,12 @@ class _Reader:
             self.entry.append(found.name)
 
 
+def _place(shape: shapes.Shape) -> int:
+    """The shape's place in the registry (by identity: shapes are never equal but to
+    themselves)."""
+    return next(i for i, known in enumerate(shapes.REGISTRY) if known is shape)
+
+
 def request_of(event: Event) -> tuple[str, str, str, str, str, str]:
     """What `Event.key` is the hash of (`audit.Event.of`): the same in every process."""
     raw = event.raw
@@ -361,35 +371,45 @@ def request_of(event: Event) -> tuple[str, str, str, str, str, str]:
 
 # -- a partition ------------------------------------------------------------------------------
 class _Memory(FileOutput):
-    """A FileOutput that keeps its records in memory (a partition's), no header."""
+    """A FileOutput of a partition's records, no header: to its file `fd` (a local pool's,
+    written a buffer at a time), or kept in memory (`fd` None: given back)."""
 
-    def __init__(self) -> None:
-        self.chunks: list[bytes] = []
-        self.size = 0
+    def __init__(self, fd: int | None) -> None:  # what FileOutput's flush uses, no header
+        self.path = Path("-")
+        self._fd = -1 if fd is None else fd
+        self._pending: list[bytes] = []
+        self._pending_size = 0
         self.dumps = jsonfast.exact
+        self.lost = 0
+        self.size = 0
+        self._cut = False
+        self.chunks: list[bytes] = []  # what is kept (without a file)
 
-    def write(self, record: Any) -> None:
-        line = self.dumps(record) + b"\n"
-        self.chunks.append(line)
-        self.size += len(line)
+    @property
+    def at(self) -> int:
+        """The records' bytes so far."""
+        return self.size + self._pending_size
 
     def flush(self, *, all_or_none: bool = False) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
+        if self._fd >= 0:
+            super().flush()
+        elif self._pending:
+            self.chunks += self._pending
+            self.size += self._pending_size
+            self._pending, self._pending_size = [], 0
 
 
 class _PartSink(Sink):
-    """A sink writing to memory with the import's redaction key."""
+    """A sink writing a partition's records (`_Memory`) with the import's redaction key."""
 
     STAGED = False
 
-    def __init__(self, key: bytes, max_body: int) -> None:
+    def __init__(self, key: bytes, max_body: int, fd: int | None) -> None:
+        self._fd = fd
         super().__init__(Path("-"), source="audit log", max_body=max_body, key=key)
 
     def _opened(self, source: str) -> FileOutput:
-        return _Memory()
+        return _Memory(self._fd)
 
     @property
     def memory(self) -> _Memory:
@@ -430,7 +450,7 @@ class _PartImport(AuditImport):
         if self.sink.exchanges != written:
             self._flag |= REQUESTED
         self.owner.append(self.index[key])
-        self.cuts.append(self.part_sink.memory.size)
+        self.cuts.append(self.part_sink.memory.at)
         self.ordinal.append(ordinal)
         self.item.append(item)
         self.shape.append(shape)
@@ -452,13 +472,13 @@ class _PartImport(AuditImport):
     def _note(self, message: str, id: str | None = None) -> None:
         """Every note, marked (the stitch writes the import's first SKIP_NOTES)."""
         self._noted += 1
-        at = self.part_sink.memory.size
+        at = self.part_sink.memory.at
         self.sink.note(message, id=id)
-        length = self.part_sink.memory.size - at
+        length = self.part_sink.memory.at - at
         self.specials.append((len(self.cuts), at, NOTE, length, None))
 
     def skipped(self, where: str, reason: str) -> None:
-        self.specials.append((len(self.cuts), self.part_sink.memory.size, SKIP, where, reason))
+        self.specials.append((len(self.cuts), self.part_sink.memory.at, SKIP, where, reason))
 
 
 def _quiet() -> None:
@@ -473,7 +493,18 @@ def run(part: Part) -> Result:
     worker on another machine, runs it by name)."""
     _quiet()
     began = time.thread_time()
-    sink = _PartSink(part.key, part.max_body)
+    fd, file = None, None
+    if part.folder is not None:
+        fd, file = tempfile.mkstemp(prefix="part-", suffix=".jsonl", dir=part.folder)
+    try:
+        return _run(part, fd, file, began)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
+    sink = _PartSink(part.key, part.max_body, fd)
     importer = _PartImport(sink, part.bounds.max_open)
     sink.read_by_jsonfast()
     report = FileReport(part.path)
@@ -504,12 +535,8 @@ def run(part: Part) -> Result:
                 kept_state,
             )
         )
-    data, file = b"".join(sink.memory.chunks), None
-    if part.folder is not None:
-        fd, file = tempfile.mkstemp(prefix="part-", suffix=".jsonl", dir=part.folder)
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        data = b""
+    sink.memory.flush()
+    data = b"".join(sink.memory.chunks)
     return Result(
         data=data,
         file=file,
@@ -535,6 +562,22 @@ def run(part: Part) -> Result:
         broken=reader.broken,
         seconds=time.thread_time() - began,
     )
+
+
+_FINISHED, _IGNORED, _REQUESTED = (
+    bytes(1 if flag & bit else 0 for flag in range(256)) for bit in (FINISHED, IGNORED, REQUESTED)
+)
+
+
+def _remember(new: list[Any], window: OrderedDict[Any, None], one: Callable[[Any], None]) -> None:
+    """`one(item)` for each of `new`, in order (an import's remembering of an id given,
+    a request finished): at once while the window stays inside its bound (none is dropped,
+    and one already there stays in its place, as `one` leaves it)."""
+    if len(window) + len(new) <= DONE_LIMIT:
+        window.update(dict.fromkeys(new))
+        return
+    for item in new:
+        one(item)
 
 
 # -- the stitch -------------------------------------------------------------------------------
@@ -688,12 +731,15 @@ class Stitch:
             if any(many[result.audit_ids[i]] > 1 for i in conflicts):
                 return True
         given, forgotten = importer._ids, importer._forgotten
-        for i, (audit_id, id) in enumerate(zip(result.audit_ids, result.ids, strict=True)):
-            if i in conflicts:
+        if any(i not in conflicts for i, a in enumerate(result.audit_ids) if a in given):
+            return True  # one job gives it another id: `ID~N`, noted
+        maybe = [] if result.ids == result.audit_ids else result.ids  # ids given renamed
+        if forgotten is not None:  # an id given before the last DONE_LIMIT, or one like it
+            maybe = [*result.audit_ids, *maybe]
+        for i, id in enumerate(maybe):
+            if i % len(result.ids) in conflicts:
                 continue
-            if audit_id in given or (forgotten is not None and audit_id in forgotten):
-                return True
-            if id != audit_id and (id in given or (forgotten is not None and id in forgotten)):
+            if id in given or (forgotten is not None and id in forgotten):
                 return True
         return False
 
@@ -763,10 +809,8 @@ class Stitch:
         where = self._where(part, file)
         specials, s = result.specials, 0
         position, finishing = 0, 0
-        finished = [i for i, flag in enumerate(flags) if flag & FINISHED]
-        stops = [*again, len(cuts)]
-        ignored = requested = 0
-        for stop in stops:
+        finished = list(itertools.compress(range(len(flags)), flags.translate(_FINISHED)))
+        for stop in [*again, len(cuts)]:
             start = cuts[stop - 1] if stop else 0
             while s < len(specials) and (
                 specials[s][0] < stop or (specials[s][0] == stop and specials[s][2] == SKIP)
@@ -784,28 +828,23 @@ class Stitch:
                     sink.skip(where(a), b)
             put(position, start)
             position = start
-            while finishing < len(finished) and finished[finishing] < stop:
-                i = finished[finishing]
-                finishing += 1
-                if owner[i] not in conflicts:
-                    importer._finished(keys[owner[i]])
+            end = bisect.bisect_left(finished, stop, finishing)
+            ended = [keys[owner[i]] for i in finished[finishing:end] if owner[i] not in conflicts]
+            _remember(ended, importer._done, importer._finished)
+            finishing = end
             if stop == len(cuts):
                 break
             while s < len(specials) and specials[s][0] == stop and specials[s][2] == NOTE:
                 s += 1
             position = cuts[stop]
             importer.feed(next(events))
-        for i in range(len(flags)):
-            if owner[i] in conflicts:
-                continue
-            ignored += flags[i] & IGNORED
-            requested += (flags[i] & REQUESTED) >> 2
         importer.events += len(cuts) - len(again)
-        importer.ignored += ignored
-        sink.exchanges += requested
-        for i, id in enumerate(result.ids):
-            if i not in conflicts:
-                importer._given(id)
+        importer.ignored += flags.translate(_IGNORED).count(1)
+        importer.ignored -= sum(1 for i in again if flags[i] & IGNORED)
+        sink.exchanges += flags.translate(_REQUESTED).count(1)
+        sink.exchanges -= sum(1 for i in again if flags[i] & REQUESTED)
+        ids = [id for i, id in enumerate(result.ids) if i not in conflicts]
+        _remember(ids, importer._ids, importer._given)
         for i, id, held, requested_, responded, stages, kept in result.tail:
             if i in conflicts:
                 continue
