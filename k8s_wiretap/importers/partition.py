@@ -114,6 +114,12 @@ class Part:
     span: TimeRange | None
     max_body: int
     folder: str | None = None  # where its records go as a file (None: in the result)
+    cwd: str = ""  # the command's working folder (a worker's may be another)
+
+    @property
+    def source(self) -> Path:
+        """Where the file is read from: `path`, in the command's working folder."""
+        return self.path if self.path.is_absolute() else Path(self.cwd, self.path)
 
 
 @dataclass
@@ -245,8 +251,8 @@ class _Range(io.RawIOBase):
 
 def _opened(part: Part) -> tuple[BinaryIO, _Range | None]:
     if part.end is None:
-        return audit._open(part.path), None
-    raw = _Range(part.path, part.start, part.end)
+        return audit._open(part.source), None
+    raw = _Range(part.source, part.start, part.end)
     return cast(BinaryIO, io.BufferedReader(raw, framing.HEAD)), raw
 
 
@@ -284,6 +290,7 @@ class _Reader:
         skip: Callable[[str, str], None],
     ) -> None:
         self.path, self.report, self.span, self.shape = path, report, span, shape
+        self.source = path  # where it is read from (`Part.source`), when not `path`
         self.where, self._skip = where, skip
         self.entry: list[str] = []
         self.broken = False
@@ -297,7 +304,7 @@ class _Reader:
         """(the value's item, the Event, its shape's place in the registry), the value's
         ordinal in `self.ordinal`."""
         report, span = self.report, self.span
-        modified = audit._modified(self.path)
+        modified = audit._modified(self.source)
         read_by, place = None, -1
         try:
             for number, line in values:
@@ -512,6 +519,7 @@ def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
     reader = _Reader(
         part.path, report, part.span, None, lambda n: f"{prefix}:{n}", importer.skipped
     )
+    reader.source = part.source
     stream, raw = _opened(part)
     with stream:
         report.framing, values = _values(part, stream)
@@ -627,6 +635,7 @@ class Stitch:
                 self.span,
                 self.sink.max_body,
                 folder,
+                os.getcwd(),
             )
             for item in planned
         ]
@@ -891,7 +900,7 @@ class Stitch:
     def _reread(self, part: Part, result: Result, again: list[int]) -> Iterator[Event]:
         """The events `again` of the partition, read again from its file."""
         stream, _ = _opened(part)
-        modified = audit._modified(part.path)
+        modified = audit._modified(part.source)
         with stream:
             _, values = _values(part, stream)
             ordinal, line = -1, cast(bytes | framing.BadEntry, b"")
