@@ -14,6 +14,7 @@ between the stages of an exchange, inside a watch, between repeated events of an
 from __future__ import annotations
 
 import gzip
+import importlib
 import json
 import multiprocessing
 import os
@@ -348,3 +349,75 @@ def test_the_cuts_are_repaired_not_imported_again(
     assert stitch.redone == 0
     assert stitch.repaired > 20  # watches that ResponseStarted before a cut, ended after
     assert _written(out.read_bytes(), numbered=False) == expected[0]
+
+
+# -- Dask -----------------------------------------------------------------------------------
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def dask_scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real `dask scheduler` and two `dask worker` processes on this machine, the
+    workers in a folder of their own (they read the logs at the command's paths)."""
+    dask = str(Path(sys.executable).parent / "dask")
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    folder = tmp_path_factory.mktemp("dask")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    port = address.rsplit(":", 1)[1]
+    scheduler = subprocess.Popen(
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers = subprocess.Popen(
+        [dask, "worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        distributed: Any = importlib.import_module("distributed")  # untyped
+        with distributed.Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        for process in (workers, scheduler):
+            process.terminate()
+            process.wait(timeout=60)
+
+
+def test_dask_gives_one_jobs_recording(tmp_path: Path, dask_scheduler: str) -> None:
+    """Every sample log and the wide session, relative paths (read by the workers in the
+    command's working folder), cut small and run on two Dask workers."""
+    wide = tmp_path / "wide.log"
+    wide.write_bytes(gzip.decompress(WIDE.read_bytes()))
+    logs = [
+        path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path for path in LOGS
+    ]
+    for run in ([*logs, wide], [wide]):
+        one, out = tmp_path / "one.jsonl", tmp_path / "dask.jsonl"
+        names = [str(log) for log in run]
+        expected = _run(*names, "-o", str(one), "--overwrite", "--jobs", "1")
+        got = _run(
+            *names,
+            "-o",
+            str(out),
+            "--overwrite",
+            "--dask",
+            dask_scheduler,
+            "--partition-size",
+            "2000",
+        )
+        assert got.returncode == expected.returncode, got.stderr
+        assert got.stderr.replace(bytes(out), bytes(one)) == expected.stderr
+        assert _written(out.read_bytes(), numbered=True) == _written(
+            one.read_bytes(), numbered=True
+        )
