@@ -226,12 +226,8 @@ def measure(sample: Sample, size: int, folder: Path, *, zipped: bool) -> str:
     recording.unlink(missing_ok=True)
     write(sample, copies, log, zipped=zipped)
     peer = run("-c", PEER, [str(log)], folder)
-    imports = run(  # one job: the CPU measured is the import's, none of it in workers
-        "-m",
-        "k8s_wiretap",
-        ["import", "audit", str(log), "-o", str(recording), "--jobs", "1"],
-        folder,
-        said,
+    imports = run(
+        "-m", "k8s_wiretap", ["import", "audit", str(log), "-o", str(recording)], folder, said
     )
     exchanges, events = imported(said.read_text())
     if (events, exchanges) != (copies * len(sample.lines), copies * sample.exchanges):
