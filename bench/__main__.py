@@ -15,6 +15,7 @@ import sys
 
 from bench import (
     audit_import,
+    dask_overhead,
     decode_bodies,
     explain_coverage,
     explain_recording,
@@ -37,6 +38,7 @@ BENCHMARKS = {
     "explain_recording": explain_recording.main,
     "explain_coverage": explain_coverage.main,
     "audit_import": audit_import.main,
+    "dask_overhead": dask_overhead.main,
     "object_history": object_history.main,
     "proxy_latency": proxy_latency.main,
     "tui_first_screen": tui_first_screen.main,

@@ -1,5 +1,6 @@
 """`import audit` and `explain` over an audit log of a million events built from a real one:
-`python -m bench audit_import [--sizes 100000 1000000] [--log PATH] [--gzip] [--keep DIR]`.
+`python -m bench audit_import [--sizes 100000 1000000] [--log PATH] [--gzip] [--keep DIR]
+[--jobs N]`.
 
 The log repeated is recordings/wide-session.audit.log.gz: a real lab's API server's own
 audit log at RequestResponse, through the wide session (k8s_wiretap/workshop/wide.py) from
@@ -28,12 +29,23 @@ Linux only):
 - `k8s-wiretap import audit LOG -o RECORDING`: events per second;
 - `k8s-wiretap explain RECORDING --format json`, output to /dev/null: exchanges per second.
 
+Both with `--jobs 1`; *imp/core* and *exp/core* are the events and exchanges per CPU
+second (a core's rate, whatever the wall clock). With `--jobs N` (N > 1; by default 2 where
+this process may run on 2 cores or more, else none: `--jobs 1`) both run again with
+`--jobs N`: their wall seconds, the speed-up over one job (its wall seconds over theirs),
+and `=`: whether their outputs are byte for byte one job's (the recordings compared
+whole, but for what each import makes afresh: `same_recording`; the explain outputs by
+their SHA-1, which this process takes of each as it comes
+through a pipe, one job's and N jobs' alike, at about 1 GB/s: a second of a core per GB
+of output). Outputs that differ fail the benchmark, after its table.
+
 Bounded memory means the same peak at every size. What `import audit` keeps grows to a
 cap and stays there: the open exchanges (as many as the cluster has requests in flight),
 and the last 100,000 finished auditIDs (DONE_LIMIT), past which a Bloom filter of 8 MiB
 holds those forgotten; so the peak rises up to about 100,000 exchanges and no further.
-The figures are reported, not asserted: the exit status is 0 unless a step fails, or the
-import writes another number of exchanges than the log holds.
+The figures are reported, not asserted: the exit status is 0 unless a step fails, the
+import writes another number of exchanges than the log holds, or N jobs write other bytes
+than one job.
 """
 
 from __future__ import annotations
@@ -41,6 +53,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import gzip
+import hashlib
+import itertools
+import json
 import os
 import re
 import subprocess
@@ -51,6 +66,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
+
+from k8s_wiretap.commands.jobs import cores
 
 SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "wide-session.audit.log.gz"
 SIZES = (10_000, 100_000)
@@ -87,6 +104,9 @@ MEASURED = (
     "else:\n"
     "    exec(compile(what, '<peer>', 'exec'), {'__name__': '__main__'})\n"
 )
+# A redaction placeholder, as text and base64-encoded (a Secret's `data`): made with a key
+# each import makes afresh (capture/redact.py), so two imports of one log differ in them.
+PLACEHOLDER = re.compile(rb"redacted:[0-9a-f]{16}|cmVkYWN0ZWQ6[A-Za-z0-9+/]{22}==")
 SAID = re.compile(r"([\d,]+) exchanges? from ([\d,]+) audit events?")
 
 Part = str | tuple[str, object]  # a literal, or a slot: ("id", ID), ("time", T), ("rv", N)
@@ -167,28 +187,78 @@ def write(sample: Sample, copies: int, path: Path, *, zipped: bool) -> None:
 
 @dataclass(frozen=True)
 class Run:
-    """One process: wall-clock seconds, CPU seconds, peak RSS in bytes."""
+    """One process: wall-clock seconds, CPU seconds, peak RSS in bytes, and the SHA-1 of
+    its output when asked for."""
 
     seconds: float
     cpu: float
     peak: int
+    digest: str = ""
 
 
-def run(how: str, what: str, args: list[str], folder: Path, stderr: Path | None = None) -> Run:
+def _digest(stream: IO[bytes]) -> str:
+    sha = hashlib.sha1(usedforsecurity=False)
+    while chunk := stream.read(1 << 20):
+        sha.update(chunk)
+    return sha.hexdigest()
+
+
+def run(
+    how: str,
+    what: str,
+    args: list[str],
+    folder: Path,
+    stderr: Path | None = None,
+    *,
+    digest: bool = False,
+) -> Run:
     """Run `python -m MODULE ARGS` or `python -c CODE ARGS` (`how`, `what`) through
-    MEASURED (stdout to /dev/null, stderr to `stderr` if given) and measure it."""
+    MEASURED (stdout to /dev/null, or hashed as it comes when `digest`; stderr to `stderr`
+    if given) and measure it."""
     peak = folder / "peak.txt"
     peak.unlink(missing_ok=True)
     command = [sys.executable, "-c", MEASURED, str(peak), how, what, *args]
     started = time.perf_counter()
+    said = ""
     with open(stderr or os.devnull, "w") as errors:
-        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+        out = subprocess.PIPE if digest else subprocess.DEVNULL
+        child = subprocess.Popen(command, stdout=out, stderr=errors)
+        if child.stdout is not None:
+            said = _digest(child.stdout)
+            child.stdout.close()
         _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - started
     if status != 0 or not peak.exists():
         said = stderr.read_text()[-2000:] if stderr else ""
         raise SystemExit(f"{how} {what[:40]} {' '.join(args)} failed ({status})\n{said}")
-    return Run(elapsed, usage.ru_utime + usage.ru_stime, int(peak.read_text()) * 1024)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Run(elapsed, cpu, int(peak.read_text()) * 1024, said)
+
+
+def _renumbered(line: bytes, seen: dict[bytes, int]) -> bytes:
+    if b"redacted:" not in line and b"cmVkYWN0ZWQ6" not in line:
+        return line
+    return PLACEHOLDER.sub(lambda m: b"redacted:%d" % seen.setdefault(m[0], len(seen)), line)
+
+
+def same_recording(one: Path, other: Path) -> bool:
+    """Whether two imports of one log wrote the same recording: byte for byte but for what
+    each import makes afresh, its header's `created` time and its redaction key (the
+    placeholders, numbered in the order they come in each, which keeps which values are
+    equal to which). Read a line at a time, both at once."""
+    seen: tuple[dict[bytes, int], dict[bytes, int]] = ({}, {})
+    with one.open("rb") as a, other.open("rb") as b:
+        first = [json.loads(a.readline()), json.loads(b.readline())]
+        for header in first:
+            header.pop("created", None)
+        if first[0] != first[1]:
+            return False
+        for left, right in itertools.zip_longest(a, b):
+            if left is None or right is None:
+                return False
+            if _renumbered(left, seen[0]) != _renumbered(right, seen[1]):
+                return False
+    return True
 
 
 def imported(said: str) -> tuple[int, int]:
@@ -214,11 +284,31 @@ COLUMNS = [
     ("exch./s", 8),
     ("exp CPU", 8),
     ("exp RSS", 8),
+    ("imp/core", 9),
+    ("exp/core", 9),
 ]
 
 
-def measure(sample: Sample, size: int, folder: Path, *, zipped: bool) -> str:
-    """Build the log of `size` events (whole copies), import it, explain it: one row."""
+def jobs_columns(jobs: int) -> list[tuple[str, int]]:
+    """The columns of the runs with `--jobs N`: none for 1."""
+    if jobs == 1:
+        return []
+    return [
+        (f"imp {jobs}j s", 9),
+        ("imp x", 6),
+        ("imp =", 6),
+        (f"exp {jobs}j s", 9),
+        ("exp x", 6),
+        ("exp =", 6),
+    ]
+
+
+def measure(
+    sample: Sample, size: int, folder: Path, *, zipped: bool, jobs: int
+) -> tuple[str, bool]:
+    """Build the log of `size` events (whole copies), import it, explain it (with one job,
+    and again with `jobs` when more than 1): one row, and whether the outputs of `jobs`
+    jobs are one job's (`=`: yes or NO)."""
     copies = -(-size // len(sample.lines))
     log = folder / (f"audit-{size}.log" + (".gz" if zipped else ""))
     recording = folder / f"audit-{size}.jsonl"
@@ -227,7 +317,11 @@ def measure(sample: Sample, size: int, folder: Path, *, zipped: bool) -> str:
     write(sample, copies, log, zipped=zipped)
     peer = run("-c", PEER, [str(log)], folder)
     imports = run(
-        "-m", "k8s_wiretap", ["import", "audit", str(log), "-o", str(recording)], folder, said
+        "-m",
+        "k8s_wiretap",
+        ["import", "audit", str(log), "-o", str(recording), "--jobs", "1"],
+        folder,
+        said,
     )
     exchanges, events = imported(said.read_text())
     if (events, exchanges) != (copies * len(sample.lines), copies * sample.exchanges):
@@ -235,7 +329,9 @@ def measure(sample: Sample, size: int, folder: Path, *, zipped: bool) -> str:
             f"import audit wrote {exchanges:,} exchanges from {events:,} events; the log "
             f"has {copies * sample.exchanges:,} from {copies * len(sample.lines):,}"
         )
-    explain = run("-m", "k8s_wiretap", ["explain", str(recording), "--format", "json"], folder)
+    explain_args = ["explain", str(recording), "--format", "json"]
+    compared = jobs > 1
+    explain = run("-m", "k8s_wiretap", [*explain_args, "--jobs", "1"], folder, digest=compared)
     values = [
         f"{events:,}",
         f"{exchanges:,}",
@@ -250,8 +346,32 @@ def measure(sample: Sample, size: int, folder: Path, *, zipped: bool) -> str:
         f"{exchanges / explain.seconds:,.0f}",
         f"{explain.cpu:.1f}",
         f"{explain.peak / 1e6:,.0f}",
+        f"{events / imports.cpu:,.0f}",
+        f"{exchanges / explain.cpu:,.0f}",
     ]
-    return " ".join(f"{v:>{w}}" for v, (_, w) in zip(values, COLUMNS, strict=True))
+    same = True
+    if compared:
+        many = folder / f"audit-{size}.jobs.jsonl"
+        many.unlink(missing_ok=True)
+        args = ["import", "audit", str(log), "-o", str(many), "--jobs", str(jobs)]
+        imports_n = run("-m", "k8s_wiretap", args, folder, said)
+        explain_n = run(
+            "-m", "k8s_wiretap", [*explain_args, "--jobs", str(jobs)], folder, digest=True
+        )
+        same_import = same_recording(recording, many)
+        same_explain = explain.digest == explain_n.digest
+        same = same_import and same_explain
+        many.unlink()
+        values += [
+            f"{imports_n.seconds:.1f}",
+            f"{imports.seconds / imports_n.seconds:.2f}",
+            "yes" if same_import else "NO",
+            f"{explain_n.seconds:.1f}",
+            f"{explain.seconds / explain_n.seconds:.2f}",
+            "yes" if same_explain else "NO",
+        ]
+    columns = COLUMNS + jobs_columns(jobs)
+    return " ".join(f"{v:>{w}}" for v, (_, w) in zip(values, columns, strict=True)), same
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -260,22 +380,42 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="events")
     parser.add_argument("--gzip", action="store_true", help="write the logs gzipped")
     parser.add_argument("--keep", type=Path, default=None, help="build the files in this folder")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=2 if cores() >= 2 else 1,
+        help="run import and explain with --jobs N too, and compare (default: 2 where "
+        "there are 2 cores or more; 1: one job only)",
+    )
     args = parser.parse_args(argv or [])
+    if args.jobs < 1:
+        parser.error(f"--jobs {args.jobs}: 1 or more")
     sample = load(args.log)
     zipped = " gzipped" if args.gzip else ""
     print(
         f"import audit and explain over {args.log.name} repeated ({len(sample.lines):,} "
         f"events, {sample.exchanges:,} exchanges a copy{zipped}); vs peer: import CPU over "
-        "a json.loads of every line"
+        "a json.loads of every line; /core: per CPU second"
+        + (f"; x: one job's wall seconds over {args.jobs} jobs'" if args.jobs > 1 else "")
     )
-    print(" ".join(f"{name:>{width}}" for name, width in COLUMNS))
+    columns = COLUMNS + jobs_columns(args.jobs)
+    print(" ".join(f"{name:>{width}}" for name, width in columns))
+    differ = []
     with tempfile.TemporaryDirectory(prefix="k8s-wiretap-bench-") as temporary:
         folder = args.keep or Path(temporary)
         for size in args.sizes:
-            print(measure(sample, size, folder, zipped=args.gzip), flush=True)
+            row, same = measure(sample, size, folder, zipped=args.gzip, jobs=args.jobs)
+            print(row, flush=True)
+            if not same:
+                differ.append(size)
             if args.keep is None:
                 for path in folder.iterdir():
                     path.unlink()
+    if differ:
+        raise SystemExit(
+            f"--jobs {args.jobs} wrote other bytes than --jobs 1 at {', '.join(map(str, differ))} "
+            "events (import's recording or explain's output)"
+        )
 
 
 if __name__ == "__main__":

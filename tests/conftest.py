@@ -124,10 +124,11 @@ LAB_FIXTURES = frozenset(
 )
 
 
-# The session fixtures that start a lab, record a story or launch a browser, in the order
-# their tests are handed out when the suite runs in parallel (pytest-xdist, `make test`):
-# the tests of each form one group that one worker runs, so each starts once.
-SHARED = ("lab", "tapped", "story", "story_1_20", "browser", "k8s_source")
+# The session fixtures that start a lab, record a story, launch a browser or start a Dask
+# cluster, in the order their tests are handed out when the suite runs in parallel
+# (pytest-xdist, `make test`): the tests of each form one group that one worker runs, so
+# each starts once.
+SHARED = ("lab", "tapped", "story", "story_1_20", "browser", "k8s_source", "dask_cluster")
 
 # The session `lab`'s tests are too many for one worker (the run's longest path): these
 # modules take it in groups of their own, `lab-2` and `lab-3`, so that two more workers each
@@ -284,3 +285,15 @@ def k8s_source() -> Path:
     if not found:
         pytest.fail("no Kubernetes 1.20 sources in the cache: run `make api-source`")
     return Path(found)
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Dask cluster on loopback, once for the run: `dask scheduler` (a free port, no
+    dashboard) and two `dask worker ADDRESS --nthreads 1` from the virtualenv's bin, running
+    this checkout's package (bench/daskcluster.py); yields the scheduler's address once it
+    has both workers, and stops every process of theirs at the end, whatever the tests did."""
+    from bench.daskcluster import cluster
+
+    with cluster(tmp_path_factory.mktemp("dask"), workers=2) as address:
+        yield address

@@ -250,7 +250,7 @@ class Exchange:
     end: End | None = None
     events: list[StreamEvent] = field(default_factory=list)
 
-    @property
+    @once  # the request never changes; asked a dozen times an exchange (its time order)
     def time(self) -> float:
         return self.request.time
 

@@ -14,7 +14,12 @@ orjson's speed where the two agree (what an import of a big log spends most of i
   `1e-6` for `1e-06`), which a quick look at its bytes finds, and NaN and the infinities
   (`null`), which it cannot: a Writer is for values `loads` read (and numbers its caller
   checked finite), and once `loads` has read any value with `json` since the Writer was
-  made, it writes everything with `json`.
+  made, it writes everything with `json`. `Writer(read=True)` is for values whose floats
+  all come from `loads` (the numbers its caller makes being integers, or floats of 1e-4
+  and more): it writes orjson's bytes unlooked-at as long as no text `loads` has read in
+  the process may hold a float under 1e-4 (`0.0000`, or a negative exponent ending a
+  number: `loads` looks for them in the text it scans for runs of digits anyway); once
+  one has, it looks at every value's bytes.
 """
 
 from __future__ import annotations
@@ -25,25 +30,42 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Writer", "exact", "loads", "read_by_json"]
+__all__ = ["Writer", "exact", "loads", "read_by_json", "small_texts"]
 
-_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_DIGITS = bytes.maketrans(b"123456789E", b"000000000e")
 _LONG = b"0" * 20  # a run of 20 digits, once every digit is a 0
+# The text of a float under 1e-4 (what `loads` reads of it with orjson, `Writer`): one with
+# a negative exponent (once every digit is a 0 and E an e), the number ending after it (a
+# UUID's `4e-4f` or `5e-4123-` is no number), or one of `0.0000` and more digits, the
+# number starting there (a time's `40.000034Z` is none)
+_EXPONENT = b"0e-0"
+_NEGATIVE_EXPONENT = re.compile(rb"0e-0+(?:[,\]}\s]|\Z)")
+_DECIMAL = b"0.0000"
+_SMALL_DECIMAL = re.compile(rb"(?:\A|[^0-9.])-?0\.0000")
 # orjson's spelling of a float under 1e-4 that `json` spells otherwise: a one-digit negative
 # exponent (`json` writes two digits) ending the number (a `,`, `]`, `}` or the end follow
 # it: a string's `node-1"` does not match), or, from 1e-5 to 1e-4, no exponent at all
 _SMALL = re.compile(rb"e-[0-9](?:[,\]}]|\Z)")
 _read_by_json = 0  # values `loads` gave to `json` to read (see `Writer`)
+_small_texts = 0  # texts `loads` gave orjson that may hold a float under 1e-4 (`Writer`)
 
 
 def loads(data: bytes | str) -> Any:
     """`json.loads(data)`, read by orjson where it reads the same (see the module)."""
-    global _read_by_json
-    if isinstance(data, bytes) and _LONG not in data.translate(_DIGITS):
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass
+    global _read_by_json, _small_texts
+    if isinstance(data, bytes):
+        digits = data.translate(_DIGITS)
+        if _LONG not in digits:
+            try:
+                value = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                if (_EXPONENT in digits and _NEGATIVE_EXPONENT.search(digits)) or (
+                    _DECIMAL in data and _SMALL_DECIMAL.search(data)
+                ):
+                    _small_texts += 1
+                return value
     _read_by_json += 1
     return json.loads(data)
 
@@ -55,6 +77,13 @@ def read_by_json() -> int:
     return _read_by_json
 
 
+def small_texts() -> int:
+    """How many texts `loads` has read with orjson that may hold a float under 1e-4 (whose
+    bytes orjson writes otherwise than `json`): while it is 0, a `Writer(read=True)` writes
+    orjson's bytes as they are."""
+    return _small_texts
+
+
 def exact(value: Any) -> bytes:
     """`value` as a recording's line holds it (`json`, compact, not ASCII-escaped), UTF-8."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
@@ -63,8 +92,9 @@ def exact(value: Any) -> bytes:
 class Writer:
     """`exact`, written by orjson where its bytes are the same (see the module)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, read: bool = False) -> None:
         self._reads = _read_by_json
+        self._read = read
 
     def __call__(self, value: Any) -> bytes:
         if _read_by_json != self._reads:
@@ -73,6 +103,8 @@ class Writer:
             fast = orjson.dumps(value)
         except TypeError:  # orjson.JSONEncodeError: a big integer, a key, a surrogate
             return exact(value)
+        if self._read and not _small_texts:
+            return fast  # no float it holds is under 1e-4 (see the module)
         if b"0.0000" in fast or _SMALL.search(fast):
             return exact(value)
         return fast

@@ -45,7 +45,7 @@ import io
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import cbor2
@@ -73,6 +73,10 @@ UNREADABLE = b"redacted: a body that should be redacted could not be parsed"
 _LAST_APPLIED_POINTER = "/metadata/annotations/" + LAST_APPLIED.replace("/", "~1")
 PREFIX = b"redacted:"
 _T = TypeVar("_T")
+# The headers `Redactor._header` may change (lower case): any other is kept as it is.
+_REDACTED_HEADERS = frozenset(
+    ("authorization", "proxy-authorization", "sec-websocket-protocol", *SECRET_HEADERS)
+)
 
 
 class Redactor:
@@ -117,8 +121,11 @@ class Redactor:
         return self.text(value if isinstance(value, str) else _canonical(value).decode())
 
     # -- headers --------------------------------------------------------------------------
-    def headers(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        return [(name, self._header(name, value)) for name, value in headers]
+    def headers(self, headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [
+            (name, value if name.lower() not in _REDACTED_HEADERS else self._header(name, value))
+            for name, value in headers
+        ]
 
     def _header(self, name: str, value: str) -> str:
         lower = name.lower()
@@ -231,7 +238,7 @@ class Redactor:
             return self._within(info, known, seen, self._cbor_body, sensitive, body)
         if envelope.is_protobuf(body):
             return self._within(info, known, seen, self._proto_body, sensitive, body)
-        if sensitive is None and b"Secret" not in body:
+        if sensitive is None and (b"Secret" not in body or _no_secret_values(content_type, body)):
             return body, False  # the common case: nothing to look for, nothing parsed
         return self._within(info, known, seen, self._text_body, sensitive, content_type, body)
 
@@ -572,6 +579,21 @@ def _kept_name(info: RequestInfo) -> str:
     """The request's name as a Status message may keep it: not when it is a token."""
     sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
     return "" if sensitive and sensitive.is_token_name(info.name) else info.name
+
+
+# What redaction changes in a Secret found by its kind in a body of a resource that is not
+# sensitive (`_secret`): its `data`, its `stringData`, its last-applied annotation. In JSON
+# without a `\u` escape each key that is one of those is spelt out as it is here.
+_SECRET_KEYS = (b'"data"', b'"stringData"', LAST_APPLIED.rpartition("/")[2].encode())
+
+
+def _no_secret_values(content_type: str, body: bytes) -> bool:
+    """Whether a JSON body that names the kind Secret (a discovery document does) holds
+    no key redaction would change (`_SECRET_KEYS`): then nothing in it is redacted, and it
+    need not be parsed. Any `\\u` escape (a key may be spelt with them) or YAML: False."""
+    if "yaml" in media_type(content_type) or b"\\u" in body:
+        return False
+    return not any(key in body for key in _SECRET_KEYS)
 
 
 def _load(content_type: str, body: bytes) -> Any:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.commands.importing import add_limits, add_output, imported
-from k8s_wiretap.importers.mitmflows import mitm_reader
 
 __all__ = ["register"]
 
@@ -37,4 +36,8 @@ def register(sources: Any) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
+    # read only here: mitmproxy's flow reader (its TLS and certificate modules) takes a
+    # quarter of a second to import, which every other command would pay at start
+    from k8s_wiretap.importers.mitmflows import mitm_reader
+
     return imported(args, "mitmproxy", "mitmproxy flows", mitm_reader, "flow")

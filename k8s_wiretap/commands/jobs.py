@@ -32,7 +32,7 @@ from typing import Any
 
 from k8s_wiretap.errors import UsageError
 
-__all__ = ["Inline", "Pool", "add_options", "cores", "pool"]
+__all__ = ["Inline", "Pool", "add_options", "cores", "pool", "probe"]
 
 DASK_TIMEOUT = 10.0  # seconds to reach the scheduler before it is an error
 
@@ -93,6 +93,13 @@ class Pool:
     executor: Executor
     workers: int
     where: str
+
+
+def probe(size: int) -> tuple[int, bytes]:
+    """A partition that does nothing: the process it ran in, and `size` zero bytes (a
+    negative size is the ValueError of `bytes`). What the tests send to see where a pool
+    runs its partitions, and bench/dask_overhead.py to measure a pool's own cost each."""
+    return os.getpid(), bytes(size)
 
 
 @contextmanager

@@ -26,7 +26,7 @@ from k8s_wiretap.wire.cborseq import self_described
 from k8s_wiretap.wire.envelope import MAGIC
 from k8s_wiretap.wire.media import is_cbor
 
-__all__ = ["DECODERS", "Decoded", "decode_body", "undecodable"]
+__all__ = ["DECODERS", "EMPTY", "Decoded", "decode_body", "undecodable"]
 
 PREVIEW_BYTES = 24
 GZIP_MAGIC = b"\x1f\x8b"
@@ -57,6 +57,9 @@ class Decoded:
             return orjson.dumps(self.value)
         except TypeError:  # orjson.JSONEncodeError
             return None
+
+
+EMPTY = Decoded("empty")  # no body: one value for all of them (a Decoded never changes)
 
 
 def undecodable(reason: str, data: bytes) -> str:
@@ -217,7 +220,7 @@ def decode_body(
     Kubernetes release (`v1.20.2`): protobuf is read with that release's schema (newest if
     None)."""
     if not data:
-        return Decoded("empty")
+        return EMPTY
     if truncated:
         return Decoded("binary", error=undecodable("truncated by the recording's size cap", data))
     media = media_type(content_type)

@@ -39,13 +39,22 @@ class DecodeCache:
     def get(self, key: Key, decode: Callable[[], T]) -> T:
         """What `key` decodes to, decoded by `decode()` the first time. The caller's key
         says what kind of value it is (see the module docstring)."""
+        found = self.found(key)
+        return cast(T, found) if found is not None else self.keep(key, decode())
+
+    def found(self, key: Key) -> Any:
+        """What `key` decoded to, if held (it is then the most recently used); None if not:
+        `get` without a function to call (a caller that decodes a body for every line)."""
         found = self._entries.get(key)
         if found is not None:
             self.hits += 1
             self._entries.move_to_end(key)
-            return cast(T, found)
+        return found
+
+    def keep(self, key: Key, decoded: T) -> T:
+        """Hold `decoded` as what `key` decodes to (not `found`: the caller decoded it),
+        the least recently used going past the limit; `decoded` is returned."""
         self.misses += 1
-        decoded = decode()
         size = len(key[0])
         if self.limit > 0 and size <= self.limit:
             self._entries[key] = decoded

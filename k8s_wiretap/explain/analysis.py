@@ -25,7 +25,7 @@ from typing import Any
 from k8s_wiretap.capture.assemble import Update
 from k8s_wiretap.capture.exchange import Body, EtcdChange, Exchange
 from k8s_wiretap.capture.reader import Recording
-from k8s_wiretap.decode.body import Decoded, decode_body
+from k8s_wiretap.decode.body import EMPTY, Decoded, decode_body
 from k8s_wiretap.decode.cache import DecodeCache
 from k8s_wiretap.decode.watch import WatchEvent, exchange_events
 from k8s_wiretap.explain.history import History, Observation
@@ -69,12 +69,13 @@ Listener = Callable[[Exchange, ObjectRef, Observation], None]
 
 def _decode(body: Body | None, content_type: str, release: Release | None) -> Decoded:
     if body is None:
-        return Decoded("empty")
+        return EMPTY
     key = (body.data, content_type, release, body.truncated)
-    return DECODED.get(
-        key,
-        lambda: decode_body(body.data, content_type, truncated=body.truncated, release=release),
-    )
+    found: Decoded | None = DECODED.found(key)
+    if found is not None:
+        return found
+    decoded = decode_body(body.data, content_type, truncated=body.truncated, release=release)
+    return DECODED.keep(key, decoded)
 
 
 def recorded_release(exchanges: list[Exchange]) -> Release | None:
@@ -242,7 +243,7 @@ class Analysis:
     def decode_stored(self, change: EtcdChange) -> Decoded:
         """What an etcd record holds, decoded (JSON, or protobuf as the API server stores it)."""
         if change.value is None:
-            return Decoded("empty")
+            return EMPTY
         media = "application/json" if change.value.data[:1] == b"{" else ""
         return _decode(change.value, media, self.release)
 

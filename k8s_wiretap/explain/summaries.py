@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import deque
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -80,6 +80,9 @@ FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules
 )
 
 
+NO_REFUSAL = Refusal()  # what `Summaries._refusal` says of all but a 4xx (it never changes)
+
+
 def _plain(decoded: Decoded) -> Any:
     return decoded.value if decoded.ok else decoded.error
 
@@ -122,14 +125,18 @@ _chosen: dict[tuple[Any, ...], Rule] = {}
 
 
 @cache
-def _key_of() -> Callable[[dict[str, Any]], Any]:
-    """What `_rule` chooses by: the facts the rules look at (every one `_facts` gives)."""
+def _keying() -> tuple[Callable[[dict[str, Any]], tuple[Any, ...]], dict[str, frozenset[Any]]]:
+    """What `_rule` chooses by: a tuple of the facts the rules look at (every one `_facts`
+    gives) but those with a value per object, and those (`_named`)."""
     keys, _ = _matched()
+    named = _named()
     plain = [k for k in keys if k != "param"]
     unknown = sorted(set(plain) - FACTS)
     if unknown:
         raise ValueError(f"kube/data/{RULES_FILE}: rules match on what no exchange has: {unknown}")
-    return itemgetter(*plain) if len(plain) > 1 else lambda facts: facts[plain[0]]
+    kept = [k for k in plain if k not in named]
+    getter = itemgetter(*kept) if len(kept) > 1 else lambda facts: facts[kept[0]]
+    return (lambda facts: (getter(facts),)) if len(kept) <= 1 else getter, named
 
 
 @cache
@@ -149,14 +156,13 @@ def _rule(facts: dict[str, Any]) -> Rule:
     """The first rule that matches: chosen once for each combination of what the rules
     look at (a few hundred in a recording)."""
     options = facts["param"]
-    named = _named()
-    if named:
-        facts = dict(facts)  # the key's copy: the templates get the real values
-        for k, values in named.items():
-            facts[k] = facts[k] if facts[k] in values else None
-    key = (_key_of()(facts), options.get(UNKNOWN), *[options.get(n) for n in _matched()[1]])
+    plain, named = _keying()
+    said = [facts[k] if facts[k] in values else None for k, values in named.items()]
+    key = (*plain(facts), *said, options.get(UNKNOWN), *[options.get(n) for n in _matched()[1]])
     rule = _chosen.get(key)
     if rule is None:
+        # matched as keyed (a name no rule names is None); the templates get the real ones
+        facts = {**facts, **dict(zip(named, said, strict=True))}
         rule = next(r for r in rules() if _matches(r.match, facts))
         if len(_chosen) > 4096:
             _chosen.clear()
@@ -212,14 +218,16 @@ class Summaries:
         key = (exchange.component, info.group, info.resource)
         known = self._first.get(key)
         if known is not None:
-            for said, initial in known.decided:
-                if said == exchange.id:
-                    return initial
+            said = known.decided.get(exchange.id)
+            if said is not None:
+                return said
         initial = known is None or _open_at(known.latest, exchange.time)
         if known is None:
             known = self._first[key] = _Started(exchange)
         known.latest = exchange
-        known.decided.append((exchange.id, initial))
+        known.decided[exchange.id] = initial
+        if len(known.decided) > DECIDED:
+            known.decided.popitem(last=False)
         return initial
 
     def explain(self, exchange: Exchange) -> Explanation:
@@ -289,7 +297,7 @@ class Summaries:
     def _refusal(self, exchange: Exchange) -> Refusal:
         status = exchange.status
         if status is None or not 400 <= status < 500:
-            return Refusal()
+            return NO_REFUSAL
         audit = exchange.request.audit or {}
         annotations = audit.get("annotations")
         message = str(self._status_body(exchange).get("message") or "")
@@ -412,7 +420,10 @@ class _Started:
     """A client's LISTs and WATCHes of one resource, as `Summaries.saw` took them."""
 
     latest: Exchange
-    decided: deque[tuple[str, bool]] = field(default_factory=lambda: deque(maxlen=64))
+    decided: OrderedDict[str, bool] = field(default_factory=OrderedDict)  # the last DECIDED
+
+
+DECIDED = 64  # exchanges `Summaries.saw` remembers its answer for, per client and resource
 
 
 def _events(exchange: Exchange) -> int | str:

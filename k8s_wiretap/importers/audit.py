@@ -203,11 +203,16 @@ class _Inflating(io.RawIOBase):
         return got
 
 
-def _shallow(line: bytes, value: Any) -> None:
+def _shallow(line: bytes, value: Any, whole: Any = None) -> None:
     """Refuse a value nested deeper than MAX_DEPTH (JSON that parses, but that redacting
-    would recurse through too deep). Only a line with that many brackets is walked, a
-    level at a time (the containers of each level, then of the next)."""
+    would recurse through too deep). Only a line with that many brackets is looked at: by
+    its text when `value` is `[whole]`, `whole` the line's value (`_nesting`), else walked
+    a level at a time (the containers of each level, then of the next)."""
     if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
+        return
+    if whole is not None and type(value) is list and len(value) == 1 and value[0] is whole:
+        if _nesting(line) + 1 > MAX_DEPTH:  # `value`, a list, is one more level
+            raise BadEvent(TOO_DEEP)
         return
     level = [value] if isinstance(value, dict | list) else []
     depth = 1
@@ -220,6 +225,25 @@ def _shallow(line: bytes, value: Any) -> None:
                 if isinstance(child, dict | list):
                     below.append(child)
         level, depth = below, depth + 1
+
+
+_OPENING_CLOSING = bytes.maketrans(b"[]{}", b"()()")
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+
+
+def _nesting(line: bytes) -> int:
+    """How deep the JSON text `line` (valid) nests, up to MAX_DEPTH + 1: its escaped
+    backslashes dropped, then its escaped quotes (a run of backslashes pairs from its
+    left, as JSON reads it), the strings (between every other quote left), its brackets
+    alone, as `(` and `)`, lose their innermost pairs a level at a time."""
+    if b"\\" in line:
+        line = line.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(line.split(b'"')[::2]).translate(_OPENING_CLOSING, _NOT_BRACKETS)
+    depth = 0
+    while brackets and depth <= MAX_DEPTH:
+        brackets = brackets.replace(b"()", b"")
+        depth += 1
+    return depth
 
 
 def _text(line: bytes, value: Any) -> None:
@@ -602,7 +626,7 @@ def _unwrapped(
         report.unfit(score, shape.name, str(error))
         raise
     report.shapes[shape.name] += 1  # a shape the value was read in, not one it only resembled
-    _shallow(line, raws)
+    _shallow(line, raws, value)
     if jsonfast.read_by_json() != read_by_json:  # orjson refuses a lone surrogate
         _text(line, raws)
     return raws, shape
@@ -686,11 +710,12 @@ def _response_absent(event: Event) -> list[str]:
 def _info(event: Event) -> tuple[RequestInfo, bool]:
     """The request's RequestInfo, and whether its objects are sensitive (kube/sensitive.py)
     by the event's objectRef, or by its request line when that says more."""
-    info = parse_request(_method(event.verb) or "GET", event.uri)
+    info = parse_request(METHODS.get(event.verb) or "GET", event.uri)
+    if (info.group, info.resource, info.subresource) in SENSITIVE_RESOURCES:
+        return info, True
     ref = _dict(event.raw.get("objectRef"))
-    group, resource, sub = (str(ref.get(k) or "") for k in ("apiGroup", "resource", "subresource"))
-    keys = ((info.group, info.resource, info.subresource), (group, resource, sub))
-    return info, any(key in SENSITIVE_RESOURCES for key in keys)
+    group, resource = str(ref.get("apiGroup") or ""), str(ref.get("resource") or "")
+    return info, (group, resource, str(ref.get("subresource") or "")) in SENSITIVE_RESOURCES
 
 
 def token_unnamed(event: Event, sink: Sink) -> Event:
@@ -718,8 +743,11 @@ def redacted_annotations(event: Event, sink: Sink) -> dict[str, Any]:
     """The event's annotations, each webhook patch redacted: replaced whole on a sensitive
     resource, else redacted as a body of the request would be (a Secret object in it)."""
     annotations = _dict(event.raw.get("annotations"))
-    if not any(key.startswith(PATCH_ANNOTATION) for key in annotations):
-        return annotations
+    for key in annotations:
+        if key.startswith(PATCH_ANNOTATION):
+            break
+    else:
+        return annotations  # the common case: no webhook patch
     info, sensitive = _info(event)
     redacted = {}
     for key, value in annotations.items():
@@ -902,8 +930,8 @@ class AuditImport:
         body = None
         if "requestObject" in raw:
             body = self.sink.dumps(raw["requestObject"])
-            if _request_type(event):
-                headers.append(("Content-Type", _request_type(event)))
+            if content_type := _request_type(event):
+                headers.append(("Content-Type", content_type))
         user = _dict(raw.get("user"))
         identity = {"credential": CREDENTIAL, "user": str(user.get("username") or "")}
         ips = raw.get("sourceIPs")

@@ -95,7 +95,10 @@ def _checked(when: float) -> float:
 
 
 def _content_type(headers: Headers) -> str:
-    return next((v for k, v in headers if k.lower() == "content-type"), "")
+    for name, value in headers:
+        if name.lower() == "content-type":
+            return value
+    return ""
 
 
 @dataclass
@@ -271,9 +274,9 @@ class Sink:
     # -- how values are written -----------------------------------------------------------
     def read_by_jsonfast(self) -> None:
         """The importer reads every value it passes (and its bodies) with `jsonfast.loads`
-        (its other numbers checked finite): write them with a `jsonfast.Writer`, the same
-        bytes at orjson's speed."""
-        self._output.dumps = jsonfast.Writer()
+        (its other numbers checked finite, integers or times): write them with a
+        `jsonfast.Writer` of values `loads` read, the same bytes at orjson's speed."""
+        self._output.dumps = jsonfast.Writer(read=True)
 
     def dumps(self, value: Any) -> bytes:
         """`value` as the recording's JSON writes it (compact, not ASCII-escaped), UTF-8."""
@@ -400,7 +403,7 @@ class Sink:
         return state
 
     def _headers(self, headers: Headers) -> list[list[str]]:
-        return [list(h) for h in self._redactor.headers(list(headers))]
+        return [[name, value] for name, value in self._redactor.headers(headers)]
 
     def _body(self, state: _Open, content_type: str, data: bytes) -> records.Body:
         kept = data[: self.max_body]

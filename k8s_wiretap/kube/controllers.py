@@ -175,6 +175,7 @@ KUBERNETES = frozenset(
 
 # the distributions' own components, named by their users (agents.yaml's users)
 DISTRIBUTIONS = {"eks": "EKS", "aks": "AKS", "gke": "GKE", "openshift": "OpenShift"}
+_NOT_THIRD = PEOPLE | KUBERNETES | set(DISTRIBUTIONS)  # asked for every exchange: made once
 
 
 def third_party(component: str) -> bool:
@@ -184,7 +185,7 @@ def third_party(component: str) -> bool:
     binary, _, rest = component.partition("/")
     if binary == "user":
         return rest.startswith("system:")
-    return client(component) is None and binary not in PEOPLE | KUBERNETES | set(DISTRIBUTIONS)
+    return client(component) is None and binary not in _NOT_THIRD
 
 
 @cache

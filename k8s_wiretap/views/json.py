@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any, BinaryIO
 
 import orjson
@@ -112,11 +113,6 @@ def audit_record(audit: dict[str, Any]) -> dict[str, Any]:
     user, groups = _user(audit.get("user"))
     impersonated, as_groups = _user(audit.get("impersonatedUser"))
     decision, reason = str(audit.get("decision") or ""), str(audit.get("reason") or "")
-    said = f"{user} ({', '.join(groups)})" if groups else user
-    if impersonated:
-        said += f" as {impersonated}" + (f" ({', '.join(as_groups)})" if as_groups else "")
-    verdict = {"allow": "allowed", "forbid": "forbidden"}.get(decision, decision)
-    said += "".join(f": {part}" for part in (verdict, reason) if part)
     return {
         "seen": "proxy and audit log" if audit.get("joined") else "audit log only",
         "user": user,
@@ -125,8 +121,27 @@ def audit_record(audit: dict[str, Any]) -> dict[str, Any]:
         "impersonated_groups": as_groups,
         "decision": decision,
         "reason": reason,
-        "said": said,
+        "said": _said(user, tuple(groups), impersonated, tuple(as_groups), decision, reason),
     }
+
+
+@lru_cache(maxsize=1024)
+def _said(
+    user: str,
+    groups: tuple[str, ...],
+    impersonated: str,
+    as_groups: tuple[str, ...],
+    decision: str,
+    reason: str,
+) -> str:
+    """`audit_record`'s words, made once for each user, group and decision: a log says
+    the same few of them over and over."""
+    said = f"{user} ({', '.join(groups)})" if groups else user
+    if impersonated:
+        said += f" as {impersonated}" + (f" ({', '.join(as_groups)})" if as_groups else "")
+    verdict = {"allow": "allowed", "forbid": "forbidden"}.get(decision, decision)
+    said += "".join(f": {part}" for part in (verdict, reason) if part)
+    return said
 
 
 def dumps(record: dict[str, Any]) -> bytes:

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bench.audit_import import SAMPLE, load, repeated, write
+from bench.audit_import import SAMPLE, load, repeated, same_recording, write
 from k8s_wiretap.importers.audit import import_audit
 from k8s_wiretap.importers.sink import Sink
 from k8s_wiretap.kube.sensitive import SENSITIVE_RESOURCES
@@ -72,3 +72,37 @@ def test_n_copies_import_as_n_times_the_exchanges(tmp_path: Path) -> None:
     assert sink.skipped == 0
     assert (done.events, sink.exchanges) == (COPIES * len(sample.lines), COPIES * sample.exchanges)
     assert (done.ignored, done.unfinished) == (0, 0)
+
+
+def test_two_imports_of_a_log_are_the_same_recording_but_for_key_and_time(tmp_path: Path) -> None:
+    """`same_recording` (the benchmark's and the Dask tests' comparison of two imports):
+    each import has a key and a time of its own, and only those may differ."""
+    log = tmp_path / "audit.log"
+    write(load(SAMPLE), 1, log, zipped=False)
+    made = []
+    for name in ("one", "two"):
+        with Sink(tmp_path / f"{name}.jsonl", source="audit log") as sink:
+            import_audit([log], sink)
+        made.append(tmp_path / f"{name}.jsonl")
+    one, two = (path.read_bytes() for path in made)
+    assert one != two and b"redacted:" in one  # keys of their own: the bytes differ
+    assert same_recording(*made)
+
+    lines = two.splitlines(keepends=True)
+    changed = tmp_path / "changed.jsonl"
+    at = next(i for i, line in enumerate(lines) if i and b'"status":200' in line)
+    changed.write_bytes(
+        b"".join(
+            [*lines[:at], lines[at].replace(b'"status":200', b'"status":201'), *lines[at + 1 :]]
+        )
+    )
+    assert not same_recording(made[0], changed)
+    changed.write_bytes(b"".join(lines[:-1]))  # one record short
+    assert not same_recording(made[0], changed)
+
+    # two placeholders that were one value, made two (or the other way): not the same
+    places = [m for line in lines for m in re.findall(rb"redacted:[0-9a-f]{16}", line)]
+    repeated_place = next(p for p in places if places.count(p) > 1)
+    first = two.index(repeated_place)
+    changed.write_bytes(two[:first] + b"redacted:0123456789abcdef" + two[first + 25 :])
+    assert not same_recording(made[0], changed)

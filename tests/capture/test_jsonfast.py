@@ -8,6 +8,7 @@ import random
 import struct
 from typing import Any
 
+import orjson
 import pytest
 
 from k8s_wiretap.capture import jsonfast
@@ -88,3 +89,63 @@ def test_a_writer_writes_with_json_once_json_read_a_value() -> None:
     value = jsonfast.loads(b'{"n": NaN, "m": -Infinity}')
     assert writer(value) == b'{"n":NaN,"m":-Infinity}' == jsonfast.exact(value)
     assert jsonfast.Writer()(value) != jsonfast.exact(value)  # orjson's null, were it asked
+
+
+def _float_texts(value: float) -> list[str]:
+    """Spellings of `value` JSON allows: json's and orjson's, fixed-point, exponents of both
+    cases and signs, and the exponent's digits padded."""
+    texts = [json.dumps(value), orjson.dumps(value).decode()]
+    texts += [f"{value:.30f}", f"{value:e}", f"{value:E}", f"{value:.3e}".replace("e-0", "e-")]
+    texts += [f"{value * 10:.2f}e-1", f"{value * 1e5:.17f}E-005"]
+    return [t for t in texts if "inf" not in t and "nan" not in t]
+
+
+def test_loads_finds_every_text_of_a_float_under_1e_4() -> None:
+    """A text that holds a float under 1e-4 (orjson spells it otherwise than json) is
+    counted, in every spelling and place (or read by json: a run of 20 digits); a time's
+    fraction and a UUID's `4e-4` are not."""
+    rng = random.Random(31)
+    small = [rng.uniform(-1, 1) * 10.0 ** rng.randint(-300, -5) for _ in range(1000)]
+    small += [1e-5, 9.99e-5, -1e-5, 5e-324, 2.5e-10, 1.5e-300]
+    for value in small:
+        assert 0 < abs(value) < 1e-4
+        for text in _float_texts(value):
+            if json.loads(text) == 0:  # a fixed-point spelling too short for it: 0.0
+                continue
+            assert abs(json.loads(text)) < 1e-4, text
+            for document in (
+                text,
+                f"[{text}]",
+                f'{{"a":{text}}}',
+                f'{{"a": {text} }}',
+                f"[1,{text},2]",
+            ):
+                before = jsonfast.small_texts() + jsonfast.read_by_json()
+                jsonfast.loads(document.encode())
+                assert jsonfast.small_texts() + jsonfast.read_by_json() == before + 1, document
+    plain = [
+        b'{"t":"2026-12-03T19:46:40.000034Z","u":"75d9644c-4e78-4e97-98e9-00000000005e"}',
+        b'{"id":"a6b6a816-2df3-45e5-bc78-15a7f964005e","ip":"10.0.0.1","v":"5e-4123-9"}',
+        b'{"n":[1,2.5,1e16,0.0001,100,-0.5],"s":"kube-system node-1e-5x"}',
+    ]
+    for line in plain:
+        before = jsonfast.small_texts()
+        jsonfast.loads(line)
+        assert jsonfast.small_texts() == before, line
+
+
+def test_a_writer_of_read_values_writes_the_bytes_json_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`Writer(read=True)` writes orjson's bytes unlooked-at until `loads` reads a text that
+    may hold a float under 1e-4: every value read and written gives json's bytes."""
+    rng = random.Random(32)
+    floats = [rng.uniform(-1, 1) * 10.0 ** rng.randint(-12, 20) for _ in range(2000)]
+    floats += [1e-5, 1e-6, 9.99e-5, 1e-4, 1e16, 1e22, -0.0]
+    texts = [b'{"kind":"Pod","n":1,"f":2.5,"t":"2026-12-03T19:46:40.000034Z"}']
+    texts += [f'{{"a":[{t}],"s":"kube-system"}}'.encode() for f in floats for t in _float_texts(f)]
+    for text in texts:
+        monkeypatch.setattr(jsonfast, "_small_texts", 0)  # each text judged on its own
+        writer = jsonfast.Writer(read=True)  # (one that saw json read a text writes as json)
+        assert writer(jsonfast.loads(text)) == jsonfast.exact(json.loads(text)), text
+    assert jsonfast.small_texts() > 0  # the small floats were seen, and written as json does

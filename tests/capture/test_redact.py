@@ -142,6 +142,46 @@ def test_secrets_inside_anything_are_found_by_kind() -> None:
     assert changed and b"c2VjcmV0" not in out and b"visible" in out
 
 
+APPLIED = json.dumps(json.dumps({"kind": "Secret", "data": {"k": "c2VjcmV0"}})).encode()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # each key redaction changes in a Secret, spelt plainly and with escapes
+        b'{"kind":"List","items":[{"kind":"Secret","data":{"k":"c2VjcmV0"}}]}',
+        b'{"kind":"List","items":[{"kind":"Secret","d\\u0061ta":{"k":"c2VjcmV0"}}]}',
+        b'{"kind":"List","items":[{"kind":"Secret","stringData":{"k":"c2VjcmV0"}}]}',
+        b'{"kind":"List","items":[{"kind":"Secret","string\\u0044ata":{"k":"c2VjcmV0"}}]}',
+        b'{"kind":"List","items":[{"kind":"Secret","data": "c2VjcmV0"}]}',
+        b'{"kind":"List","items":[{"kind":"Secret","metadata":{"annotations":{'
+        b'"kubectl.kubernetes.io\\/last-applied-configuration":' + APPLIED + b"}}}]}",
+        b'{"kind":"List","items":[{"kind":"Secret","metadata":{"annotations":{'
+        b'"kubectl.kubernetes.io/last-applied-\\u0063onfiguration":' + APPLIED + b"}}}]}",
+    ],
+)
+def test_a_secret_found_by_kind_is_redacted_however_its_keys_are_spelt(text: bytes) -> None:
+    """A body of a resource that is not sensitive is parsed when it names the kind Secret
+    and may hold a key redaction changes, escaped or not (`_no_secret_values`)."""
+    out, changed = Redactor().body(
+        parse_request("POST", "/api/v1/namespaces/x/configmaps"), "application/json", text
+    )
+    assert changed and b"c2VjcmV0" not in out, out
+
+
+def test_a_body_naming_the_kind_secret_without_its_values_is_kept_as_it_is() -> None:
+    """A discovery document names the kind Secret and holds no Secret's values: its bytes
+    are kept as they are (spaces and all), unparsed, and `seen` gets nothing."""
+    text = (
+        b'{"kind":"APIResourceList","resources":[{"name":"secrets", "kind":"Secret",'
+        b'"responseKind":{"group":"","version":"","kind":"Secret"},"verbs":["get"]}]}'
+    )
+    seen: set[bytes] = set()
+    info = parse_request("GET", "/api/v1")
+    assert Redactor().body(info, "application/json", text, seen) == (text, False)
+    assert not seen
+
+
 def test_patches_of_every_kind() -> None:
     redactor = Redactor()
     info = parse_request("PATCH", SECRET_PATH)

@@ -189,6 +189,37 @@ def test_json_nested_too_deep_is_a_skipped_line(tmp_path: Path) -> None:
     assert _requests(written) == ["after"]
 
 
+@pytest.mark.parametrize(
+    "strings",
+    [
+        {},  # told by the line's text
+        {"userAgent": "]]]]}}}}" * 40, "sourceIPs": ["[[[{{{" * 40]},  # brackets in strings
+        {"userAgent": 'a \\"quoted\\" ]]]] agent'},  # escaped quotes
+        {"userAgent": "C:\\\\", "sourceIPs": ['\\\\\\"]]]]', "\\\\[[[["]},  # escaped backslashes
+    ],
+)
+def test_a_line_nested_to_the_limit_is_read_and_one_deeper_skipped(
+    tmp_path: Path, strings: dict[str, Any]
+) -> None:
+    """An Event nesting MAX_DEPTH - 1 levels (its list of events one more) is read, one
+    nesting a level more is skipped, whatever brackets its strings hold."""
+
+    def nested(levels: int) -> Any:
+        value: Any = {"kind": "ConfigMap"}
+        for n in range(levels - 1):
+            value = [value, n, "]"] if n % 2 else {"a": value, "s": "}["}
+        return value
+
+    lines = [
+        json.dumps({**EVENT, **strings, "auditID": "at", "requestObject": nested(198)}),
+        json.dumps({**EVENT, **strings, "auditID": "past", "requestObject": nested(199)}),
+        json.dumps({**EVENT, **strings, "auditID": "after"}),
+    ]
+    said, written = _import_lines(tmp_path, *lines)
+    assert said == [f"{tmp_path / 'audit.log'}:2: skipped: the line is nested too deep to read"]
+    assert _requests(written) == ["at", "after"]
+
+
 def test_a_status_code_that_is_no_http_status_is_absent(tmp_path: Path) -> None:
     lines = [
         json.dumps({**EVENT, "auditID": f"c{code}", "responseStatus": {"code": code}})
