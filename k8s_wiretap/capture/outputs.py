@@ -193,6 +193,37 @@ class FileOutput:
         if self._pending_size >= self.PENDING_LIMIT:
             self.flush()
 
+    def write_lines(self, data: bytes) -> None:
+        """Records already written as lines (each `dumps`'s bytes and a newline)."""
+        if not data:
+            return
+        self._pending.append(data)
+        self._pending_size += len(data)
+        if self._pending_size >= self.PENDING_LIMIT:
+            self.flush()
+
+    def copy_lines(self, fd: int, offset: int, count: int) -> None:
+        """Records already written as lines, `count` bytes of the file `fd` from `offset`:
+        copied by the kernel where it can (`copy_file_range`), after what waits."""
+        self.flush()
+        end = offset + count
+        while offset < end:
+            try:
+                n = os.copy_file_range(fd, self._fd, end - offset, offset)
+            except OSError as error:
+                if error.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+                n = 0
+            if n <= 0:  # another file system, or none that copies: read and write
+                data = os.pread(fd, min(end - offset, 1 << 20), offset)
+                if not data:
+                    raise OSError(errno.EIO, f"{count:,} bytes to copy, the file ends before")
+                n = 0
+                while n < len(data):
+                    n += os.write(self._fd, data[n:])
+            offset += n
+            self.size += n
+
     def flush(self, *, all_or_none: bool = False) -> None:
         """Write what waits (after ending a line a failed flush cut short); on an error,
         let it go, count it in `lost`, raise. `all_or_none`: first ask the file system for room

@@ -1,6 +1,15 @@
 """`k8s-wiretap import audit LOG... [--since TIME] [--until TIME] [--join RECORDING] -o OUT
-[--overwrite]`: the API server's audit log as a recording (`importers.audit`), or joined
-with a proxy's recording of the same cluster (`importers.join`, docs/importing.md).
+[--overwrite] [--jobs N | --dask ADDRESS]`: the API server's audit log as a recording
+(`importers.audit`), or joined with a proxy's recording of the same cluster
+(`importers.join`, docs/importing.md).
+
+`--jobs N` (default: the cores) and `--dask ADDRESS` (`commands.jobs`) split the import
+into partitions run at once (`importers.partition`: plain files of lines cut at line ends
+into ranges, a gzip file or a file of JSON documents whole, standard input read here), put
+back together into the recording one job writes, and the same stderr; below twice
+`partition.SMALLEST` bytes of files, and with `--jobs 1`, the import is one job in this
+process. A local pool's partitions write their records to a hidden folder beside OUT,
+removed at the end. A partition that fails (a worker killed) is one line, exit 1, no OUT.
 
 A LOG of `-` is standard input, read as a stream (`aws logs`, `gcloud logging read`, ...
 piped in); a file named `-` is `./-`. `--since`/`--until` keep the exchanges whose requests
@@ -26,12 +35,20 @@ counted at the end of the last line too.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing
+import shutil
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mitmproxy.utils import human
+
 from k8s_wiretap.capture.reader import RecordingError
+from k8s_wiretap.commands import jobs
 from k8s_wiretap.commands.bundled import recording_path
 from k8s_wiretap.commands.importing import (
     Progress,
@@ -45,7 +62,8 @@ from k8s_wiretap.commands.importing import (
     writing,
 )
 from k8s_wiretap.commands.warn import warn_all
-from k8s_wiretap.errors import Stopped, UsageError, raising_on_signals
+from k8s_wiretap.errors import Stopped, UsageError, WiretapError, raising_on_signals
+from k8s_wiretap.importers import partition
 from k8s_wiretap.importers.audit import STDIN, AuditImport, FileReport, import_audit
 from k8s_wiretap.importers.join import Joined, join_audit, proxied
 from k8s_wiretap.importers.limits import Limits
@@ -97,6 +115,10 @@ def register(sources: Any) -> None:
     )
     add_output(parser)
     add_limits(parser, "max_line", "max_values", "max_open", "max_body")
+    jobs.add_options(parser)
+    parser.add_argument(  # the tests' and benchmarks' own: ranges this small, whatever the input
+        "--partition-size", default=None, metavar="SIZE", help=argparse.SUPPRESS
+    )
     parser.set_defaults(handler=_import)
 
 
@@ -153,14 +175,74 @@ def _import(args: argparse.Namespace) -> int:
     if args.join is not None:
         return _join(args, bounds)
     checked("audit", _files(args), args)
-    with (
-        writing("audit", args, "audit log", on_skip=None) as written,
-        Progress(lambda: so_far("audit", written)),
-    ):
-        importer = import_audit(args.logs, written, bounds, span)
+    size = _partition_size(args)
+    if not _parallel(args, size):
+        with (
+            writing("audit", args, "audit log", on_skip=None) as written,
+            Progress(lambda: so_far("audit", written)),
+        ):
+            importer = import_audit(args.logs, written, bounds, span)
+    else:
+        planned = partition.plan(args.logs, bounds, size or partition.SIZE)
+        # a local pool's workers fork from a server that has imported the partitions' code
+        # once (each would take some 0.3 s of CPU to import it)
+        preload = ["__main__", partition.__name__]
+        multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
+        with (
+            contextlib.ExitStack() as stack,
+            jobs.pool(args) as pool,
+            writing("audit", args, "audit log", on_skip=None) as written,
+            Progress(lambda: so_far("audit", written)),
+        ):
+            stitch = partition.Stitch(written, bounds, span)
+            # a local pool's partitions write their records beside OUT, the stitch copies
+            # them in (no pipe between); Dask's workers may be elsewhere: theirs come back
+            folder = None if args.dask else stack.enter_context(_parts_folder(args.output))
+            try:
+                importer = stitch.run(planned, pool.executor, pool.workers + 1, folder)
+            except (OSError, Stopped):
+                raise
+            except Exception as error:  # a worker that died, or could not run a partition
+                why = escape_controls(str(error) or type(error).__name__)
+                raise WiretapError(
+                    f"import audit: a partition failed on {pool.where}: {why} "
+                    f"({args.output} not written)"
+                ) from error
     empty = _reported(importer.files)
     said(args, written, counted(importer.events, "audit event"), "line", *_ignored(importer))
     return 1 if empty else 0
+
+
+@contextlib.contextmanager
+def _parts_folder(output: Path) -> Iterator[str]:
+    """A hidden folder beside OUT (0700) for the partitions' records, removed after."""
+    folder = tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".parts", dir=output.parent)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _partition_size(args: argparse.Namespace) -> int | None:
+    """The hidden `--partition-size` (bytes; `1m`), None without it."""
+    if args.partition_size is None:
+        return None
+    try:
+        size = human.parse_size(args.partition_size)
+    except ValueError as error:
+        raise UsageError(f"--partition-size {args.partition_size!r}: {error}") from error
+    if size is None or size < 1:
+        raise UsageError(f"--partition-size {args.partition_size}: must be 1 or more")
+    return size
+
+
+def _parallel(args: argparse.Namespace, size: int | None) -> bool:
+    """Whether the import is split into partitions run by `--jobs`/`--dask`: more than one
+    job asked for (the default: the cores), and input enough to be worth the processes
+    (twice `partition.SMALLEST`, unless `--partition-size` says how small)."""
+    if args.dask is None and (args.jobs or jobs.cores()) == 1:
+        return False
+    return size is not None or partition.splittable(args.logs) >= 2 * partition.SMALLEST
 
 
 def _reported(files: list[FileReport]) -> bool:

@@ -127,12 +127,15 @@ class Sink:
         overwrite: bool = False,
         max_body: int = DEFAULT_MAX_BODY,
         on_skip: Callable[[str], None] | None = None,
+        key: bytes | None = None,
     ) -> None:
         self.max_body = max_body
         self.on_skip = on_skip
         self.exchanges = 0  # requests written
         self.skipped = 0
-        self._redactor = Redactor()
+        # the placeholders' key: the recording's own, made here, unless the parts of one
+        # import share it (`importers.partition`)
+        self._redactor = Redactor(key)
         self._placeholders: dict[str, str] = {}  # value: its placeholder (`placeholder`)
         self._open: dict[str, _Open] = {}
         self._closed = False
@@ -142,18 +145,23 @@ class Sink:
         self.path, self._overwrite = path, overwrite
         self._file = temporary_beside(path) if self.STAGED else path
         try:
-            self._output = FileOutput(
-                self._file,
-                redacted=True,
-                max_body=max_body,
-                overwrite=overwrite and not self.STAGED,
-                header={"imported": source},
-            )
+            self._output = self._opened(source)
         except FileExistsError:
             raise
         except BaseException:
             self._discard()
             raise
+
+    def _opened(self, source: str) -> FileOutput:
+        """Where the records go: the recording's file (`importers.partition` keeps a
+        partition's in memory instead)."""
+        return FileOutput(
+            self._file,
+            redacted=True,
+            max_body=self.max_body,
+            overwrite=self._overwrite and not self.STAGED,
+            header={"imported": source},
+        )
 
     def __enter__(self) -> Sink:
         return self
@@ -248,6 +256,20 @@ class Sink:
         """Let the exchange `id` go unended: what the source had of it is written, the rest
         it will never have (the importer says so in a note)."""
         self._open.pop(id, None)
+
+    @property
+    def key(self) -> bytes:
+        """The placeholders' key (never written: what the parts of one import share)."""
+        return self._redactor._key
+
+    def lines(self, data: bytes) -> None:
+        """Records made by another sink of the same key (a partition's,
+        `importers.partition`), as its lines: written as they are."""
+        self._output.write_lines(data)
+
+    def copied(self, fd: int, offset: int, count: int) -> None:
+        """`lines` that another sink wrote to a file: `count` bytes of `fd` from `offset`."""
+        self._output.copy_lines(fd, offset, count)
 
     # -- how values are written -----------------------------------------------------------
     def read_by_jsonfast(self) -> None:

@@ -34,6 +34,7 @@ from tests.conftest import cli, wait_until
 from tests.importers.test_audit_input import EVENT
 
 # `k8s-wiretap ARGS`, then its own peak resident set (VmHWM, KiB) as the last line on stderr
+# (an audit import with --jobs 1: the import in this one process, whatever its input's size)
 PEAK = (
     "import runpy, sys\n"
     "sys.argv = ['k8s-wiretap', *sys.argv[1:]]\n"
@@ -82,7 +83,7 @@ def test_open_exchanges_are_held_to_the_bound_at_ten_times_it(tmp_path: Path) ->
         log.write_bytes(_received(bound * times, pad))
         out = tmp_path / f"rec{times}.jsonl"
         peaks[times], said = _peak(
-            "import", "audit", str(log), "-o", str(out), "--max-open", "1000"
+            "import", "audit", str(log), "-o", str(out), "--jobs", "1", "--max-open", "1000"
         )
         written = _records(out)
         assert len([r for r in written if r["record"] == "request"]) == bound * times
@@ -148,7 +149,7 @@ def test_a_line_of_more_values_than_the_bound_is_not_parsed(tmp_path: Path) -> N
         log.write_bytes(_line("a", "ResponseComplete") + _empty_lists(times * (bound // 2 - 1)))
         out = tmp_path / f"rec{times}.jsonl"
         peaks[times], said[times] = _peak(
-            "import", "audit", str(log), "-o", str(out), "--max-values", str(bound)
+            "import", "audit", str(log), "-o", str(out), "--jobs", "1", "--max-values", str(bound)
         )
     # parsed, 1,000,000 empty lists would be 64 MB and more
     assert peaks[10] - peaks[1] < 12 * MiB, peaks
@@ -173,7 +174,7 @@ def test_a_line_longer_than_the_bound_is_skipped_with_its_size(tmp_path: Path) -
         log.write_bytes(gzip.compress(pad + _line("a", "ResponseComplete"), compresslevel=1))
         out = tmp_path / f"rec{times}.jsonl"
         peaks[times], said[times] = _peak(
-            "import", "audit", str(log), "-o", str(out), "--max-line", "4m"
+            "import", "audit", str(log), "-o", str(out), "--jobs", "1", "--max-line", "4m"
         )
         assert [r["id"] for r in _records(out) if r["record"] == "request"] == ["a"]
     assert peaks[10] - peaks[1] < 12 * MiB, peaks  # the 40 MB line is never held
@@ -188,7 +189,9 @@ def test_skipped_items_are_counted_by_reason_and_noted_a_thousand_times(tmp_path
     log = tmp_path / "audit.log"
     log.write_bytes(b'{"items": [' + b",".join([b"1"] * items) + b"]}\n")
     out = tmp_path / "rec.jsonl"
-    _, said = _peak("import", "audit", str(log), "-o", str(out), status=1)  # nothing imported
+    _, said = _peak(
+        "import", "audit", str(log), "-o", str(out), "--jobs", "1", status=1
+    )  # nothing imported
     assert said == [
         f"{log}: nothing importable: the closest shape is audit.k8s.io EventLists (webhook "
         "batches) (JSON lines), but an item that is a JSON int, not an Event",
@@ -425,7 +428,7 @@ def test_an_array_item_of_more_values_than_the_bound_is_not_parsed(tmp_path: Pat
         log.write_bytes(b"[\n" + first[:-1] + b",\n" + huge + b",\n" + last + b"]\n")
         out = tmp_path / f"rec{times}.jsonl"
         peaks[times], said[times] = _peak(
-            "import", "audit", str(log), "-o", str(out), "--max-values", str(bound)
+            "import", "audit", str(log), "-o", str(out), "--jobs", "1", "--max-values", str(bound)
         )
         requests = [r["id"] for r in _records(out) if r["record"] == "request"]
         assert requests == (["a", "b"] if times == 1 else ["a"])

@@ -1,0 +1,917 @@
+"""`import audit --jobs N` / `--dask ADDRESS`: an audit import split into partitions that
+run anywhere, put back together into the recording one job writes, byte for byte
+(docs/importing.md, "Many jobs").
+
+The split (`plan`): each plain file whose framing is one of lines (`LINE_FRAMINGS`) is cut
+at line ends into ranges of about `SIZE` bytes; a gzip file, a file of JSON documents (an
+array, pretty-printed) and a small file are one partition each; standard input is read by
+the command's own process, in its place, as one job reads it. A partition (`Part`: a path,
+two byte offsets, the file's framing, the bounds, the time range and the redaction key) is
+given to `run`, a module-level function, in a worker that may be another machine sharing
+the path; what it returns (`Result`) is the records of its range as bytes and what the
+stitch needs of its edges, all of a size that follows the range's.
+
+A partition imports its range as a one-job import would from an empty start: a request it
+has not seen begun is a new exchange. The stitch (`Stitch`, in the command's process, in
+the files' and ranges' order) holds the one import's state (`AuditImport`, the sink
+writing OUT) and, for each result, writes its records where nothing before the range
+changes them, and repairs what the range could not know:
+
+- an exchange begun before the range (a watch open for minutes, a request in flight at the
+  cut) or ended before it (a late event): the range's records of it are dropped and its
+  events, read again from the file (by their place in the range), are fed to the one
+  import, which holds the exchange's state (its id, stages, what its request's body held);
+- the notes' cap (`sink.SKIP_NOTES`): a partition writes all of its notes, the stitch the
+  first SKIP_NOTES of the import's; skipped lines are said with their line in the file (a
+  partition counts its own, the stitch adds the lines before);
+- the exchanges still open at a range's end carry on into the next (`Result.tail`), with
+  what the sink keeps of them; the ids given, the requests finished (the remembered sets
+  and their Bloom filter, `importers.seen`), the counts and each file's report are added
+  in order.
+
+A range whose start the rest of the import would change more deeply (an id another
+exchange before it had, a file's shape changing at the cut, more than `--max-open`
+exchanges open, skip reasons past the report's bound) is imported again by the stitch, in
+its process, from the state before it: slower, never different.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import io
+import itertools
+import math
+import os
+import signal
+import tempfile
+import threading
+import time
+import zlib
+from array import array
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, cast
+
+from k8s_wiretap.capture import jsonfast
+from k8s_wiretap.capture.outputs import FileOutput
+from k8s_wiretap.importers import audit, framing, gke, shapes
+from k8s_wiretap.importers.audit import (
+    DONE_LIMIT,
+    MAX_REASONS,
+    OTHER_REASONS,
+    STDIN,
+    AuditImport,
+    Event,
+    FileReport,
+    _Exchange,
+)
+from k8s_wiretap.importers.limits import Limits
+from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, _Open
+from k8s_wiretap.importers.timerange import TimeRange
+
+__all__ = [
+    "LINE_FRAMINGS",
+    "SIZE",
+    "SMALLEST",
+    "Part",
+    "Result",
+    "Stitch",
+    "plan",
+    "request_of",
+    "run",
+    "splittable",
+]
+
+SIZE = 32 * 1024 * 1024  # a range's bytes, at most (its result: about 1.4 times that)
+SMALLEST = 16 * 1024 * 1024  # below twice this, an import is one job, in the command's process
+LINE_FRAMINGS = (
+    "JSON lines",
+    "JSON lines after a timestamp",
+    "Fluent Bit out_file lines",
+    "base64 gzip lines",
+)
+SEARCH = 1 << 16  # bytes read at a time looking for a line's end
+# a Result's per-event flags
+IGNORED, FINISHED, REQUESTED = 1, 2, 4
+NOTE, SKIP = 0, 1  # the kinds of a Result's specials
+
+
+@dataclass(frozen=True)
+class Part:
+    """One partition: `path` from byte `start` to `end` (None: the whole file, of any
+    framing, gzip too), read in `framing` (a range's: told once from the file's head)."""
+
+    path: Path
+    start: int
+    end: int | None
+    framing: str
+    key: bytes  # the redaction key: every partition's placeholders are the import's
+    bounds: Limits
+    span: TimeRange | None
+    max_body: int
+    folder: str | None = None  # where its records go as a file (None: in the result)
+    cwd: str = ""  # the command's working folder (a worker's may be another)
+
+    @property
+    def source(self) -> Path:
+        """Where the file is read from: `path`, in the command's working folder."""
+        return self.path if self.path.is_absolute() else Path(self.cwd, self.path)
+
+
+@dataclass
+class Result:
+    """What a partition gives back: its records (`data`) and, per event it fed, where its
+    records end in `data`, its exchange (an index into `requests`), its value's ordinal in
+    the framing, its item in the value, the shape that read it, and flags; the notes and
+    skips (`specials`); per exchange it began, what tells its request (`audit.Request`:
+    hashed by the stitch, in its process), its auditID and the id it gave; the exchanges
+    still open at its end; its counts and its file's report."""
+
+    data: bytes  # its records, or b"" when they are in `file`
+    file: str | None
+    cuts: array[int]
+    owner: array[int]
+    ordinal: array[int]
+    item: array[int]
+    shape: array[int]
+    flags: bytes
+    specials: list[tuple[int, int, int, Any, Any]]  # (event, offset, kind, a, b)
+    requests: list[tuple[str, str, str, str, str, str]]
+    audit_ids: list[str]
+    ids: list[str]
+    tail: list[tuple[int, str, bytes | None, bool, bool, list[str], Any]]
+    ignored: int
+    requests_written: int
+    peak: int
+    evicted: int
+    report: FileReport
+    newlines: int
+    end_shape: str | None
+    entry: list[str]
+    broken: bool
+    seconds: float  # the CPU time the partition took (its thread's)
+
+
+# -- the split --------------------------------------------------------------------------------
+def plan(paths: Iterable[Path], bounds: Limits, size: int) -> list[Part | Path]:
+    """The partitions of the logs at `paths`, in order (STDIN stays a path: the command's
+    process reads it); each plain file of lines cut at line ends about every `size` bytes.
+    The key, span and body bound are filled in by `Stitch.parts`."""
+    planned: list[Part | Path] = []
+    for path in paths:
+        if path == STDIN:
+            planned.append(path)
+            continue
+        whole = Part(path, 0, None, "", b"", bounds, None, 0)
+        told = _framing(path, bounds)
+        if told not in LINE_FRAMINGS:
+            planned.append(whole)
+            continue
+        length = path.stat().st_size
+        cuts = _cuts(path, length, size)
+        for start, end in itertools.pairwise(cuts):
+            planned.append(Part(path, start, end, told, b"", bounds, None, 0))
+    return planned
+
+
+def _framing(path: Path, bounds: Limits) -> str:
+    """The framing of a plain file ("" for a gzip file: read whole, never split)."""
+    with path.open("rb") as raw:
+        if raw.read(2) == audit.GZIP_MAGIC:
+            return ""
+    with path.open("rb", buffering=framing.HEAD) as stream:
+        return framing.framed(stream, bounds)[0]
+
+
+def _cuts(path: Path, length: int, size: int) -> list[int]:
+    """Where the ranges start (and the last ends): after a line's end near each multiple
+    of `length / n`."""
+    n = max(1, math.ceil(length / max(1, size)))
+    cuts = [0]
+    with path.open("rb", buffering=0) as stream:
+        for k in range(1, n):
+            at = max(cuts[-1], length * k // n)
+            stream.seek(at)
+            while True:
+                chunk = stream.read(SEARCH)
+                if not chunk:
+                    at = length
+                    break
+                found = chunk.find(b"\n")
+                if found >= 0:
+                    at += found + 1
+                    break
+                at += len(chunk)
+            if cuts[-1] < at < length:
+                cuts.append(at)
+    cuts.append(length)
+    return cuts
+
+
+def splittable(paths: Iterable[Path]) -> int:
+    """The bytes of the files among `paths` (what a split would share out)."""
+    total = 0
+    for path in paths:
+        if path != STDIN:
+            with contextlib.suppress(OSError):
+                total += path.stat().st_size
+    return total
+
+
+# -- reading a range --------------------------------------------------------------------------
+class _Range(io.RawIOBase):
+    """The bytes of a file from `start` to `end`, counting the line ends read."""
+
+    def __init__(self, path: Path, start: int, end: int) -> None:
+        self._file = path.open("rb", buffering=0)
+        self._file.seek(start)
+        self._left = end - start
+        self.newlines = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._left <= 0:
+            return 0
+        view = memoryview(buffer)[: self._left]
+        n = self._file.readinto(view) or 0
+        self.newlines += view[:n].tobytes().count(b"\n")
+        self._left -= n
+        return n
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def _opened(part: Part) -> tuple[BinaryIO, _Range | None]:
+    if part.end is None:
+        return audit._open(part.source), None
+    raw = _Range(part.source, part.start, part.end)
+    return cast(BinaryIO, io.BufferedReader(raw, framing.HEAD)), raw
+
+
+def _values(part: Part, stream: BinaryIO) -> tuple[str, framing.Numbered]:
+    """The framing and the values of the partition's bytes: a whole file's told from its
+    head, a range's in the file's framing (its lines numbered from 1 in the range)."""
+    if part.end is None:
+        return framing.framed(stream, part.bounds)
+    peek = cast(io.BufferedReader, stream).peek(len(framing.BOM))
+    if part.start == 0 and peek.startswith(framing.BOM):
+        stream.read(len(framing.BOM))
+    lines = framing._lines(stream, 1, part.bounds)
+    if part.framing == "JSON lines after a timestamp":
+        return part.framing, framing._prefixed(lines)
+    if part.framing == "Fluent Bit out_file lines":
+        return part.framing, framing._bracketed(lines)
+    if part.framing == "base64 gzip lines":
+        return part.framing, framing._inflated(lines, part.bounds)
+    return part.framing, lines
+
+
+class _Reader:
+    """A partition's values as Events, as `audit._file_events` reads a file's, from the
+    shape `shape` on; skipped parts told to `skip(ordinal, where, reason)`, each place said
+    by `where(number)`. Keeps the shape it ends in, the shapes it told while it had none
+    (`entry`), and whether the file could not be read on (`broken`)."""
+
+    def __init__(
+        self,
+        path: Path,
+        report: FileReport,
+        span: TimeRange | None,
+        shape: shapes.Shape | None,
+        where: Callable[[int], str],
+        skip: Callable[[str, str], None],
+    ) -> None:
+        self.path, self.report, self.span, self.shape = path, report, span, shape
+        self.source = path  # where it is read from (`Part.source`), when not `path`
+        self.where, self._skip = where, skip
+        self.entry: list[str] = []
+        self.broken = False
+        self.ordinal = -1  # the value's place in the framing's values
+
+    def skip(self, where: str, reason: str) -> None:
+        self.report.skip(where, reason)
+        self._skip(where, reason)
+
+    def events(self, values: framing.Numbered) -> Iterator[tuple[int, Event, int]]:
+        """(the value's item, the Event, its shape's place in the registry), the value's
+        ordinal in `self.ordinal`."""
+        report, span = self.report, self.span
+        modified = audit._modified(self.source)
+        read_by, place = None, -1
+        try:
+            for number, line in values:
+                self.ordinal += 1
+                if isinstance(line, framing.BadEntry):
+                    self.skip(self.where(number), str(line))
+                    continue
+                if not line or line.isspace():
+                    continue
+                report.values += 1
+                if span is not None and span.skipped(line):
+                    report.outside += 1
+                    report.unparsed += 1
+                    continue
+                if self.shape is None:
+                    self._entered(line)
+                try:
+                    raws, self.shape = audit._unwrapped(line, self.shape, report)
+                except (audit.BadEvent, shapes.Unfit) as error:
+                    self.skip(self.where(number), str(error))
+                    continue
+                if self.shape is not read_by:  # told again only when it changes
+                    read_by = self.shape
+                    place = -1 if read_by is None else _place(read_by)
+                for index, raw in enumerate(raws):
+                    try:
+                        event = Event.of(raw, modified)
+                    except audit.BadEvent as error:
+                        if self.shape is not None:
+                            report.unfit(1, self.shape.name, str(error))
+                        where = self.where(number)
+                        self.skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
+                        continue
+                    if span is not None and not span.holds(event.received):
+                        report.outside += 1
+                        continue
+                    report.events += 1
+                    yield index, event, place
+        except (OSError, EOFError, zlib.error) as error:
+            self.broken = True
+            self.skip(f"{self.path}", f"the file could not be read on: {error}")
+
+    def _entered(self, line: bytes) -> None:
+        """Note the shape a value read without one is told to have: a range read from
+        another shape would have read it so only when that is the one told."""
+        try:
+            found, _ = shapes.detect(shapes.loaded(line, "the line"))
+        except (shapes.Unfit, RecursionError, ValueError):
+            return
+        if found is not None:
+            self.entry.append(found.name)
+
+
+def _place(shape: shapes.Shape) -> int:
+    """The shape's place in the registry (by identity: shapes are never equal but to
+    themselves)."""
+    return next(i for i, known in enumerate(shapes.REGISTRY) if known is shape)
+
+
+def request_of(event: Event) -> tuple[str, str, str, str, str, str]:
+    """What `Event.key` is the hash of (`audit.Event.of`): the same in every process."""
+    raw = event.raw
+    user, ips = raw.get("user"), raw.get("sourceIPs")
+    name = user.get("username") if type(user) is dict else ""
+    ip = ips[0] if type(ips) is list and ips else ""
+    if type(name) is not str or type(ip) is not str:
+        name, ip = str(name), str(ip)
+    stamp = "" if gke.CLOUD in raw else raw["requestReceivedTimestamp"]
+    return (event.audit_id, event.verb, event.uri, stamp, name, ip)
+
+
+# -- a partition ------------------------------------------------------------------------------
+class _Memory(FileOutput):
+    """A FileOutput of a partition's records, no header: to its file `fd` (a local pool's,
+    written a buffer at a time), or kept in memory (`fd` None: given back)."""
+
+    def __init__(self, fd: int | None) -> None:  # what FileOutput's flush uses, no header
+        self.path = Path("-")
+        self._fd = -1 if fd is None else fd
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self.dumps = jsonfast.exact
+        self.lost = 0
+        self.size = 0
+        self._cut = False
+        self.chunks: list[bytes] = []  # what is kept (without a file)
+
+    @property
+    def at(self) -> int:
+        """The records' bytes so far."""
+        return self.size + self._pending_size
+
+    def flush(self, *, all_or_none: bool = False) -> None:
+        if self._fd >= 0:
+            super().flush()
+        elif self._pending:
+            self.chunks += self._pending
+            self.size += self._pending_size
+            self._pending, self._pending_size = [], 0
+
+
+class _PartSink(Sink):
+    """A sink writing a partition's records (`_Memory`) with the import's redaction key."""
+
+    STAGED = False
+
+    def __init__(self, key: bytes, max_body: int, fd: int | None) -> None:
+        self._fd = fd
+        super().__init__(Path("-"), source="audit log", max_body=max_body, key=key)
+
+    def _opened(self, source: str) -> FileOutput:
+        return _Memory(self._fd)
+
+    @property
+    def memory(self) -> _Memory:
+        return cast(_Memory, self._output)
+
+
+class _PartImport(AuditImport):
+    """An AuditImport that says, per event, what it did (`Result`)."""
+
+    def __init__(self, sink: _PartSink, max_open: int) -> None:
+        super().__init__(sink, max_open=max_open)
+        self.part_sink = sink
+        self.cuts: array[int] = array("q")
+        self.owner: array[int] = array("q")
+        self.ordinal: array[int] = array("q")
+        self.item: array[int] = array("q")
+        self.shape: array[int] = array("q")
+        self.flags = bytearray()
+        self.specials: list[tuple[int, int, int, Any, Any]] = []
+        self.requests: list[tuple[str, str, str, str, str, str]] = []
+        self.audit_ids: list[str] = []
+        self.ids: list[str] = []
+        self.index: dict[int, int] = {}
+        self.peak = 0
+        self._flag = 0
+
+    def fed(self, event: Event, ordinal: int, item: int, shape: int) -> None:
+        key = event.key
+        new = key not in self._open and key not in self._done
+        self._flag = 0
+        written = self.sink.exchanges
+        if new:  # open for a moment at least, with those open already
+            self.peak = max(self.peak, len(self._open) + 1)
+            self.index[key] = len(self.requests)
+            self.requests.append(request_of(event))
+            self.audit_ids.append(event.audit_id)
+        self.feed(event)
+        if self.sink.exchanges != written:
+            self._flag |= REQUESTED
+        self.owner.append(self.index[key])
+        self.cuts.append(self.part_sink.memory.at)
+        self.ordinal.append(ordinal)
+        self.item.append(item)
+        self.shape.append(shape)
+        self.flags.append(self._flag)
+
+    def _fresh(self, event: Event) -> str:
+        id = super()._fresh(event)
+        self.ids.append(id)
+        return id
+
+    def _ignored(self, message: str) -> None:
+        self._flag |= IGNORED
+        super()._ignored(message)
+
+    def _finished(self, key: int) -> None:
+        self._flag |= FINISHED
+        super()._finished(key)
+
+    def _note(self, message: str, id: str | None = None) -> None:
+        """Every note, marked (the stitch writes the import's first SKIP_NOTES)."""
+        self._noted += 1
+        at = self.part_sink.memory.at
+        self.sink.note(message, id=id)
+        length = self.part_sink.memory.at - at
+        self.specials.append((len(self.cuts), at, NOTE, length, None))
+
+    def skipped(self, where: str, reason: str) -> None:
+        self.specials.append((len(self.cuts), self.part_sink.memory.at, SKIP, where, reason))
+
+
+def _quiet() -> None:
+    """A worker leaves SIGINT to the command (a terminal's ^C reaches every process of its
+    group): the command stops the import and its pool."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run(part: Part) -> Result:
+    """Import one partition from an empty start (module-level: a pool's worker, or a Dask
+    worker on another machine, runs it by name)."""
+    _quiet()
+    began = time.thread_time()
+    fd, file = None, None
+    if part.folder is not None:
+        fd, file = tempfile.mkstemp(prefix="part-", suffix=".jsonl", dir=part.folder)
+    try:
+        return _run(part, fd, file, began)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
+    sink = _PartSink(part.key, part.max_body, fd)
+    importer = _PartImport(sink, part.bounds.max_open)
+    sink.read_by_jsonfast()
+    report = FileReport(part.path)
+    prefix = str(part.path)
+    reader = _Reader(
+        part.path, report, part.span, None, lambda n: f"{prefix}:{n}", importer.skipped
+    )
+    reader.source = part.source
+    stream, raw = _opened(part)
+    with stream:
+        report.framing, values = _values(part, stream)
+        for item, event, shape in reader.events(values):
+            importer.fed(event, reader.ordinal, item, shape)
+    tail = []
+    for key, state in importer._open.items():
+        held = state.held
+        if isinstance(held, Event):
+            held = sink.dumps(held.raw)
+        kept = sink._open.get(state.id)
+        kept_state = None if kept is None else (kept.info, kept.response_type, kept.seq, kept.seen)
+        tail.append(
+            (
+                importer.index[key],
+                state.id,
+                held,
+                state.requested,
+                state.responded,
+                state.stages,
+                kept_state,
+            )
+        )
+    sink.memory.flush()
+    data = b"".join(sink.memory.chunks)
+    return Result(
+        data=data,
+        file=file,
+        cuts=importer.cuts,
+        owner=importer.owner,
+        ordinal=importer.ordinal,
+        item=importer.item,
+        shape=importer.shape,
+        flags=bytes(importer.flags),
+        specials=importer.specials,
+        requests=importer.requests,
+        audit_ids=importer.audit_ids,
+        ids=importer.ids,
+        tail=tail,
+        ignored=importer.ignored,
+        requests_written=sink.exchanges,
+        peak=importer.peak,
+        evicted=importer.evicted,
+        report=report,
+        newlines=raw.newlines if raw is not None else 0,
+        end_shape=reader.shape.name if reader.shape is not None else None,
+        entry=reader.entry,
+        broken=reader.broken,
+        seconds=time.thread_time() - began,
+    )
+
+
+_FINISHED, _IGNORED, _REQUESTED = (
+    bytes(1 if flag & bit else 0 for flag in range(256)) for bit in (FINISHED, IGNORED, REQUESTED)
+)
+
+
+def _remember(new: list[Any], window: OrderedDict[Any, None], one: Callable[[Any], None]) -> None:
+    """`one(item)` for each of `new`, in order (an import's remembering of an id given,
+    a request finished): at once while the window stays inside its bound (none is dropped,
+    and one already there stays in its place, as `one` leaves it)."""
+    if len(window) + len(new) <= DONE_LIMIT:
+        window.update(dict.fromkeys(new))
+        return
+    for item in new:
+        one(item)
+
+
+# -- the stitch -------------------------------------------------------------------------------
+@dataclass
+class _File:
+    """Where the stitch stands in a file: its report, the lines before the next range,
+    the shape it is read in, whether it could not be read on."""
+
+    path: Path
+    report: FileReport
+    base: int = 0
+    shape: shapes.Shape | None = None
+    broken: bool = False
+
+
+@dataclass
+class Stitch:
+    """The one import the partitions' results are put together into (see the module)."""
+
+    sink: Sink
+    bounds: Limits
+    span: TimeRange | None
+    importer: AuditImport = field(init=False)
+    redone: int = 0  # ranges imported again in this process
+    repaired: int = 0  # exchanges across a cut, fed again in this process
+    seconds: float = 0.0  # the CPU time the partitions took
+    _file: _File | None = None
+
+    def __post_init__(self) -> None:
+        self.importer = AuditImport(self.sink, max_open=self.bounds.max_open)
+        self.sink.read_by_jsonfast()
+
+    def parts(self, planned: list[Part | Path], folder: str | None) -> list[Part | Path]:
+        """The plan with the import's redaction key, time range and body bound, and the
+        folder the partitions write their records to (None: they give them back)."""
+        key = self.sink.key
+        return [
+            item
+            if isinstance(item, Path)
+            else Part(
+                item.path,
+                item.start,
+                item.end,
+                item.framing,
+                key,
+                self.bounds,
+                self.span,
+                self.sink.max_body,
+                folder,
+                os.getcwd(),
+            )
+            for item in planned
+        ]
+
+    def run(
+        self,
+        planned: list[Part | Path],
+        executor: Executor,
+        ahead: int,
+        folder: str | None = None,
+    ) -> AuditImport:
+        """Run the partitions on `executor`, at most `ahead` at once beyond the one the
+        stitch waits for, and put them together in order; standard input read here. With
+        `folder` (a folder on this machine that the workers write to: a local pool's),
+        each partition's records come as a file there, removed once copied."""
+        parts = iter(self.parts(planned, folder))
+        # in order: each partition with its future, standard input with none
+        order: deque[tuple[Part | Path, Future[Result] | None]] = deque()
+        running = 0
+        try:
+            while True:
+                while running < ahead and (item := next(parts, None)) is not None:
+                    if isinstance(item, Part):
+                        order.append((item, executor.submit(run, item)))
+                        running += 1
+                    else:
+                        order.append((item, None))
+                if not order:
+                    break
+                item, future = order.popleft()
+                if future is None:
+                    self.stdin()  # the workers go on with what comes after
+                    continue
+                running -= 1
+                result = future.result()
+                self.seconds += result.seconds
+                try:
+                    self.add(cast(Part, item), result)
+                finally:
+                    if result.file is not None:
+                        os.unlink(result.file)
+                del future, result
+        finally:
+            for _, left in order:
+                if left is not None:
+                    left.cancel()
+        self.importer.finish()
+        return self.importer
+
+    def stdin(self) -> None:
+        """Standard input, in its place, as one job reads it."""
+        self._file = None
+        for event in audit.read_events(
+            [STDIN], self.sink, self.bounds, self.importer.files, self.span
+        ):
+            self.importer.feed(event)
+
+    def _start(self, part: Part) -> _File:
+        if part.start == 0 or self._file is None or self._file.path != part.path:
+            report = FileReport(part.path)
+            self.importer.files.append(report)
+            self._file = _File(part.path, report)
+        return self._file
+
+    def add(self, part: Part, result: Result) -> None:
+        """Put one partition's result in place (or import its range again)."""
+        file = self._start(part)
+        if file.broken:
+            return
+        keys = [hash(request) for request in result.requests]
+        conflicts = self._conflicts(keys)
+        if self._redo(file, result, keys, conflicts):
+            self.redone += 1
+            self._again(part, file)
+            return
+        self._merge(part, file, result, keys, conflicts)
+
+    def _conflicts(self, keys: list[int]) -> set[int]:
+        """The partition's exchanges whose request the import had begun or ended before."""
+        opened, done = self.importer._open, self.importer._done
+        return {i for i, key in enumerate(keys) if key in opened or key in done}
+
+    def _redo(self, file: _File, result: Result, keys: list[int], conflicts: set[int]) -> bool:
+        """Whether the range must be imported again from the import's state (its start
+        changes more than the exchanges across the cut)."""
+        importer = self.importer
+        if result.evicted or len(importer._open) + result.peak > importer.max_open:
+            return True
+        if file.shape is not None and any(name != file.shape.name for name in result.entry):
+            return True
+        local = result.report.skips
+        if OTHER_REASONS in local or len(file.report.skips.keys() | local.keys()) > MAX_REASONS:
+            return True
+        if conflicts:
+            if len(keys) >= DONE_LIMIT:
+                return True
+            late = any(keys[i] in importer._done for i in conflicts)
+            finished = sum(1 for flag in result.flags if flag & FINISHED)
+            if late and len(importer._done) + finished >= DONE_LIMIT:
+                return True
+            many = Counter(result.audit_ids)
+            if any(many[result.audit_ids[i]] > 1 for i in conflicts):
+                return True
+        given, forgotten = importer._ids, importer._forgotten
+        if any(i not in conflicts for i, a in enumerate(result.audit_ids) if a in given):
+            return True  # one job gives it another id: `ID~N`, noted
+        maybe = [] if result.ids == result.audit_ids else result.ids  # ids given renamed
+        if forgotten is not None:  # an id given before the last DONE_LIMIT, or one like it
+            maybe = [*result.audit_ids, *maybe]
+        for i, id in enumerate(maybe):
+            if i % len(result.ids) in conflicts:
+                continue
+            if id in given or (forgotten is not None and id in forgotten):
+                return True
+        return False
+
+    def _again(self, part: Part, file: _File) -> None:
+        """Import the range again here, from the import's state (exactly one job's)."""
+        if part.end is None:
+            with audit._open(part.path) as stream:
+                for event in audit._file_events(
+                    part.path, stream, self.sink, self.bounds, file.report, self.span
+                ):
+                    self.importer.feed(event)
+            return
+        prefix, base = str(part.path), file.base
+        reader = _Reader(
+            part.path,
+            file.report,
+            self.span,
+            file.shape,
+            lambda n: f"{prefix}:{base + n}",
+            self.sink.skip,
+        )
+        stream, raw = _opened(part)
+        with stream:
+            file.report.framing, values = _values(part, stream)
+            for _, event, _ in reader.events(values):
+                self.importer.feed(event)
+        assert raw is not None
+        file.base += raw.newlines
+        file.shape = reader.shape or file.shape
+        file.broken = reader.broken
+
+    def _merge(
+        self, part: Part, file: _File, result: Result, keys: list[int], conflicts: set[int]
+    ) -> None:
+        sink, data = self.sink, result.data
+        with contextlib.ExitStack() as stack:
+            if result.file is None:
+
+                def put(start: int, end: int) -> None:
+                    if end > start:
+                        sink.lines(data[start:end])
+
+            else:
+                fd = os.open(result.file, os.O_RDONLY)
+                stack.callback(os.close, fd)
+
+                def put(start: int, end: int) -> None:
+                    if end > start:
+                        sink.copied(fd, start, end - start)
+
+            self._put(part, file, result, keys, conflicts, put)
+
+    def _put(
+        self,
+        part: Part,
+        file: _File,
+        result: Result,
+        keys: list[int],
+        conflicts: set[int],
+        put: Callable[[int, int], None],
+    ) -> None:
+        importer, sink = self.importer, self.sink
+        cuts, flags, owner = result.cuts, result.flags, result.owner
+        again = [i for i, x in enumerate(owner) if x in conflicts] if conflicts else []
+        self.repaired += len({owner[i] for i in again})
+        events = self._reread(part, result, again) if again else iter(())
+        where = self._where(part, file)
+        specials, s = result.specials, 0
+        position, finishing = 0, 0
+        finished = list(itertools.compress(range(len(flags)), flags.translate(_FINISHED)))
+        for stop in [*again, len(cuts)]:
+            start = cuts[stop - 1] if stop else 0
+            while s < len(specials) and (
+                specials[s][0] < stop or (specials[s][0] == stop and specials[s][2] == SKIP)
+            ):
+                _, offset, kind, a, b = specials[s]
+                s += 1
+                put(position, offset)
+                position = offset
+                if kind == NOTE:
+                    importer._noted += 1
+                    if importer._noted <= SKIP_NOTES:
+                        put(offset, offset + a)
+                    position = offset + a
+                else:
+                    sink.skip(where(a), b)
+            put(position, start)
+            position = start
+            end = bisect.bisect_left(finished, stop, finishing)
+            ended = [keys[owner[i]] for i in finished[finishing:end] if owner[i] not in conflicts]
+            _remember(ended, importer._done, importer._finished)
+            finishing = end
+            if stop == len(cuts):
+                break
+            while s < len(specials) and specials[s][0] == stop and specials[s][2] == NOTE:
+                s += 1
+            position = cuts[stop]
+            importer.feed(next(events))
+        importer.events += len(cuts) - len(again)
+        importer.ignored += flags.translate(_IGNORED).count(1)
+        importer.ignored -= sum(1 for i in again if flags[i] & IGNORED)
+        sink.exchanges += flags.translate(_REQUESTED).count(1)
+        sink.exchanges -= sum(1 for i in again if flags[i] & REQUESTED)
+        ids = [id for i, id in enumerate(result.ids) if i not in conflicts]
+        _remember(ids, importer._ids, importer._given)
+        for i, id, held, requested_, responded, stages, kept in result.tail:
+            if i in conflicts:
+                continue
+            importer._open[keys[i]] = _Exchange(id, held, requested_, responded, stages)
+            if kept is not None:
+                info, response_type, seq, seen = kept
+                sink._open[id] = _Open(info, response_type, seq, seen)
+        self._report(file, result.report, where)
+        file.base += result.newlines
+        if result.end_shape is not None:
+            file.shape = next(s for s in shapes.REGISTRY if s.name == result.end_shape)
+        file.broken = result.broken
+
+    def _where(self, part: Part, file: _File) -> Callable[[str], str]:
+        """A partition's place (`PATH:N`, `PATH:N item K`) as the file's."""
+        prefix, base = f"{part.path}:", file.base
+
+        def where(local: str) -> str:
+            if not local.startswith(prefix):
+                return local
+            number, gap, rest = local[len(prefix) :].partition(" ")
+            return f"{prefix}{int(number) + base}{gap}{rest}"
+
+        return where
+
+    def _report(self, file: _File, local: FileReport, where: Callable[[str], str]) -> None:
+        report = file.report
+        report.framing = local.framing
+        for name, n in local.shapes.items():
+            report.shapes[name] += n
+        report.events += local.events
+        report.values += local.values
+        report.outside += local.outside
+        report.unparsed += local.unparsed
+        for key, (n, first, said) in local.skips.items():
+            if key in report.skips:
+                before = report.skips[key]
+                report.skips[key] = (before[0] + n, before[1], before[2])
+            else:
+                report.skips[key] = (n, where(first), said)
+        if local.closest[0] > report.closest[0]:
+            report.closest = local.closest
+
+    def _reread(self, part: Part, result: Result, again: list[int]) -> Iterator[Event]:
+        """The events `again` of the partition, read again from its file."""
+        stream, _ = _opened(part)
+        modified = audit._modified(part.source)
+        with stream:
+            _, values = _values(part, stream)
+            ordinal, line = -1, cast(bytes | framing.BadEntry, b"")
+            raws: list[Any] = []
+            for i in again:
+                wanted = result.ordinal[i]
+                if ordinal != wanted:
+                    while ordinal < wanted:
+                        _, line = next(values)
+                        ordinal += 1
+                    assert isinstance(line, bytes)
+                    shape = shapes.REGISTRY[result.shape[i]]
+                    raws = shape.events(shapes.loaded(line, "the line"))
+                yield Event.of(raws[result.item[i]], modified)
