@@ -177,6 +177,9 @@ def _import(args: argparse.Namespace) -> int:
     checked("audit", _files(args), args)
     size = _partition_size(args)
     if not _parallel(args, size):
+        if args.dask is not None:  # reached whatever the size: a wrong address is an error
+            with jobs.pool(args):
+                pass
         with (
             writing("audit", args, "audit log", on_skip=None) as written,
             Progress(lambda: so_far("audit", written)),
