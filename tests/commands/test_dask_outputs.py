@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 
 from bench import audit_import
+from k8s_wiretap.explain.partition import PART_BYTES_ENV
 from k8s_wiretap.paths import RECORDINGS
 
 WIDE_LOG = RECORDINGS / "wide-session.audit.log.gz"
 WIDE_RECORDING = RECORDINGS / "wide-session.jsonl.gz"
 COPIES = 10  # of the wide session's 2,029 events: 20,290
-PART_BYTES_ENV = "K8S_WIRETAP_EXPLAIN_PART_BYTES"  # explain.partition.PART_BYTES_ENV
 
 # How each input is split: the wide session's, too small for the commands' default
 # partitions, into ranges of 1 MB of log (import audit's own `--partition-size`) and 2 MB
