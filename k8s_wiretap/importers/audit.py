@@ -70,6 +70,7 @@ __all__ = [
     "BadEvent",
     "checked_value",
     "import_audit",
+    "request",
 ]
 
 STAGES = ("RequestReceived", "ResponseStarted", "ResponseComplete", "Panic")
@@ -437,17 +438,9 @@ class Event:
             code = None
         received = _time(raw, "requestReceivedTimestamp")
         at = _time(raw, "stageTimestamp")
-        # what tells one request from another of the same auditID (sanitised samples share
-        # one): its verb, URI and time; a GKE entry's time is its own, not the request's
-        # (its hash: held for the last DONE_LIMIT requests, a number is the least memory;
-        # two requests whose hashes meet, one in 2**64, would be taken for one)
-        user, ips = raw.get("user"), raw.get("sourceIPs")
-        name = user.get("username") if type(user) is dict else ""
-        ip = ips[0] if type(ips) is list and ips else ""
-        if type(name) is not str or type(ip) is not str:  # hashable, whatever the input
-            name, ip = str(name), str(ip)
-        stamp = "" if gke.CLOUD in raw else raw["requestReceivedTimestamp"]
-        key = hash((audit_id, verb, uri, stamp, name, ip))
+        # its request's hash: held for the last DONE_LIMIT requests, a number is the least
+        # memory; two requests whose hashes meet, one in 2**64, would be taken for one
+        key = hash(request(raw, audit_id, verb, uri))
         return cls(
             raw, audit_id, str(stage), str(level), verb, uri, received, at, code, bad_code, key
         )
@@ -455,6 +448,20 @@ class Event:
     @property
     def watch(self) -> bool:
         return self.verb == "watch"
+
+
+def request(raw: Any, audit_id: str, verb: str, uri: str) -> tuple[str, str, str, str, str, str]:
+    """What tells one request from another of the same auditID (sanitised samples share
+    one): its verb, URI, time, user and first source IP; a GKE entry's time is its own, not
+    the request's. `Event.key` is its hash, which is this process's own (str hashes are
+    salted per process): a partition run elsewhere sends the tuple."""
+    user, ips = raw.get("user"), raw.get("sourceIPs")
+    name = user.get("username") if type(user) is dict else ""
+    ip = ips[0] if type(ips) is list and ips else ""
+    if type(name) is not str or type(ip) is not str:  # hashable, whatever the input
+        name, ip = str(name), str(ip)
+    stamp = "" if gke.CLOUD in raw else raw["requestReceivedTimestamp"]
+    return (audit_id, verb, uri, stamp, name, ip)
 
 
 @dataclass

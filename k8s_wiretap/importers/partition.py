@@ -58,7 +58,7 @@ from typing import Any, BinaryIO, cast
 
 from k8s_wiretap.capture import jsonfast
 from k8s_wiretap.capture.outputs import FileOutput
-from k8s_wiretap.importers import audit, framing, gke, shapes
+from k8s_wiretap.importers import audit, framing, shapes
 from k8s_wiretap.importers.audit import (
     DONE_LIMIT,
     MAX_REASONS,
@@ -365,15 +365,9 @@ def _place(shape: shapes.Shape) -> int:
 
 
 def request_of(event: Event) -> tuple[str, str, str, str, str, str]:
-    """What `Event.key` is the hash of (`audit.Event.of`): the same in every process."""
-    raw = event.raw
-    user, ips = raw.get("user"), raw.get("sourceIPs")
-    name = user.get("username") if type(user) is dict else ""
-    ip = ips[0] if type(ips) is list and ips else ""
-    if type(name) is not str or type(ip) is not str:
-        name, ip = str(name), str(ip)
-    stamp = "" if gke.CLOUD in raw else raw["requestReceivedTimestamp"]
-    return (event.audit_id, event.verb, event.uri, stamp, name, ip)
+    """What `Event.key` is the hash of (`audit.request`): unlike the hash, the same in
+    every process."""
+    return audit.request(event.raw, event.audit_id, event.verb, event.uri)
 
 
 # -- a partition ------------------------------------------------------------------------------
