@@ -14,7 +14,6 @@ between the stages of an exchange, inside a watch, between repeated events of an
 from __future__ import annotations
 
 import gzip
-import importlib
 import json
 import multiprocessing
 import os
@@ -352,49 +351,7 @@ def test_the_cuts_are_repaired_not_imported_again(
 
 
 # -- Dask -----------------------------------------------------------------------------------
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def dask_scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real `dask scheduler` and two `dask worker` processes on this machine, the
-    workers in a folder of their own (they read the logs at the command's paths)."""
-    dask = str(Path(sys.executable).parent / "dask")
-    address = f"tcp://127.0.0.1:{_free_port()}"
-    folder = tmp_path_factory.mktemp("dask")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    port = address.rsplit(":", 1)[1]
-    scheduler = subprocess.Popen(
-        [dask, "scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    workers = subprocess.Popen(
-        [dask, "worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        distributed: Any = importlib.import_module("distributed")  # untyped
-        with distributed.Client(address, timeout=60) as client:
-            client.wait_for_workers(2, timeout=120)
-        yield address
-    finally:
-        for process in (workers, scheduler):
-            process.terminate()
-            process.wait(timeout=60)
-
-
-def test_dask_gives_one_jobs_recording(tmp_path: Path, dask_scheduler: str) -> None:
+def test_dask_gives_one_jobs_recording(tmp_path: Path, dask_cluster: str) -> None:
     """Every sample log and the wide session, relative paths (read by the workers in the
     command's working folder), cut small and run on two Dask workers."""
     wide = tmp_path / "wide.log"
@@ -412,7 +369,7 @@ def test_dask_gives_one_jobs_recording(tmp_path: Path, dask_scheduler: str) -> N
             str(out),
             "--overwrite",
             "--dask",
-            dask_scheduler,
+            dask_cluster,
             "--partition-size",
             "2000",
         )
