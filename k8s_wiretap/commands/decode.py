@@ -136,7 +136,7 @@ PARALLEL = ("json",)  # the formats `--jobs`/`--dask` split (the others need the
 
 def _explain(args: argparse.Namespace) -> int:
     job = formats.Job(args.recording, label="explain", noise=args.all)
-    many = bool(args.dask) or args.jobs > 1
+    many = jobs.many(args)
     if args.format not in PARALLEL:
         if many:
             raise UsageError(

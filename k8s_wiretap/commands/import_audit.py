@@ -243,7 +243,7 @@ def _parallel(args: argparse.Namespace, size: int | None) -> bool:
     """Whether the import is split into partitions run by `--jobs`/`--dask`: more than one
     job asked for (the default: the cores), and input enough to be worth the processes
     (twice `partition.SMALLEST`, unless `--partition-size` says how small)."""
-    if args.dask is None and (args.jobs or jobs.cores()) == 1:
+    if not jobs.many(args):
         return False
     return size is not None or partition.splittable(args.logs) >= 2 * partition.SMALLEST
 

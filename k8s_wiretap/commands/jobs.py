@@ -31,18 +31,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from k8s_wiretap.errors import UsageError
+from k8s_wiretap.host import cores
 
-__all__ = ["Inline", "Pool", "add_options", "cores", "pool", "probe"]
+__all__ = ["Inline", "Pool", "add_options", "asked", "cores", "many", "pool", "probe"]
 
 DASK_TIMEOUT = 10.0  # seconds to reach the scheduler before it is an error
-
-
-def cores() -> int:
-    """The cores this process may run on (its affinity; all of them where unknown)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def _jobs(text: str) -> int:
@@ -104,6 +97,17 @@ def probe(size: int) -> tuple[int, bytes]:
     return os.getpid(), bytes(size)
 
 
+def asked(args: argparse.Namespace) -> int:
+    """The jobs `--jobs` asks for (without it: the cores)."""
+    return getattr(args, "jobs", None) or cores()
+
+
+def many(args: argparse.Namespace) -> bool:
+    """Whether the partitions may run elsewhere than in this process: `--dask`, or more
+    than one job."""
+    return bool(getattr(args, "dask", None)) or asked(args) > 1
+
+
 @contextmanager
 def pool(args: argparse.Namespace) -> Iterator[Pool]:
     """The pool `--jobs`/`--dask` ask for, shut down when the block ends."""
@@ -111,7 +115,7 @@ def pool(args: argparse.Namespace) -> Iterator[Pool]:
         with _dask(args.dask) as found:
             yield found
         return
-    jobs = args.jobs if getattr(args, "jobs", None) else cores()
+    jobs = asked(args)
     if jobs == 1:
         yield Pool(Inline(), 1, "1 job")
         return

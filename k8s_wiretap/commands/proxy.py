@@ -23,6 +23,7 @@ from k8s_wiretap.capture.recorder import DEFAULT_MAX_BODY
 from k8s_wiretap.commands.live import run_live
 from k8s_wiretap.commands.warn import warn
 from k8s_wiretap.errors import UsageError
+from k8s_wiretap.host import cores
 from k8s_wiretap.kube.kubeconfig import ClusterAccess, load_kubeconfig, write_kubeconfig
 from k8s_wiretap.proxy import workers
 from k8s_wiretap.proxy.clientauth import client_authority, client_ca_paths, issue_client
@@ -321,7 +322,7 @@ def _proxy(args: argparse.Namespace) -> int:
     _check_remote(args, routes)
     _otlp_checks(args)
     if args.workers is None:  # `lab up --via-proxy` (--routes) keeps one process
-        args.workers = 1 if args.routes or args.otlp_endpoint else workers.cores()
+        args.workers = 1 if args.routes or args.otlp_endpoint else cores()
     settings = _settings(args, routes)
     if args.worker is None and not (args.no_tui or args.quiet) and _terminal():
         if args.otlp_endpoint:  # the proxy's own process sends the spans

@@ -66,7 +66,6 @@ __all__ = [
     "WORKER_DIED",
     "Supervisor",
     "close_open",
-    "cores",
     "run_worker",
     "supervise",
     "worker_argv",
@@ -81,12 +80,6 @@ ORPHAN_CHECK = 1.0  # seconds between a worker's looks at whether its supervisor
 SUPERVISOR_ENV = "K8S_WIRETAP_SUPERVISOR"  # the supervisor's pid, for its workers
 CRASH_WINDOW = 30.0  # a worker that dies this soon after it listened died early
 CRASHES = 5  # early deaths in a row after which a slot is not restarted again
-
-
-def cores() -> int:
-    """The cores this process may run on (`os.process_cpu_count()` of Python 3.13)."""
-    counted = getattr(os, "process_cpu_count", os.cpu_count)()
-    return int(counted or 1)
 
 
 # -- the worker ---------------------------------------------------------------------------
