@@ -65,6 +65,20 @@ def memory(pid: int) -> dict[str, int]:
     return fields
 
 
+def peak_reset(pid: int) -> int:
+    """Start a process's peak (VmHWM) afresh at its resident set (`/proc/PID/clear_refs`,
+    Linux 4.0 on), so that what an earlier test on the same proxy peaked at is not counted,
+    and give that resident set, in bytes."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+    return memory(pid)["VmRSS"]
+
+
+# What a bounded proxy may grow by. Alone it grows 6-7 MiB for the 100 MB POST and 3-4 MiB
+# for the 32 MB head; in a whole parallel run at a load of 5-10 it was seen at 13 and
+# 12 MiB (its threads' allocations, not a body: one held whole is 100 and 32 MiB more).
+SLACK = 16 * MIB
+
+
 def configmap(name: str, size: int) -> bytes:
     data = {"blob": "x" * size}
     document = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
@@ -121,14 +135,14 @@ def test_a_body_is_forwarded_whole_and_recorded_up_to_max_body(small: ProxyProce
 def test_a_100_mb_post_keeps_the_proxy_within_max_body_and_a_few_mb(small: ProxyProcess) -> None:
     """With the body held whole, the proxy's peak was 431 MB for a 100 MB POST."""
     post(small.port, f"{CONFIGMAPS}?limits=warm-up", configmap("warm-up", 1000))
-    before = memory(small.process.pid)["VmRSS"]
+    before = peak_reset(small.process.pid)
     path = f"{CONFIGMAPS}?limits=hundred-mb"
     reply = post(small.port, path, configmap("hundred-mb", 100 * MIB))
     peak = memory(small.process.pid)["VmHWM"]
     assert reply.status == 413  # the API server's own answer (it takes at most 3 MiB)
     assert reply.status_object()["reason"] == "RequestEntityTooLarge"
     growth = peak - before
-    assert growth < MIB + 12 * MIB, f"the proxy grew {growth / MIB:.0f} MiB"
+    assert growth < MIB + SLACK, f"the proxy grew {growth / MIB:.0f} MiB"
 
     recording = exchange_of(small, path)
     refused = next(e for e in recording.exchanges if e.path == path)
@@ -176,13 +190,13 @@ def test_a_head_with_no_line_end_is_refused_431_and_noted(wiretap: Wiretap) -> N
 def test_a_32_mb_header_keeps_the_proxy_within_a_few_mb(small: ProxyProcess) -> None:
     """Buffered until its end, a 32 MB header had the proxy peak at 348 MB."""
     exchange(small.port, b"GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    before = memory(small.process.pid)["VmRSS"]
+    before = peak_reset(small.process.pid)
     head = b"GET /version?limits=big HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: "
     reply = exchange(small.port, head + b"a" * (32 * MIB) + b"\r\n\r\n")
     reply_without_end = exchange(small.port, b"A" * (64 * MIB))
     growth = memory(small.process.pid)["VmHWM"] - before
     assert (reply.status, reply_without_end.status) == (431, 431)
-    assert growth < 8 * MIB, f"the proxy grew {growth / MIB:.0f} MiB"
+    assert growth < SLACK, f"the proxy grew {growth / MIB:.0f} MiB"
 
 
 def test_a_head_that_trickles_in_is_refused_408(
