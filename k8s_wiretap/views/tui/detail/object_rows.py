@@ -132,15 +132,6 @@ class Timelines:
             found.stamp = stamp
         return found.history
 
-    def changed(self, ref: ObjectRef) -> bool:
-        """Whether `ref`'s rows changed since its history was made (a followed file)."""
-        with self._mutex:
-            found = self._found.get(ref)
-            if found is None or found.history is None:
-                return True
-            self._scan(ref, found)
-            return self._stamp(found.rows) != found.stamp
-
     def rows_of(self, ref: ObjectRef) -> list[int]:
         """The rows that can carry `ref` (its own requests, its collection's)."""
         with self._mutex:

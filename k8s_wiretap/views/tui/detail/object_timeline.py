@@ -263,9 +263,12 @@ class TimelineScreen(Screen[int | None]):
             self.run_worker(self._again, thread=True, exclusive=True, group="timeline")
 
     def _again(self) -> None:
+        """The history as the rows are now, shown if it is not the one on screen: the
+        timelines keep a history until its rows change, so asking is cheap, and a look
+        whose showing was lost (the screen busy) is made good by the next."""
         ref = self.ref
         try:
-            if ref is None or not self.timelines.changed(ref):
+            if ref is None:
                 return
             history = self.timelines.history(ref)
         except Exception as error:  # the file went on changing: said, the timeline kept
@@ -273,7 +276,8 @@ class TimelineScreen(Screen[int | None]):
             return
         finally:
             self._looking = False
-        self.app.call_from_thread(self._show, ref, history)
+        if history is not self.history:
+            self.app.call_from_thread(self._show, ref, history)
 
     def _find_because(self, version: Version) -> None:
         writer = version.writer
