@@ -68,6 +68,52 @@ def test_partitions_split_anywhere_write_one_jobs_lines(path: Path) -> None:
     assert in_parts(path, splits) == one_job(path)
 
 
+def boundary_splits(path: Path) -> list[float]:
+    """Split times on an exchange's own request time: a write's (the write is the first
+    line of the partition after, the lines of the same time before it the partition
+    before's), just after an informer's first LIST or WATCH (what it hands on is the
+    next partition's cause: `Summaries.saw`, the chains' LISTED hops, an audit log's
+    `began`), and just after the first /version answer's request (the release the
+    bodies are decoded as)."""
+    exchanges = sorted(load(path).exchanges, key=lambda e: e.time)
+    writes = [e for e in exchanges if e.info.verb in WRITES and e.status == 200]
+    starts: dict[tuple[str, str, str], float] = {}
+    for e in exchanges:
+        if e.info.verb in ("list", "watch") and e.info.is_resource_request:
+            starts.setdefault((e.component, e.info.group, e.info.resource), e.time)
+    informers = sorted(starts.values())
+    version = [e for e in exchanges if e.path.split("?")[0] == "/version"]
+    picked = [
+        *(w.time for w in writes[len(writes) // 4 :: max(1, len(writes) // 4)][:3]),
+        *(t + 1e-6 for t in informers[len(informers) // 2 :][:2]),
+        *(v.time + 1e-6 for v in version[:1]),
+    ]
+    return sorted(set(picked))
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.name.split(".")[0] for p in BUNDLED])
+def test_partitions_split_on_an_exchanges_own_time_write_one_jobs_lines(path: Path) -> None:
+    splits = boundary_splits(path)
+    assert len(splits) >= 4, "the recording has writes and informers to split at"
+    assert in_parts(path, splits) == one_job(path)
+
+
+def dense_splits(path: Path, count: int) -> list[float]:
+    """`count` split times at exchanges evenly spread over the recording (by index)."""
+    times = sorted(e.time for e in load(path).exchanges)
+    return sorted({times[len(times) * k // (count + 1)] for k in range(1, count + 1)})
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.name.split(".")[0] for p in BUNDLED])
+def test_a_partition_every_few_dozen_exchanges_writes_one_jobs_lines(path: Path) -> None:
+    """Twenty partitions, each a few dozen lines, each after a skim of the rest: every
+    line's state is one job's wherever it falls (a watch spans several partitions,
+    a chain runs through them)."""
+    splits = dense_splits(path, 20)
+    assert len(splits) >= 15
+    assert in_parts(path, splits) == one_job(path)
+
+
 def test_without_the_skim_the_partitions_would_say_something_else() -> None:
     """What `skim` asks is needed: a partition that only reads the records before its
     range (no line's questions) writes other lines (causes, chains) than one job."""
