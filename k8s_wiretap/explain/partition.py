@@ -38,8 +38,10 @@ waits for it; a partition that skimmed before such a change (`Gate.unsure`) runs
 with the whole line made and dropped in place of the skim (`thorough`): one job's work,
 one job's lines.
 
-The cost: a skim is 0.55-0.65 of a line (`SKIM_COST`; reading, assembling, decoding what
-is observed and finding causes are most of a line, and a skim does them all), so partition
+The cost: a skim is 0.55-0.7 of a line (`SKIM_COST`; reading and assembling the records
+are a tenth of a line, the analysis taking each exchange in (its observed bodies decoded
+into the history) more than a third, finding causes a fifth, and a skim does them all:
+docs/benchmarks.md, "`explain` in partitions"), so partition
 k also pays that share of what comes before it; `plan` chooses the ranges so that every
 partition costs the same (`shares`), which on two workers is 1/(2 - SKIM_COST) of one job:
 at best 1.4 times as fast. A recording smaller than `MIN_BYTES` is explained by one job in
@@ -83,7 +85,7 @@ __all__ = [
 ]
 
 MIN_BYTES = 32 << 20  # a recording smaller than this is explained by one job, in process
-SKIM_COST = 0.6  # what a skimmed exchange costs, of a line made (measured: 0.55-0.65, audit)
+SKIM_COST = 0.6  # what a skimmed exchange costs, of a line made (measured: 0.55-0.7, audit)
 PART_BYTES_ENV = "K8S_WIRETAP_EXPLAIN_PART_BYTES"
 FAIL_ENV = "K8S_WIRETAP_EXPLAIN_FAIL_PART"
 REQUEST = b'{"record":"request"'
