@@ -164,12 +164,11 @@ def _in_parts(args: argparse.Namespace) -> bool:
         futures = [submit(partition.explain_part, p, json_view.line, json_view.skim) for p in parts]
         out = sys.stdout.buffer
         sys.stdout.flush()
-        done = None
+        done, stitch = None, partition.Stitch()
         try:
             for part, future in zip(parts, futures, strict=True):
                 done = _result(part, future.result)
-                out.write(done.lines)
-                done.lines = b""  # written: let it go
+                out.write(stitch.add(done))  # up to a line a later partition makes
         finally:
             for future in futures:
                 future.cancel()

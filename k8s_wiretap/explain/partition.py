@@ -25,8 +25,11 @@ patch replay, the record and its serialization), which only reads or decodes wha
 later moment decodes alike. A partition's range
 is a run of the output's lines, from the first made for an exchange whose request is at
 its start time or later to the first, after that, at the next partition's: the same line in
-both partitions, as both run the same stream. It reads on past its range until its last
-line is made (a watch begun in it is explained when it ends) and stops.
+both partitions, as both run the same stream. What is not made yet at that line (watches
+begun before it, explained when they end, up to 10 minutes of the recording later) is
+the same in both too: the partition before leaves those lines as holes and stops there,
+the one after makes them where one job does (or leaves them on, if they are still open at
+its own end), and `Stitch` puts them in their places. So no partition reads past its range.
 
 One thing a skim leaves otherwise than a line: what it does not decode is decoded later,
 when a later line asks, and so under the release of that moment. The release changes once
@@ -35,8 +38,10 @@ waits for it; a partition that skimmed before such a change (`Gate.unsure`) runs
 with the whole line made and dropped in place of the skim (`thorough`): one job's work,
 one job's lines.
 
-The cost: a skim is 0.55-0.65 of a line (`SKIM_COST`; reading, assembling, decoding what
-is observed and finding causes are most of a line, and a skim does them all), so partition
+The cost: a skim is 0.55-0.7 of a line (`SKIM_COST`; reading and assembling the records
+are a tenth of a line, the analysis taking each exchange in (its observed bodies decoded
+into the history) more than a third, finding causes a fifth, and a skim does them all:
+docs/benchmarks.md, "`explain` in partitions"), so partition
 k also pays that share of what comes before it; `plan` chooses the ranges so that every
 partition costs the same (`shares`), which on two workers is 1/(2 - SKIM_COST) of one job:
 at best 1.4 times as fast. A recording smaller than `MIN_BYTES` is explained by one job in
@@ -63,7 +68,7 @@ import orjson
 from k8s_wiretap.capture.exchange import Exchange
 from k8s_wiretap.capture.reader import GZIP_MAGIC, iter_records
 from k8s_wiretap.explain.explainer import Explainer
-from k8s_wiretap.explain.stream import Gate, explained
+from k8s_wiretap.explain.stream import HOLE, Gate, explained
 
 __all__ = [
     "FAIL_ENV",
@@ -72,6 +77,7 @@ __all__ = [
     "SKIM_COST",
     "Done",
     "Part",
+    "Stitch",
     "explain_part",
     "plan",
     "shares",
@@ -79,7 +85,7 @@ __all__ = [
 ]
 
 MIN_BYTES = 32 << 20  # a recording smaller than this is explained by one job, in process
-SKIM_COST = 0.6  # what a skimmed exchange costs, of a line made (measured: 0.55-0.65, audit)
+SKIM_COST = 0.6  # what a skimmed exchange costs, of a line made (measured: 0.55-0.7, audit)
 PART_BYTES_ENV = "K8S_WIRETAP_EXPLAIN_PART_BYTES"
 FAIL_ENV = "K8S_WIRETAP_EXPLAIN_FAIL_PART"
 REQUEST = b'{"record":"request"'
@@ -103,14 +109,61 @@ class Part:
 
 @dataclass
 class Done:
-    """A partition's lines, as they go out; the warnings of the records it read (the last
-    partition read them all: one job's); `thorough`: it ran again with whole lines in
-    place of skims (`Gate.unsure`); `cpu`: the CPU seconds it took."""
+    """A partition's lines, as they go out: `pieces`, runs of lines and `HOLE`s (a line
+    left open at its end, which a later partition makes), after `inherited`, one line (or
+    `HOLE` again) for each of the holes left open before its start (`stream.Gate`); the
+    warnings of the records it read (the last partition read them all: one job's);
+    `thorough`: it ran again with whole lines in place of skims (`Gate.unsure`); `cpu`:
+    the CPU seconds it took."""
 
-    lines: bytes
+    pieces: list[bytes | None]
+    inherited: list[bytes | None] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     thorough: bool = False
     cpu: float = 0.0  # CPU seconds it took
+
+    @property
+    def holes(self) -> int:
+        return self.pieces.count(HOLE) + self.inherited.count(HOLE)
+
+
+class Stitch:
+    """The partitions' lines put together in order: `add` each partition's `Done`, in
+    order, and write what it returns (the lines up to the first hole still open)."""
+
+    def __init__(self) -> None:
+        self._out: list[bytes | None] = []
+        self._holes: list[int] = []  # where in `_out`, in order
+        self._written = 0
+
+    def add(self, done: Done) -> bytes:
+        if len(done.inherited) != len(self._holes):  # the same stream on both sides
+            raise RuntimeError(
+                f"a partition took over {len(done.inherited)} lines, the one before left"
+                f" {len(self._holes)}"
+            )
+        out, holes = self._out, []
+        for at, line in zip(self._holes, done.inherited, strict=True):
+            if line is HOLE:
+                holes.append(at)
+            else:
+                out[at] = line
+        for piece in done.pieces:
+            if piece is HOLE:
+                holes.append(len(out))
+            out.append(piece)
+        done.pieces, done.inherited = [], []  # taken: let them go
+        self._holes = holes
+        ready = holes[0] if holes else len(out)
+        lines = b"".join(p for p in out[self._written : ready] if p is not None)
+        out[self._written : ready] = [b""] * (ready - self._written)  # written: let go
+        self._written = ready
+        return lines
+
+    @property
+    def open(self) -> int:
+        """The holes no partition has filled yet (none once the last is added)."""
+        return len(self._holes)
 
 
 def explain_part(part: Part, line: Line, skim: Skim) -> Done:
@@ -136,13 +189,31 @@ def explain_part(part: Part, line: Line, skim: Skim) -> Done:
 
 
 def _run(part: Part, line: Line, skim: Skim) -> Done | None:
-    out: list[bytes] = []
+    out: list[bytes | None] = []
     warnings: list[str] = []
     gate = Gate(part.start, part.end, skim)
     assembler = explained(iter_records(part.path, warnings), line, out.append, gate=gate)
     if gate.unsure and skim is not line:
         return None
-    return Done(b"".join(out), warnings + assembler.warnings)
+    inherited, pieces = out[: gate.inherited], _runs(out[gate.inherited :])
+    return Done(pieces, inherited, warnings + assembler.warnings)
+
+
+def _runs(lines: list[bytes | None]) -> list[bytes | None]:
+    """`lines` with each run of lines between two holes joined (one bytes to send)."""
+    runs: list[bytes | None] = []
+    run: list[bytes] = []
+    for line in lines:
+        if line is HOLE:
+            if run:
+                runs.append(b"".join(run))
+                run = []
+            runs.append(HOLE)
+        else:
+            run.append(line)
+    if run:
+        runs.append(b"".join(run))
+    return runs
 
 
 def worth(path: Path) -> bool:

@@ -33,7 +33,8 @@ takes it: the records are held back until it comes (the proxy asks at start), fo
 `explain --jobs N` runs this same stream in every partition (`explain/partition.py`),
 from the first record, with a `Gate` that says which lines are the partition's own: the
 others are skimmed (their questions that change what later lines say, asked at the same
-point), and the stream stops once the partition's own are made.
+point), and the stream stops at the end of the partition's range: the lines still open
+there (watches) are the next partition's to make.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.kube.release import Release
 from k8s_wiretap.kube.verbs import WRITES
 
-__all__ = ["LOOKAHEAD", "PRELUDE", "Gate", "explained"]
+__all__ = ["HOLE", "LOOKAHEAD", "PRELUDE", "Gate", "explained"]
 
 LOOKAHEAD = 12.0  # seconds: more than who.DISPATCH_WINDOW (a dispatcher's kubectl)
 PRELUDE = 5000  # records held back at most while waiting for the first /version answer
@@ -88,10 +89,18 @@ class Gate:
     one stream from the recording's first record, so that its state is one job's at every
     record; a line is *owned* from the first slot made in the output for an exchange whose
     request time is `start` or later (None: the first slot), until the first slot, after
-    that, for one at `end` or later (None: none). The partition stops reading once every
-    line it owns is made. A line it does not own is not made: `skim(explainer, exchange)`
-    asks, in its place, every question of a line that changes what later lines say (the
-    same questions at the same point of the stream: the state stays one job's)."""
+    that, for one at `end` or later (None: none). A line it does not own is not made:
+    `skim(explainer, exchange)` asks, in its place, every question of a line that changes
+    what later lines say (the same questions at the same point of the stream: the state
+    stays one job's).
+
+    The two moments are the same in the partitions on either side of a split (the same
+    stream makes the same slots in the same order), and so is what is not made yet then:
+    the watches put aside, explained when they end (up to 10 minutes of the recording
+    later). The partition before the split leaves them (`handed`: a hole in its lines,
+    `HOLE`) and stops at once; the one after takes them over (`inherited`, the first lines
+    it writes), made as whole lines where one job makes them, or left again to the next
+    if they are still open at its own end. So a partition reads its range and no further."""
 
     def __init__(
         self,
@@ -102,15 +111,28 @@ class Gate:
         self.start, self.end, self.skim = start, end, skim
         self.phase = 0 if start is not None else 1  # 0 before, 1 owned, 2 after
         self.pending = 0  # owned slots not filled yet
+        self.inherited = 0  # the lines the partition before left open at the split
+        self.handed = 0  # the holes this partition leaves to the next
         self.skimmed: set[Release | None] = set()  # the releases skims were made under
         self.unsure = False  # an owned line made under another release than a skim
 
-    def owns(self, exchange: Exchange) -> bool:
-        """Whether the slot made now, in output order, for `exchange` is owned."""
+    def owns(self, exchange: Exchange, slots: Iterable[_Slot[Any]] = ()) -> bool:
+        """Whether the slot made now, in output order, for `exchange` is owned; `slots`:
+        those made before it and still in the output (some not made yet)."""
         if self.phase == 0 and exchange.time >= (self.start or 0.0):
             self.phase = 1
+            for slot in slots:  # open at the split: the partition before left them
+                if not slot.made:
+                    slot.owned = True
+                    self.inherited += 1
+                    self.pending += 1
         if self.phase == 1 and self.end is not None and exchange.time >= self.end:
             self.phase = 2
+            for slot in slots:  # still open: the next partition makes them
+                if slot.owned and not slot.made:
+                    slot.made = slot.hole = True
+                    self.handed += 1
+                    self.pending -= 1
         if self.phase == 1:
             self.pending += 1
             return True
@@ -121,16 +143,21 @@ class Gate:
         return self.phase == 2 and self.pending == 0
 
 
+HOLE = None  # what a partition writes for a line it left to the next one (`Gate`)
+
+
 class _Slot[T]:
     """One exchange's place in the output: its line once made (`made`); `owned`: written
-    (a partition's others are never made: `Gate`)."""
+    (a partition's others are never made: `Gate`); `hole`: owned, but left to the next
+    partition (written as `HOLE`)."""
 
-    __slots__ = ("line", "made", "owned")
+    __slots__ = ("hole", "line", "made", "owned")
 
     def __init__(self, owned: bool) -> None:
         self.line: T | None = None
         self.made = False
         self.owned = owned
+        self.hole = False
 
 
 class _Output[T]:
@@ -143,7 +170,7 @@ class _Output[T]:
 
     def slot(self, exchange: Exchange) -> _Slot[T]:
         gate = self._gate
-        slot: _Slot[T] = _Slot(True if gate is None else gate.owns(exchange))
+        slot: _Slot[T] = _Slot(True if gate is None else gate.owns(exchange, self._slots))
         self._slots.append(slot)
         return slot
 
@@ -152,7 +179,7 @@ class _Output[T]:
         while slots and slots[0].made:
             slot = slots.popleft()
             if slot.owned:
-                write(slot.line)  # type: ignore[arg-type]  # made: a line
+                write(slot.line)  # type: ignore[arg-type]  # made: a line (or a HOLE)
 
     def flush_owned(self) -> None:
         """Write the owned lines left (all made) past the others still waiting."""
@@ -239,7 +266,7 @@ class _Stream[T]:
     def fill(self, slot: _Slot[T], exchange: Exchange) -> None:
         """Make the line of `slot` (or, for a line not owned, ask what it would ask)."""
         gate, release = self.gate, self.analysis.release
-        if slot.owned:
+        if slot.owned and not slot.hole:
             if gate is not None and gate.skimmed and gate.skimmed != {release}:
                 # what the skims did not decode, this line decodes under another release
                 # than one job did (the first /version answer came late: `PRELUDE`)

@@ -9,7 +9,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -41,7 +43,15 @@ def in_parts(path: Path, times: list[float]) -> bytes:
         Part(str(path), index, len(bounds) - 1, bounds[index], bounds[index + 1])
         for index in range(len(bounds) - 1)
     ]
-    return b"".join(explain_part(p, json_view.line, json_view.skim).lines for p in parts)
+    return stitched(explain_part(p, json_view.line, json_view.skim) for p in parts)
+
+
+def stitched(done: Iterable[partition.Done]) -> bytes:
+    """The partitions' lines put together as the command does (`partition.Stitch`)."""
+    stitch = partition.Stitch()
+    lines = b"".join(stitch.add(d) for d in done)
+    assert stitch.open == 0
+    return lines
 
 
 def awkward_splits(path: Path) -> list[float]:
@@ -68,6 +78,52 @@ def test_partitions_split_anywhere_write_one_jobs_lines(path: Path) -> None:
     assert in_parts(path, splits) == one_job(path)
 
 
+def boundary_splits(path: Path) -> list[float]:
+    """Split times on an exchange's own request time: a write's (the write is the first
+    line of the partition after, the lines of the same time before it the partition
+    before's), just after an informer's first LIST or WATCH (what it hands on is the
+    next partition's cause: `Summaries.saw`, the chains' LISTED hops, an audit log's
+    `began`), and just after the first /version answer's request (the release the
+    bodies are decoded as)."""
+    exchanges = sorted(load(path).exchanges, key=lambda e: e.time)
+    writes = [e for e in exchanges if e.info.verb in WRITES and e.status == 200]
+    starts: dict[tuple[str, str, str], float] = {}
+    for e in exchanges:
+        if e.info.verb in ("list", "watch") and e.info.is_resource_request:
+            starts.setdefault((e.component, e.info.group, e.info.resource), e.time)
+    informers = sorted(starts.values())
+    version = [e for e in exchanges if e.path.split("?")[0] == "/version"]
+    picked = [
+        *(w.time for w in writes[len(writes) // 4 :: max(1, len(writes) // 4)][:3]),
+        *(t + 1e-6 for t in informers[len(informers) // 2 :][:2]),
+        *(v.time + 1e-6 for v in version[:1]),
+    ]
+    return sorted(set(picked))
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.name.split(".")[0] for p in BUNDLED])
+def test_partitions_split_on_an_exchanges_own_time_write_one_jobs_lines(path: Path) -> None:
+    splits = boundary_splits(path)
+    assert len(splits) >= 4, "the recording has writes and informers to split at"
+    assert in_parts(path, splits) == one_job(path)
+
+
+def dense_splits(path: Path, count: int) -> list[float]:
+    """`count` split times at exchanges evenly spread over the recording (by index)."""
+    times = sorted(e.time for e in load(path).exchanges)
+    return sorted({times[len(times) * k // (count + 1)] for k in range(1, count + 1)})
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.name.split(".")[0] for p in BUNDLED])
+def test_a_partition_every_few_dozen_exchanges_writes_one_jobs_lines(path: Path) -> None:
+    """Twenty partitions, each a few dozen lines, each after a skim of the rest: every
+    line's state is one job's wherever it falls (a watch spans several partitions,
+    a chain runs through them)."""
+    splits = dense_splits(path, 20)
+    assert len(splits) >= 15
+    assert in_parts(path, splits) == one_job(path)
+
+
 def test_without_the_skim_the_partitions_would_say_something_else() -> None:
     """What `skim` asks is needed: a partition that only reads the records before its
     range (no line's questions) writes other lines (causes, chains) than one job."""
@@ -78,9 +134,50 @@ def test_without_the_skim_the_partitions_would_say_something_else() -> None:
         Part(str(path), i, len(splits) + 1, bounds[i], bounds[i + 1])
         for i in range(len(bounds) - 1)
     ]
-    nothing = b"".join(explain_part(p, json_view.line, lambda _e, _x: None).lines for p in parts)
+    nothing = stitched(explain_part(p, json_view.line, lambda _e, _x: None) for p in parts)
     assert nothing != one_job(path)
     assert len(nothing.splitlines()) == len(one_job(path).splitlines())
+
+
+def test_the_partition_before_a_split_leaves_the_watches_open_at_it_to_the_next() -> None:
+    """A watch open across a split is explained when it ends: the partition before the
+    split leaves its line (a hole) and stops reading there; the one after makes it."""
+    path = RECORDINGS / "kubelet-life.jsonl.gz"
+    records = list(iter_records(path, []))
+    exchanges = sorted(load(path).exchanges, key=lambda e: e.time)
+    watches = [e for e in exchanges if e.end is not None and e.end.time - e.time > 60.0]
+    watch = watches[len(watches) // 2]
+    assert watch.end is not None
+    split = (watch.time + watch.end.time) / 2
+    ended = next(
+        i for i, r in enumerate(records) if r.get("id") == watch.id and r["record"] == "end"
+    )
+    read = 0
+
+    def counted() -> Iterator[dict[str, Any]]:
+        nonlocal read
+        for record in records:
+            read += 1
+            yield record
+
+    before, after = (
+        stream.Gate(None, split, json_view.skim),
+        stream.Gate(split, None, json_view.skim),
+    )
+    left: list[bytes | None] = []
+    stream.explained(counted(), json_view.line, left.append, gate=before)
+    assert read < ended, "it stopped before the watch it owns ended"
+    assert before.handed >= 1 and left.count(stream.HOLE) == before.handed
+    taken: list[bytes | None] = []
+    stream.explained(iter(records), json_view.line, taken.append, gate=after)
+    assert after.inherited == before.handed
+    assert stream.HOLE not in taken
+    whole = one_job(path).splitlines(keepends=True)
+    assert [line for line in left if line is not stream.HOLE] + taken != whole
+    holes = iter(taken[: after.inherited])
+    assert [next(holes) if line is stream.HOLE else line for line in left] + taken[
+        after.inherited :
+    ] == whole
 
 
 def test_a_release_that_comes_late_makes_the_skimming_partitions_make_whole_lines(
@@ -110,7 +207,7 @@ def test_a_release_that_comes_late_makes_the_skimming_partitions_make_whole_line
         for i in range(len(bounds) - 1)
     ]
     done = [explain_part(p, json_view.line, json_view.skim) for p in parts]
-    assert b"".join(d.lines for d in done) == one_job(late)
+    assert stitched(done) == one_job(late)
     assert not done[0].thorough and any(d.thorough for d in done)
 
 
