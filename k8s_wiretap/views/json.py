@@ -31,6 +31,7 @@ from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
+from k8s_wiretap.explain.who import Who
 from k8s_wiretap.wire.controls import escape_json_bytes
 
 __all__ = ["audit_record", "dumps", "exchange_record", "line", "skim", "write_json"]
@@ -59,11 +60,12 @@ def exchange_record(
     info = exchange.info
     request, response = analysis.request_body(exchange), analysis.response_body(exchange)
     who = analysis.who(exchange)
+    serialized = body is not _body  # the JSON writer's: what repeats goes in serialized
     record: dict[str, Any] = {
         "id": exchange.id,
         "time": exchange.time,
         "component": who.component,
-        "who": who.to_json(),
+        "who": _who_json(who) if serialized else who.to_json(),
         "user_agent": exchange.user_agent,
         "method": exchange.method,
         "path": exchange.path,
@@ -85,8 +87,9 @@ def exchange_record(
     }
     if exchange.error:
         record["error"] = exchange.error
-    if exchange.request.audit is not None:
-        record["audit"] = audit_record(exchange.request.audit)
+    audit = exchange.request.audit
+    if audit is not None:
+        record["audit"] = _audit_json(audit) if serialized else audit_record(audit)
     replay = analysis.replay(exchange)
     if replay is not None:
         record["patch"] = replay.to_json()
@@ -95,6 +98,59 @@ def exchange_record(
     if explainer is not None:
         record.update(explainer.to_json(exchange, None if body is _body else body))
     return record
+
+
+@lru_cache(maxsize=1024)
+def _who_json(who: Who) -> orjson.Fragment:
+    """`who.to_json()` serialized, once for each sender: a Who is shared by every exchange
+    its client sent alike (`explain/who.py`)."""
+    return orjson.Fragment(orjson.dumps(who.to_json()))
+
+
+_audits: dict[tuple[Any, ...], orjson.Fragment] = {}
+
+
+def _audit_json(audit: dict[str, Any]) -> Any:
+    """`audit_record(audit)`, serialized once for each user, groups, impersonation and
+    decision (a log says the same few of them over and over). Kept by the values as the
+    log gave them when each is a string or missing (the groups, a list of strings): any
+    other value is said as `audit_record` says it, and not kept (no other value equals
+    one kept: a number may equal a bool, never a string)."""
+    user, impersonated = audit.get("user"), audit.get("impersonatedUser")
+    key = (
+        bool(audit.get("joined")),
+        *_said_by(user),
+        *_said_by(impersonated),
+        audit.get("decision"),
+        audit.get("reason"),
+    )
+    found = _audits.get(key)
+    if found is not None:
+        return found
+    made: Any = audit_record(audit)
+    if all(v is None or type(v) is str or type(v) is tuple for v in key[1:]):
+        if len(_audits) >= 1024:
+            _audits.clear()
+        _audits[key] = made = orjson.Fragment(orjson.dumps(made))
+    return made
+
+
+def _said_by(user: Any) -> tuple[Any, Any]:
+    """A UserInfo's name and groups as `_audit_json` keeps them: the name as given, the
+    groups a tuple of their strings (none but a list of strings is kept)."""
+    if not isinstance(user, dict):
+        return None, None  # as `_user` reads it: no name, no groups
+    groups = user.get("groups")
+    if type(groups) is list:
+        said = tuple(groups)
+        if not all(type(g) is str for g in said):
+            said = NOT_KEPT
+    else:
+        said = None  # not a list: no groups
+    return user.get("username"), said
+
+
+NOT_KEPT: Any = object()  # a value `_audit_json` does not keep what it says for
 
 
 def _user(user: Any) -> tuple[str, list[str]]:
