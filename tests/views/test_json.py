@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -63,7 +64,7 @@ def test_an_audit_record_said_once_is_what_it_says_of_every_event_alike() -> Non
     gave: an event with other values (an empty group, a number for a bool, no list) is
     never said as one kept."""
     user = {"username": "alice", "groups": ["dev", "system:authenticated"]}
-    events = [
+    events: list[dict[str, Any]] = [
         {"user": user, "decision": "allow", "reason": ""},
         {"user": user, "decision": "allow", "reason": "", "joined": True},
         {"user": {"username": "alice", "groups": []}, "decision": "allow"},
