@@ -152,15 +152,32 @@ def _named() -> dict[str, frozenset[Any]]:
     }
 
 
+@cache
+def _key() -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """What `_rule` chooses by, as one function made once: the facts `_keying` says, each
+    fact of `_named` (None for a value no rule names), and the query parameters the rules
+    name (a constant for a request without any, most of them)."""
+    plain, named = _keying()
+    said = tuple(named.items())
+    params = (UNKNOWN, *_matched()[1])
+    none = (None,) * len(params)
+
+    def key(facts: dict[str, Any]) -> tuple[Any, ...]:
+        options = facts["param"]
+        asked = tuple([options.get(n) for n in params]) if options else none
+        return (*plain(facts), *[facts[k] if facts[k] in v else None for k, v in said], *asked)
+
+    return key
+
+
 def _rule(facts: dict[str, Any]) -> Rule:
     """The first rule that matches: chosen once for each combination of what the rules
     look at (a few hundred in a recording)."""
-    options = facts["param"]
-    plain, named = _keying()
-    said = [facts[k] if facts[k] in values else None for k, values in named.items()]
-    key = (*plain(facts), *said, options.get(UNKNOWN), *[options.get(n) for n in _matched()[1]])
+    key = _key()(facts)
     rule = _chosen.get(key)
     if rule is None:
+        named = _named()
+        said = [facts[k] if facts[k] in values else None for k, values in named.items()]
         # matched as keyed (a name no rule names is None); the templates get the real ones
         facts = {**facts, **dict(zip(named, said, strict=True))}
         rule = next(r for r in rules() if _matches(r.match, facts))
