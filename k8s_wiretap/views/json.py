@@ -113,44 +113,42 @@ _audits: dict[tuple[Any, ...], orjson.Fragment] = {}
 def _audit_json(audit: dict[str, Any]) -> Any:
     """`audit_record(audit)`, serialized once for each user, groups, impersonation and
     decision (a log says the same few of them over and over). Kept by the values as the
-    log gave them when each is a string or missing (the groups, a list of strings): any
-    other value is said as `audit_record` says it, and not kept (no other value equals
-    one kept: a number may equal a bool, never a string)."""
+    log gave them (the groups as a tuple) when each is a string or missing: any other
+    value is said as `audit_record` says it, not kept, and never found as one kept (a
+    number may equal a bool, never a string; a tuple of strings only such a tuple)."""
     user, impersonated = audit.get("user"), audit.get("impersonatedUser")
+    name = groups = as_name = as_groups = None
+    if isinstance(user, dict):
+        name, groups = user.get("username"), user.get("groups")
+        groups = tuple(groups) if type(groups) is list else None
+    if isinstance(impersonated, dict):
+        as_name, as_groups = impersonated.get("username"), impersonated.get("groups")
+        as_groups = tuple(as_groups) if type(as_groups) is list else None
     key = (
         bool(audit.get("joined")),
-        *_said_by(user),
-        *_said_by(impersonated),
+        name,
+        groups,
+        as_name,
+        as_groups,
         audit.get("decision"),
         audit.get("reason"),
     )
-    found = _audits.get(key)
+    try:
+        found = _audits.get(key)
+    except TypeError:  # a value that is no string: a list, an object
+        return audit_record(audit)
     if found is not None:
         return found
     made: Any = audit_record(audit)
-    if all(v is None or type(v) is str or type(v) is tuple for v in key[1:]):
+    if all(v is None or type(v) is str or _strings(v) for v in key[1:]):
         if len(_audits) >= 1024:
             _audits.clear()
         _audits[key] = made = orjson.Fragment(orjson.dumps(made))
     return made
 
 
-def _said_by(user: Any) -> tuple[Any, Any]:
-    """A UserInfo's name and groups as `_audit_json` keeps them: the name as given, the
-    groups a tuple of their strings (none but a list of strings is kept)."""
-    if not isinstance(user, dict):
-        return None, None  # as `_user` reads it: no name, no groups
-    groups = user.get("groups")
-    if type(groups) is list:
-        said = tuple(groups)
-        if not all(type(g) is str for g in said):
-            said = NOT_KEPT
-    else:
-        said = None  # not a list: no groups
-    return user.get("username"), said
-
-
-NOT_KEPT: Any = object()  # a value `_audit_json` does not keep what it says for
+def _strings(value: Any) -> bool:
+    return type(value) is tuple and all(type(v) is str for v in value)
 
 
 def _user(user: Any) -> tuple[str, list[str]]:
