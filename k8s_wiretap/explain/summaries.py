@@ -80,6 +80,7 @@ FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules
 )
 
 
+STORED = READS | WRITES  # the verbs whose exchange names an etcd key (`Summaries._etcd`)
 NO_REFUSAL = Refusal()  # what `Summaries._refusal` says of all but a 4xx (it never changes)
 
 
@@ -388,7 +389,7 @@ class Summaries:
         """The etcd key the exchange reads or writes, and for a write the revision; and
         what etcd stored there, decoded, when the recording has it."""
         info = exchange.info
-        if not info.is_resource_request or info.verb not in READS | WRITES:
+        if not info.is_resource_request or info.verb not in STORED:
             return None, None
         builtin = _builtin(info.group, info.resource)
         if info.resource == "serviceaccounts" and info.subresource == "token":
