@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Container
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from k8s_wiretap.capture.assemble import Update
@@ -62,6 +63,7 @@ NOT_OBJECTS = frozenset(
     }
 )
 CHANGES = frozenset({"ADDED", "MODIFIED", "DELETED"})
+_TIME = attrgetter("time")  # an exchange's (or an event's): a key at C speed, asked log n a sort
 DECODED = DecodeCache()  # bodies and watch frames; `DECODED.limit = 0` turns it off
 
 Listener = Callable[[Exchange, ObjectRef, Observation], None]
@@ -446,7 +448,7 @@ class Analysis:
         was decoded of them; and, `deep`, etcd's records older than it and the history but
         what later patches can start from (sweeps that cost what is held, not what goes)."""
         self._catch_up()
-        cut = bisect.bisect_left(self.exchanges, before, key=lambda e: e.time)
+        cut = bisect.bisect_left(self.exchanges, before, key=_TIME)
         old = self.exchanges[:cut]
         gone = [e for e in old if e.end is not None and e.id not in keeping]
         self.exchanges[:cut] = [e for e in old if e.end is None or e.id in keeping]
@@ -483,4 +485,4 @@ def insort_by_time(exchanges: list[Exchange], exchange: Exchange) -> None:
     if not exchanges or exchanges[-1].time <= exchange.time:
         exchanges.append(exchange)
     else:
-        bisect.insort(exchanges, exchange, key=lambda e: e.time)
+        bisect.insort(exchanges, exchange, key=_TIME)

@@ -64,8 +64,8 @@ class Explainer:
     ) -> dict[str, Any]:
         """What `Explained.to_json` says, without the chain's exchanges; `body` says how
         etcd's stored value goes in (`Explanation.to_json`)."""
-        explanation = self.summaries.explain(exchange).to_json(body)
-        record = {**explanation, **self.chains.to_json(exchange)}
+        record = self.summaries.explain(exchange).to_json(body)  # a dict of its own
+        record.update(self.chains.to_json(exchange))
         fields = self.fields(exchange)
         if fields is not None:
             record["apply_fields"] = [f.to_json() for f in fields]

@@ -80,6 +80,7 @@ FACTS = frozenset(  # what `Summaries._facts` says of every exchange: what rules
 )
 
 
+STORED = READS | WRITES  # the verbs whose exchange names an etcd key (`Summaries._etcd`)
 NO_REFUSAL = Refusal()  # what `Summaries._refusal` says of all but a 4xx (it never changes)
 
 
@@ -152,15 +153,32 @@ def _named() -> dict[str, frozenset[Any]]:
     }
 
 
+@cache
+def _key() -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """What `_rule` chooses by, as one function made once: the facts `_keying` says, each
+    fact of `_named` (None for a value no rule names), and the query parameters the rules
+    name (a constant for a request without any, most of them)."""
+    plain, named = _keying()
+    said = tuple(named.items())
+    params = (UNKNOWN, *_matched()[1])
+    none = (None,) * len(params)
+
+    def key(facts: dict[str, Any]) -> tuple[Any, ...]:
+        options = facts["param"]
+        asked = tuple([options.get(n) for n in params]) if options else none
+        return (*plain(facts), *[facts[k] if facts[k] in v else None for k, v in said], *asked)
+
+    return key
+
+
 def _rule(facts: dict[str, Any]) -> Rule:
     """The first rule that matches: chosen once for each combination of what the rules
     look at (a few hundred in a recording)."""
-    options = facts["param"]
-    plain, named = _keying()
-    said = [facts[k] if facts[k] in values else None for k, values in named.items()]
-    key = (*plain(facts), *said, options.get(UNKNOWN), *[options.get(n) for n in _matched()[1]])
+    key = _key()(facts)
     rule = _chosen.get(key)
     if rule is None:
+        named = _named()
+        said = [facts[k] if facts[k] in values else None for k, values in named.items()]
         # matched as keyed (a name no rule names is None); the templates get the real ones
         facts = {**facts, **dict(zip(named, said, strict=True))}
         rule = next(r for r in rules() if _matches(r.match, facts))
@@ -371,7 +389,7 @@ class Summaries:
         """The etcd key the exchange reads or writes, and for a write the revision; and
         what etcd stored there, decoded, when the recording has it."""
         info = exchange.info
-        if not info.is_resource_request or info.verb not in READS | WRITES:
+        if not info.is_resource_request or info.verb not in STORED:
             return None, None
         builtin = _builtin(info.group, info.resource)
         if info.resource == "serviceaccounts" and info.subresource == "token":

@@ -8,7 +8,7 @@ client is named as the wiretap names it: `controller-manager/deployment-controll
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from k8s_wiretap.kube import datafiles
@@ -178,6 +178,7 @@ DISTRIBUTIONS = {"eks": "EKS", "aks": "AKS", "gke": "GKE", "openshift": "OpenShi
 _NOT_THIRD = PEOPLE | KUBERNETES | set(DISTRIBUTIONS)  # asked for every exchange: made once
 
 
+@lru_cache(maxsize=1024)  # asked three times an exchange, of the few components there are
 def third_party(component: str) -> bool:
     """A client that acts on its own (an operator, Argo CD, Flux) but that this file does
     not know: not one a person drives (a user that is no system identity: `user/<name>`),

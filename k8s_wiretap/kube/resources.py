@@ -135,9 +135,12 @@ class Resources:
     _kinds: dict[tuple[str, str], ApiResource] | None = None  # (group, kind) →, when asked
     # the documents read lately, by identity: a repeated body is one decoded value (the
     # decode cache), and kubectl reads the same discovery on every command
-    _read: dict[int, tuple[Any, list[ApiResource]]] = field(
+    # and the table's `_changes` when each was last learned: learning it again before the
+    # table changes is learning nothing (a discovery poll repeats the same documents)
+    _read: dict[int, tuple[Any, list[ApiResource], int]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _changes: int = field(default=0, compare=False, repr=False)  # the table's, so far
 
     @classmethod
     def builtin(cls, release: str | None = None) -> Resources:
@@ -151,15 +154,22 @@ class Resources:
             return False
         read = self._read.get(id(resource_list))
         if read is None or read[0] is not resource_list:
-            read = self._read[id(resource_list)] = (resource_list, resources_of(resource_list))
-            if len(self._read) > 64:
+            read = (resource_list, resources_of(resource_list), -1)
+            if len(self._read) >= 64:
                 del self._read[next(iter(self._read))]
         found = read[1]
-        self._kinds = None
-        for item in found:
-            known = self._table.get((item.group, item.resource))
-            if known is None or known.version == item.version or not _preferred(known):
-                self._table[(item.group, item.resource)] = item
+        if read[2] != self._changes:  # else every item is where it was put, or refused
+            table = self._table
+            for item in found:
+                key = (item.group, item.resource)
+                known = table.get(key)
+                if known is item:
+                    continue
+                if known is None or known.version == item.version or not _preferred(known):
+                    table[key] = item
+                    self._changes += 1
+                    self._kinds = None
+        self._read[id(resource_list)] = (resource_list, found, self._changes)
         return bool(found)
 
     def get(self, group: str, resource: str) -> ApiResource | None:

@@ -31,6 +31,7 @@ from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
 from k8s_wiretap.explain.stream import explained
+from k8s_wiretap.explain.who import Who
 from k8s_wiretap.wire.controls import escape_json_bytes
 
 __all__ = ["audit_record", "dumps", "exchange_record", "line", "skim", "write_json"]
@@ -59,11 +60,12 @@ def exchange_record(
     info = exchange.info
     request, response = analysis.request_body(exchange), analysis.response_body(exchange)
     who = analysis.who(exchange)
+    serialized = body is not _body  # the JSON writer's: what repeats goes in serialized
     record: dict[str, Any] = {
         "id": exchange.id,
         "time": exchange.time,
         "component": who.component,
-        "who": who.to_json(),
+        "who": _who_json(who) if serialized else who.to_json(),
         "user_agent": exchange.user_agent,
         "method": exchange.method,
         "path": exchange.path,
@@ -85,8 +87,9 @@ def exchange_record(
     }
     if exchange.error:
         record["error"] = exchange.error
-    if exchange.request.audit is not None:
-        record["audit"] = audit_record(exchange.request.audit)
+    audit = exchange.request.audit
+    if audit is not None:
+        record["audit"] = _audit_json(audit) if serialized else audit_record(audit)
     replay = analysis.replay(exchange)
     if replay is not None:
         record["patch"] = replay.to_json()
@@ -95,6 +98,57 @@ def exchange_record(
     if explainer is not None:
         record.update(explainer.to_json(exchange, None if body is _body else body))
     return record
+
+
+@lru_cache(maxsize=1024)
+def _who_json(who: Who) -> orjson.Fragment:
+    """`who.to_json()` serialized, once for each sender: a Who is shared by every exchange
+    its client sent alike (`explain/who.py`)."""
+    return orjson.Fragment(orjson.dumps(who.to_json()))
+
+
+_audits: dict[tuple[Any, ...], orjson.Fragment] = {}
+
+
+def _audit_json(audit: dict[str, Any]) -> Any:
+    """`audit_record(audit)`, serialized once for each user, groups, impersonation and
+    decision (a log says the same few of them over and over). Kept by the values as the
+    log gave them (the groups as a tuple) when each is a string or missing: any other
+    value is said as `audit_record` says it, not kept, and never found as one kept (a
+    number may equal a bool, never a string; a tuple of strings only such a tuple)."""
+    user, impersonated = audit.get("user"), audit.get("impersonatedUser")
+    name = groups = as_name = as_groups = None
+    if isinstance(user, dict):
+        name, groups = user.get("username"), user.get("groups")
+        groups = tuple(groups) if type(groups) is list else None
+    if isinstance(impersonated, dict):
+        as_name, as_groups = impersonated.get("username"), impersonated.get("groups")
+        as_groups = tuple(as_groups) if type(as_groups) is list else None
+    key = (
+        bool(audit.get("joined")),
+        name,
+        groups,
+        as_name,
+        as_groups,
+        audit.get("decision"),
+        audit.get("reason"),
+    )
+    try:
+        found = _audits.get(key)
+    except TypeError:  # a value that is no string: a list, an object
+        return audit_record(audit)
+    if found is not None:
+        return found
+    made: Any = audit_record(audit)
+    if all(v is None or type(v) is str or _strings(v) for v in key[1:]):
+        if len(_audits) >= 1024:
+            _audits.clear()
+        _audits[key] = made = orjson.Fragment(orjson.dumps(made))
+    return made
+
+
+def _strings(value: Any) -> bool:
+    return type(value) is tuple and all(type(v) is str for v in value)
 
 
 def _user(user: Any) -> tuple[str, list[str]]:

@@ -117,3 +117,24 @@ def test_a_type_is_named_by_plural_kind_short_name_or_with_its_group() -> None:
     assert [r.group for r in resources.named("events")] == ["", "events.k8s.io"]  # core first
     assert resources.named("ev")[0].group == ""
     assert resources.named("gadget") == []
+
+
+def widgets(version: str) -> dict[str, Any]:
+    """An APIResourceList of a custom group (no preferred version known) serving widgets."""
+    return {
+        "kind": "APIResourceList",
+        "groupVersion": f"example.com/{version}",
+        "resources": [{"name": "widgets", "kind": "Widget", "namespaced": True, "verbs": []}],
+    }
+
+
+def test_a_document_learned_again_is_learned_again_once_another_changed_the_table() -> None:
+    """Learning a document twice in a row learns nothing more (a discovery poll repeats
+    it), but after another document changed what it had put in the table, it wins again."""
+    resources = Resources()
+    v1, v2 = widgets("v1"), widgets("v2")
+    for document, version in ((v1, "v1"), (v1, "v1"), (v2, "v2"), (v1, "v1"), (v2, "v2")):
+        assert resources.learn(document)
+        learned = resources.get("example.com", "widgets")
+        assert learned is not None and learned.version == version
+        assert resources.resource_of(f"example.com/{version}", "Widget") == learned

@@ -6,12 +6,15 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from k8s_wiretap.capture.reader import iter_records, load
 from k8s_wiretap.decode.body import Decoded
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
-from k8s_wiretap.views.json import dumps, exchange_record, write_json
+from k8s_wiretap.views.json import _audit_json, audit_record, dumps, exchange_record, write_json
 from tests.recorded import story_records
 
 
@@ -54,3 +57,27 @@ def test_a_recording_whose_body_orjson_refuses_is_written_whole_by_json(tmp_path
     assert lines == [dumps(exchange_record(analysis, e, explainer)) for e in analysis.exchanges]
     written = next(json.loads(line) for line in lines if json.loads(line)["id"] == lease["id"])
     assert written["response_body"] == huge
+
+
+def test_an_audit_record_said_once_is_what_it_says_of_every_event_alike() -> None:
+    """The JSON writer keeps what it said of a user and decision, by the values the log
+    gave: an event with other values (an empty group, a number for a bool, no list) is
+    never said as one kept."""
+    user = {"username": "alice", "groups": ["dev", "system:authenticated"]}
+    events: list[dict[str, Any]] = [
+        {"user": user, "decision": "allow", "reason": ""},
+        {"user": user, "decision": "allow", "reason": "", "joined": True},
+        {"user": {"username": "alice", "groups": []}, "decision": "allow"},
+        {"user": {"username": "alice", "groups": [""]}, "decision": "allow"},
+        {"user": {"username": "alice", "groups": "dev"}, "decision": "allow"},
+        {"user": {"username": "alice", "groups": ["dev", 7]}, "decision": "allow"},
+        {"user": {"username": True}, "decision": True},
+        {"user": {"username": 1}, "decision": 1},
+        {"user": {"username": "1"}, "decision": "1"},
+        {"user": "alice", "decision": "forbid", "impersonatedUser": {"username": "bob"}},
+        {"user": user, "impersonatedUser": {"username": "bob", "groups": ["ops"]}},
+    ]
+    for _ in range(2):  # the second time round, from what was kept
+        for event in events:
+            said = orjson.dumps(_audit_json(event))
+            assert said == orjson.dumps(audit_record(event)), event
