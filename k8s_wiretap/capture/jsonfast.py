@@ -4,8 +4,9 @@ orjson's speed where the two agree (what an import of a big log spends most of i
 - `loads(data)`: `json.loads(data)`'s value (and its errors). orjson reads it, unless it
   refuses the text (NaN and Infinity, a number too big for a double, a lone surrogate, a
   byte order mark, text that is no UTF-8, a nesting past 1,024: `json` reads what it can
-  of those) or the text has a run of 20 digits (orjson reads an integer past 64 bits as a
-  float, `json` as an integer): then `json` reads it, and it is counted (`Writer`).
+  of those) or the text has a run of 20 digits, or of 19 after a minus sign (orjson reads
+  an integer past 64 bits, below -2**63 or above 2**64 - 1, as a float, `json` as an
+  integer): then `json` reads it, and it is counted (`Writer`).
 - `exact(value)`: `json.dumps(value, separators=(",", ":"), ensure_ascii=False)` as UTF-8,
   the way a recording's lines are written (`capture.outputs`).
 - `Writer()(value)`: `exact(value)`, written by orjson where its bytes are the same. orjson
@@ -33,7 +34,11 @@ import orjson
 __all__ = ["Writer", "exact", "loads", "read_by_json", "small_texts"]
 
 _DIGITS = bytes.maketrans(b"123456789E", b"000000000e")
-_LONG = b"0" * 20  # a run of 20 digits, once every digit is a 0
+# A run of 19 digits, once every digit is a 0: of 20 and more, or after a minus sign, an
+# integer orjson reads past 64 bits (it takes -2**63 to 2**64 - 1)
+_LONG = b"0" * 19
+_LONGER = _LONG + b"0"
+_NEGATIVE_LONG = b"-" + _LONG
 # The text of a float under 1e-4 (what `loads` reads of it with orjson, `Writer`): one with
 # a negative exponent (once every digit is a 0 and E an e), the number ending after it (a
 # UUID's `4e-4f` or `5e-4123-` is no number), or one of `0.0000` and more digits, the
@@ -55,7 +60,7 @@ def loads(data: bytes | str) -> Any:
     global _read_by_json, _small_texts
     if isinstance(data, bytes):
         digits = data.translate(_DIGITS)
-        if _LONG not in digits:
+        if _LONG not in digits or (_LONGER not in digits and _NEGATIVE_LONG not in digits):
             try:
                 value = orjson.loads(data)
             except orjson.JSONDecodeError:

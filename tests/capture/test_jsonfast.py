@@ -18,6 +18,8 @@ TEXTS = [
     b'{"n": 123456789012345678901234567890}',  # orjson: a float; json: the integer
     b'{"n": -123456789012345678901}',
     b'{"n": 18446744073709551615}',  # the largest unsigned 64-bit integer
+    b'{"n": -9223372036854775809}',  # one below the smallest signed one: 19 digits
+    b'{"n": [-9999999999999999999, -1000000000000000000]}',
     b'{"n": NaN, "m": Infinity, "o": -Infinity}',
     b'{"n": 1e400}',  # json: infinity
     b'{"s": "\\ud800"}',  # a lone surrogate
