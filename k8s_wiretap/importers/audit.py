@@ -840,6 +840,26 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
     return audit
 
 
+def _requested(
+    event: Event, sink: Sink
+) -> tuple[list[tuple[str, str]], bytes | None, dict[str, Any]]:
+    """What a request record takes from the event: its headers, its body (as the log
+    holds it) and its other fields (client, identity, audit)."""
+    raw = event.raw
+    agent = raw.get("userAgent")
+    headers = [("User-Agent", agent)] if isinstance(agent, str) else []
+    body = None
+    if "requestObject" in raw:
+        body = sink.dumps(raw["requestObject"])
+        if content_type := _request_type(event):
+            headers.append(("Content-Type", content_type))
+    user = _dict(raw.get("user"))
+    identity = {"credential": CREDENTIAL, "user": str(user.get("username") or "")}
+    ips = raw.get("sourceIPs")
+    client = {"address": ips[0]} if isinstance(ips, list) and ips else {}
+    return headers, body, {"client": client, "identity": identity, "audit": _audit(event, sink)}
+
+
 def _unheld(held: Event | bytes) -> Event:
     """A held RequestReceived event, parsed again when it was held as its JSON."""
     return held if isinstance(held, Event) else Event.of(jsonfast.loads(held))
@@ -875,9 +895,21 @@ class AuditImport:
     _noted: int = 0  # capped notes asked for
     files: list[FileReport] = field(default_factory=list)  # what each file held (`read_events`)
 
+    def __post_init__(self) -> None:
+        self._at_once = self.sink.at_once()
+
     def feed(self, event: Event) -> None:
         self.events += 1
         event = token_unnamed(event, self.sink)
+        if (
+            event.stage == "ResponseComplete"
+            and self._at_once
+            and event.key not in self._open
+            and event.key not in self._done
+            and len(self._open) < self.max_open
+        ):
+            self._whole(event)
+            return
         if event.key in self._done:
             late = event.stage == "RequestReceived"  # out of order: a batch sent again later
             kept = " (the exchange is recorded from its later events)" if late else ""
@@ -954,39 +986,56 @@ class AuditImport:
                 self._forgotten = Bloom()
             self._forgotten.add(oldest)
 
+    def _whole(self, event: Event) -> None:
+        """An exchange of one event, its ResponseComplete (an auditID the log has once: most
+        of a log): its request, response and end written at once (`Sink.begin`,
+        `Sink.complete`), as `_request`, `_response` and `_end` write them one at a time,
+        without holding it open."""
+        id = self._fresh(event)
+        sink, raw = self.sink, event.raw
+        method = _method(event.verb)
+        headers, body, fields = _requested(event, sink)
+        state = sink.begin(id, event.received, method, event.uri, headers, body, **fields)
+        if TAKEN in raw:
+            self._made(id, event)
+        if event.bad_code:
+            self._note(event.bad_code, id=id)
+        self._finished(event.key)
+        status = raw.get("responseStatus")
+        if isinstance(status, dict):
+            # the sink's RequestInfo is `_info`'s when the verb has a method
+            info = state.info if method else _info(event)[0]
+            status = sink.status_of(state, info, status)
+        answered = "responseObject" in raw
+        audit = {
+            "stages": ["ResponseComplete"],
+            "responseStatus": status or {},
+            "annotations": redacted_annotations(event, sink),
+            "absent": _response_absent(event) + ([] if event.code is not None else ["status"]),
+        }
+        sink.complete(
+            state,
+            id,
+            event.at,
+            event.code,
+            [("Content-Type", JSON)] if answered else [],
+            sink.dumps(raw["responseObject"]) if answered else None,
+            audit=audit,
+        )
+
     def _request(self, state: _Exchange, event: Event) -> None:
         if state.requested:
             return
         state.requested = True
-        raw = event.raw
-        headers = (
-            [("User-Agent", raw["userAgent"])] if isinstance(raw.get("userAgent"), str) else []
-        )
-        body = None
-        if "requestObject" in raw:
-            body = self.sink.dumps(raw["requestObject"])
-            if content_type := _request_type(event):
-                headers.append(("Content-Type", content_type))
-        user = _dict(raw.get("user"))
-        identity = {"credential": CREDENTIAL, "user": str(user.get("username") or "")}
-        ips = raw.get("sourceIPs")
-        client = {"address": ips[0]} if isinstance(ips, list) and ips else {}
+        headers, body, fields = _requested(event, self.sink)
         self.sink.request(
-            state.id,
-            event.received,
-            _method(event.verb),
-            event.uri,
-            headers,
-            body,
-            client=client,
-            identity=identity,
-            audit=_audit(event, self.sink),
+            state.id, event.received, _method(event.verb), event.uri, headers, body, **fields
         )
         state.held = None
-        if TAKEN in raw:
-            self._made(state, event)
+        if TAKEN in event.raw:
+            self._made(state.id, event)
 
-    def _made(self, state: _Exchange, event: Event) -> None:
+    def _made(self, id: str, event: Event) -> None:
         """A note of what the importer made of an event that lacked it (its auditID, its
         stage, its time: SIEM exports drop them), beside `audit.taken`."""
         taken = _taken(event, "taken")
@@ -996,7 +1045,7 @@ class AuditImport:
             if isinstance(taken.get(field), str) and taken[field].startswith("none in the event")
         ]
         if made:
-            self._note(f"an event with {'; '.join(made)} (audit.taken)", id=state.id)
+            self._note(f"an event with {'; '.join(made)} (audit.taken)", id=id)
 
     def _response(self, state: _Exchange, event: Event) -> None:
         if event.bad_code and not state.responded:
