@@ -204,12 +204,15 @@ class _Inflating(io.RawIOBase):
         return got
 
 
-def _shallow(line: bytes, value: Any, whole: Any = None) -> None:
+def _shallow(line: bytes, value: Any, whole: Any = None, opening: int | None = None) -> None:
     """Refuse a value nested deeper than MAX_DEPTH (JSON that parses, but that redacting
-    would recurse through too deep). Only a line with that many brackets is looked at: by
-    its text when `value` is `[whole]`, `whole` the line's value (`_nesting`), else walked
-    a level at a time (the containers of each level, then of the next)."""
-    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
+    would recurse through too deep). Only a line with that many brackets (`opening`, when
+    counted already: `jsonfast.read`) is looked at: by its text when `value` is `[whole]`,
+    `whole` the line's value (`_nesting`), else walked a level at a time (the containers
+    of each level, then of the next)."""
+    if opening is None:
+        opening = line.count(b"[") + line.count(b"{")
+    if opening <= MAX_DEPTH:
         return
     if whole is not None and type(value) is list and len(value) == 1 and value[0] is whole:
         if _nesting(line) + 1 > MAX_DEPTH:  # `value`, a list, is one more level
@@ -301,6 +304,18 @@ def checked_value(text: bytes, value: Any) -> Any:
 def _time(event: dict[str, Any], key: str) -> float:
     """The time at `key`, checked as every record's time is (`sink.time_error`)."""
     value = event.get(key)
+    if type(value) is str and len(value) == 27 and value[19] == "." and value[26] == "Z":
+        # the API server's (metav1.MicroTime: `2026-12-03T19:46:04.721100Z`): its second
+        # read once (`_seconds`), its microseconds added: the same number `timestamp`
+        # gives, the microseconds since the epoch over a million
+        second = _SECONDS.get(value[:19])
+        fraction = value[20:26]
+        if second is not None and fraction.isdigit() and fraction.isascii():
+            when = (second + int(fraction)) / 1_000_000
+            if time_error(when) is None:
+                return when
+        elif second is None and _seconds(value[:19]) is not None:
+            return _time(event, key)
     if not isinstance(value, str):
         raise BadEvent(f"no {key}")
     try:
@@ -314,6 +329,28 @@ def _time(event: dict[str, Any], key: str) -> float:
     if error is not None:
         raise BadEvent(f"{key} {value!r} is {error}")
     return when
+
+
+_SECONDS: dict[str, int] = {}  # `YYYY-MM-DDTHH:MM:SS`: its microseconds since the epoch
+_SECOND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}", re.ASCII)
+SECONDS_KEPT = 4096  # seconds `_SECONDS` remembers, at most (a log's events come in order)
+
+
+def _seconds(second: str) -> int | None:
+    """The microseconds since the epoch of `second` (`2026-12-03T19:46:04`, UTC),
+    remembered; None when it is no such time (the caller reads the value whole)."""
+    if _SECOND.fullmatch(second) is None:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(second).replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+    if len(_SECONDS) >= SECONDS_KEPT:
+        _SECONDS.clear()
+    since = moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    micro = (since.days * 86_400 + since.seconds) * 1_000_000 + since.microseconds
+    _SECONDS[second] = micro
+    return micro
 
 
 # What an Event of audit.k8s.io/v1 has that older ones and exports may lack
@@ -645,10 +682,18 @@ def _unwrapped(
     or holding a lone surrogate. The shape it was read by is returned, and counted in
     `report` once the value was read in it."""
     read_by_json = jsonfast.read_by_json()
+    opening = None
     try:
-        value = shapes.loaded(line, "the line")
-    except shapes.Unfit as error:  # not JSON, or too deep for the parser
-        raise BadEvent(str(error)) from None
+        if type(line) is bytes:  # read as `shapes.loaded` reads it, its brackets counted
+            value, opening = jsonfast.read(line)
+        else:
+            value = shapes.loaded(line, "the line")
+    except RecursionError:
+        raise BadEvent("the line is nested too deep to read") from None
+    except ValueError as error:  # not JSON (shapes.Unfit is one too)
+        if isinstance(error, shapes.Unfit):
+            raise BadEvent(str(error)) from None
+        raise BadEvent(f"the line is not JSON ({error})") from None
     score = shape.score(value) if shape is not None else 0
     if not score:
         shape, score = shapes.detect(value)
@@ -661,7 +706,7 @@ def _unwrapped(
         report.unfit(score, shape.name, str(error))
         raise
     report.shapes[shape.name] += 1  # a shape the value was read in, not one it only resembled
-    _shallow(line, raws, value)
+    _shallow(line, raws, value, opening)
     if jsonfast.read_by_json() != read_by_json:  # orjson refuses a lone surrogate
         _text(line, raws)
     return raws, shape
@@ -710,27 +755,21 @@ def _taken(event: Event, key: str) -> Any:
 
 
 def _request_absent(event: Event) -> list[str]:
-    absent, raw = ["request headers but User-Agent"], event.raw
+    absent, raw, verb = ["request headers but User-Agent"], event.raw, event.verb
     if gke.CLOUD in raw:
         absent += _cloud_absent(event)
     if TAKEN in raw:
         absent += _taken(event, "absent")
-    if (
-        "requestObject" not in event.raw
-        and event.level == "Metadata"
-        and event.verb
-        not in (
-            "get",
-            "list",
-            "watch",
-        )
-    ):
+    if event.level == "Metadata" and verb not in _READS and "requestObject" not in raw:
         absent.append("request body")
-    if event.verb == "patch" and not _request_type(event):
+    if verb == "patch" and not _request_type(event):
         absent.append("the patch type")
-    if not _method(event.verb):
+    if verb not in METHODS:  # no method (`_method`)
         absent.append("method")
     return absent
+
+
+_READS = ("get", "list", "watch")  # verbs whose requests have no body
 
 
 def _response_absent(event: Event) -> list[str]:
@@ -811,13 +850,18 @@ def redacted_user(user: Any, sink: Sink) -> Any:
 
 def _placeholders(values: Any, sink: Sink) -> Any:
     if isinstance(values, list):
-        return [_placeholders(value, sink) for value in values]
+        placeholder = sink.placeholder
+        return [
+            placeholder(value) if type(value) is str else _placeholders(value, sink)
+            for value in values
+        ]
     return sink.placeholder(values if isinstance(values, str) else sink.dumps(values).decode())
 
 
 def _audit(event: Event, sink: Sink) -> dict[str, Any]:
     """The request record's `audit` field: what the event says beyond the request line
-    (redacted: webhook patches, users' extra)."""
+    (redacted: webhook patches, users' extra; its `annotations` are what
+    `redacted_annotations` gives)."""
     raw = event.raw
     annotations = redacted_annotations(event, sink)
     audit: dict[str, Any] = {
@@ -853,8 +897,9 @@ def _requested(
         body = sink.dumps(raw["requestObject"])
         if content_type := _request_type(event):
             headers.append(("Content-Type", content_type))
-    user = _dict(raw.get("user"))
-    identity = {"credential": CREDENTIAL, "user": str(user.get("username") or "")}
+    user = raw.get("user")
+    name = user.get("username") if isinstance(user, dict) else None
+    identity = {"credential": CREDENTIAL, "user": str(name or "")}
     ips = raw.get("sourceIPs")
     client = {"address": ips[0]} if isinstance(ips, list) and ips else {}
     return headers, body, {"client": client, "identity": identity, "audit": _audit(event, sink)}
@@ -995,7 +1040,7 @@ class AuditImport:
         sink, raw = self.sink, event.raw
         method = _method(event.verb)
         headers, body, fields = _requested(event, sink)
-        state = sink.begin(id, event.received, method, event.uri, headers, body, **fields)
+        state = sink.begin(id, event.received, method, event.uri, headers, body, fields)
         if TAKEN in raw:
             self._made(id, event)
         if event.bad_code:
@@ -1010,7 +1055,8 @@ class AuditImport:
         audit = {
             "stages": ["ResponseComplete"],
             "responseStatus": status or {},
-            "annotations": redacted_annotations(event, sink),
+            # `redacted_annotations` again (the request's: one value redacts to one placeholder)
+            "annotations": fields["audit"]["annotations"],
             "absent": _response_absent(event) + ([] if event.code is not None else ["status"]),
         }
         sink.complete(

@@ -193,7 +193,7 @@ class Sink:
         """The request record of a new exchange; `fields`: more of it (identity, client,
         audit, ...), written as given; `path` with a name that is a token replaced, as the
         proxy's recorder replaces it (`Redactor.path`)."""
-        self._open[id] = self.begin(id, when, method, path, headers, body, **fields)
+        self._open[id] = self.begin(id, when, method, path, headers, body, fields)
 
     def begin(
         self,
@@ -202,12 +202,12 @@ class Sink:
         method: str,
         path: str,
         headers: Headers,
-        body: bytes | None = None,
-        **fields: Any,
+        body: bytes | None,
+        fields: dict[str, Any],
     ) -> _Open:
-        """`request`, for an exchange whose response and end come at once (`complete`): it
-        is not held open here; what redacts its bodies is returned, for `complete`. Only
-        where `at_once`."""
+        """`request` (its `fields` as a dict), for an exchange whose response and end come at
+        once (`complete`): it is not held open here; what redacts its bodies is returned,
+        for `complete`. Only where `at_once`."""
         info = parse_request(method, path)
         record = records.request(
             id=id,
