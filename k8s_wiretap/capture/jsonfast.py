@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Writer", "exact", "loads", "read", "read_by_json", "small_texts"]
+__all__ = ["Writer", "exact", "exact_line", "loads", "read", "read_by_json", "small_texts"]
 
 # every digit a 0, an exponent's E an e, every opening bracket a `[` (`read` counts them)
 _DIGITS = bytes.maketrans(b"123456789E{", b"000000000e[")
@@ -116,8 +116,14 @@ def exact(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+def exact_line(value: Any) -> bytes:
+    """`exact(value)` and a newline: a line of a recording."""
+    return exact(value) + b"\n"
+
+
 class Writer:
-    """`exact`, written by orjson where its bytes are the same (see the module)."""
+    """`exact`, written by orjson where its bytes are the same (see the module); `line`,
+    `exact_line` so written."""
 
     def __init__(self, *, read: bool = False) -> None:
         self._reads = _read_by_json
@@ -134,4 +140,18 @@ class Writer:
             return fast  # no float it holds is under 1e-4 (see the module)
         if b"0.0000" in fast or _SMALL.search(fast):
             return exact(value)
+        return fast
+
+    def line(self, value: Any) -> bytes:
+        """`self(value)` and a newline, orjson's appended as it writes (no copy)."""
+        if _read_by_json != self._reads:
+            return exact_line(value)
+        try:
+            fast = orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
+        except TypeError:
+            return exact_line(value)
+        if self._read and not _small_texts:
+            return fast
+        if b"0.0000" in fast or _SMALL.search(fast, 0, len(fast) - 1):
+            return exact_line(value)
         return fast

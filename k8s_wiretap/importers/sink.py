@@ -326,7 +326,8 @@ class Sink:
         """The importer reads every value it passes (and its bodies) with `jsonfast.loads`
         (its other numbers checked finite, integers or times): write them with a
         `jsonfast.Writer` of values `loads` read, the same bytes at orjson's speed."""
-        self._output.dumps = jsonfast.Writer(read=True)
+        writer = jsonfast.Writer(read=True)
+        self._output.dumps, self._output.line = writer, writer.line
 
     def dumps(self, value: Any) -> bytes:
         """`value` as the recording's JSON writes it (compact, not ASCII-escaped), UTF-8."""
