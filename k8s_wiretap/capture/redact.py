@@ -129,6 +129,13 @@ class Redactor:
             for name, value in headers
         ]
 
+    def header_lists(self, headers: Sequence[tuple[str, str]]) -> list[list[str]]:
+        """`headers` as `headers` redacts them, each a `[name, value]` list (a record's)."""
+        return [
+            [name, value if name.lower() not in _REDACTED_HEADERS else self._header(name, value)]
+            for name, value in headers
+        ]
+
     def _header(self, name: str, value: str) -> str:
         lower = name.lower()
         if lower in ("authorization", "proxy-authorization"):

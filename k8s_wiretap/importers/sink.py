@@ -458,7 +458,7 @@ class Sink:
         return state
 
     def _headers(self, headers: Headers) -> list[list[str]]:
-        return [[name, value] for name, value in self._redactor.headers(headers)]
+        return self._redactor.header_lists(headers)
 
     def _body(self, state: _Open, content_type: str, data: bytes) -> records.Body:
         kept = data[: self.max_body]
