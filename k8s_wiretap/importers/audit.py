@@ -481,7 +481,7 @@ class Event:
         (`normalised`: `when` is the time of an event that has none)."""
         if not isinstance(raw, dict):
             raise BadEvent(f"an item that is a JSON {type(raw).__name__}, not an Event")
-        if not _WHOLE.issubset(raw.keys()):
+        if not raw.keys() >= _WHOLE:  # (issubset would make a set of the keys)
             raw = normalised(raw, when)
         audit_id, stage, level = raw.get("auditID"), raw.get("stage"), raw.get("level")
         if not isinstance(audit_id, str) or not audit_id:
