@@ -304,18 +304,6 @@ def checked_value(text: bytes, value: Any) -> Any:
 def _time(event: dict[str, Any], key: str) -> float:
     """The time at `key`, checked as every record's time is (`sink.time_error`)."""
     value = event.get(key)
-    if type(value) is str and len(value) == 27 and value[19] == "." and value[26] == "Z":
-        # the API server's (metav1.MicroTime: `2026-12-03T19:46:04.721100Z`): its second
-        # read once (`_seconds`), its microseconds added: the same number `timestamp`
-        # gives, the microseconds since the epoch over a million
-        second = _SECONDS.get(value[:19])
-        fraction = value[20:26]
-        if second is not None and fraction.isdigit() and fraction.isascii():
-            when = (second + int(fraction)) / 1_000_000
-            if time_error(when) is None:
-                return when
-        elif second is None and _seconds(value[:19]) is not None:
-            return _time(event, key)
     if not isinstance(value, str):
         raise BadEvent(f"no {key}")
     try:
@@ -329,28 +317,6 @@ def _time(event: dict[str, Any], key: str) -> float:
     if error is not None:
         raise BadEvent(f"{key} {value!r} is {error}")
     return when
-
-
-_SECONDS: dict[str, int] = {}  # `YYYY-MM-DDTHH:MM:SS`: its microseconds since the epoch
-_SECOND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}", re.ASCII)
-SECONDS_KEPT = 4096  # seconds `_SECONDS` remembers, at most (a log's events come in order)
-
-
-def _seconds(second: str) -> int | None:
-    """The microseconds since the epoch of `second` (`2026-12-03T19:46:04`, UTC),
-    remembered; None when it is no such time (the caller reads the value whole)."""
-    if _SECOND.fullmatch(second) is None:
-        return None
-    try:
-        moment = dt.datetime.fromisoformat(second).replace(tzinfo=dt.UTC)
-    except ValueError:
-        return None
-    if len(_SECONDS) >= SECONDS_KEPT:
-        _SECONDS.clear()
-    since = moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    micro = (since.days * 86_400 + since.seconds) * 1_000_000 + since.microseconds
-    _SECONDS[second] = micro
-    return micro
 
 
 # What an Event of audit.k8s.io/v1 has that older ones and exports may lack
