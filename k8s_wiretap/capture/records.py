@@ -324,6 +324,8 @@ def response(
             "http_version": http_version,
             "headers": headers,
         }
+    if reason is None and http_version is None:  # an importer's
+        return {"record": "response", "id": id, "time": time, "status": status, "headers": headers}
     record: dict[str, Any] = {"record": "response", "id": id, "time": time, "status": status}
     _given(record, reason=reason, http_version=http_version)
     record["headers"] = headers

@@ -73,6 +73,8 @@ UNREADABLE = b"redacted: a body that should be redacted could not be parsed"
 _LAST_APPLIED_POINTER = "/metadata/annotations/" + LAST_APPLIED.replace("/", "~1")
 PREFIX = b"redacted:"
 _T = TypeVar("_T")
+_JSON_OPENING = (b"{", b"[", b'"')  # a body's first byte that no CBOR or protobuf body has
+_JSON_TYPES = frozenset(("application/json", "application/json-patch+json", ""))
 # The headers `Redactor._header` may change (lower case): any other is kept as it is.
 _REDACTED_HEADERS = frozenset(
     ("authorization", "proxy-authorization", "sec-websocket-protocol", *SECRET_HEADERS)
@@ -124,6 +126,13 @@ class Redactor:
     def headers(self, headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
         return [
             (name, value if name.lower() not in _REDACTED_HEADERS else self._header(name, value))
+            for name, value in headers
+        ]
+
+    def header_lists(self, headers: Sequence[tuple[str, str]]) -> list[list[str]]:
+        """`headers` as `headers` redacts them, each a `[name, value]` list (a record's)."""
+        return [
+            [name, value if name.lower() not in _REDACTED_HEADERS else self._header(name, value)]
             for name, value in headers
         ]
 
@@ -230,6 +239,14 @@ class Redactor:
         seen: set[bytes] | None,
     ) -> tuple[bytes, bool]:
         sensitive = SENSITIVE_RESOURCES.get((info.group, info.resource, info.subresource))
+        if body[:1] in _JSON_OPENING and content_type in _JSON_TYPES:
+            # JSON's object, array or string, of a JSON type: neither CBOR nor protobuf (the
+            # importers' bodies, told at once)
+            if sensitive is None and (
+                b"Secret" not in body or _no_secret_values(content_type, body)
+            ):
+                return body, False
+            return self._within(info, known, seen, self._text_body, sensitive, content_type, body)
         if not body:
             return body, False
         if self_described(body) or is_cbor(content_type):

@@ -204,12 +204,15 @@ class _Inflating(io.RawIOBase):
         return got
 
 
-def _shallow(line: bytes, value: Any, whole: Any = None) -> None:
+def _shallow(line: bytes, value: Any, whole: Any = None, opening: int | None = None) -> None:
     """Refuse a value nested deeper than MAX_DEPTH (JSON that parses, but that redacting
-    would recurse through too deep). Only a line with that many brackets is looked at: by
-    its text when `value` is `[whole]`, `whole` the line's value (`_nesting`), else walked
-    a level at a time (the containers of each level, then of the next)."""
-    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
+    would recurse through too deep). Only a line with that many brackets (`opening`, when
+    counted already: `jsonfast.read`) is looked at: by its text when `value` is `[whole]`,
+    `whole` the line's value (`_nesting`), else walked a level at a time (the containers
+    of each level, then of the next)."""
+    if opening is None:
+        opening = line.count(b"[") + line.count(b"{")
+    if opening <= MAX_DEPTH:
         return
     if whole is not None and type(value) is list and len(value) == 1 and value[0] is whole:
         if _nesting(line) + 1 > MAX_DEPTH:  # `value`, a list, is one more level
@@ -229,22 +232,50 @@ def _shallow(line: bytes, value: Any, whole: Any = None) -> None:
 
 
 _OPENING_CLOSING = bytes.maketrans(b"[]{}", b"()()")
-_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_NOT_MARKS = bytes(sorted(set(range(256)) - set(b'[]{}"')))  # all but brackets and quotes
+ESCAPES_APART = 128  # bytes of a line per escape that `_unescaped` takes one at a time
 
 
 def _nesting(line: bytes) -> int:
     """How deep the JSON text `line` (valid) nests, up to MAX_DEPTH + 1: its escaped
-    backslashes dropped, then its escaped quotes (a run of backslashes pairs from its
-    left, as JSON reads it), the strings (between every other quote left), its brackets
-    alone, as `(` and `)`, lose their innermost pairs a level at a time."""
-    if b"\\" in line:
-        line = line.replace(b"\\\\", b"").replace(b'\\"', b"")
-    brackets = b"".join(line.split(b'"')[::2]).translate(_OPENING_CLOSING, _NOT_BRACKETS)
+    backslashes and quotes dropped (`_unescaped`), its brackets and quotes alone, the
+    strings dropped (every pair of quotes with nothing between them, the common case: no
+    bracket inside a string; else what is between every other quote), its brackets, as
+    `(` and `)`, lose their innermost pairs a level at a time."""
+    marks = _unescaped(line).translate(None, _NOT_MARKS)
+    bare = marks.replace(b'""', b"")  # every quote gone: each string held no bracket
+    if b'"' in bare:
+        bare = b"".join(marks.split(b'"')[::2])
+    brackets = bare.translate(_OPENING_CLOSING)
     depth = 0
     while brackets and depth <= MAX_DEPTH:
         brackets = brackets.replace(b"()", b"")
         depth += 1
     return depth
+
+
+def _unescaped(line: bytes) -> bytes:
+    """`line` without its escaped backslashes and quotes, as JSON reads them (a backslash
+    escapes the byte after it): found one at a time, while they are few (a line's
+    `replace` costs about a byte's time per byte, a found escape as much as some hundred
+    bytes), the rest by replacing every escaped backslash, then every escaped quote."""
+    at = line.find(b"\\")
+    if at < 0:
+        return line
+    kept, start, left = [], 0, len(line) // ESCAPES_APART
+    while at >= 0:
+        if not left:  # `at` starts an escape: what follows it is read alone
+            kept.append(line[start:at])
+            start = len(line)
+            kept.append(line[at:].replace(b"\\\\", b"").replace(b'\\"', b""))
+            break
+        left -= 1
+        if line[at + 1 : at + 2] in (b"\\", b'"'):
+            kept.append(line[start:at])
+            start = at + 2
+        at = line.find(b"\\", at + 2)
+    kept.append(line[start:])
+    return b"".join(kept)
 
 
 def _text(line: bytes, value: Any) -> None:
@@ -416,7 +447,7 @@ class Event:
         (`normalised`: `when` is the time of an event that has none)."""
         if not isinstance(raw, dict):
             raise BadEvent(f"an item that is a JSON {type(raw).__name__}, not an Event")
-        if not _WHOLE.issubset(raw.keys()):
+        if not raw.keys() >= _WHOLE:  # (issubset would make a set of the keys)
             raw = normalised(raw, when)
         audit_id, stage, level = raw.get("auditID"), raw.get("stage"), raw.get("level")
         if not isinstance(audit_id, str) or not audit_id:
@@ -617,10 +648,18 @@ def _unwrapped(
     or holding a lone surrogate. The shape it was read by is returned, and counted in
     `report` once the value was read in it."""
     read_by_json = jsonfast.read_by_json()
+    opening = None
     try:
-        value = shapes.loaded(line, "the line")
-    except shapes.Unfit as error:  # not JSON, or too deep for the parser
-        raise BadEvent(str(error)) from None
+        if type(line) is bytes:  # read as `shapes.loaded` reads it, its brackets counted
+            value, opening = jsonfast.read(line)
+        else:
+            value = shapes.loaded(line, "the line")
+    except RecursionError:
+        raise BadEvent("the line is nested too deep to read") from None
+    except ValueError as error:  # not JSON (shapes.Unfit is one too)
+        if isinstance(error, shapes.Unfit):
+            raise BadEvent(str(error)) from None
+        raise BadEvent(f"the line is not JSON ({error})") from None
     score = shape.score(value) if shape is not None else 0
     if not score:
         shape, score = shapes.detect(value)
@@ -633,7 +672,7 @@ def _unwrapped(
         report.unfit(score, shape.name, str(error))
         raise
     report.shapes[shape.name] += 1  # a shape the value was read in, not one it only resembled
-    _shallow(line, raws, value)
+    _shallow(line, raws, value, opening)
     if jsonfast.read_by_json() != read_by_json:  # orjson refuses a lone surrogate
         _text(line, raws)
     return raws, shape
@@ -682,27 +721,21 @@ def _taken(event: Event, key: str) -> Any:
 
 
 def _request_absent(event: Event) -> list[str]:
-    absent, raw = ["request headers but User-Agent"], event.raw
+    absent, raw, verb = ["request headers but User-Agent"], event.raw, event.verb
     if gke.CLOUD in raw:
         absent += _cloud_absent(event)
     if TAKEN in raw:
         absent += _taken(event, "absent")
-    if (
-        "requestObject" not in event.raw
-        and event.level == "Metadata"
-        and event.verb
-        not in (
-            "get",
-            "list",
-            "watch",
-        )
-    ):
+    if event.level == "Metadata" and verb not in _READS and "requestObject" not in raw:
         absent.append("request body")
-    if event.verb == "patch" and not _request_type(event):
+    if verb == "patch" and not _request_type(event):
         absent.append("the patch type")
-    if not _method(event.verb):
+    if verb not in METHODS:  # no method (`_method`)
         absent.append("method")
     return absent
+
+
+_READS = ("get", "list", "watch")  # verbs whose requests have no body
 
 
 def _response_absent(event: Event) -> list[str]:
@@ -783,13 +816,18 @@ def redacted_user(user: Any, sink: Sink) -> Any:
 
 def _placeholders(values: Any, sink: Sink) -> Any:
     if isinstance(values, list):
-        return [_placeholders(value, sink) for value in values]
+        placeholder = sink.placeholder
+        return [
+            placeholder(value) if type(value) is str else _placeholders(value, sink)
+            for value in values
+        ]
     return sink.placeholder(values if isinstance(values, str) else sink.dumps(values).decode())
 
 
 def _audit(event: Event, sink: Sink) -> dict[str, Any]:
     """The request record's `audit` field: what the event says beyond the request line
-    (redacted: webhook patches, users' extra)."""
+    (redacted: webhook patches, users' extra; its `annotations` are what
+    `redacted_annotations` gives)."""
     raw = event.raw
     annotations = redacted_annotations(event, sink)
     audit: dict[str, Any] = {
@@ -810,6 +848,27 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
     if TAKEN in raw and (taken := _taken(event, "taken")):
         audit["taken"] = taken
     return audit
+
+
+def _requested(
+    event: Event, sink: Sink
+) -> tuple[list[tuple[str, str]], bytes | None, dict[str, Any]]:
+    """What a request record takes from the event: its headers, its body (as the log
+    holds it) and its other fields (client, identity, audit)."""
+    raw = event.raw
+    agent = raw.get("userAgent")
+    headers = [("User-Agent", agent)] if isinstance(agent, str) else []
+    body = None
+    if "requestObject" in raw:
+        body = sink.dumps(raw["requestObject"])
+        if content_type := _request_type(event):
+            headers.append(("Content-Type", content_type))
+    user = raw.get("user")
+    name = user.get("username") if isinstance(user, dict) else None
+    identity = {"credential": CREDENTIAL, "user": str(name or "")}
+    ips = raw.get("sourceIPs")
+    client = {"address": ips[0]} if isinstance(ips, list) and ips else {}
+    return headers, body, {"client": client, "identity": identity, "audit": _audit(event, sink)}
 
 
 def _unheld(held: Event | bytes) -> Event:
@@ -847,9 +906,21 @@ class AuditImport:
     _noted: int = 0  # capped notes asked for
     files: list[FileReport] = field(default_factory=list)  # what each file held (`read_events`)
 
+    def __post_init__(self) -> None:
+        self._at_once = self.sink.at_once()
+
     def feed(self, event: Event) -> None:
         self.events += 1
         event = token_unnamed(event, self.sink)
+        if (
+            event.stage == "ResponseComplete"
+            and self._at_once
+            and event.key not in self._open
+            and event.key not in self._done
+            and len(self._open) < self.max_open
+        ):
+            self._whole(event)
+            return
         if event.key in self._done:
             late = event.stage == "RequestReceived"  # out of order: a batch sent again later
             kept = " (the exchange is recorded from its later events)" if late else ""
@@ -926,39 +997,57 @@ class AuditImport:
                 self._forgotten = Bloom()
             self._forgotten.add(oldest)
 
+    def _whole(self, event: Event) -> None:
+        """An exchange of one event, its ResponseComplete (an auditID the log has once: most
+        of a log): its request, response and end written at once (`Sink.begin`,
+        `Sink.complete`), as `_request`, `_response` and `_end` write them one at a time,
+        without holding it open."""
+        id = self._fresh(event)
+        sink, raw = self.sink, event.raw
+        method = _method(event.verb)
+        headers, body, fields = _requested(event, sink)
+        state = sink.begin(id, event.received, method, event.uri, headers, body, fields)
+        if TAKEN in raw:
+            self._made(id, event)
+        if event.bad_code:
+            self._note(event.bad_code, id=id)
+        self._finished(event.key)
+        status = raw.get("responseStatus")
+        if isinstance(status, dict):
+            # the sink's RequestInfo is `_info`'s when the verb has a method
+            info = state.info if method else _info(event)[0]
+            status = sink.status_of(state, info, status)
+        answered = "responseObject" in raw
+        audit = {
+            "stages": ["ResponseComplete"],
+            "responseStatus": status or {},
+            # `redacted_annotations` again (the request's: one value redacts to one placeholder)
+            "annotations": fields["audit"]["annotations"],
+            "absent": _response_absent(event) + ([] if event.code is not None else ["status"]),
+        }
+        sink.complete(
+            state,
+            id,
+            event.at,
+            event.code,
+            [("Content-Type", JSON)] if answered else [],
+            sink.dumps(raw["responseObject"]) if answered else None,
+            audit=audit,
+        )
+
     def _request(self, state: _Exchange, event: Event) -> None:
         if state.requested:
             return
         state.requested = True
-        raw = event.raw
-        headers = (
-            [("User-Agent", raw["userAgent"])] if isinstance(raw.get("userAgent"), str) else []
-        )
-        body = None
-        if "requestObject" in raw:
-            body = self.sink.dumps(raw["requestObject"])
-            if content_type := _request_type(event):
-                headers.append(("Content-Type", content_type))
-        user = _dict(raw.get("user"))
-        identity = {"credential": CREDENTIAL, "user": str(user.get("username") or "")}
-        ips = raw.get("sourceIPs")
-        client = {"address": ips[0]} if isinstance(ips, list) and ips else {}
+        headers, body, fields = _requested(event, self.sink)
         self.sink.request(
-            state.id,
-            event.received,
-            _method(event.verb),
-            event.uri,
-            headers,
-            body,
-            client=client,
-            identity=identity,
-            audit=_audit(event, self.sink),
+            state.id, event.received, _method(event.verb), event.uri, headers, body, **fields
         )
         state.held = None
-        if TAKEN in raw:
-            self._made(state, event)
+        if TAKEN in event.raw:
+            self._made(state.id, event)
 
-    def _made(self, state: _Exchange, event: Event) -> None:
+    def _made(self, id: str, event: Event) -> None:
         """A note of what the importer made of an event that lacked it (its auditID, its
         stage, its time: SIEM exports drop them), beside `audit.taken`."""
         taken = _taken(event, "taken")
@@ -968,7 +1057,7 @@ class AuditImport:
             if isinstance(taken.get(field), str) and taken[field].startswith("none in the event")
         ]
         if made:
-            self._note(f"an event with {'; '.join(made)} (audit.taken)", id=state.id)
+            self._note(f"an event with {'; '.join(made)} (audit.taken)", id=id)
 
     def _response(self, state: _Exchange, event: Event) -> None:
         if event.bad_code and not state.responded:

@@ -193,6 +193,21 @@ class Sink:
         """The request record of a new exchange; `fields`: more of it (identity, client,
         audit, ...), written as given; `path` with a name that is a token replaced, as the
         proxy's recorder replaces it (`Redactor.path`)."""
+        self._open[id] = self.begin(id, when, method, path, headers, body, fields)
+
+    def begin(
+        self,
+        id: str,
+        when: float,
+        method: str,
+        path: str,
+        headers: Headers,
+        body: bytes | None,
+        fields: dict[str, Any],
+    ) -> _Open:
+        """`request` (its `fields` as a dict), for an exchange whose response and end come at
+        once (`complete`): it is not held open here; what redacts its bodies is returned,
+        for `complete`. Only where `at_once`."""
         info = parse_request(method, path)
         record = records.request(
             id=id,
@@ -202,11 +217,46 @@ class Sink:
             path=self._redactor.path(info, path),
             headers=self._headers(headers),
         )
-        state = self._open[id] = _Open(info)
+        state = _Open(info)
         if body is not None:
             record["body"] = self._body(state, _content_type(headers), body)
         self.exchanges += 1
         self._output.write(record)
+        return state
+
+    def complete(
+        self,
+        state: _Open,
+        id: str,
+        when: float,
+        status: int | None,
+        headers: Headers,
+        body: bytes | None = None,
+        **fields: Any,
+    ) -> None:
+        """The response (none when `status` is None) and the end of an exchange `begin`
+        wrote the request of, as `response` and `end` write them."""
+        if status is not None:
+            record = records.response(
+                id=id, time=_checked(when), status=status, headers=self._headers(headers)
+            )
+            state.response_type = _content_type(headers)
+            self._output.write(record)
+        end = records.end(id=id, time=_checked(when), **fields)
+        if body is not None:
+            end["body"] = self._body(state, state.response_type, body)
+        self._output.write(end)
+
+    def at_once(self) -> bool:
+        """Whether `begin` and `complete` write an exchange as `request`, `response`, `end`
+        and `status` would: not for a sink that changes those (the join's)."""
+        kind = type(self)
+        return (
+            kind.request is Sink.request
+            and kind.response is Sink.response
+            and kind.end is Sink.end
+            and kind.status is Sink.status
+        )
 
     def response(self, id: str, when: float, status: int, headers: Headers, **fields: Any) -> None:
         """The response's head; its body comes with `end`."""
@@ -276,7 +326,8 @@ class Sink:
         """The importer reads every value it passes (and its bodies) with `jsonfast.loads`
         (its other numbers checked finite, integers or times): write them with a
         `jsonfast.Writer` of values `loads` read, the same bytes at orjson's speed."""
-        self._output.dumps = jsonfast.Writer(read=True)
+        writer = jsonfast.Writer(read=True)
+        self._output.dumps, self._output.line = writer, writer.line
 
     def dumps(self, value: Any) -> bytes:
         """`value` as the recording's JSON writes it (compact, not ASCII-escaped), UTF-8."""
@@ -322,6 +373,10 @@ class Sink:
         body's would be: of the values of its request too, while it is open here."""
         state = self._open.get(id)
         return self._redactor.status(info, status, state.seen if state else None)
+
+    def status_of(self, state: _Open, info: RequestInfo, status: dict[str, Any]) -> dict[str, Any]:
+        """`status`, for an exchange `begin` wrote the request of (its `state`)."""
+        return self._redactor.status(info, status, state.seen)
 
     # -- the rest -------------------------------------------------------------------------
     def note(self, message: str, *, level: str = "warning", id: str | None = None) -> None:
@@ -403,7 +458,7 @@ class Sink:
         return state
 
     def _headers(self, headers: Headers) -> list[list[str]]:
-        return [[name, value] for name, value in self._redactor.headers(headers)]
+        return self._redactor.header_lists(headers)
 
     def _body(self, state: _Open, content_type: str, data: bytes) -> records.Body:
         kept = data[: self.max_body]

@@ -18,6 +18,8 @@ TEXTS = [
     b'{"n": 123456789012345678901234567890}',  # orjson: a float; json: the integer
     b'{"n": -123456789012345678901}',
     b'{"n": 18446744073709551615}',  # the largest unsigned 64-bit integer
+    b'{"n": -9223372036854775809}',  # one below the smallest signed one: 19 digits
+    b'{"n": [-9999999999999999999, -1000000000000000000]}',
     b'{"n": NaN, "m": Infinity, "o": -Infinity}',
     b'{"n": 1e400}',  # json: infinity
     b'{"s": "\\ud800"}',  # a lone surrogate
@@ -79,6 +81,7 @@ def test_a_writer_writes_the_bytes_json_writes() -> None:
     ]
     for value in values:
         assert writer(value) == jsonfast.exact(value), value
+        assert writer.line(value) == jsonfast.exact_line(value) == jsonfast.exact(value) + b"\n"
     assert jsonfast.exact({"a": [1, 0.5]}) == b'{"a":[1,0.5]}'
 
 
@@ -88,6 +91,7 @@ def test_a_writer_writes_with_json_once_json_read_a_value() -> None:
     writer = jsonfast.Writer()
     value = jsonfast.loads(b'{"n": NaN, "m": -Infinity}')
     assert writer(value) == b'{"n":NaN,"m":-Infinity}' == jsonfast.exact(value)
+    assert writer.line(value) == b'{"n":NaN,"m":-Infinity}\n'
     assert jsonfast.Writer()(value) != jsonfast.exact(value)  # orjson's null, were it asked
 
 
@@ -148,4 +152,5 @@ def test_a_writer_of_read_values_writes_the_bytes_json_writes(
         monkeypatch.setattr(jsonfast, "_small_texts", 0)  # each text judged on its own
         writer = jsonfast.Writer(read=True)  # (one that saw json read a text writes as json)
         assert writer(jsonfast.loads(text)) == jsonfast.exact(json.loads(text)), text
+        assert writer.line(jsonfast.loads(text)) == jsonfast.exact_line(json.loads(text)), text
     assert jsonfast.small_texts() > 0  # the small floats were seen, and written as json does
