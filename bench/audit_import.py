@@ -107,6 +107,7 @@ MEASURED = (
 # A redaction placeholder, as text and base64-encoded (a Secret's `data`): made with a key
 # each import makes afresh (capture/redact.py), so two imports of one log differ in them.
 PLACEHOLDER = re.compile(rb"redacted:[0-9a-f]{16}|cmVkYWN0ZWQ6[A-Za-z0-9+/]{22}==")
+NOTE_TIME = re.compile(rb'^\{"record":"note","time":[0-9.e+-]+,')  # the import's clock
 SAID = re.compile(r"([\d,]+) exchanges? from ([\d,]+) audit events?")
 
 Part = str | tuple[str, object]  # a literal, or a slot: ("id", ID), ("time", T), ("rv", N)
@@ -236,6 +237,7 @@ def run(
 
 
 def _renumbered(line: bytes, seen: dict[bytes, int]) -> bytes:
+    line = NOTE_TIME.sub(b'{"record":"note",', line)
     if b"redacted:" not in line and b"cmVkYWN0ZWQ6" not in line:
         return line
     return PLACEHOLDER.sub(lambda m: b"redacted:%d" % seen.setdefault(m[0], len(seen)), line)
@@ -243,9 +245,10 @@ def _renumbered(line: bytes, seen: dict[bytes, int]) -> bytes:
 
 def same_recording(one: Path, other: Path) -> bool:
     """Whether two imports of one log wrote the same recording: byte for byte but for what
-    each import makes afresh, its header's `created` time and its redaction key (the
-    placeholders, numbered in the order they come in each, which keeps which values are
-    equal to which). Read a line at a time, both at once."""
+    each import makes afresh, its header's `created` time, its notes' times (its clock as
+    it wrote them) and its redaction key (the placeholders, numbered in the order they come
+    in each, which keeps which values are equal to which). Read a line at a time, both at
+    once."""
     seen: tuple[dict[bytes, int], dict[bytes, int]] = ({}, {})
     with one.open("rb") as a, other.open("rb") as b:
         first = [json.loads(a.readline()), json.loads(b.readline())]

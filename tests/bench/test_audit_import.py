@@ -79,6 +79,8 @@ def test_two_imports_of_a_log_are_the_same_recording_but_for_key_and_time(tmp_pa
     each import has a key and a time of its own, and only those may differ."""
     log = tmp_path / "audit.log"
     write(load(SAMPLE), 1, log, zipped=False)
+    with log.open("ab") as handle:  # a line it skips: a note, with the time it was said
+        handle.write(b"not JSON\n")
     made = []
     for name in ("one", "two"):
         with Sink(tmp_path / f"{name}.jsonl", source="audit log") as sink:
@@ -86,6 +88,10 @@ def test_two_imports_of_a_log_are_the_same_recording_but_for_key_and_time(tmp_pa
         made.append(tmp_path / f"{name}.jsonl")
     one, two = (path.read_bytes() for path in made)
     assert one != two and b"redacted:" in one  # keys of their own: the bytes differ
+    notes = [
+        [line for line in text.splitlines() if b'"record":"note"' in line] for text in (one, two)
+    ]
+    assert notes[0] and notes[0] != notes[1]  # said at times of their own
     assert same_recording(*made)
 
     lines = two.splitlines(keepends=True)
@@ -98,6 +104,11 @@ def test_two_imports_of_a_log_are_the_same_recording_but_for_key_and_time(tmp_pa
     )
     assert not same_recording(made[0], changed)
     changed.write_bytes(b"".join(lines[:-1]))  # one record short
+    assert not same_recording(made[0], changed)
+    note = next(i for i, line in enumerate(lines) if b'"record":"note"' in line)
+    changed.write_bytes(  # a note that says something else
+        b"".join([*lines[:note], lines[note].replace(b"skipped", b"kept"), *lines[note + 1 :]])
+    )
     assert not same_recording(made[0], changed)
 
     # two placeholders that were one value, made two (or the other way): not the same
