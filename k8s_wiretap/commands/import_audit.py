@@ -187,13 +187,15 @@ def _import(args: argparse.Namespace) -> int:
             importer = import_audit(args.logs, written, bounds, span)
     else:
         planned = partition.plan(args.logs, bounds, size or partition.SIZE)
-        # a local pool's workers fork from a server that has imported the partitions' code
-        # once (each would take some 0.3 s of CPU to import it)
+        # a local pool's workers are forked from this process, which has the partitions'
+        # code and hashes as the stitch does (`partition.Part.salt`); when they cannot be
+        # (a thread runs here), from a server that has imported that code once (each would
+        # take some 0.3 s of CPU to import it)
         preload = ["__main__", partition.__name__]
         multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
         with (
             contextlib.ExitStack() as stack,
-            jobs.pool(args) as pool,
+            jobs.pool(args, fork=True) as pool,
             writing("audit", args, "audit log", on_skip=None) as written,
             Progress(lambda: so_far("audit", written)),
         ):

@@ -51,8 +51,8 @@ import zlib
 from array import array
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future
-from dataclasses import dataclass, field
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -95,6 +95,8 @@ LINE_FRAMINGS = (
     "base64 gzip lines",
 )
 SEARCH = 1 << 16  # bytes read at a time looking for a line's end
+SALTED = "k8s-wiretap: how this process hashes str"  # `Part.salt`
+FEW = 16  # values looked for by a search each (`_places`); more, by one pass
 # a Result's per-event flags
 IGNORED, FINISHED, REQUESTED = 1, 2, 4
 NOTE, SKIP = 0, 1  # the kinds of a Result's specials
@@ -115,6 +117,9 @@ class Part:
     max_body: int
     folder: str | None = None  # where its records go as a file (None: in the result)
     cwd: str = ""  # the command's working folder (a worker's may be another)
+    # `hash(SALTED)` in the stitch's process: a worker whose own is the same (forked from
+    # it) hashes every str as it does, and gives its requests' keys, not the requests
+    salt: int | None = None
 
     @property
     def source(self) -> Path:
@@ -125,9 +130,12 @@ class Part:
 @dataclass
 class Result:
     """What a partition gives back: its records (`data`) and, per event it fed, where its
-    records end in `data`, its exchange (an index into `requests`), its value's ordinal in
-    the framing, its item in the value, the shape that read it, and flags; the notes and
-    skips (`specials`); per exchange it began, what tells its request (`audit.Request`:
+    records end in `data`, its exchange (an index into `ids`), where its value is read
+    again (`_Reader.at`: a byte of the range, or an ordinal in a whole file), its item in
+    the value, the shape that read it, and flags; the notes and
+    skips (`specials`); per exchange it began, its request's key (`Event.key`, in `keys`,
+    when the partition's process hashes str as the stitch's does, `Part.salt`: a worker
+    forked from it) or else what the key is the hash of (`audit.request`, in `requests`:
     hashed by the stitch, in its process), its auditID and the id it gave; the exchanges
     still open at its end; its counts and its file's report."""
 
@@ -135,11 +143,12 @@ class Result:
     file: str | None
     cuts: array[int]
     owner: array[int]
-    ordinal: array[int]
+    at: array[int]
     item: array[int]
     shape: array[int]
     flags: bytes
     specials: list[tuple[int, int, int, Any, Any]]  # (event, offset, kind, a, b)
+    keys: array[int]
     requests: list[tuple[str, str, str, str, str, str]]
     audit_ids: list[str]
     ids: list[str]
@@ -230,10 +239,16 @@ class _Range(io.RawIOBase):
         self._file = path.open("rb", buffering=0)
         self._file.seek(start)
         self._left = end - start
+        self._read = 0
         self.newlines = 0
 
     def readable(self) -> bool:
         return True
+
+    def tell(self) -> int:
+        """The bytes read from the range (a BufferedReader's `tell` over it: its own
+        buffer's bytes not yet given taken off)."""
+        return self._read
 
     def readinto(self, buffer: Any) -> int:
         if self._left <= 0:
@@ -242,6 +257,7 @@ class _Range(io.RawIOBase):
         n = self._file.readinto(view) or 0
         self.newlines += view[:n].tobytes().count(b"\n")
         self._left -= n
+        self._read += n
         return n
 
     def close(self) -> None:
@@ -294,21 +310,26 @@ class _Reader:
         self.where, self._skip = where, skip
         self.entry: list[str] = []
         self.broken = False
-        self.ordinal = -1  # the value's place in the framing's values
+        self.at = -1  # where the value is found again (`events`)
 
     def skip(self, where: str, reason: str) -> None:
         self.report.skip(where, reason)
         self._skip(where, reason)
 
-    def events(self, values: framing.Numbered) -> Iterator[tuple[int, Event, int]]:
-        """(the value's item, the Event, its shape's place in the registry), the value's
-        ordinal in `self.ordinal`."""
+    def events(
+        self, values: framing.Numbered, tell: Callable[[], int] | None = None
+    ) -> Iterator[tuple[int, Event, int]]:
+        """(the value's item, the Event, its shape's place in the registry); where its
+        value is found again in `self.at`: with `tell` (the range's stream's), the byte of
+        the range its reading began at (`_again_at`), else its ordinal in `values`."""
         report, span = self.report, self.span
         modified = audit._modified(self.source)
         read_by, place = None, -1
+        after = itertools.count().__next__ if tell is None else tell
+        at = after()
         try:
             for number, line in values:
-                self.ordinal += 1
+                self.at, at = at, after()
                 if isinstance(line, framing.BadEntry):
                     self.skip(self.where(number), str(line))
                     continue
@@ -420,12 +441,14 @@ class _PartSink(Sink):
 class _PartImport(AuditImport):
     """An AuditImport that says, per event, what it did (`Result`)."""
 
-    def __init__(self, sink: _PartSink, max_open: int) -> None:
+    def __init__(self, sink: _PartSink, max_open: int, keyed: bool) -> None:
         super().__init__(sink, max_open=max_open)
-        self.part_sink = sink
+        self.memory = sink.memory
+        self.keyed = keyed  # the keys given (`Result.keys`), not the requests
+        self.keys: array[int] = array("q")
         self.cuts: array[int] = array("q")
         self.owner: array[int] = array("q")
-        self.ordinal: array[int] = array("q")
+        self.at: array[int] = array("q")
         self.item: array[int] = array("q")
         self.shape: array[int] = array("q")
         self.flags = bytearray()
@@ -437,22 +460,25 @@ class _PartImport(AuditImport):
         self.peak = 0
         self._flag = 0
 
-    def fed(self, event: Event, ordinal: int, item: int, shape: int) -> None:
+    def fed(self, event: Event, at: int, item: int, shape: int) -> None:
         key = event.key
         new = key not in self._open and key not in self._done
         self._flag = 0
         written = self.sink.exchanges
         if new:  # open for a moment at least, with those open already
             self.peak = max(self.peak, len(self._open) + 1)
-            self.index[key] = len(self.requests)
-            self.requests.append(request_of(event))
+            self.index[key] = len(self.audit_ids)
+            if self.keyed:
+                self.keys.append(key)
+            else:
+                self.requests.append(request_of(event))
             self.audit_ids.append(event.audit_id)
         self.feed(event)
         if self.sink.exchanges != written:
             self._flag |= REQUESTED
         self.owner.append(self.index[key])
-        self.cuts.append(self.part_sink.memory.at)
-        self.ordinal.append(ordinal)
+        self.cuts.append(self.memory.at)
+        self.at.append(at)
         self.item.append(item)
         self.shape.append(shape)
         self.flags.append(self._flag)
@@ -473,13 +499,13 @@ class _PartImport(AuditImport):
     def _note(self, message: str, id: str | None = None) -> None:
         """Every note, marked (the stitch writes the import's first SKIP_NOTES)."""
         self._noted += 1
-        at = self.part_sink.memory.at
+        at = self.memory.at
         self.sink.note(message, id=id)
-        length = self.part_sink.memory.at - at
+        length = self.memory.at - at
         self.specials.append((len(self.cuts), at, NOTE, length, None))
 
     def skipped(self, where: str, reason: str) -> None:
-        self.specials.append((len(self.cuts), self.part_sink.memory.at, SKIP, where, reason))
+        self.specials.append((len(self.cuts), self.memory.at, SKIP, where, reason))
 
 
 def _quiet() -> None:
@@ -506,7 +532,7 @@ def run(part: Part) -> Result:
 
 def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
     sink = _PartSink(part.key, part.max_body, fd)
-    importer = _PartImport(sink, part.bounds.max_open)
+    importer = _PartImport(sink, part.bounds.max_open, hash(SALTED) == part.salt)
     sink.read_by_jsonfast()
     report = FileReport(part.path)
     prefix = str(part.path)
@@ -517,8 +543,9 @@ def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
     stream, raw = _opened(part)
     with stream:
         report.framing, values = _values(part, stream)
-        for item, event, shape in reader.events(values):
-            importer.fed(event, reader.ordinal, item, shape)
+        tell = None if raw is None else stream.tell
+        for item, event, shape in reader.events(values, tell):
+            importer.fed(event, reader.at, item, shape)
     tail = []
     for key, state in importer._open.items():
         held = state.held
@@ -544,11 +571,12 @@ def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
         file=file,
         cuts=importer.cuts,
         owner=importer.owner,
-        ordinal=importer.ordinal,
+        at=importer.at,
         item=importer.item,
         shape=importer.shape,
         flags=bytes(importer.flags),
         specials=importer.specials,
+        keys=importer.keys,
         requests=importer.requests,
         audit_ids=importer.audit_ids,
         ids=importer.ids,
@@ -582,6 +610,21 @@ def _remember(new: list[Any], window: OrderedDict[Any, None], one: Callable[[Any
         one(item)
 
 
+def _places(items: list[Any] | array[int], found: set[Any]) -> list[int]:
+    """The places in `items` of the values in `found`, in order: a few values found by the
+    list's own search, many by one pass."""
+    if len(found) > FEW:
+        return [i for i, item in enumerate(items) if item in found]
+    places = []
+    for value in found:
+        i = -1
+        with contextlib.suppress(ValueError):
+            while True:
+                i = items.index(value, i + 1)
+                places.append(i)
+    return sorted(places)
+
+
 # -- the stitch -------------------------------------------------------------------------------
 @dataclass
 class _File:
@@ -613,8 +656,9 @@ class Stitch:
         self.sink.read_by_jsonfast()
 
     def parts(self, planned: list[Part | Path], folder: str | None) -> list[Part | Path]:
-        """The plan with the import's redaction key, time range and body bound, and the
-        folder the partitions write their records to (None: they give them back)."""
+        """The plan with the import's redaction key, time range and body bound, the folder
+        the partitions write their records to (None: they give them back), and how this
+        process hashes str (`Part.salt`)."""
         key = self.sink.key
         return [
             item
@@ -630,6 +674,7 @@ class Stitch:
                 self.sink.max_body,
                 folder,
                 os.getcwd(),
+                hash(SALTED),
             )
             for item in planned
         ]
@@ -641,29 +686,39 @@ class Stitch:
         ahead: int,
         folder: str | None = None,
     ) -> AuditImport:
-        """Run the partitions on `executor`, at most `ahead` at once beyond the one the
-        stitch waits for, and put them together in order; standard input read here. With
-        `folder` (a folder on this machine that the workers write to: a local pool's),
-        each partition's records come as a file there, removed once copied."""
+        """Run the partitions on `executor` and put them together in order; standard input
+        read here. At most `ahead` partitions are running or waiting to run, topped up as
+        soon as any ends (a worker never waits for the stitch), and at most `ahead` more
+        have ended and wait for the stitch. With `folder` (a folder on this machine that
+        the workers write to: a local pool's), each partition's records come as a file
+        there, removed once copied."""
         parts = iter(self.parts(planned, folder))
         # in order: each partition with its future, standard input with none
         order: deque[tuple[Part | Path, Future[Result] | None]] = deque()
-        running = 0
         try:
             while True:
-                while running < ahead and (item := next(parts, None)) is not None:
+                busy = [f for _, f in order if f is not None and not f.done()]
+                while (
+                    len(busy) < ahead
+                    and len(order) < 2 * ahead
+                    and (item := next(parts, None)) is not None
+                ):
                     if isinstance(item, Part):
-                        order.append((item, executor.submit(run, item)))
-                        running += 1
+                        submitted = executor.submit(run, item)
+                        order.append((item, submitted))
+                        busy.append(submitted)
                     else:
                         order.append((item, None))
                 if not order:
                     break
-                item, future = order.popleft()
+                item, future = order[0]
+                if future is not None and not future.done():
+                    wait(busy, return_when=FIRST_COMPLETED)
+                    continue
+                order.popleft()
                 if future is None:
                     self.stdin()  # the workers go on with what comes after
                     continue
-                running -= 1
                 result = future.result()
                 self.seconds += result.seconds
                 try:
@@ -699,7 +754,7 @@ class Stitch:
         file = self._start(part)
         if file.broken:
             return
-        keys = [hash(request) for request in result.requests]
+        keys = result.keys.tolist() if result.keys else list(map(hash, result.requests))
         conflicts = self._conflicts(keys)
         if self._redo(file, result, keys, conflicts):
             self.redone += 1
@@ -708,9 +763,10 @@ class Stitch:
         self._merge(part, file, result, keys, conflicts)
 
     def _conflicts(self, keys: list[int]) -> set[int]:
-        """The partition's exchanges whose request the import had begun or ended before."""
-        opened, done = self.importer._open, self.importer._done
-        return {i for i, key in enumerate(keys) if key in opened or key in done}
+        """The partition's exchanges whose request the import had begun or ended before
+        (found by set operations: a few among thousands)."""
+        found = (self.importer._open.keys() & keys) | (self.importer._done.keys() & keys)
+        return set(_places(keys, found)) if found else set()
 
     def _redo(self, file: _File, result: Result, keys: list[int], conflicts: set[int]) -> bool:
         """Whether the range must be imported again from the import's state (its start
@@ -727,14 +783,15 @@ class Stitch:
             if len(keys) >= DONE_LIMIT:
                 return True
             late = any(keys[i] in importer._done for i in conflicts)
-            finished = sum(1 for flag in result.flags if flag & FINISHED)
+            finished = result.flags.translate(_FINISHED).count(1) if late else 0
             if late and len(importer._done) + finished >= DONE_LIMIT:
                 return True
             many = Counter(result.audit_ids)
             if any(many[result.audit_ids[i]] > 1 for i in conflicts):
                 return True
         given, forgotten = importer._ids, importer._forgotten
-        if any(i not in conflicts for i, a in enumerate(result.audit_ids) if a in given):
+        shared = given.keys() & result.audit_ids
+        if shared and any(i not in conflicts for i in _places(result.audit_ids, shared)):
             return True  # one job gives it another id: `ID~N`, noted
         maybe = [] if result.ids == result.audit_ids else result.ids  # ids given renamed
         if forgotten is not None:  # an id given before the last DONE_LIMIT, or one like it
@@ -806,12 +863,12 @@ class Stitch:
     ) -> None:
         importer, sink = self.importer, self.sink
         cuts, flags, owner = result.cuts, result.flags, result.owner
-        again = [i for i, x in enumerate(owner) if x in conflicts] if conflicts else []
+        again = _places(owner, conflicts) if conflicts else []
         self.repaired += len({owner[i] for i in again})
         events = self._reread(part, result, again) if again else iter(())
         where = self._where(part, file)
         specials, s = result.specials, 0
-        position, finishing = 0, 0
+        position, finishing, previous = 0, 0, -1
         finished = list(itertools.compress(range(len(flags)), flags.translate(_FINISHED)))
         for stop in [*again, len(cuts)]:
             start = cuts[stop - 1] if stop else 0
@@ -831,10 +888,13 @@ class Stitch:
                     sink.skip(where(a), b)
             put(position, start)
             position = start
+            # the events that ended an exchange since the last one fed again (that one not)
             end = bisect.bisect_left(finished, stop, finishing)
-            ended = [keys[owner[i]] for i in finished[finishing:end] if owner[i] not in conflicts]
+            if finishing < end and finished[finishing] == previous:
+                finishing += 1
+            ended = list(map(keys.__getitem__, map(owner.__getitem__, finished[finishing:end])))
             _remember(ended, importer._done, importer._finished)
-            finishing = end
+            finishing, previous = end, stop
             if stop == len(cuts):
                 break
             while s < len(specials) and specials[s][0] == stop and specials[s][2] == NOTE:
@@ -846,7 +906,10 @@ class Stitch:
         importer.ignored -= sum(1 for i in again if flags[i] & IGNORED)
         sink.exchanges += flags.translate(_REQUESTED).count(1)
         sink.exchanges -= sum(1 for i in again if flags[i] & REQUESTED)
-        ids = [id for i, id in enumerate(result.ids) if i not in conflicts]
+        ids = result.ids
+        if conflicts:  # but those of the exchanges fed again
+            bounds = itertools.pairwise([-1, *sorted(conflicts), len(ids)])
+            ids = list(itertools.chain.from_iterable(ids[a + 1 : b] for a, b in bounds))
         _remember(ids, importer._ids, importer._given)
         for i, id, held, requested_, responded, stages, kept in result.tail:
             if i in conflicts:
@@ -892,20 +955,47 @@ class Stitch:
             report.closest = local.closest
 
     def _reread(self, part: Part, result: Result, again: list[int]) -> Iterator[Event]:
-        """The events `again` of the partition, read again from its file."""
-        stream, _ = _opened(part)
+        """The events `again` of the partition, read again from its file: a range's each
+        from the byte its value's reading began at, a whole file's by its ordinal."""
         modified = audit._modified(part.source)
-        with stream:
-            _, values = _values(part, stream)
-            ordinal, line = -1, cast(bytes | framing.BadEntry, b"")
-            raws: list[Any] = []
+        with contextlib.ExitStack() as stack:
+            value: Callable[[int], bytes] = (
+                _by_ordinal(part, stack) if part.end is None else lambda at: _again_at(part, at)
+            )
+            at, raws = -1, list[Any]()
             for i in again:
-                wanted = result.ordinal[i]
-                if ordinal != wanted:
-                    while ordinal < wanted:
-                        _, line = next(values)
-                        ordinal += 1
-                    assert isinstance(line, bytes)
+                if result.at[i] != at:
+                    at = result.at[i]
                     shape = shapes.REGISTRY[result.shape[i]]
-                    raws = shape.events(shapes.loaded(line, "the line"))
+                    raws = shape.events(shapes.loaded(value(at), "the line"))
                 yield Event.of(raws[result.item[i]], modified)
+
+
+def _by_ordinal(part: Part, stack: contextlib.ExitStack) -> Callable[[int], bytes]:
+    """The values of a whole file by their ordinals, asked in order (its stream closed
+    with `stack`)."""
+    stream, _ = _opened(part)
+    stack.enter_context(stream)
+    _, values = _values(part, stream)
+    read, line = -1, cast(bytes | framing.BadEntry, b"")
+
+    def value(wanted: int) -> bytes:
+        nonlocal read, line
+        while read < wanted:
+            _, line = next(values)
+            read += 1
+        assert isinstance(line, bytes)
+        return line
+
+    return value
+
+
+def _again_at(part: Part, at: int) -> bytes:
+    """The value of the range `part` whose reading began at its byte `at`: read again from
+    there as the partition read it (blank lines passed, the framing's prefix taken off)."""
+    raw = _Range(part.source, part.start + at, cast(int, part.end))
+    with io.BufferedReader(raw, SEARCH) as stream:
+        _, values = _values(replace(part, start=part.start + at), stream)
+        _, line = next(values)
+    assert isinstance(line, bytes)
+    return line

@@ -13,6 +13,7 @@ between the stages of an exchange, inside a watch, between repeated events of an
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import multiprocessing
@@ -299,6 +300,20 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _workers(pid: int) -> list[int]:
+    """The pool's workers of the command `pid`: its children forked from it (its own
+    command line; not the resource tracker, which multiprocessing starts afresh)."""
+    mine = Path(f"/proc/{pid}/cmdline").read_bytes()
+    found = []
+    for child in _children(pid):
+        try:
+            if Path(f"/proc/{child}/cmdline").read_bytes() == mine:
+                found.append(child)
+        except FileNotFoundError:  # ended meanwhile
+            continue
+    return found
+
+
 def test_a_worker_killed_is_one_line_exit_1_and_no_recording(tmp_path: Path) -> None:
     """A worker that dies (the kernel's OOM killer, a node lost): one line, exit 1, no
     OUT and no partition files left beside it."""
@@ -314,13 +329,11 @@ def test_a_worker_killed_is_one_line_exit_1_and_no_recording(tmp_path: Path) -> 
     killed = None
     deadline = time.monotonic() + 120
     while killed is None and process.poll() is None and time.monotonic() < deadline:
-        # the forkserver is the command's child; the workers are its children
-        for server in _children(process.pid):
-            workers = _children(server)
+        with contextlib.suppress(FileNotFoundError):  # the command ended meanwhile
+            workers = _workers(process.pid)
             if workers:
                 killed = workers[0]
                 os.kill(killed, signal.SIGKILL)
-                break
         time.sleep(0.01)
     _, stderr = process.communicate(timeout=300)
     assert killed is not None, "the import ended before a worker was seen"
