@@ -41,7 +41,6 @@ import bisect
 import contextlib
 import io
 import itertools
-import math
 import os
 import signal
 import tempfile
@@ -88,6 +87,7 @@ __all__ = [
 
 SIZE = 32 * 1024 * 1024  # a range's bytes, at most (its result: about 1.4 times that)
 SMALLEST = 16 * 1024 * 1024  # below twice this, an import is one job, in the command's process
+TAIL = 8  # the last ranges' bytes: `SIZE` over this, at least (`_sizes`)
 LINE_FRAMINGS = (
     "JSON lines",
     "JSON lines after a timestamp",
@@ -166,25 +166,49 @@ class Result:
 
 
 # -- the split --------------------------------------------------------------------------------
-def plan(paths: Iterable[Path], bounds: Limits, size: int) -> list[Part | Path]:
+def plan(paths: Iterable[Path], bounds: Limits, size: int, workers: int = 1) -> list[Part | Path]:
     """The partitions of the logs at `paths`, in order (STDIN stays a path: the command's
-    process reads it); each plain file of lines cut at line ends about every `size` bytes.
-    The key, span and body bound are filled in by `Stitch.parts`."""
+    process reads it); each plain file of lines cut at line ends into ranges of `size`
+    bytes at most, the last ones of the import smaller (`_sizes`) so that `workers`
+    partitions at once end about together. The key, span and body bound are filled in by
+    `Stitch.parts`."""
     planned: list[Part | Path] = []
+    files: list[tuple[Path, str, int]] = []  # each file: its framing ("": whole), its bytes
     for path in paths:
         if path == STDIN:
-            planned.append(path)
+            files.append((path, "", 0))
             continue
-        whole = Part(path, 0, None, "", b"", bounds, None, 0)
         told = _framing(path, bounds)
         if told not in LINE_FRAMINGS:
-            planned.append(whole)
-            continue
-        length = path.stat().st_size
-        cuts = _cuts(path, length, size)
-        for start, end in itertools.pairwise(cuts):
-            planned.append(Part(path, start, end, told, b"", bounds, None, 0))
+            told = ""
+        files.append((path, told, path.stat().st_size))
+    left = sum(length for _, _, length in files)  # the bytes still to share out
+    for path, told, length in files:
+        if path == STDIN:
+            planned.append(path)
+        elif not told:
+            planned.append(Part(path, 0, None, "", b"", bounds, None, 0))
+        else:
+            cuts = _cuts(path, length, _sizes(size, workers, left))
+            for start, end in itertools.pairwise(cuts):
+                planned.append(Part(path, start, end, told, b"", bounds, None, 0))
+        left -= length
     return planned
+
+
+def _sizes(size: int, workers: int, left: int) -> Callable[[int], int]:
+    """The bytes of the range at a byte of a file with `left` bytes of the import from
+    its start: `size`, but at most what is left over twice `workers` (so that the ranges
+    shrink as the import nears its end, and the last to end leaves no worker idle for
+    long), and at least `size` / TAIL (nor does it leave less than that after it)."""
+    least = max(1, size // TAIL)
+
+    def sized(at: int) -> int:
+        rest = left - at
+        wanted = max(least, min(size, rest // (2 * workers)))
+        return rest if rest - wanted < least else wanted
+
+    return sized
 
 
 def _framing(path: Path, bounds: Limits) -> str:
@@ -196,15 +220,13 @@ def _framing(path: Path, bounds: Limits) -> str:
         return framing.framed(stream, bounds)[0]
 
 
-def _cuts(path: Path, length: int, size: int) -> list[int]:
-    """Where the ranges start (and the last ends): after a line's end near each multiple
-    of `length / n`."""
-    n = max(1, math.ceil(length / max(1, size)))
+def _cuts(path: Path, length: int, sized: Callable[[int], int]) -> list[int]:
+    """Where the ranges start (and the last ends): after the first line's end at or past
+    each range's bytes (`sized(start)`) from its start."""
     cuts = [0]
     with path.open("rb", buffering=0) as stream:
-        for k in range(1, n):
-            at = max(cuts[-1], length * k // n)
-            stream.seek(at)
+        while (at := cuts[-1] + max(1, sized(cuts[-1])) - 1) < length:
+            stream.seek(at)  # a range ends with the line end at its last byte, or after
             while True:
                 chunk = stream.read(SEARCH)
                 if not chunk:
@@ -215,8 +237,9 @@ def _cuts(path: Path, length: int, size: int) -> list[int]:
                     at += found + 1
                     break
                 at += len(chunk)
-            if cuts[-1] < at < length:
-                cuts.append(at)
+            if at >= length:
+                break
+            cuts.append(at)
     cuts.append(length)
     return cuts
 
