@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import io
 import itertools
 import os
@@ -51,7 +52,7 @@ from array import array
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -301,16 +302,48 @@ def _values(part: Part, stream: BinaryIO) -> tuple[str, framing.Numbered]:
     if part.end is None:
         return framing.framed(stream, part.bounds)
     peek = cast(io.BufferedReader, stream).peek(len(framing.BOM))
+    number = 1
     if part.start == 0 and peek.startswith(framing.BOM):
         stream.read(len(framing.BOM))
-    lines = framing._lines(stream, 1, part.bounds)
+    elif part.start > 0 and _after_blank(part.source, part.start, part.bounds.max_line):
+        # one job reads past the blank lines after a blank line, and the white space
+        # before the next line's value (which a framing's prefix must not keep)
+        number += framing._blanks(stream)
+    return part.framing, _framed(part, stream, number)
+
+
+def _after_blank(path: Path, start: int, longest: int) -> bool:
+    """Whether the line before byte `start` (a line's first) of the file is blank (white
+    space, `longest` bytes at most: a longer line is one too long to read)."""
+    with path.open("rb", buffering=0) as stream:
+        end = start - 1  # the line end before `start`; the line's bytes are read back
+        while True:
+            at = end - SEARCH if end - SEARCH >= len(framing.BOM) else 0  # a BOM whole
+            stream.seek(at)
+            chunk = stream.read(end - at)
+            if at == 0 and chunk.startswith(framing.BOM):  # not the first line's
+                chunk = chunk[len(framing.BOM) :]
+            line = chunk.rpartition(b"\n")[2]
+            if line.strip(framing.WS):
+                return False
+            if len(line) < len(chunk) or at == 0:  # the line's start
+                return len(line) + start - 1 - end <= longest
+            if start - 1 - at > longest:
+                return False
+            end = at
+
+
+def _framed(part: Part, stream: BinaryIO, number: int = 1) -> framing.Numbered:
+    """The values of a range's lines from where `stream` stands (its line `number`), in
+    its framing."""
+    lines = framing._lines(stream, number, part.bounds)
     if part.framing == "JSON lines after a timestamp":
-        return part.framing, framing._prefixed(lines)
+        return framing._prefixed(lines)
     if part.framing == "Fluent Bit out_file lines":
-        return part.framing, framing._bracketed(lines)
+        return framing._bracketed(lines)
     if part.framing == "base64 gzip lines":
-        return part.framing, framing._inflated(lines, part.bounds)
-    return part.framing, lines
+        return framing._inflated(lines, part.bounds)
+    return lines
 
 
 class _Reader:
@@ -982,9 +1015,12 @@ class Stitch:
         from the byte its value's reading began at, a whole file's by its ordinal."""
         modified = audit._modified(part.source)
         with contextlib.ExitStack() as stack:
-            value: Callable[[int], bytes] = (
-                _by_ordinal(part, stack) if part.end is None else lambda at: _again_at(part, at)
-            )
+            if part.end is None:
+                value = _by_ordinal(part, stack)
+            else:
+                fd = os.open(part.source, os.O_RDONLY)
+                stack.callback(os.close, fd)
+                value = functools.partial(_again_at, part, fd)
             at, raws = -1, list[Any]()
             for i in again:
                 if result.at[i] != at:
@@ -1013,12 +1049,17 @@ def _by_ordinal(part: Part, stack: contextlib.ExitStack) -> Callable[[int], byte
     return value
 
 
-def _again_at(part: Part, at: int) -> bytes:
-    """The value of the range `part` whose reading began at its byte `at`: read again from
-    there as the partition read it (blank lines passed, the framing's prefix taken off)."""
-    raw = _Range(part.source, part.start + at, cast(int, part.end))
-    with io.BufferedReader(raw, SEARCH) as stream:
-        _, values = _values(replace(part, start=part.start + at), stream)
-        _, line = next(values)
+def _again_at(part: Part, fd: int, at: int) -> bytes:
+    """The value of the range `part` (its file open at `fd`) whose reading began at its
+    byte `at`: read again from there as the partition read it (blank lines passed, the
+    framing's prefix taken off), from SEARCH bytes read at once when it ends within them."""
+    start, end = part.start + at, cast(int, part.end)
+    chunk = os.pread(fd, min(SEARCH, end - start), start)
+    with io.BufferedReader(io.BytesIO(chunk)) as stream:  # `peek`, as the partition's
+        _, line = next(_framed(part, stream))
+        whole = stream.tell() < len(chunk) or start + len(chunk) == end
+    if not whole:  # a line longer than the chunk
+        with io.BufferedReader(_Range(part.source, start, end), SEARCH) as stream:
+            _, line = next(_framed(part, stream))
     assert isinstance(line, bytes)
     return line
