@@ -3,13 +3,16 @@ run anywhere, put back together into the recording one job writes, byte for byte
 (docs/importing.md, "Many jobs").
 
 The split (`plan`): each plain file whose framing is one of lines (`LINE_FRAMINGS`) is cut
-at line ends into ranges of about `SIZE` bytes; a gzip file, a file of JSON documents (an
-array, pretty-printed) and a small file are one partition each; standard input is read by
-the command's own process, in its place, as one job reads it. A partition (`Part`: a path,
-two byte offsets, the file's framing, the bounds, the time range and the redaction key) is
-given to `run`, a module-level function, in a worker that may be another machine sharing
-the path; what it returns (`Result`) is the records of its range as bytes and what the
-stitch needs of its edges, all of a size that follows the range's.
+at line ends into ranges of `SIZE` bytes at most, the import's last ones smaller so that
+the partitions running at once end about together (`_sizes`); a gzip file, a file of
+JSON documents (an array, pretty-printed) and a small file are one partition each;
+standard input is read by the command's own process, in its place, as one job reads it.
+A partition (`Part`: a path, two byte offsets, the file's framing, the bounds, the time
+range and the redaction key) is given to `run`, a module-level function, in a worker
+that may be another machine sharing the path; what it returns (`Result`) is the records
+of its range as bytes (or a file, on this machine) and what the stitch needs of its
+edges, all of a size that follows the range's. `Stitch.run` keeps the workers busy: a
+partition is submitted as soon as one ends, whatever the stitch waits for.
 
 A partition imports its range as a one-job import would from an empty start: a request it
 has not seen begun is a new exchange. The stitch (`Stitch`, in the command's process, in
@@ -19,8 +22,9 @@ changes them, and repairs what the range could not know:
 
 - an exchange begun before the range (a watch open for minutes, a request in flight at the
   cut) or ended before it (a late event): the range's records of it are dropped and its
-  events, read again from the file (by their place in the range), are fed to the one
-  import, which holds the exchange's state (its id, stages, what its request's body held);
+  events, read again from the file (from the byte where the partition began reading their
+  line, `_again_at`), are fed to the one import, which holds the exchange's state (its
+  id, stages, what its request's body held);
 - the notes' cap (`sink.SKIP_NOTES`): a partition writes all of its notes, the stitch the
   first SKIP_NOTES of the import's; skipped lines are said with their line in the file (a
   partition counts its own, the stitch adds the lines before);
