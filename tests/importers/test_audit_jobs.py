@@ -14,6 +14,7 @@ between the stages of an exchange, inside a watch, between repeated events of an
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import json
 import multiprocessing
@@ -280,6 +281,32 @@ def test_built_logs_cut_anywhere(
     assert _in_process(tmp_path, [log, log], pool, size, bounds) == _in_process(
         tmp_path, [log, log], None, size, bounds
     )
+
+
+def test_a_worker_that_hashes_as_the_stitch_gives_keys(tmp_path: Path) -> None:
+    """A partition run where str hashes as in the stitch's process (here: this process,
+    as in a worker forked from it) gives its requests' keys, one run elsewhere (another
+    `Part.salt`) what the keys are the hashes of; both are put in place as one job's."""
+    log = tmp_path / "wide.log"
+    log.write_bytes(gzip.decompress(WIDE.read_bytes()))
+    expected = _in_process(tmp_path, [log], None, 0)
+    for elsewhere in (False, True):
+        out = tmp_path / "jobs.jsonl"
+        out.unlink(missing_ok=True)
+        with Sink(out, source="audit log", key=KEY) as sink:
+            stitch = Stitch(sink, limits.DEFAULT, None)
+            parts = stitch.parts(plan([log], limits.DEFAULT, 64 * 1024), None)
+            for part in parts:
+                assert isinstance(part, partition.Part)
+                result = partition.run(part)
+                assert len(result.keys) == len(result.ids) and not result.requests
+                if elsewhere:  # as a worker whose str hashes differ gives it
+                    result = partition.run(dataclasses.replace(part, salt=None))
+                    assert len(result.requests) == len(result.ids) and not result.keys
+                stitch.add(part, result)
+            stitch.importer.finish()
+        assert stitch.repaired > 0
+        assert _written(out.read_bytes(), numbered=False) == expected[0]
 
 
 def test_a_request_is_told_alike_in_every_process() -> None:
