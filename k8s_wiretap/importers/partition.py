@@ -521,12 +521,12 @@ class _PartImport(AuditImport):
         self._flag = 0
 
     def fed(self, event: Event, at: int, item: int, shape: int) -> None:
-        key = event.key
-        new = key not in self._open and key not in self._done
+        key, opened, done = event.key, self._open, self._done
         self._flag = 0
         written = self.sink.exchanges
-        if new:  # open for a moment at least, with those open already
-            self.peak = max(self.peak, len(self._open) + 1)
+        if key not in opened and key not in done:  # new: open a moment at least, with those
+            if len(opened) >= self.peak:  # open already
+                self.peak = len(opened) + 1
             self.index[key] = len(self.audit_ids)
             if self.keyed:
                 self.keys.append(key)
@@ -534,14 +534,18 @@ class _PartImport(AuditImport):
                 self.requests.append(request_of(event))
             self.audit_ids.append(event.audit_id)
         self.feed(event)
+        flag = self._flag
         if self.sink.exchanges != written:
-            self._flag |= REQUESTED
+            flag |= REQUESTED
+        if not flag & IGNORED and key in done:  # an event ignored is one of an exchange
+            flag |= FINISHED  # ended before; any other that ends its exchange finishes it
+        memory = self.memory
         self.owner.append(self.index[key])
-        self.cuts.append(self.memory.at)
+        self.cuts.append(memory.size + memory._pending_size)
         self.at.append(at)
         self.item.append(item)
         self.shape.append(shape)
-        self.flags.append(self._flag)
+        self.flags.append(flag)
 
     def _fresh(self, event: Event) -> str:
         id = super()._fresh(event)
@@ -551,10 +555,6 @@ class _PartImport(AuditImport):
     def _ignored(self, message: str) -> None:
         self._flag |= IGNORED
         super()._ignored(message)
-
-    def _finished(self, key: int) -> None:
-        self._flag |= FINISHED
-        super()._finished(key)
 
     def _note(self, message: str, id: str | None = None) -> None:
         """Every note, marked (the stitch writes the import's first SKIP_NOTES)."""
