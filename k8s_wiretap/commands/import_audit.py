@@ -186,17 +186,18 @@ def _import(args: argparse.Namespace) -> int:
         ):
             importer = import_audit(args.logs, written, bounds, span)
     else:
-        planned = partition.plan(args.logs, bounds, size or partition.SIZE)
-        # a local pool's workers fork from a server that has imported the partitions' code
-        # once (each would take some 0.3 s of CPU to import it)
+        # a local pool's workers are forked from this process, which has the partitions'
+        # code and hashes as the stitch does (`partition.Part.salt`); when they cannot be
+        # (a thread runs here), from a server that has imported that code once (each would
+        # take some 0.3 s of CPU to import it)
         preload = ["__main__", partition.__name__]
         multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
-        with (
-            contextlib.ExitStack() as stack,
-            jobs.pool(args) as pool,
-            writing("audit", args, "audit log", on_skip=None) as written,
-            Progress(lambda: so_far("audit", written)),
-        ):
+        with contextlib.ExitStack() as stack:
+            pool = stack.enter_context(jobs.pool(args, fork=True))
+            # ranges for as many partitions at once as the pool runs
+            planned = partition.plan(args.logs, bounds, size or partition.SIZE, pool.workers)
+            written = stack.enter_context(writing("audit", args, "audit log", on_skip=None))
+            stack.enter_context(Progress(lambda: so_far("audit", written)))
             stitch = partition.Stitch(written, bounds, span)
             # a local pool's partitions write their records beside OUT, the stitch copies
             # them in (no pipe between); Dask's workers may be elsewhere: theirs come back

@@ -8,6 +8,12 @@ results together in order, so that its output is byte for byte one job's whateve
 - `--jobs N` (default: the cores this process may run on): N processes on this machine
   (a `ProcessPoolExecutor` started with `forkserver`, so a partition gets nothing from the
   command's process but its arguments, as on Dask); `--jobs 1` runs in this process.
+  `pool(args, fork=True)` (Linux) forks the N processes from the command's own when the
+  pool starts, while it runs no other thread and has opened no output: they have its
+  code at once (a forkserver first imports it, some 0.2 s before the first partition
+  starts) and hash str as it does, which `import audit`'s partitions use
+  (`importers.partition`, `Part.salt`); a partition still uses nothing of the copied
+  process but its code, and its arguments.
 - `--dask ADDRESS`: a running Dask scheduler (`tcp://HOST:8786`). The partitions go to its
   workers through `distributed.Client(ADDRESS).get_executor()`; the workers must have this
   package installed (the same version) and read the input at the path the command was
@@ -24,6 +30,8 @@ import argparse
 import importlib
 import multiprocessing
 import os
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -109,8 +117,10 @@ def many(args: argparse.Namespace) -> bool:
 
 
 @contextmanager
-def pool(args: argparse.Namespace) -> Iterator[Pool]:
-    """The pool `--jobs`/`--dask` ask for, shut down when the block ends."""
+def pool(args: argparse.Namespace, *, fork: bool = False) -> Iterator[Pool]:
+    """The pool `--jobs`/`--dask` ask for, shut down when the block ends; with `fork`,
+    its processes forked from this one at once (see the module), on Linux, unless a
+    thread runs here besides this one (a fork would copy its locks as they are)."""
     if getattr(args, "dask", None):
         with _dask(args.dask) as found:
             yield found
@@ -119,8 +129,11 @@ def pool(args: argparse.Namespace) -> Iterator[Pool]:
     if jobs == 1:
         yield Pool(Inline(), 1, "1 job")
         return
-    context = multiprocessing.get_context("forkserver")
+    forked = fork and sys.platform == "linux" and threading.active_count() == 1
+    context = multiprocessing.get_context("fork" if forked else "forkserver")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as executor:
+        if forked:  # a pool that forks makes every process at its first task, before
+            executor.submit(os.getpid)  # its own thread starts: now, before the command's
         yield Pool(executor, jobs, f"{jobs} jobs")
 
 

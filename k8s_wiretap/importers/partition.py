@@ -3,13 +3,16 @@ run anywhere, put back together into the recording one job writes, byte for byte
 (docs/importing.md, "Many jobs").
 
 The split (`plan`): each plain file whose framing is one of lines (`LINE_FRAMINGS`) is cut
-at line ends into ranges of about `SIZE` bytes; a gzip file, a file of JSON documents (an
-array, pretty-printed) and a small file are one partition each; standard input is read by
-the command's own process, in its place, as one job reads it. A partition (`Part`: a path,
-two byte offsets, the file's framing, the bounds, the time range and the redaction key) is
-given to `run`, a module-level function, in a worker that may be another machine sharing
-the path; what it returns (`Result`) is the records of its range as bytes and what the
-stitch needs of its edges, all of a size that follows the range's.
+at line ends into ranges of `SIZE` bytes at most, the import's last ones smaller so that
+the partitions running at once end about together (`_sizes`); a gzip file, a file of
+JSON documents (an array, pretty-printed) and a small file are one partition each;
+standard input is read by the command's own process, in its place, as one job reads it.
+A partition (`Part`: a path, two byte offsets, the file's framing, the bounds, the time
+range and the redaction key) is given to `run`, a module-level function, in a worker
+that may be another machine sharing the path; what it returns (`Result`) is the records
+of its range as bytes (or a file, on this machine) and what the stitch needs of its
+edges, all of a size that follows the range's. `Stitch.run` keeps the workers busy: a
+partition is submitted as soon as one ends, whatever the stitch waits for.
 
 A partition imports its range as a one-job import would from an empty start: a request it
 has not seen begun is a new exchange. The stitch (`Stitch`, in the command's process, in
@@ -19,8 +22,9 @@ changes them, and repairs what the range could not know:
 
 - an exchange begun before the range (a watch open for minutes, a request in flight at the
   cut) or ended before it (a late event): the range's records of it are dropped and its
-  events, read again from the file (by their place in the range), are fed to the one
-  import, which holds the exchange's state (its id, stages, what its request's body held);
+  events, read again from the file (from the byte where the partition began reading their
+  line, `_again_at`), are fed to the one import, which holds the exchange's state (its
+  id, stages, what its request's body held);
 - the notes' cap (`sink.SKIP_NOTES`): a partition writes all of its notes, the stitch the
   first SKIP_NOTES of the import's; skipped lines are said with their line in the file (a
   partition counts its own, the stitch adds the lines before);
@@ -39,9 +43,9 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import io
 import itertools
-import math
 import os
 import signal
 import tempfile
@@ -51,7 +55,7 @@ import zlib
 from array import array
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
@@ -88,6 +92,7 @@ __all__ = [
 
 SIZE = 32 * 1024 * 1024  # a range's bytes, at most (its result: about 1.4 times that)
 SMALLEST = 16 * 1024 * 1024  # below twice this, an import is one job, in the command's process
+TAIL = 8  # the last ranges' bytes: `SIZE` over this, at least (`_sizes`)
 LINE_FRAMINGS = (
     "JSON lines",
     "JSON lines after a timestamp",
@@ -95,6 +100,8 @@ LINE_FRAMINGS = (
     "base64 gzip lines",
 )
 SEARCH = 1 << 16  # bytes read at a time looking for a line's end
+SALTED = "k8s-wiretap: how this process hashes str"  # `Part.salt`
+FEW = 16  # values looked for by a search each (`_places`); more, by one pass
 # a Result's per-event flags
 IGNORED, FINISHED, REQUESTED = 1, 2, 4
 NOTE, SKIP = 0, 1  # the kinds of a Result's specials
@@ -115,6 +122,9 @@ class Part:
     max_body: int
     folder: str | None = None  # where its records go as a file (None: in the result)
     cwd: str = ""  # the command's working folder (a worker's may be another)
+    # `hash(SALTED)` in the stitch's process: a worker whose own is the same (forked from
+    # it) hashes every str as it does, and gives its requests' keys, not the requests
+    salt: int | None = None
 
     @property
     def source(self) -> Path:
@@ -125,9 +135,12 @@ class Part:
 @dataclass
 class Result:
     """What a partition gives back: its records (`data`) and, per event it fed, where its
-    records end in `data`, its exchange (an index into `requests`), its value's ordinal in
-    the framing, its item in the value, the shape that read it, and flags; the notes and
-    skips (`specials`); per exchange it began, what tells its request (`audit.Request`:
+    records end in `data`, its exchange (an index into `ids`), where its value is read
+    again (`_Reader.at`: a byte of the range, or an ordinal in a whole file), its item in
+    the value, the shape that read it, and flags; the notes and
+    skips (`specials`); per exchange it began, its request's key (`Event.key`, in `keys`,
+    when the partition's process hashes str as the stitch's does, `Part.salt`: a worker
+    forked from it) or else what the key is the hash of (`audit.request`, in `requests`:
     hashed by the stitch, in its process), its auditID and the id it gave; the exchanges
     still open at its end; its counts and its file's report."""
 
@@ -135,11 +148,12 @@ class Result:
     file: str | None
     cuts: array[int]
     owner: array[int]
-    ordinal: array[int]
+    at: array[int]
     item: array[int]
     shape: array[int]
     flags: bytes
     specials: list[tuple[int, int, int, Any, Any]]  # (event, offset, kind, a, b)
+    keys: array[int]
     requests: list[tuple[str, str, str, str, str, str]]
     audit_ids: list[str]
     ids: list[str]
@@ -157,25 +171,49 @@ class Result:
 
 
 # -- the split --------------------------------------------------------------------------------
-def plan(paths: Iterable[Path], bounds: Limits, size: int) -> list[Part | Path]:
+def plan(paths: Iterable[Path], bounds: Limits, size: int, workers: int = 1) -> list[Part | Path]:
     """The partitions of the logs at `paths`, in order (STDIN stays a path: the command's
-    process reads it); each plain file of lines cut at line ends about every `size` bytes.
-    The key, span and body bound are filled in by `Stitch.parts`."""
+    process reads it); each plain file of lines cut at line ends into ranges of `size`
+    bytes at most, the last ones of the import smaller (`_sizes`) so that `workers`
+    partitions at once end about together. The key, span and body bound are filled in by
+    `Stitch.parts`."""
     planned: list[Part | Path] = []
+    files: list[tuple[Path, str, int]] = []  # each file: its framing ("": whole), its bytes
     for path in paths:
         if path == STDIN:
-            planned.append(path)
+            files.append((path, "", 0))
             continue
-        whole = Part(path, 0, None, "", b"", bounds, None, 0)
         told = _framing(path, bounds)
         if told not in LINE_FRAMINGS:
-            planned.append(whole)
-            continue
-        length = path.stat().st_size
-        cuts = _cuts(path, length, size)
-        for start, end in itertools.pairwise(cuts):
-            planned.append(Part(path, start, end, told, b"", bounds, None, 0))
+            told = ""
+        files.append((path, told, path.stat().st_size))
+    left = sum(length for _, _, length in files)  # the bytes still to share out
+    for path, told, length in files:
+        if path == STDIN:
+            planned.append(path)
+        elif not told:
+            planned.append(Part(path, 0, None, "", b"", bounds, None, 0))
+        else:
+            cuts = _cuts(path, length, _sizes(size, workers, left))
+            for start, end in itertools.pairwise(cuts):
+                planned.append(Part(path, start, end, told, b"", bounds, None, 0))
+        left -= length
     return planned
+
+
+def _sizes(size: int, workers: int, left: int) -> Callable[[int], int]:
+    """The bytes of the range at a byte of a file with `left` bytes of the import from
+    its start: `size`, but at most what is left over twice `workers` (so that the ranges
+    shrink as the import nears its end, and the last to end leaves no worker idle for
+    long), and at least `size` / TAIL (nor does it leave less than that after it)."""
+    least = max(1, size // TAIL)
+
+    def sized(at: int) -> int:
+        rest = left - at
+        wanted = max(least, min(size, rest // (2 * workers)))
+        return rest if rest - wanted < least else wanted
+
+    return sized
 
 
 def _framing(path: Path, bounds: Limits) -> str:
@@ -187,15 +225,13 @@ def _framing(path: Path, bounds: Limits) -> str:
         return framing.framed(stream, bounds)[0]
 
 
-def _cuts(path: Path, length: int, size: int) -> list[int]:
-    """Where the ranges start (and the last ends): after a line's end near each multiple
-    of `length / n`."""
-    n = max(1, math.ceil(length / max(1, size)))
+def _cuts(path: Path, length: int, sized: Callable[[int], int]) -> list[int]:
+    """Where the ranges start (and the last ends): after the first line's end at or past
+    each range's bytes (`sized(start)`) from its start."""
     cuts = [0]
     with path.open("rb", buffering=0) as stream:
-        for k in range(1, n):
-            at = max(cuts[-1], length * k // n)
-            stream.seek(at)
+        while (at := cuts[-1] + max(1, sized(cuts[-1])) - 1) < length:
+            stream.seek(at)  # a range ends with the line end at its last byte, or after
             while True:
                 chunk = stream.read(SEARCH)
                 if not chunk:
@@ -206,8 +242,9 @@ def _cuts(path: Path, length: int, size: int) -> list[int]:
                     at += found + 1
                     break
                 at += len(chunk)
-            if cuts[-1] < at < length:
-                cuts.append(at)
+            if at >= length:
+                break
+            cuts.append(at)
     cuts.append(length)
     return cuts
 
@@ -230,10 +267,16 @@ class _Range(io.RawIOBase):
         self._file = path.open("rb", buffering=0)
         self._file.seek(start)
         self._left = end - start
+        self._read = 0
         self.newlines = 0
 
     def readable(self) -> bool:
         return True
+
+    def tell(self) -> int:
+        """The bytes read from the range (a BufferedReader's `tell` over it: its own
+        buffer's bytes not yet given taken off)."""
+        return self._read
 
     def readinto(self, buffer: Any) -> int:
         if self._left <= 0:
@@ -242,6 +285,7 @@ class _Range(io.RawIOBase):
         n = self._file.readinto(view) or 0
         self.newlines += view[:n].tobytes().count(b"\n")
         self._left -= n
+        self._read += n
         return n
 
     def close(self) -> None:
@@ -262,16 +306,48 @@ def _values(part: Part, stream: BinaryIO) -> tuple[str, framing.Numbered]:
     if part.end is None:
         return framing.framed(stream, part.bounds)
     peek = cast(io.BufferedReader, stream).peek(len(framing.BOM))
+    number = 1
     if part.start == 0 and peek.startswith(framing.BOM):
         stream.read(len(framing.BOM))
-    lines = framing._lines(stream, 1, part.bounds)
+    elif part.start > 0 and _after_blank(part.source, part.start, part.bounds.max_line):
+        # one job reads past the blank lines after a blank line, and the white space
+        # before the next line's value (which a framing's prefix must not keep)
+        number += framing._blanks(stream)
+    return part.framing, _framed(part, stream, number)
+
+
+def _after_blank(path: Path, start: int, longest: int) -> bool:
+    """Whether the line before byte `start` (a line's first) of the file is blank (white
+    space, `longest` bytes at most: a longer line is one too long to read)."""
+    with path.open("rb", buffering=0) as stream:
+        end = start - 1  # the line end before `start`; the line's bytes are read back
+        while True:
+            at = end - SEARCH if end - SEARCH >= len(framing.BOM) else 0  # a BOM whole
+            stream.seek(at)
+            chunk = stream.read(end - at)
+            if at == 0 and chunk.startswith(framing.BOM):  # not the first line's
+                chunk = chunk[len(framing.BOM) :]
+            line = chunk.rpartition(b"\n")[2]
+            if line.strip(framing.WS):
+                return False
+            if len(line) < len(chunk) or at == 0:  # the line's start
+                return len(line) + start - 1 - end <= longest
+            if start - 1 - at > longest:
+                return False
+            end = at
+
+
+def _framed(part: Part, stream: BinaryIO, number: int = 1) -> framing.Numbered:
+    """The values of a range's lines from where `stream` stands (its line `number`), in
+    its framing."""
+    lines = framing._lines(stream, number, part.bounds)
     if part.framing == "JSON lines after a timestamp":
-        return part.framing, framing._prefixed(lines)
+        return framing._prefixed(lines)
     if part.framing == "Fluent Bit out_file lines":
-        return part.framing, framing._bracketed(lines)
+        return framing._bracketed(lines)
     if part.framing == "base64 gzip lines":
-        return part.framing, framing._inflated(lines, part.bounds)
-    return part.framing, lines
+        return framing._inflated(lines, part.bounds)
+    return lines
 
 
 class _Reader:
@@ -294,21 +370,26 @@ class _Reader:
         self.where, self._skip = where, skip
         self.entry: list[str] = []
         self.broken = False
-        self.ordinal = -1  # the value's place in the framing's values
+        self.at = -1  # where the value is found again (`events`)
 
     def skip(self, where: str, reason: str) -> None:
         self.report.skip(where, reason)
         self._skip(where, reason)
 
-    def events(self, values: framing.Numbered) -> Iterator[tuple[int, Event, int]]:
-        """(the value's item, the Event, its shape's place in the registry), the value's
-        ordinal in `self.ordinal`."""
+    def events(
+        self, values: framing.Numbered, tell: Callable[[], int] | None = None
+    ) -> Iterator[tuple[int, Event, int]]:
+        """(the value's item, the Event, its shape's place in the registry); where its
+        value is found again in `self.at`: with `tell` (the range's stream's), the byte of
+        the range its reading began at (`_again_at`), else its ordinal in `values`."""
         report, span = self.report, self.span
         modified = audit._modified(self.source)
         read_by, place = None, -1
+        after = itertools.count().__next__ if tell is None else tell
+        at = after()
         try:
             for number, line in values:
-                self.ordinal += 1
+                self.at, at = at, after()
                 if isinstance(line, framing.BadEntry):
                     self.skip(self.where(number), str(line))
                     continue
@@ -420,12 +501,14 @@ class _PartSink(Sink):
 class _PartImport(AuditImport):
     """An AuditImport that says, per event, what it did (`Result`)."""
 
-    def __init__(self, sink: _PartSink, max_open: int) -> None:
+    def __init__(self, sink: _PartSink, max_open: int, keyed: bool) -> None:
         super().__init__(sink, max_open=max_open)
-        self.part_sink = sink
+        self.memory = sink.memory
+        self.keyed = keyed  # the keys given (`Result.keys`), not the requests
+        self.keys: array[int] = array("q")
         self.cuts: array[int] = array("q")
         self.owner: array[int] = array("q")
-        self.ordinal: array[int] = array("q")
+        self.at: array[int] = array("q")
         self.item: array[int] = array("q")
         self.shape: array[int] = array("q")
         self.flags = bytearray()
@@ -437,25 +520,32 @@ class _PartImport(AuditImport):
         self.peak = 0
         self._flag = 0
 
-    def fed(self, event: Event, ordinal: int, item: int, shape: int) -> None:
-        key = event.key
-        new = key not in self._open and key not in self._done
+    def fed(self, event: Event, at: int, item: int, shape: int) -> None:
+        key, opened, done = event.key, self._open, self._done
         self._flag = 0
         written = self.sink.exchanges
-        if new:  # open for a moment at least, with those open already
-            self.peak = max(self.peak, len(self._open) + 1)
-            self.index[key] = len(self.requests)
-            self.requests.append(request_of(event))
+        if key not in opened and key not in done:  # new: open a moment at least, with those
+            if len(opened) >= self.peak:  # open already
+                self.peak = len(opened) + 1
+            self.index[key] = len(self.audit_ids)
+            if self.keyed:
+                self.keys.append(key)
+            else:
+                self.requests.append(request_of(event))
             self.audit_ids.append(event.audit_id)
         self.feed(event)
+        flag = self._flag
         if self.sink.exchanges != written:
-            self._flag |= REQUESTED
+            flag |= REQUESTED
+        if not flag & IGNORED and key in done:  # an event ignored is one of an exchange
+            flag |= FINISHED  # ended before; any other that ends its exchange finishes it
+        memory = self.memory
         self.owner.append(self.index[key])
-        self.cuts.append(self.part_sink.memory.at)
-        self.ordinal.append(ordinal)
+        self.cuts.append(memory.size + memory._pending_size)
+        self.at.append(at)
         self.item.append(item)
         self.shape.append(shape)
-        self.flags.append(self._flag)
+        self.flags.append(flag)
 
     def _fresh(self, event: Event) -> str:
         id = super()._fresh(event)
@@ -466,20 +556,16 @@ class _PartImport(AuditImport):
         self._flag |= IGNORED
         super()._ignored(message)
 
-    def _finished(self, key: int) -> None:
-        self._flag |= FINISHED
-        super()._finished(key)
-
     def _note(self, message: str, id: str | None = None) -> None:
         """Every note, marked (the stitch writes the import's first SKIP_NOTES)."""
         self._noted += 1
-        at = self.part_sink.memory.at
+        at = self.memory.at
         self.sink.note(message, id=id)
-        length = self.part_sink.memory.at - at
+        length = self.memory.at - at
         self.specials.append((len(self.cuts), at, NOTE, length, None))
 
     def skipped(self, where: str, reason: str) -> None:
-        self.specials.append((len(self.cuts), self.part_sink.memory.at, SKIP, where, reason))
+        self.specials.append((len(self.cuts), self.memory.at, SKIP, where, reason))
 
 
 def _quiet() -> None:
@@ -506,7 +592,7 @@ def run(part: Part) -> Result:
 
 def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
     sink = _PartSink(part.key, part.max_body, fd)
-    importer = _PartImport(sink, part.bounds.max_open)
+    importer = _PartImport(sink, part.bounds.max_open, hash(SALTED) == part.salt)
     sink.read_by_jsonfast()
     report = FileReport(part.path)
     prefix = str(part.path)
@@ -517,8 +603,9 @@ def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
     stream, raw = _opened(part)
     with stream:
         report.framing, values = _values(part, stream)
-        for item, event, shape in reader.events(values):
-            importer.fed(event, reader.ordinal, item, shape)
+        tell = None if raw is None else stream.tell
+        for item, event, shape in reader.events(values, tell):
+            importer.fed(event, reader.at, item, shape)
     tail = []
     for key, state in importer._open.items():
         held = state.held
@@ -544,11 +631,12 @@ def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
         file=file,
         cuts=importer.cuts,
         owner=importer.owner,
-        ordinal=importer.ordinal,
+        at=importer.at,
         item=importer.item,
         shape=importer.shape,
         flags=bytes(importer.flags),
         specials=importer.specials,
+        keys=importer.keys,
         requests=importer.requests,
         audit_ids=importer.audit_ids,
         ids=importer.ids,
@@ -582,6 +670,21 @@ def _remember(new: list[Any], window: OrderedDict[Any, None], one: Callable[[Any
         one(item)
 
 
+def _places(items: list[Any] | array[int], found: set[Any]) -> list[int]:
+    """The places in `items` of the values in `found`, in order: a few values found by the
+    list's own search, many by one pass."""
+    if len(found) > FEW:
+        return [i for i, item in enumerate(items) if item in found]
+    places = []
+    for value in found:
+        i = -1
+        with contextlib.suppress(ValueError):
+            while True:
+                i = items.index(value, i + 1)
+                places.append(i)
+    return sorted(places)
+
+
 # -- the stitch -------------------------------------------------------------------------------
 @dataclass
 class _File:
@@ -613,8 +716,9 @@ class Stitch:
         self.sink.read_by_jsonfast()
 
     def parts(self, planned: list[Part | Path], folder: str | None) -> list[Part | Path]:
-        """The plan with the import's redaction key, time range and body bound, and the
-        folder the partitions write their records to (None: they give them back)."""
+        """The plan with the import's redaction key, time range and body bound, the folder
+        the partitions write their records to (None: they give them back), and how this
+        process hashes str (`Part.salt`)."""
         key = self.sink.key
         return [
             item
@@ -630,6 +734,7 @@ class Stitch:
                 self.sink.max_body,
                 folder,
                 os.getcwd(),
+                hash(SALTED),
             )
             for item in planned
         ]
@@ -641,29 +746,39 @@ class Stitch:
         ahead: int,
         folder: str | None = None,
     ) -> AuditImport:
-        """Run the partitions on `executor`, at most `ahead` at once beyond the one the
-        stitch waits for, and put them together in order; standard input read here. With
-        `folder` (a folder on this machine that the workers write to: a local pool's),
-        each partition's records come as a file there, removed once copied."""
+        """Run the partitions on `executor` and put them together in order; standard input
+        read here. At most `ahead` partitions are running or waiting to run, topped up as
+        soon as any ends (a worker never waits for the stitch), and at most `ahead` more
+        have ended and wait for the stitch. With `folder` (a folder on this machine that
+        the workers write to: a local pool's), each partition's records come as a file
+        there, removed once copied."""
         parts = iter(self.parts(planned, folder))
         # in order: each partition with its future, standard input with none
         order: deque[tuple[Part | Path, Future[Result] | None]] = deque()
-        running = 0
         try:
             while True:
-                while running < ahead and (item := next(parts, None)) is not None:
+                busy = [f for _, f in order if f is not None and not f.done()]
+                while (
+                    len(busy) < ahead
+                    and len(order) < 2 * ahead
+                    and (item := next(parts, None)) is not None
+                ):
                     if isinstance(item, Part):
-                        order.append((item, executor.submit(run, item)))
-                        running += 1
+                        submitted = executor.submit(run, item)
+                        order.append((item, submitted))
+                        busy.append(submitted)
                     else:
                         order.append((item, None))
                 if not order:
                     break
-                item, future = order.popleft()
+                item, future = order[0]
+                if future is not None and not future.done():
+                    wait(busy, return_when=FIRST_COMPLETED)
+                    continue
+                order.popleft()
                 if future is None:
                     self.stdin()  # the workers go on with what comes after
                     continue
-                running -= 1
                 result = future.result()
                 self.seconds += result.seconds
                 try:
@@ -699,7 +814,7 @@ class Stitch:
         file = self._start(part)
         if file.broken:
             return
-        keys = [hash(request) for request in result.requests]
+        keys = result.keys.tolist() if result.keys else list(map(hash, result.requests))
         conflicts = self._conflicts(keys)
         if self._redo(file, result, keys, conflicts):
             self.redone += 1
@@ -708,9 +823,10 @@ class Stitch:
         self._merge(part, file, result, keys, conflicts)
 
     def _conflicts(self, keys: list[int]) -> set[int]:
-        """The partition's exchanges whose request the import had begun or ended before."""
-        opened, done = self.importer._open, self.importer._done
-        return {i for i, key in enumerate(keys) if key in opened or key in done}
+        """The partition's exchanges whose request the import had begun or ended before
+        (found by set operations: a few among thousands)."""
+        found = (self.importer._open.keys() & keys) | (self.importer._done.keys() & keys)
+        return set(_places(keys, found)) if found else set()
 
     def _redo(self, file: _File, result: Result, keys: list[int], conflicts: set[int]) -> bool:
         """Whether the range must be imported again from the import's state (its start
@@ -727,14 +843,15 @@ class Stitch:
             if len(keys) >= DONE_LIMIT:
                 return True
             late = any(keys[i] in importer._done for i in conflicts)
-            finished = sum(1 for flag in result.flags if flag & FINISHED)
+            finished = result.flags.translate(_FINISHED).count(1) if late else 0
             if late and len(importer._done) + finished >= DONE_LIMIT:
                 return True
             many = Counter(result.audit_ids)
             if any(many[result.audit_ids[i]] > 1 for i in conflicts):
                 return True
         given, forgotten = importer._ids, importer._forgotten
-        if any(i not in conflicts for i, a in enumerate(result.audit_ids) if a in given):
+        shared = given.keys() & result.audit_ids
+        if shared and any(i not in conflicts for i in _places(result.audit_ids, shared)):
             return True  # one job gives it another id: `ID~N`, noted
         maybe = [] if result.ids == result.audit_ids else result.ids  # ids given renamed
         if forgotten is not None:  # an id given before the last DONE_LIMIT, or one like it
@@ -806,12 +923,12 @@ class Stitch:
     ) -> None:
         importer, sink = self.importer, self.sink
         cuts, flags, owner = result.cuts, result.flags, result.owner
-        again = [i for i, x in enumerate(owner) if x in conflicts] if conflicts else []
+        again = _places(owner, conflicts) if conflicts else []
         self.repaired += len({owner[i] for i in again})
         events = self._reread(part, result, again) if again else iter(())
         where = self._where(part, file)
         specials, s = result.specials, 0
-        position, finishing = 0, 0
+        position, finishing, previous = 0, 0, -1
         finished = list(itertools.compress(range(len(flags)), flags.translate(_FINISHED)))
         for stop in [*again, len(cuts)]:
             start = cuts[stop - 1] if stop else 0
@@ -831,10 +948,13 @@ class Stitch:
                     sink.skip(where(a), b)
             put(position, start)
             position = start
+            # the events that ended an exchange since the last one fed again (that one not)
             end = bisect.bisect_left(finished, stop, finishing)
-            ended = [keys[owner[i]] for i in finished[finishing:end] if owner[i] not in conflicts]
+            if finishing < end and finished[finishing] == previous:
+                finishing += 1
+            ended = list(map(keys.__getitem__, map(owner.__getitem__, finished[finishing:end])))
             _remember(ended, importer._done, importer._finished)
-            finishing = end
+            finishing, previous = end, stop
             if stop == len(cuts):
                 break
             while s < len(specials) and specials[s][0] == stop and specials[s][2] == NOTE:
@@ -846,7 +966,10 @@ class Stitch:
         importer.ignored -= sum(1 for i in again if flags[i] & IGNORED)
         sink.exchanges += flags.translate(_REQUESTED).count(1)
         sink.exchanges -= sum(1 for i in again if flags[i] & REQUESTED)
-        ids = [id for i, id in enumerate(result.ids) if i not in conflicts]
+        ids = result.ids
+        if conflicts:  # but those of the exchanges fed again
+            bounds = itertools.pairwise([-1, *sorted(conflicts), len(ids)])
+            ids = list(itertools.chain.from_iterable(ids[a + 1 : b] for a, b in bounds))
         _remember(ids, importer._ids, importer._given)
         for i, id, held, requested_, responded, stages, kept in result.tail:
             if i in conflicts:
@@ -892,20 +1015,55 @@ class Stitch:
             report.closest = local.closest
 
     def _reread(self, part: Part, result: Result, again: list[int]) -> Iterator[Event]:
-        """The events `again` of the partition, read again from its file."""
-        stream, _ = _opened(part)
+        """The events `again` of the partition, read again from its file: a range's each
+        from the byte its value's reading began at, a whole file's by its ordinal."""
         modified = audit._modified(part.source)
-        with stream:
-            _, values = _values(part, stream)
-            ordinal, line = -1, cast(bytes | framing.BadEntry, b"")
-            raws: list[Any] = []
+        with contextlib.ExitStack() as stack:
+            if part.end is None:
+                value = _by_ordinal(part, stack)
+            else:
+                fd = os.open(part.source, os.O_RDONLY)
+                stack.callback(os.close, fd)
+                value = functools.partial(_again_at, part, fd)
+            at, raws = -1, list[Any]()
             for i in again:
-                wanted = result.ordinal[i]
-                if ordinal != wanted:
-                    while ordinal < wanted:
-                        _, line = next(values)
-                        ordinal += 1
-                    assert isinstance(line, bytes)
+                if result.at[i] != at:
+                    at = result.at[i]
                     shape = shapes.REGISTRY[result.shape[i]]
-                    raws = shape.events(shapes.loaded(line, "the line"))
+                    raws = shape.events(shapes.loaded(value(at), "the line"))
                 yield Event.of(raws[result.item[i]], modified)
+
+
+def _by_ordinal(part: Part, stack: contextlib.ExitStack) -> Callable[[int], bytes]:
+    """The values of a whole file by their ordinals, asked in order (its stream closed
+    with `stack`)."""
+    stream, _ = _opened(part)
+    stack.enter_context(stream)
+    _, values = _values(part, stream)
+    read, line = -1, cast(bytes | framing.BadEntry, b"")
+
+    def value(wanted: int) -> bytes:
+        nonlocal read, line
+        while read < wanted:
+            _, line = next(values)
+            read += 1
+        assert isinstance(line, bytes)
+        return line
+
+    return value
+
+
+def _again_at(part: Part, fd: int, at: int) -> bytes:
+    """The value of the range `part` (its file open at `fd`) whose reading began at its
+    byte `at`: read again from there as the partition read it (blank lines passed, the
+    framing's prefix taken off), from SEARCH bytes read at once when it ends within them."""
+    start, end = part.start + at, cast(int, part.end)
+    chunk = os.pread(fd, min(SEARCH, end - start), start)
+    with io.BufferedReader(io.BytesIO(chunk)) as stream:  # `peek`, as the partition's
+        _, line = next(_framed(part, stream))
+        whole = stream.tell() < len(chunk) or start + len(chunk) == end
+    if not whole:  # a line longer than the chunk
+        with io.BufferedReader(_Range(part.source, start, end), SEARCH) as stream:
+            _, line = next(_framed(part, stream))
+    assert isinstance(line, bytes)
+    return line

@@ -13,6 +13,8 @@ between the stages of an exchange, inside a watch, between repeated events of an
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import gzip
 import json
 import multiprocessing
@@ -31,9 +33,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from k8s_wiretap.importers import limits
+from k8s_wiretap.importers import limits, partition
 from k8s_wiretap.importers.audit import Event, import_audit
-from k8s_wiretap.importers.partition import Stitch, plan, request_of
+from k8s_wiretap.importers.partition import SEARCH, Stitch, plan, request_of
 from k8s_wiretap.importers.sink import Sink
 from k8s_wiretap.importers.timerange import TimeRange
 from k8s_wiretap.paths import RECORDINGS
@@ -281,6 +283,32 @@ def test_built_logs_cut_anywhere(
     )
 
 
+def test_a_worker_that_hashes_as_the_stitch_gives_keys(tmp_path: Path) -> None:
+    """A partition run where str hashes as in the stitch's process (here: this process,
+    as in a worker forked from it) gives its requests' keys, one run elsewhere (another
+    `Part.salt`) what the keys are the hashes of; both are put in place as one job's."""
+    log = tmp_path / "wide.log"
+    log.write_bytes(gzip.decompress(WIDE.read_bytes()))
+    expected = _in_process(tmp_path, [log], None, 0)
+    for elsewhere in (False, True):
+        out = tmp_path / "jobs.jsonl"
+        out.unlink(missing_ok=True)
+        with Sink(out, source="audit log", key=KEY) as sink:
+            stitch = Stitch(sink, limits.DEFAULT, None)
+            parts = stitch.parts(plan([log], limits.DEFAULT, 64 * 1024), None)
+            for part in parts:
+                assert isinstance(part, partition.Part)
+                result = partition.run(part)
+                assert len(result.keys) == len(result.ids) and not result.requests
+                if elsewhere:  # as a worker whose str hashes differ gives it
+                    result = partition.run(dataclasses.replace(part, salt=None))
+                    assert len(result.requests) == len(result.ids) and not result.keys
+                stitch.add(part, result)
+            stitch.importer.finish()
+        assert stitch.repaired > 0
+        assert _written(out.read_bytes(), numbered=False) == expected[0]
+
+
 def test_a_request_is_told_alike_in_every_process() -> None:
     """What a partition says of each request it began (`request_of`) hashes, in the
     stitch's process, to the key the import tells that request by."""
@@ -299,6 +327,20 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _workers(pid: int) -> list[int]:
+    """The pool's workers of the command `pid`: its children forked from it (its own
+    command line; not the resource tracker, which multiprocessing starts afresh)."""
+    mine = Path(f"/proc/{pid}/cmdline").read_bytes()
+    found = []
+    for child in _children(pid):
+        try:
+            if Path(f"/proc/{child}/cmdline").read_bytes() == mine:
+                found.append(child)
+        except FileNotFoundError:  # ended meanwhile
+            continue
+    return found
+
+
 def test_a_worker_killed_is_one_line_exit_1_and_no_recording(tmp_path: Path) -> None:
     """A worker that dies (the kernel's OOM killer, a node lost): one line, exit 1, no
     OUT and no partition files left beside it."""
@@ -314,13 +356,11 @@ def test_a_worker_killed_is_one_line_exit_1_and_no_recording(tmp_path: Path) -> 
     killed = None
     deadline = time.monotonic() + 120
     while killed is None and process.poll() is None and time.monotonic() < deadline:
-        # the forkserver is the command's child; the workers are its children
-        for server in _children(process.pid):
-            workers = _children(server)
+        with contextlib.suppress(FileNotFoundError):  # the command ended meanwhile
+            workers = _workers(process.pid)
             if workers:
                 killed = workers[0]
                 os.kill(killed, signal.SIGKILL)
-                break
         time.sleep(0.01)
     _, stderr = process.communicate(timeout=300)
     assert killed is not None, "the import ended before a worker was seen"
@@ -330,6 +370,77 @@ def test_a_worker_killed_is_one_line_exit_1_and_no_recording(tmp_path: Path) -> 
     assert lines[0].startswith("k8s-wiretap: import audit: a partition failed on 2 jobs: ")
     assert lines[0].endswith(f"({out_path} not written)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.log"]
+
+
+@pytest.mark.parametrize("prefix", [b"", b"2026-12-03T13:46:00Z "])
+def test_events_across_a_cut_read_again_from_their_line(
+    tmp_path: Path, pool: ProcessPoolExecutor, prefix: bytes
+) -> None:
+    """The events of exchanges begun before a cut are read again by the stitch from where
+    their partition began reading their value: past blank lines and the white space
+    before a line (which the framing's prefix must not keep), and a line longer than the
+    stitch reads at once (SEARCH bytes)."""
+    lines = []
+    for n in range(12):  # watches begun, each a cut before its end
+        lines.append(
+            _stage(f"w{n}", "ResponseStarted", "watch", "/api/v1/pods", n, code=200, user="bob")
+        )
+    for n in range(12):
+        ended = _stage(
+            f"w{n}", "ResponseComplete", "watch", "/api/v1/pods", n, code=200, user="bob"
+        )
+        if n % 2 == 0:  # after each kind of white space
+            ended["annotations"] = {"note": "x" * (SEARCH + 1000 * n)}
+        lines.append(ended)
+    log = tmp_path / "audit.log"
+    with log.open("wb") as written:
+        for n, event in enumerate(lines):
+            before = [b"", b"\n", b"  \n \t\n   "][n % 3]  # the line's white space too
+            written.write(before + prefix + json.dumps(event).encode() + b"\n")
+    expected = _in_process(tmp_path, [log], None, 0)
+    for size in range(200, 4000, 150):  # cuts everywhere: after each kind of line
+        out = tmp_path / "jobs.jsonl"
+        out.unlink(missing_ok=True)
+        with Sink(out, source="audit log", key=KEY) as sink:
+            stitch = Stitch(sink, limits.DEFAULT, None)
+            stitch.run(plan([log], limits.DEFAULT, size), pool, 3)
+        assert stitch.redone == 0
+        assert stitch.repaired >= 1
+        assert _written(out.read_bytes(), numbered=False) == expected[0]
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize(
+    ("data", "longest", "blank"),
+    [
+        (b"abc\n  \n", 100, True),
+        (b"abc\n", 100, False),
+        (b"\n", 100, True),
+        (BOM + b" \t\n", 100, True),  # a BOM is not the first line's
+        (BOM + b"x\n \n", 100, True),
+        (b"a\n" + b" " * 50 + b"\n", 50, True),
+        (b"a\n" + b" " * 50 + b"\n", 49, False),  # too long to read: not blank
+        (BOM + b" " * 50 + b"\n", 50, True),
+        (b"x" + b" " * 50 + b"\n", 100, False),
+    ],
+)
+@pytest.mark.parametrize("search", [1, 2, 4, 64])
+def test_the_line_before_a_range_told_blank(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    data: bytes,
+    longest: int,
+    blank: bool,
+    search: int,
+) -> None:
+    """Whether the line before a range's first byte is blank (which makes one job read
+    past the white space its range begins with), read back a chunk at a time."""
+    monkeypatch.setattr(partition, "SEARCH", search)
+    log = tmp_path / "audit.log"
+    log.write_bytes(data + b"X\n")
+    assert partition._after_blank(log, len(data), longest) is blank
 
 
 def test_the_cuts_are_repaired_not_imported_again(
