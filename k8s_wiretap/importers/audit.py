@@ -45,7 +45,7 @@ import stat
 import sys
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, cast
@@ -581,17 +581,48 @@ def _file_events(
     report: FileReport,
     span: TimeRange | None = None,
 ) -> Iterator[Event]:
-    def skip(where: str, reason: str) -> None:
-        report.skip(where, reason)
-        sink.skip(where, reason)
-
-    shape: shapes.Shape | None = None
-    modified = _modified(path)
+    reader = ValueReader(report, span, _modified(path), lambda n: f"{path}:{n}", sink.skip)
     try:
         report.framing, values = framing.framed(stream, bounds)
+        for _, event in reader.events(values):
+            yield event
+    except (OSError, EOFError, zlib.error) as error:  # a gzip cut short or corrupt
+        reader.skip(f"{path}", f"the file could not be read on: {error}")
+
+
+class ValueReader:
+    """A file's values as Events: the one loop of the import and of its partitions
+    (`partition._Reader`). Each value is unwrapped by the shape it is read by (the last
+    one told, kept from value to value: `shape`), each of its items made an Event; what is
+    none is skipped, told to the report and to `told_skip(where, reason)`, each place said
+    by `where(number)`; with `span`, what is outside it is counted, a line told by its
+    time never parsed. `unshaped(line)`, when given, hears each value read while no shape
+    is told yet."""
+
+    def __init__(
+        self,
+        report: FileReport,
+        span: TimeRange | None,
+        modified: str | None,
+        where: Callable[[int], str],
+        told_skip: Callable[[str, str], None],
+        shape: shapes.Shape | None = None,
+        unshaped: Callable[[bytes], None] | None = None,
+    ) -> None:
+        self.report, self.span, self.modified = report, span, modified
+        self.where, self.told_skip = where, told_skip
+        self.shape, self.unshaped = shape, unshaped
+
+    def skip(self, where: str, reason: str) -> None:
+        self.report.skip(where, reason)
+        self.told_skip(where, reason)
+
+    def events(self, values: framing.Numbered) -> Iterator[tuple[int, Event]]:
+        """(the item of its value, the Event) of each event of `values`, in order."""
+        report, span, modified, unshaped = self.report, self.span, self.modified, self.unshaped
         for number, line in values:
             if isinstance(line, framing.BadEntry):
-                skip(f"{path}:{number}", str(line))
+                self.skip(self.where(number), str(line))
                 continue
             if not line or line.isspace():  # blank (`strip` would copy every line)
                 continue
@@ -600,27 +631,27 @@ def _file_events(
                 report.outside += 1
                 report.unparsed += 1
                 continue
+            if unshaped is not None and self.shape is None:
+                unshaped(line)
             try:
-                raws, shape = _unwrapped(line, shape, report)
+                raws, self.shape = _unwrapped(line, self.shape, report)
             except (BadEvent, shapes.Unfit) as error:
-                skip(f"{path}:{number}", str(error))
+                self.skip(self.where(number), str(error))
                 continue
             for index, raw in enumerate(raws):
                 try:
                     event = Event.of(raw, modified)
                 except BadEvent as error:
-                    if shape is not None:
-                        report.unfit(1, shape.name, str(error))
-                    where = f"{path}:{number}"
-                    skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
+                    if self.shape is not None:
+                        report.unfit(1, self.shape.name, str(error))
+                    where = self.where(number)
+                    self.skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
                     continue
                 if span is not None and not span.holds(event.received):
                     report.outside += 1
                     continue
                 report.events += 1
-                yield event
-    except (OSError, EOFError, zlib.error) as error:  # a gzip cut short or corrupt
-        skip(f"{path}", f"the file could not be read on: {error}")
+                yield index, event
 
 
 def _modified(path: Path) -> str | None:

@@ -350,11 +350,11 @@ def _framed(part: Part, stream: BinaryIO, number: int = 1) -> framing.Numbered:
     return lines
 
 
-class _Reader:
-    """A partition's values as Events, as `audit._file_events` reads a file's, from the
-    shape `shape` on; skipped parts told to `skip(ordinal, where, reason)`, each place said
-    by `where(number)`. Keeps the shape it ends in, the shapes it told while it had none
-    (`entry`), and whether the file could not be read on (`broken`)."""
+class _Reader(audit.ValueReader):
+    """A partition's values as Events, by the import's own loop (`audit.ValueReader`),
+    from the shape `shape` on; skipped parts told to `skip(where, reason)`, each place
+    said by `where(number)`. Keeps the shape it ends in, the shapes it told while it had
+    none (`entry`), and whether the file could not be read on (`broken`)."""
 
     def __init__(
         self,
@@ -365,68 +365,40 @@ class _Reader:
         where: Callable[[int], str],
         skip: Callable[[str, str], None],
     ) -> None:
-        self.path, self.report, self.span, self.shape = path, report, span, shape
+        super().__init__(report, span, None, where, skip, shape, self._entered)
+        self.path = path
         self.source = path  # where it is read from (`Part.source`), when not `path`
-        self.where, self._skip = where, skip
         self.entry: list[str] = []
         self.broken = False
-        self.at = -1  # where the value is found again (`events`)
+        self.at = -1  # where the value is found again (`placed`)
 
-    def skip(self, where: str, reason: str) -> None:
-        self.report.skip(where, reason)
-        self._skip(where, reason)
-
-    def events(
+    def placed(
         self, values: framing.Numbered, tell: Callable[[], int] | None = None
     ) -> Iterator[tuple[int, Event, int]]:
         """(the value's item, the Event, its shape's place in the registry); where its
         value is found again in `self.at`: with `tell` (the range's stream's), the byte of
         the range its reading began at (`_again_at`), else its ordinal in `values`."""
-        report, span = self.report, self.span
-        modified = audit._modified(self.source)
+        self.modified = audit._modified(self.source)
         read_by, place = None, -1
-        after = itertools.count().__next__ if tell is None else tell
-        at = after()
         try:
-            for number, line in values:
-                self.at, at = at, after()
-                if isinstance(line, framing.BadEntry):
-                    self.skip(self.where(number), str(line))
-                    continue
-                if not line or line.isspace():
-                    continue
-                report.values += 1
-                if span is not None and span.skipped(line):
-                    report.outside += 1
-                    report.unparsed += 1
-                    continue
-                if self.shape is None:
-                    self._entered(line)
-                try:
-                    raws, self.shape = audit._unwrapped(line, self.shape, report)
-                except (audit.BadEvent, shapes.Unfit) as error:
-                    self.skip(self.where(number), str(error))
-                    continue
+            for index, event in self.events(self._tracked(values, tell)):
                 if self.shape is not read_by:  # told again only when it changes
                     read_by = self.shape
                     place = -1 if read_by is None else _place(read_by)
-                for index, raw in enumerate(raws):
-                    try:
-                        event = Event.of(raw, modified)
-                    except audit.BadEvent as error:
-                        if self.shape is not None:
-                            report.unfit(1, self.shape.name, str(error))
-                        where = self.where(number)
-                        self.skip(f"{where} item {index}" if len(raws) > 1 else where, str(error))
-                        continue
-                    if span is not None and not span.holds(event.received):
-                        report.outside += 1
-                        continue
-                    report.events += 1
-                    yield index, event, place
+                yield index, event, place
         except (OSError, EOFError, zlib.error) as error:
             self.broken = True
             self.skip(f"{self.path}", f"the file could not be read on: {error}")
+
+    def _tracked(
+        self, values: framing.Numbered, tell: Callable[[], int] | None
+    ) -> framing.Numbered:
+        """`values`, `self.at` set to where each is found again as it comes."""
+        after = itertools.count().__next__ if tell is None else tell
+        at = after()
+        for value in values:
+            self.at, at = at, after()
+            yield value
 
     def _entered(self, line: bytes) -> None:
         """Note the shape a value read without one is told to have: a range read from
@@ -604,7 +576,7 @@ def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
     with stream:
         report.framing, values = _values(part, stream)
         tell = None if raw is None else stream.tell
-        for item, event, shape in reader.events(values, tell):
+        for item, event, shape in reader.placed(values, tell):
             importer.fed(event, reader.at, item, shape)
     tail = []
     for key, state in importer._open.items():
@@ -884,7 +856,7 @@ class Stitch:
         stream, raw = _opened(part)
         with stream:
             file.report.framing, values = _values(part, stream)
-            for _, event, _ in reader.events(values):
+            for _, event, _ in reader.placed(values):
                 self.importer.feed(event)
         assert raw is not None
         file.base += raw.newlines
