@@ -95,15 +95,29 @@ def framed(stream: IO[bytes], bounds: Limits = limits.DEFAULT) -> tuple[str, Num
     if text.startswith((b"[", b"{")) and _documents_ahead(text):
         what = "a JSON array" if text.startswith(b"[") else "JSON documents"
         return what, _documents(_Window(stream, bounds), bounds)
+    what = "JSON lines"
     match = PREFIX.match(text)
     if match and text[match.end() : match.end() + 1] in (b"{", b"["):
-        return "JSON lines after a timestamp", _prefixed(_lines(stream, 1, bounds))
-    match = FLUENT_BIT.match(text)
-    if match and text[match.end() : match.end() + 1] == b"{":
-        return "Fluent Bit out_file lines", _bracketed(_lines(stream, 1, bounds))
-    if text.startswith(GZIP_BASE64):
-        return "base64 gzip lines", _inflated(_lines(stream, 1, bounds), bounds)
-    return "JSON lines", _lines(stream, 1, bounds)
+        what = "JSON lines after a timestamp"
+    elif (match := FLUENT_BIT.match(text)) and text[match.end() : match.end() + 1] == b"{":
+        what = "Fluent Bit out_file lines"
+    elif text.startswith(GZIP_BASE64):
+        what = "base64 gzip lines"
+    return what, line_values(what, stream, 1, bounds)
+
+
+def line_values(what: str, stream: IO[bytes], number: int, bounds: Limits) -> Numbered:
+    """The values of the lines from where `stream` stands (its line `number`) in the line
+    framing named `what` (as `framed` names it): the import's, and a partition's from
+    the middle of a file."""
+    lines = _lines(stream, number, bounds)
+    if what == "JSON lines after a timestamp":
+        return _prefixed(lines)
+    if what == "Fluent Bit out_file lines":
+        return _bracketed(lines)
+    if what == "base64 gzip lines":
+        return _inflated(lines, bounds)
+    return lines
 
 
 def _documents_ahead(text: bytes) -> bool:

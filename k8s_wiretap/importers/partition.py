@@ -313,7 +313,7 @@ def _values(part: Part, stream: BinaryIO) -> tuple[str, framing.Numbered]:
         # one job reads past the blank lines after a blank line, and the white space
         # before the next line's value (which a framing's prefix must not keep)
         number += framing._blanks(stream)
-    return part.framing, _framed(part, stream, number)
+    return part.framing, framing.line_values(part.framing, stream, number, part.bounds)
 
 
 def _after_blank(path: Path, start: int, longest: int) -> bool:
@@ -335,19 +335,6 @@ def _after_blank(path: Path, start: int, longest: int) -> bool:
             if start - 1 - at > longest:
                 return False
             end = at
-
-
-def _framed(part: Part, stream: BinaryIO, number: int = 1) -> framing.Numbered:
-    """The values of a range's lines from where `stream` stands (its line `number`), in
-    its framing."""
-    lines = framing._lines(stream, number, part.bounds)
-    if part.framing == "JSON lines after a timestamp":
-        return framing._prefixed(lines)
-    if part.framing == "Fluent Bit out_file lines":
-        return framing._bracketed(lines)
-    if part.framing == "base64 gzip lines":
-        return framing._inflated(lines, part.bounds)
-    return lines
 
 
 class _Reader(audit.ValueReader):
@@ -1032,10 +1019,10 @@ def _again_at(part: Part, fd: int, at: int) -> bytes:
     start, end = part.start + at, cast(int, part.end)
     chunk = os.pread(fd, min(SEARCH, end - start), start)
     with io.BufferedReader(io.BytesIO(chunk)) as stream:  # `peek`, as the partition's
-        _, line = next(_framed(part, stream))
+        _, line = next(framing.line_values(part.framing, stream, 1, part.bounds))
         whole = stream.tell() < len(chunk) or start + len(chunk) == end
     if not whole:  # a line longer than the chunk
         with io.BufferedReader(_Range(part.source, start, end), SEARCH) as stream:
-            _, line = next(_framed(part, stream))
+            _, line = next(framing.line_values(part.framing, stream, 1, part.bounds))
     assert isinstance(line, bytes)
     return line
