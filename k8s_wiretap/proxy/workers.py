@@ -26,13 +26,17 @@ stops them all, and the supervisor exits with its status. SIGINT and SIGTERM sto
 worker as Ctrl-C stops one proxy (what is queued is written, every open exchange ends),
 and the supervisor merges the parts and exits once all have. Workers run in a session of
 their own, so a terminal's Ctrl-C reaches them once, through the supervisor; a worker
-whose supervisor is gone (kill -9) stops by itself.
+whose supervisor is gone (kill -9) stops by itself. A worker that has not stopped within
+STOP_TIMEOUT seconds of the signal (`K8S_WIRETAP_STOP_TIMEOUT` sets another) is asked
+for where its threads are (SIGUSR1: `faulthandler` prints their stacks on its stderr,
+which the supervisor passes on), then killed, and said so: a stop that hangs says where.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import json
 import os
 import signal
@@ -74,7 +78,10 @@ __all__ = [
 READY = "k8s-wiretap: worker listening"  # a worker's word to its supervisor, not passed on
 WORKER_DIED = "proxy worker died"  # the error of the exchanges a dead worker left open
 START_TIMEOUT = 60.0
-STOP_TIMEOUT = 30.0
+STOP_TIMEOUT = 30.0  # seconds a worker has to stop once signalled (K8S_WIRETAP_STOP_TIMEOUT)
+STOP_TIMEOUT_ENV = "K8S_WIRETAP_STOP_TIMEOUT"
+STACKS = signal.SIGUSR1  # a worker prints where its threads are (faulthandler)
+STACKS_WAIT = 1.0  # seconds given to a worker that does not stop to print them
 POLL = 0.1
 ORPHAN_CHECK = 1.0  # seconds between a worker's looks at whether its supervisor is there
 SUPERVISOR_ENV = "K8S_WIRETAP_SUPERVISOR"  # the supervisor's pid, for its workers
@@ -116,6 +123,7 @@ def run_worker(spec: str, settings: ProxySettings, workers: int) -> int:
         settings.header = parts.part_header(recording, part, workers if part == 0 else None)
         settings.record = parts.part_path(settings.record, part)
     settings.version_check = False
+    faulthandler.register(STACKS, all_threads=True)  # a stop that hangs says where
     _stop_when_orphaned()
     WorkerServer(settings).serve()
     return 0
@@ -377,20 +385,38 @@ class Supervisor:
     def _stop_all(self) -> None:
         """SIGTERM (or the signal that stopped the supervisor) to every worker: each writes
         what is queued, ends its exchanges, and notes the signal at the end of its part.
-        One that has not within STOP_TIMEOUT is killed, and its open exchanges ended."""
+        One that has not within the stop timeout prints its threads' stacks, is killed,
+        and its open exchanges ended."""
         for worker in self.workers:
             if worker.process.poll() is None:
                 worker.process.send_signal(self._signal)
-        deadline = time.monotonic() + STOP_TIMEOUT
+        timeout = stop_timeout()
+        deadline = time.monotonic() + timeout
         record = self.settings.record
         for worker in self.workers:
             try:
                 worker.process.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                worker.process.kill()
-                worker.process.wait()
+                self._kill_hung(worker, timeout)
                 if record is not None:
                     close_open(parts.part_path(record, worker.part))
+
+    def _kill_hung(self, worker: Worker, timeout: float) -> None:
+        """A worker that did not stop: where its threads are, on stderr, then SIGKILL."""
+        with contextlib.suppress(ProcessLookupError):
+            worker.process.send_signal(STACKS)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            worker.process.wait(STACKS_WAIT)  # it may end meanwhile
+        if worker.process.poll() is None:
+            worker.process.kill()
+            worker.process.wait()
+            print(
+                f"k8s-wiretap: worker {worker.slot} (pid {worker.process.pid}) did not stop "
+                f"within {timeout:g} s of {self._signal.name}: killed (its threads' stacks, "
+                "if it could print them, are above)",
+                file=self._out,
+                flush=True,
+            )
 
     def _join(self) -> None:
         """The parts merged into the file the user named, once every worker has stopped
@@ -432,6 +458,17 @@ class Supervisor:
                 file=self._out,
                 flush=True,
             )
+
+
+def stop_timeout() -> float:
+    """Seconds a worker has to stop once signalled: STOP_TIMEOUT, or a positive number of
+    seconds in K8S_WIRETAP_STOP_TIMEOUT."""
+    value = os.environ.get(STOP_TIMEOUT_ENV, "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return STOP_TIMEOUT
+    return seconds if 0 < seconds < float("inf") else STOP_TIMEOUT
 
 
 def _parts_said(record: Path, workers: int) -> str:

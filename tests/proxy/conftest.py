@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -71,11 +72,24 @@ class ProxyProcess(Recorded):
     log: Path
 
     def stop(self) -> None:
+        """SIGTERM, and its exit: longer than a supervisor gives its workers (30 s), so
+        that a worker that hangs is killed by it and the log says where it was."""
+        if self.process.poll() is not None:
+            return
         self.process.terminate()
-        self.process.wait(30)
+        try:
+            self.process.wait(45)
+        except subprocess.TimeoutExpired:
+            log = self.log.read_text()
+            raise AssertionError(f"the proxy did not stop in 45 s: {log}") from None
+        log = self.log.read_text()
+        if "did not stop within 30 s" in log:
+            raise AssertionError(f"a worker of the proxy hung in its stop: {log}")
 
 
-def spawn_proxy(kubeconfig: str, folder: Path, *extra: str) -> ProxyProcess:
+def spawn_proxy(
+    kubeconfig: str, folder: Path, *extra: str, env: dict[str, str] | None = None
+) -> ProxyProcess:
     port = free_port()
     record, log = folder / "recording.jsonl", folder / "proxy.log"
     argv = [
@@ -96,7 +110,13 @@ def spawn_proxy(kubeconfig: str, folder: Path, *extra: str) -> ProxyProcess:
         *extra,
     ]
     with log.open("w") as output:
-        process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, text=True)
+        process = subprocess.Popen(
+            argv,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=None if env is None else {**os.environ, **env},
+        )
     proxy = ProxyProcess(port, record, process, log)
 
     def listening() -> bool:

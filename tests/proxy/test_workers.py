@@ -22,7 +22,14 @@ from k8s_wiretap.cli import build_parser
 from k8s_wiretap.commands.live import child_argv
 from k8s_wiretap.lab.state import LabState
 from k8s_wiretap.proxy.server import free_port
-from k8s_wiretap.proxy.workers import CRASHES, SUPERVISOR_ENV, WORKER_DIED, worker_argv
+from k8s_wiretap.proxy.workers import (
+    CRASHES,
+    STACKS,
+    STOP_TIMEOUT_ENV,
+    SUPERVISOR_ENV,
+    WORKER_DIED,
+    worker_argv,
+)
 from k8s_wiretap.views.tui import ReplayApp
 from tests.conftest import Kubectl, cli, wait_until
 from tests.proxy.conftest import ProxyProcess, spawn_proxy
@@ -295,6 +302,48 @@ def test_a_worker_that_exits_by_itself_stops_the_proxy(lab: LabState, tmp_path: 
     assert "exited (status 0): stopping every worker" in proxy.log.read_text()
     assert not Path(f"/proc/{second}").exists()  # stopped and reaped before the exit
     assert all(e.end is not None for e in load(proxy.record).exchanges)
+
+
+def test_a_worker_that_does_not_stop_is_killed_and_said(lab: LabState, tmp_path: Path) -> None:
+    """A worker that does not stop once signalled (here: stopped, SIGSTOP) is killed after
+    the stop timeout, said with its pid; the others stop, the parts are merged."""
+    env = {STOP_TIMEOUT_ENV: "2"}
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--workers", "2", env=env)
+    try:
+        wait_until(lambda: "recording to" in proxy.log.read_text(), LAB, "both listening")
+        assert get(proxy, "/api/v1/namespaces/default/configmaps") == 200
+        hung, other = workers_of(proxy)
+        os.kill(hung, signal.SIGSTOP)
+        proxy.process.terminate()
+        assert proxy.process.wait(LAB) == 0
+    finally:
+        proxy.stop()
+    log = proxy.log.read_text()
+    assert re.search(rf"worker \d \(pid {hung}\) did not stop within 2 s of SIGTERM: killed", log)
+    assert "did not stop" not in log.replace(f"(pid {hung}) did not stop", "")  # only it
+    assert not Path(f"/proc/{hung}").exists() and not Path(f"/proc/{other}").exists()
+    assert all(e.end is not None for e in load(proxy.record).exchanges)
+    assert not parts.part_path(proxy.record, 1).exists()  # merged
+
+
+def test_a_worker_says_where_its_threads_are_and_serves_on(lab: LabState, tmp_path: Path) -> None:
+    """SIGUSR1 to a worker: its threads' stacks on the supervisor's stderr (what a stop
+    that hangs prints before the kill), and it serves on."""
+    proxy = spawn_proxy(lab.kubeconfig, tmp_path, "--workers", "2")
+    try:
+        wait_until(lambda: "recording to" in proxy.log.read_text(), LAB, "both listening")
+        for pid in workers_of(proxy):
+            os.kill(pid, STACKS)
+        stacks = re.compile(r"Thread 0x[0-9a-f]+ \(most recent call first\):\n  File ")
+        wait_until(lambda: len(stacks.findall(proxy.log.read_text())) >= 2, LAB, "stacks")
+        # each worker's thread that watches for its supervisor's end, in its loop
+        watching = re.findall(r'proxy/workers\.py", line \d+ in watch', proxy.log.read_text())
+        assert len(watching) >= 2
+        codes = many_gets(proxy, 8, "/api/v1/namespaces/default/configmaps")
+        assert codes == [200] * 8 and proxy.process.poll() is None
+    finally:
+        proxy.stop()
+    assert proxy.process.returncode == 0
 
 
 def test_a_worker_that_keeps_dying_is_not_restarted_for_ever(lab: LabState, tmp_path: Path) -> None:
