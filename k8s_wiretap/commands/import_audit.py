@@ -197,9 +197,7 @@ def _import(args: argparse.Namespace) -> int:
             # ranges for as many partitions at once as the pool runs
             # (a stream too small to be worth the workers imported here, unless sized)
             whole = 0 if size else 2 * partition.SMALLEST
-            planned = partition.plan(
-                args.logs, bounds, size or partition.SIZE, pool.workers, whole
-            )
+            planned = partition.plan(args.logs, bounds, size or partition.SIZE, pool.workers, whole)
             written = stack.enter_context(writing("audit", args, "audit log", on_skip=None))
             stack.enter_context(Progress(lambda: so_far("audit", written)))
             stitch = partition.Stitch(written, bounds, span)

@@ -343,9 +343,7 @@ class _Range(io.RawIOBase):
     """The bytes of a file (a path, or an unbuffered file left open: `owned` False) from
     `start` to `end`, counting the line ends read."""
 
-    def __init__(
-        self, path: Path | BinaryIO, start: int, end: int, *, owned: bool = True
-    ) -> None:
+    def __init__(self, path: Path | BinaryIO, start: int, end: int, *, owned: bool = True) -> None:
         self._file: Any = path.open("rb", buffering=0) if isinstance(path, Path) else path
         self._owned = owned
         self._file.seek(start)
