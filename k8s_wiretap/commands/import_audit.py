@@ -5,11 +5,13 @@
 
 `--jobs N` (default: the cores) and `--dask ADDRESS` (`commands.jobs`) split the import
 into partitions run at once (`importers.partition`: plain files of lines cut at line ends
-into ranges, a gzip file or a file of JSON documents whole, standard input read here), put
-back together into the recording one job writes, and the same stderr; below twice
-`partition.SMALLEST` bytes of files, and with `--jobs 1`, the import is one job in this
-process. A local pool's partitions write their records to a hidden folder beside OUT,
-removed at the end. A partition that fails (a worker killed) is one line, exit 1, no OUT.
+into ranges; standard input and gzip files of lines read here and cut into chunks as they
+are read; a file of JSON documents whole), put back together into the recording one job
+writes, and the same stderr; below twice `partition.SMALLEST` bytes of files (and of each
+stream), and with `--jobs 1`, the import is one job in this process. A local pool's
+partitions write their records (and a stream's chunks are written) to a hidden folder
+beside OUT, removed at the end. A partition that fails (a worker killed) is one line,
+exit 1, no OUT.
 
 A LOG of `-` is standard input, read as a stream (`aws logs`, `gcloud logging read`, ...
 piped in); a file named `-` is `./-`. `--since`/`--until` keep the exchanges whose requests

@@ -4,15 +4,34 @@ run anywhere, put back together into the recording one job writes, byte for byte
 
 The split (`plan`): each plain file whose framing is one of lines (`LINE_FRAMINGS`) is cut
 at line ends into ranges of `SIZE` bytes at most, the import's last ones smaller so that
-the partitions running at once end about together (`_sizes`); a gzip file, a file of
-JSON documents (an array, pretty-printed) and a small file are one partition each;
-standard input is read by the command's own process, in its place, as one job reads it.
+the partitions running at once end about together (`_sizes`); a file of JSON documents
+(an array, pretty-printed) is one partition. Standard input and a gzip file are streams
+(`Stream`): the command's process reads them (a gzip one inflated), tells the framing from
+the head as one job does, and, when it is one of lines, cuts them at line ends into
+chunks as they are read (`Stitch._chunks`), by the same sizes: `SIZE` bytes while more
+than `LOOKAHEAD` chunks are read ahead, and what is left at the end cut as a file's last
+ranges are. A chunk is a partition whose bytes are its own (`Part.chunk`). For a local
+pool they are spooled to a file (0600) of the parts folder beside OUT, which the stitch
+also reads them again from, removed once the chunk is put in place: a chunk is written
+once and read by one worker from the page cache, the command's memory holds only the
+chunks being cut, and no pipe between the processes carries it. For Dask, whose workers
+may be other machines, the bytes travel with the partition (`Part.data`) and the stitch
+keeps them until the chunk is put in place: at most `ahead` chunks running and `ahead`
+waiting for the stitch. What of a stream is imported in the command's process, as one
+job reads it (`_Rest`): a stream whose framing is no line one (standard input; a gzip
+file of JSON documents is one partition, read whole by a worker), one smaller than the
+import's least to split (`Stream.whole`), and the rest of a stream from a line longer
+than `max_line` on (which one job reads past a chunk at a time, never held). A stream
+that cannot be read on (a gzip cut short or corrupt) ends after the last whole line
+read before the error, which the last chunk says (`Part.error`) as one job says it.
+
 A partition (`Part`: a path, two byte offsets, the file's framing, the bounds, the time
-range and the redaction key) is given to `run`, a module-level function, in a worker
-that may be another machine sharing the path; what it returns (`Result`) is the records
-of its range as bytes (or a file, on this machine) and what the stitch needs of its
-edges, all of a size that follows the range's. `Stitch.run` keeps the workers busy: a
-partition is submitted as soon as one ends, whatever the stitch waits for.
+range and the redaction key; a chunk's bytes) is given to `run`, a module-level
+function, in a worker that may be another machine sharing the path; what it returns
+(`Result`) is the records of its range as bytes (or a file, on this machine) and what
+the stitch needs of its edges, all of a size that follows the range's. `Stitch.run`
+keeps the workers busy: a partition is submitted as soon as one ends, whatever the
+stitch waits for.
 
 A partition imports its range as a one-job import would from an empty start: a request it
 has not seen begun is a new exchange. The stitch (`Stitch`, in the command's process, in
@@ -22,8 +41,8 @@ changes them, and repairs what the range could not know:
 
 - an exchange begun before the range (a watch open for minutes, a request in flight at the
   cut) or ended before it (a late event): the range's records of it are dropped and its
-  events, read again from the file (from the byte where the partition began reading their
-  line, `_again_at`), are fed to the one import, which holds the exchange's state (its
+  events, read again from the file or the chunk (from the byte where the partition began
+  reading their line, `_again_at`), are fed to the one import, which holds the exchange's state (its
   id, stages, what its request's body held);
 - the notes' cap (`sink.SKIP_NOTES`): a partition writes all of its notes, the stitch the
   first SKIP_NOTES of the import's; skipped lines are said with their line in the file (a
