@@ -426,15 +426,86 @@ class _Joined(io.RawIOBase):
         super().close()
 
 
-def _ends_blank(data: bytearray, end: int, first: bool, longest: int) -> bool:
-    """Whether the last line of `data[:end]` (whole lines; `first`: the stream's first
+class _Pending:
+    """A stream's bytes read and not yet cut, kept as the blocks they were read in (no
+    buffer grown and moved: a chunk's blocks are written out as they are)."""
+
+    def __init__(self) -> None:
+        self.blocks: deque[bytes] = deque()
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, block: bytes) -> None:
+        if block:
+            self.blocks.append(block)
+            self.size += len(block)
+
+    def find(self, at: int) -> int:
+        """The first line end at or after byte `at`, or -1."""
+        base = 0
+        for block in self.blocks:
+            if at < base + len(block):
+                found = block.find(b"\n", max(0, at - base))
+                if found >= 0:
+                    return base + found
+            base += len(block)
+        return -1
+
+    def rfind(self, end: int) -> int:
+        """The last line end before byte `end`, or -1."""
+        base = self.size
+        for block in reversed(self.blocks):
+            base -= len(block)
+            if base < end:
+                found = block.rfind(b"\n", 0, end - base)
+                if found >= 0:
+                    return base + found
+        return -1
+
+    def take(self, size: int, *, keep: bool = False) -> list[bytes]:
+        """The first `size` bytes, as blocks, taken off (`keep`: the rest dropped, those
+        kept)."""
+        taken, left = [], size
+        while left:
+            block = self.blocks[0]
+            if len(block) <= left:
+                taken.append(self.blocks.popleft())
+                left -= len(block)
+            else:
+                taken.append(block[:left])
+                self.blocks[0] = block[left:]
+                left = 0
+        self.size -= size
+        if keep:
+            self.blocks, self.size = deque(taken), size
+        return taken
+
+
+def _ends_blank(blocks: list[bytes], first: bool, longest: int) -> bool:
+    """Whether the last line of the whole lines `blocks` (`first`: the stream's first
     ones) is blank, as `_after_blank` tells a file's line before a range."""
-    if not end or data[end - 1] != ord("\n"):
+    if not blocks or not blocks[-1].endswith(b"\n"):
         return False
-    begin = data.rfind(b"\n", 0, end - 1) + 1
-    if first and not begin and data.startswith(framing.BOM):
-        begin = min(len(framing.BOM), end - 1)
-    return end - 1 - begin <= longest and framing.BLANKS.fullmatch(data, begin, end - 1) is not None
+    if first and len(blocks[0]) < len(framing.BOM):  # a BOM whole in the first block
+        blocks = [b"".join(blocks)]
+    length, end = 0, len(blocks[-1]) - 1
+    for i in range(len(blocks) - 1, -1, -1):
+        block = blocks[i]
+        found = block.rfind(b"\n", 0, end)
+        begin = found + 1
+        if not found + 1 and not i and first and block.startswith(framing.BOM):
+            begin = min(len(framing.BOM), end)  # not the first line's
+        if framing.BLANKS.fullmatch(block, begin, end) is None:
+            return False
+        length += end - begin
+        if length > longest:
+            return False
+        if found >= 0:
+            return True
+        end = len(blocks[i - 1]) if i else 0
+    return True
 
 
 def _opened(part: Part) -> tuple[BinaryIO, _Range | None]:
@@ -891,7 +962,7 @@ class Stitch:
                     yield self._filled(Part(path, 0, None, "", b"", bounds, None, 0), folder)
                 return
             modified = audit._modified(path)
-            start, blank, pending = 0, False, bytearray()
+            start, blank, pending = 0, False, _Pending()
             ended, broke = False, cast(str | None, None)
             reading = opened
 
@@ -901,23 +972,22 @@ class Stitch:
                     data = reading.read1(framing.HEAD)
                 except (OSError, EOFError, zlib.error) as failed:
                     broke, ended = str(failed), True
-                    del pending[pending.rfind(b"\n") + 1 :]  # one job's readline loses it
+                    pending.take(pending.rfind(len(pending)) + 1, keep=True)  # as readline
                 else:
-                    pending.extend(data)
+                    pending.add(data)
                     ended = not data
 
             def chunk(size: int, error: str | None = None, here: bool = False) -> Part:
                 nonlocal start, blank
                 spooled, data = None, None
-                with memoryview(pending) as view:
-                    if folder is not None and not here:
-                        fd, spooled = tempfile.mkstemp(prefix="stream-", suffix=".log", dir=folder)
-                        with open(fd, "wb") as spool:
-                            spool.write(view[:size])
-                    else:
-                        data = bytes(view[:size])
-                ends_blank = _ends_blank(pending, size, start == 0, longest)
-                del pending[:size]
+                blocks = pending.take(size)
+                if folder is not None and not here:
+                    fd, spooled = tempfile.mkstemp(prefix="stream-", suffix=".log", dir=folder)
+                    with open(fd, "wb") as spool:
+                        spool.writelines(blocks)
+                else:
+                    data = b"".join(blocks)
+                ends_blank = _ends_blank(blocks, start == 0, longest)
                 part = Part(path, start, start + size, told, b"", bounds, None, 0)
                 part = self._filled(
                     part,
@@ -936,18 +1006,19 @@ class Stitch:
                 if len(pending) < LOOKAHEAD * item.size:
                     read()
                     continue
-                found = pending.find(b"\n", max(scanned, item.size - 1))
+                found = pending.find(max(scanned, item.size - 1))
                 if found >= 0:
                     scanned = 0
                     yield chunk(found + 1)
                     continue
                 if not scanned:  # none at or past the chunk's size: the line there
-                    line = pending.rfind(b"\n", 0, item.size - 1) + 1
+                    line = pending.rfind(item.size - 1) + 1
                 scanned = len(pending)
                 if len(pending) - line > longest:  # read past by one job, never held
                     if line:
                         yield chunk(line)
-                    joined = io.BufferedReader(_Joined(bytes(pending), reading), framing.HEAD)
+                    held = b"".join(pending.take(len(pending)))
+                    joined = io.BufferedReader(_Joined(held, reading), framing.HEAD)
                     yield _Rest(path, cast(BinaryIO, joined), told, start, blank, modified)
                     stream = None
                     return
@@ -963,7 +1034,7 @@ class Stitch:
             sized, at = _sizes(item.size, item.workers, len(pending)), 0
             while pending:
                 ahead = max(1, sized(at)) - 1
-                found = pending.find(b"\n", ahead) if ahead < len(pending) else -1
+                found = pending.find(ahead) if ahead < len(pending) else -1
                 size = len(pending) if found < 0 else found + 1
                 at += size
                 yield chunk(size, broke if size == len(pending) else None)

@@ -13,6 +13,7 @@ are); one job is `import_audit`, the same key given to both.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import multiprocessing
 import stat
@@ -300,3 +301,31 @@ def test_dask_reads_standard_input_in_chunks(tmp_path: Path, dask_cluster: str) 
         (tmp_path / "one.jsonl").read_bytes(), numbered=True
     )
     assert _executed(dask_cluster) - before >= 2 * 6  # 6 MB each: 200 kB chunks, and more
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from([b"", b" ", b"\t \r", b"x", b"{}", b" y "]), max_size=6),
+    bom=st.booleans(),
+    longest=st.integers(0, 6),
+    cuts=st.lists(st.integers(0, 40), max_size=4),
+)
+def test_a_chunks_last_line_told_blank_as_a_files(
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[bytes],
+    bom: bool,
+    longest: int,
+    cuts: list[int],
+) -> None:
+    """Whether a chunk ends with a blank line (which makes the next chunk's partition read
+    past the white space it begins with) is told from the blocks it was read in, as the
+    line before a file's range is told from the file (`_after_blank`)."""
+    data = (b"\xef\xbb\xbf" if bom else b"") + b"".join(line + b"\n" for line in lines)
+    if not lines:
+        return
+    log = tmp_path_factory.mktemp("blank") / "audit.log"
+    log.write_bytes(data + b"X\n")
+    at = sorted({min(cut, len(data)) for cut in cuts} | {0, len(data)})
+    blocks = [data[a:b] for a, b in itertools.pairwise(at) if b > a]
+    expected = partition._after_blank(log, len(data), longest)
+    assert partition._ends_blank(blocks, True, longest) is expected
