@@ -42,8 +42,8 @@ changes them, and repairs what the range could not know:
 - an exchange begun before the range (a watch open for minutes, a request in flight at the
   cut) or ended before it (a late event): the range's records of it are dropped and its
   events, read again from the file or the chunk (from the byte where the partition began
-  reading their line, `_again_at`), are fed to the one import, which holds the exchange's state (its
-  id, stages, what its request's body held);
+  reading their line, `_again_at`), are fed to the one import, which holds the exchange's
+  state (its id, stages, what its request's body held);
 - the notes' cap (`sink.SKIP_NOTES`): a partition writes all of its notes, the stitch the
   first SKIP_NOTES of the import's; skipped lines are said with their line in the file (a
   partition counts its own, the stitch adds the lines before);
