@@ -12,13 +12,17 @@ are); one job is `import_audit`, the same key given to both.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import itertools
 import json
 import multiprocessing
+import os
 import stat
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -33,7 +37,7 @@ from k8s_wiretap.importers.audit import import_audit
 from k8s_wiretap.importers.partition import Part, Stitch, plan
 from k8s_wiretap.importers.sink import Sink
 from k8s_wiretap.paths import RECORDINGS
-from tests.importers.test_audit_jobs import DATA, KEY, _run, _written, logs
+from tests.importers.test_audit_jobs import DATA, KEY, _run, _workers, _written, logs
 
 WIDE = RECORDINGS / "wide-session.audit.log.gz"
 SAMPLE = DATA / "api-server/falco-v1beta1.jsonl"
@@ -245,9 +249,45 @@ def test_standard_input_cut_into_chunks(tmp_path: Path) -> None:
         assert (got["parts"] > 3 and got["spooled"]) if split else got["parts"] == 0
 
 
+def _cpu(pid: int) -> float:
+    """The CPU seconds the process `pid` has taken (its user and system time)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _workers_cpu(tmp_path: Path, data: bytes) -> float:
+    """The command `--jobs 2` on `data` piped in: the CPU its pool's workers were last seen
+    to have taken (each looked at every 10 ms until the command ends)."""
+    out = tmp_path / "watched.jsonl"
+    command = [sys.executable, "-m", "k8s_wiretap", "import", "audit", "-", "-o", str(out)]
+    command += ["--overwrite", "--jobs", "2", "--partition-size", "100k"]
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    assert process.stdin is not None
+    feeding = threading.Thread(target=process.stdin.write, args=(data,))
+    feeding.start()
+    seen: dict[int, float] = {}
+    deadline = time.monotonic() + 300
+    while process.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            for worker in _workers(process.pid):
+                with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                    seen[worker] = _cpu(worker)
+        if not feeding.is_alive() and not process.stdin.closed:
+            process.stdin.close()
+        time.sleep(0.01)
+    feeding.join()
+    if not process.stdin.closed:
+        process.stdin.close()
+    assert process.wait(timeout=300) == 0
+    return sum(seen.values())
+
+
 def test_standard_input_and_gzip_through_the_command(tmp_path: Path) -> None:
     """The command with `--jobs 2` and `--jobs 3` on standard input and gzip files (each
-    gzip sample, the wide session) says and writes what `--jobs 1` does."""
+    gzip sample, the wide session) says and writes what `--jobs 1` does, and its pool's
+    workers do the importing of a pipe."""
     cases = _gzip_cases(tmp_path)
     wide = gzip.decompress(WIDE.read_bytes())
     for data in (WIDE.read_bytes(), wide, cases["broken"].read_bytes()):
@@ -273,6 +313,8 @@ def test_standard_input_and_gzip_through_the_command(tmp_path: Path) -> None:
     assert _written(out.read_bytes(), numbered=True) == _written(
         (tmp_path / "one.jsonl").read_bytes(), numbered=True
     )
+    # and the workers imported it (the wide session four times: some 1.5 s of CPU)
+    assert _workers_cpu(tmp_path, wide * 4) > 0.3
 
 
 def _executed(address: str) -> int:
