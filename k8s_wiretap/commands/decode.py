@@ -8,16 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from k8s_wiretap.commands import formats, jobs
+from k8s_wiretap.commands import formats, jobs, writers
 from k8s_wiretap.commands.bundled import recording_path
-from k8s_wiretap.commands.warn import warn_all
 from k8s_wiretap.decode.body import decode_body
 from k8s_wiretap.decode.watch import decode_stream
 from k8s_wiretap.errors import UsageError, WiretapError
-from k8s_wiretap.explain import partition
 from k8s_wiretap.kube.media import is_watch_stream
 from k8s_wiretap.kube.release import Release, ReleaseError
-from k8s_wiretap.views import json as json_view
 from k8s_wiretap.wire import yamltext
 from k8s_wiretap.wire.controls import escape_json_controls, escape_lines
 
@@ -143,50 +140,11 @@ def _explain(args: argparse.Namespace) -> int:
                 f"--jobs and --dask split --format {' and '.join(PARALLEL)} only; "
                 f"--format {args.format} is made of the whole recording, in one job"
             )
-    elif many and _in_parts(args):
+    elif many:  # in partitions on the pool of `--jobs`/`--dask` (`writers`)
+        with jobs.pool(args) as pool:  # --dask reaches its scheduler whatever the size
+            sys.stdout.flush()  # what was printed before goes first
+            writers.json_lines_in_parts(job, pool, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
         return 0
     formats.emit(formats.named(args.format), job)
     return 0
-
-
-def _in_parts(args: argparse.Namespace) -> bool:
-    """`explain --format json` in partitions (`explain/partition.py`), on the pool of
-    `--jobs`/`--dask`, their lines written in order; False if it is one partition (a
-    recording too small to be worth more, which the pool is still opened for: a `--dask`
-    nobody answers is an error whatever the recording)."""
-    with jobs.pool(args) as pool:  # --dask reaches its scheduler whatever the size
-        if not partition.worth(args.recording):
-            return False
-        parts = partition.plan(args.recording, pool.workers)
-        if len(parts) < 2:
-            return False
-        submit = pool.executor.submit
-        futures = [submit(partition.explain_part, p, json_view.line, json_view.skim) for p in parts]
-        out = sys.stdout.buffer
-        sys.stdout.flush()
-        done, stitch = None, partition.Stitch()
-        try:
-            for part, future in zip(parts, futures, strict=True):
-                done = _result(part, future.result)
-                out.write(stitch.add(done))  # up to a line a later partition makes
-        finally:
-            for future in futures:
-                future.cancel()
-        out.flush()
-    assert done is not None
-    warn_all(done.warnings)  # the last partition read every record: one job's warnings
-    return True
-
-
-def _result(part: partition.Part, result: Any) -> partition.Done:
-    """A partition's result; a failure as one line (a WiretapError as it is)."""
-    try:
-        done: partition.Done = result()
-    except WiretapError:
-        raise
-    except Exception as error:  # a worker that died, an error in it: one line
-        said = str(error) or type(error).__name__
-        raise WiretapError(
-            f"explain: partition {part.index + 1} of {part.count} failed: {said}"
-        ) from error
-    return done

@@ -11,6 +11,10 @@ and says so in one line, exit 1 (a signal: 128 + its number). All of it is check
 anything is read. Each output reads the recording once of its own (the HAR, OTLP and JSON
 writers as a stream: any size in bounded memory).
 
+`--jobs N` / `--dask ADDRESS` (`commands.jobs`; default: one job) write `--json` in
+partitions run at once (`writers.json_lines_in_parts`, as `explain --format json` does),
+its bytes the same; the other formats are made of the whole recording, in one job.
+
 `--otlp-endpoint URL` POSTs the OTLP requests to a collector's `/v1/traces` (Jaeger's OTLP
 HTTP port, 4318); it may be given with `--otlp OUT`. A picture (`--svg`, `--png`) is the
 `--picture` chain (`--exchange ID`: its chain), map or sequence (`--range FROM:TO`);
@@ -20,11 +24,12 @@ views/pictures, docs/pictures.md.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from k8s_wiretap.capture.reader import iter_records
-from k8s_wiretap.commands import formats
+from k8s_wiretap.commands import formats, jobs, outfile, writers
 from k8s_wiretap.commands.bundled import recording_path
 from k8s_wiretap.commands.formats import FORMATS, Format, Job
 from k8s_wiretap.commands.outfile import OVERWRITE, STDOUT, said
@@ -79,7 +84,12 @@ def register(subparsers: Any) -> None:
         "--all", action="store_true", help="--story, --markdown: show noise too (leases, ...)"
     )
     export.add_argument(OVERWRITE, action="store_true", help="replace an existing OUT")
+    # One job unless asked, as `explain`'s (docs/benchmarks.md, "explain in partitions").
+    jobs.add_options(export, default=1)
     export.set_defaults(handler=_export)
+
+
+PARALLEL = ("json",)  # the formats `--jobs`/`--dask` split (the others need the whole)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -90,19 +100,44 @@ def _export(args: argparse.Namespace) -> int:
         every = ", ".join(f"--{fmt.name} OUT" for fmt in FORMATS)
         raise UsageError(f"export: say where to: {every}, --otlp-endpoint URL")
     url = traces_url(args.otlp_endpoint) if args.otlp_endpoint else None
-    jobs = [_job(args, fmt, path, span) for fmt, path in asked]
-    for fmt, job in jobs:
+    many = jobs.many(args)
+    if many and not any(fmt.name in PARALLEL for fmt, _ in asked):
+        split = " and ".join(f"--{name}" for name in PARALLEL)
+        raise UsageError(
+            f"export: --jobs and --dask split {split} only; the other formats are made "
+            "of the whole recording, in one job"
+        )
+    made = [_job(args, fmt, path, span) for fmt, path in asked]
+    for fmt, job in made:
         formats.check(fmt, job)
     try:
         with raising_on_signals():
-            for fmt, job in jobs:
-                formats.emit(fmt, job)
+            for fmt, job in made:
+                if many and fmt.name in PARALLEL:
+                    _in_parts(args, job)
+                else:
+                    formats.emit(fmt, job)
             if url is not None:
                 _send(args.recording, url)
     except Stopped as stopped:
         why = f"stopped by {stopped.signal.name}: the OUT it was writing was not made"
         raise Stopped(stopped.signal, f"export: {why}") from None
     return 0
+
+
+def _in_parts(args: argparse.Namespace, job: Job) -> None:
+    """`--json` in partitions on the pool of `--jobs`/`--dask`, by the rule of `outfile`
+    as `formats.emit` writes it (the pool opened first: a `--dask` nobody answers is an
+    error, with no OUT)."""
+    with jobs.pool(args) as pool:
+        if job.out is None:
+            sys.stdout.flush()  # what was printed before goes first
+            writers.json_lines_in_parts(job, pool, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+            return
+        with outfile.new_file(job.label, job.out, overwrite=job.overwrite) as out:
+            what = writers.json_lines_in_parts(job, pool, out)
+    outfile.said(what, job.out)
 
 
 def _job(

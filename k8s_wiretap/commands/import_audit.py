@@ -5,11 +5,13 @@
 
 `--jobs N` (default: the cores) and `--dask ADDRESS` (`commands.jobs`) split the import
 into partitions run at once (`importers.partition`: plain files of lines cut at line ends
-into ranges, a gzip file or a file of JSON documents whole, standard input read here), put
-back together into the recording one job writes, and the same stderr; below twice
-`partition.SMALLEST` bytes of files, and with `--jobs 1`, the import is one job in this
-process. A local pool's partitions write their records to a hidden folder beside OUT,
-removed at the end. A partition that fails (a worker killed) is one line, exit 1, no OUT.
+into ranges; standard input and gzip files of lines read here and cut into chunks as they
+are read; a file of JSON documents whole), put back together into the recording one job
+writes, and the same stderr; below twice `partition.SMALLEST` bytes of files (and of each
+stream), and with `--jobs 1`, the import is one job in this process. A local pool's
+partitions write their records (and a stream's chunks are written) to a hidden folder
+beside OUT, removed at the end. A partition that fails (a worker killed) is one line,
+exit 1, no OUT.
 
 A LOG of `-` is standard input, read as a stream (`aws logs`, `gcloud logging read`, ...
 piped in); a file named `-` is `./-`. `--since`/`--until` keep the exchanges whose requests
@@ -195,7 +197,9 @@ def _import(args: argparse.Namespace) -> int:
         with contextlib.ExitStack() as stack:
             pool = stack.enter_context(jobs.pool(args, fork=True))
             # ranges for as many partitions at once as the pool runs
-            planned = partition.plan(args.logs, bounds, size or partition.SIZE, pool.workers)
+            # (a stream too small to be worth the workers imported here, unless sized)
+            whole = 0 if size else 2 * partition.SMALLEST
+            planned = partition.plan(args.logs, bounds, size or partition.SIZE, pool.workers, whole)
             written = stack.enter_context(writing("audit", args, "audit log", on_skip=None))
             stack.enter_context(Progress(lambda: so_far("audit", written)))
             stitch = partition.Stitch(written, bounds, span)
@@ -243,10 +247,13 @@ def _partition_size(args: argparse.Namespace) -> int | None:
 def _parallel(args: argparse.Namespace, size: int | None) -> bool:
     """Whether the import is split into partitions run by `--jobs`/`--dask`: more than one
     job asked for (the default: the cores), and input enough to be worth the processes
-    (twice `partition.SMALLEST`, unless `--partition-size` says how small)."""
+    (twice `partition.SMALLEST`, unless `--partition-size` says how small), or a stream
+    (standard input, a gzip file), whose size is known once it is read."""
     if not jobs.many(args):
         return False
-    return size is not None or partition.splittable(args.logs) >= 2 * partition.SMALLEST
+    if size is not None or partition.streamed(args.logs):
+        return True
+    return partition.splittable(args.logs) >= 2 * partition.SMALLEST
 
 
 def _reported(files: list[FileReport]) -> bool:

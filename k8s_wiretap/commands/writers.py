@@ -19,10 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from k8s_wiretap.capture.reader import iter_records, load
+from k8s_wiretap.commands.jobs import Pool
 from k8s_wiretap.commands.outfile import new_file, said
 from k8s_wiretap.commands.warn import warn_all
+from k8s_wiretap.errors import WiretapError
+from k8s_wiretap.explain import partition
 from k8s_wiretap.explain.analysis import Analysis
 from k8s_wiretap.explain.explainer import Explainer
+from k8s_wiretap.views import json as json_view
 from k8s_wiretap.views.har import write_har
 from k8s_wiretap.views.json import write_json
 from k8s_wiretap.views.lines import exchange_line, spans_days
@@ -40,6 +44,7 @@ __all__ = [
     "handout_files",
     "har",
     "json_lines",
+    "json_lines_in_parts",
     "lines",
     "markdown",
     "otlp",
@@ -165,6 +170,45 @@ def json_lines(job: Job, out: BinaryIO) -> str:
         assembler = write_json(iter_records(job.recording, warnings), out)
     warn_all(warnings + assembler.warnings)
     return "the exchanges as JSON lines"
+
+
+def json_lines_in_parts(job: Job, pool: Pool, out: BinaryIO) -> str:
+    """`json_lines` in partitions (`explain/partition.py`) run on `pool` (`--jobs`,
+    `--dask`), their lines written to `out` in order: the same bytes; in one job, by
+    `json_lines`, when the recording is one partition (too small to be worth more). A
+    partition that fails is one line, `job.label` first (a WiretapError as it is)."""
+    if not partition.worth(job.recording):
+        return json_lines(job, out)
+    parts = partition.plan(job.recording, pool.workers)
+    if len(parts) < 2:
+        return json_lines(job, out)
+    submit = pool.executor.submit
+    futures = [submit(partition.explain_part, p, json_view.line, json_view.skim) for p in parts]
+    done, stitch = None, partition.Stitch()
+    try:
+        for part, future in zip(parts, futures, strict=True):
+            done = _explained(job.label, part, future.result)
+            out.write(stitch.add(done))  # up to a line a later partition makes
+    finally:
+        for future in futures:
+            future.cancel()
+    assert done is not None
+    warn_all(done.warnings)  # the last partition read every record: one job's warnings
+    return "the exchanges as JSON lines"
+
+
+def _explained(label: str, part: partition.Part, result: Any) -> partition.Done:
+    """A partition's result; a failure as one line (a WiretapError as it is)."""
+    try:
+        done: partition.Done = result()
+    except WiretapError:
+        raise
+    except Exception as error:  # a worker that died, an error in it: one line
+        why = str(error) or type(error).__name__
+        raise WiretapError(
+            f"{label}: partition {part.index + 1} of {part.count} failed: {why}"
+        ) from error
+    return done
 
 
 def har(job: Job, out: BinaryIO) -> str:

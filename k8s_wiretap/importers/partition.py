@@ -4,15 +4,34 @@ run anywhere, put back together into the recording one job writes, byte for byte
 
 The split (`plan`): each plain file whose framing is one of lines (`LINE_FRAMINGS`) is cut
 at line ends into ranges of `SIZE` bytes at most, the import's last ones smaller so that
-the partitions running at once end about together (`_sizes`); a gzip file, a file of
-JSON documents (an array, pretty-printed) and a small file are one partition each;
-standard input is read by the command's own process, in its place, as one job reads it.
+the partitions running at once end about together (`_sizes`); a file of JSON documents
+(an array, pretty-printed) is one partition. Standard input and a gzip file are streams
+(`Stream`): the command's process reads them (a gzip one inflated), tells the framing from
+the head as one job does, and, when it is one of lines, cuts them at line ends into
+chunks as they are read (`Stitch._chunks`), by the same sizes: `SIZE` bytes while more
+than `LOOKAHEAD` chunks are read ahead, and what is left at the end cut as a file's last
+ranges are. A chunk is a partition whose bytes are its own (`Part.chunk`). For a local
+pool they are spooled to a file (0600) of the parts folder beside OUT, which the stitch
+also reads them again from, removed once the chunk is put in place: a chunk is written
+once and read by one worker from the page cache, the command's memory holds only the
+chunks being cut, and no pipe between the processes carries it. For Dask, whose workers
+may be other machines, the bytes travel with the partition (`Part.data`) and the stitch
+keeps them until the chunk is put in place: at most `ahead` chunks running and `ahead`
+waiting for the stitch. What of a stream is imported in the command's process, as one
+job reads it (`_Rest`): a stream whose framing is no line one (standard input; a gzip
+file of JSON documents is one partition, read whole by a worker), one smaller than the
+import's least to split (`Stream.whole`), and the rest of a stream from a line longer
+than `max_line` on (which one job reads past a chunk at a time, never held). A stream
+that cannot be read on (a gzip cut short or corrupt) ends after the last whole line
+read before the error, which the last chunk says (`Part.error`) as one job says it.
+
 A partition (`Part`: a path, two byte offsets, the file's framing, the bounds, the time
-range and the redaction key) is given to `run`, a module-level function, in a worker
-that may be another machine sharing the path; what it returns (`Result`) is the records
-of its range as bytes (or a file, on this machine) and what the stitch needs of its
-edges, all of a size that follows the range's. `Stitch.run` keeps the workers busy: a
-partition is submitted as soon as one ends, whatever the stitch waits for.
+range and the redaction key; a chunk's bytes) is given to `run`, a module-level
+function, in a worker that may be another machine sharing the path; what it returns
+(`Result`) is the records of its range as bytes (or a file, on this machine) and what
+the stitch needs of its edges, all of a size that follows the range's. `Stitch.run`
+keeps the workers busy: a partition is submitted as soon as one ends, whatever the
+stitch waits for.
 
 A partition imports its range as a one-job import would from an empty start: a request it
 has not seen begun is a new exchange. The stitch (`Stitch`, in the command's process, in
@@ -22,9 +41,9 @@ changes them, and repairs what the range could not know:
 
 - an exchange begun before the range (a watch open for minutes, a request in flight at the
   cut) or ended before it (a late event): the range's records of it are dropped and its
-  events, read again from the file (from the byte where the partition began reading their
-  line, `_again_at`), are fed to the one import, which holds the exchange's state (its
-  id, stages, what its request's body held);
+  events, read again from the file or the chunk (from the byte where the partition began
+  reading their line, `_again_at`), are fed to the one import, which holds the exchange's
+  state (its id, stages, what its request's body held);
 - the notes' cap (`sink.SKIP_NOTES`): a partition writes all of its notes, the stitch the
   first SKIP_NOTES of the import's; skipped lines are said with their line in the file (a
   partition counts its own, the stitch adds the lines before);
@@ -43,6 +62,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import functools
 import io
 import itertools
@@ -54,7 +74,7 @@ import time
 import zlib
 from array import array
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,10 +104,12 @@ __all__ = [
     "Part",
     "Result",
     "Stitch",
+    "Stream",
     "plan",
     "request_of",
     "run",
     "splittable",
+    "streamed",
 ]
 
 SIZE = 32 * 1024 * 1024  # a range's bytes, at most (its result: about 1.4 times that)
@@ -100,6 +122,7 @@ LINE_FRAMINGS = (
     "base64 gzip lines",
 )
 SEARCH = 1 << 16  # bytes read at a time looking for a line's end
+LOOKAHEAD = 2  # a stream's chunks read ahead (its last ones cut by what is left: `_sizes`)
 SALTED = "k8s-wiretap: how this process hashes str"  # `Part.salt`
 FEW = 16  # values looked for by a search each (`_places`); more, by one pass
 # a Result's per-event flags
@@ -125,11 +148,70 @@ class Part:
     # `hash(SALTED)` in the stitch's process: a worker whose own is the same (forked from
     # it) hashes every str as it does, and gives its requests' keys, not the requests
     salt: int | None = None
+    # a chunk of a stream (`Stream`): its bytes, `start` to `end` of the stream, carried
+    # (`data`) or in a file of this machine (`spool`, a local pool's); whether the line
+    # before it is blank; the stream's modification time (`audit._modified`); why the
+    # stream could not be read on after it (None: it could)
+    data: bytes | None = None
+    spool: str | None = None
+    blank: bool = False
+    modified: str | None = None
+    error: str | None = None
 
     @property
     def source(self) -> Path:
-        """Where the file is read from: `path`, in the command's working folder."""
+        """Where the bytes are read from: `path`, in the command's working folder (a
+        chunk's spool file)."""
+        if self.spool is not None:
+            return Path(self.spool)
         return self.path if self.path.is_absolute() else Path(self.cwd, self.path)
+
+    @property
+    def chunk(self) -> bool:
+        """Whether the partition is a chunk of a stream (its bytes its own, not a file's)."""
+        return self.data is not None or self.spool is not None
+
+    @property
+    def first(self) -> int:
+        """The byte of `source` the partition's bytes begin at."""
+        return 0 if self.chunk else self.start
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A log the command's process reads (standard input, a gzip file): cut at line ends
+    into chunks as it is read (`Stitch.parts`), each at most `size` bytes; the last ones
+    smaller for `workers` partitions at once (`_sizes`, over what is read ahead); all of
+    it in the command's process when it is fewer than `whole` bytes."""
+
+    path: Path
+    size: int
+    workers: int
+    whole: int = 0
+
+
+@dataclass(frozen=True)
+class _Here:
+    """A chunk of a stream the command's process imports itself (a stream too small to be
+    worth a worker, or the place of an error with no bytes)."""
+
+    part: Part
+
+
+@dataclass
+class _Rest:
+    """What of a stream the command's process imports itself, as one job reads it: a
+    whole stream whose framing is no line one (`framing` ""), or the rest of one of lines
+    from the line too long to hold (`start`: its byte in the stream) on; or, with
+    `error`, a stream that could not be read at its head."""
+
+    path: Path
+    stream: BinaryIO | None
+    framing: str
+    start: int
+    blank: bool
+    modified: str | None
+    error: str | None = None
 
 
 @dataclass
@@ -171,32 +253,36 @@ class Result:
 
 
 # -- the split --------------------------------------------------------------------------------
-def plan(paths: Iterable[Path], bounds: Limits, size: int, workers: int = 1) -> list[Part | Path]:
-    """The partitions of the logs at `paths`, in order (STDIN stays a path: the command's
-    process reads it); each plain file of lines cut at line ends into ranges of `size`
-    bytes at most, the last ones of the import smaller (`_sizes`) so that `workers`
-    partitions at once end about together. The key, span and body bound are filled in by
-    `Stitch.parts`."""
-    planned: list[Part | Path] = []
-    files: list[tuple[Path, str, int]] = []  # each file: its framing ("": whole), its bytes
+def plan(
+    paths: Iterable[Path], bounds: Limits, size: int, workers: int = 1, whole: int = 0
+) -> list[Part | Stream]:
+    """The partitions of the logs at `paths`, in order; each plain file of lines cut at
+    line ends into ranges of `size` bytes at most, the last ones of the import smaller
+    (`_sizes`) so that `workers` partitions at once end about together; standard input
+    and each gzip file a `Stream`, cut as the command's process reads it (all of it in
+    that process when fewer than `whole` bytes). The key, span and body bound are filled
+    in by `Stitch.parts`."""
+    planned: list[Part | Stream] = []
+    files: list[tuple[Path, str | None, int]] = []  # framing ("": whole, None: a stream)
     for path in paths:
-        if path == STDIN:
-            files.append((path, "", 0))
+        if path == STDIN or _gzipped(path):
+            files.append((path, None, 0))
             continue
         told = _framing(path, bounds)
         if told not in LINE_FRAMINGS:
             told = ""
         files.append((path, told, path.stat().st_size))
     left = sum(length for _, _, length in files)  # the bytes still to share out
-    for path, told, length in files:
-        if path == STDIN:
-            planned.append(path)
-        elif not told:
+    for path, framed, length in files:
+        if framed is None:
+            planned.append(Stream(path, size, workers, whole))
+            continue
+        if not framed:
             planned.append(Part(path, 0, None, "", b"", bounds, None, 0))
         else:
             cuts = _cuts(path, length, _sizes(size, workers, left))
             for start, end in itertools.pairwise(cuts):
-                planned.append(Part(path, start, end, told, b"", bounds, None, 0))
+                planned.append(Part(path, start, end, framed, b"", bounds, None, 0))
         left -= length
     return planned
 
@@ -216,11 +302,23 @@ def _sizes(size: int, workers: int, left: int) -> Callable[[int], int]:
     return sized
 
 
-def _framing(path: Path, bounds: Limits) -> str:
-    """The framing of a plain file ("" for a gzip file: read whole, never split)."""
+def _gzipped(path: Path) -> bool:
+    """Whether the file starts with gzip's magic bytes (read as a stream: `Stream`)."""
     with path.open("rb") as raw:
-        if raw.read(2) == audit.GZIP_MAGIC:
-            return ""
+        return raw.read(2) == audit.GZIP_MAGIC
+
+
+def streamed(paths: Iterable[Path]) -> bool:
+    """Whether any of `paths` is read as a stream (standard input, a gzip file)."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            if path == STDIN or _gzipped(path):
+                return True
+    return False
+
+
+def _framing(path: Path, bounds: Limits) -> str:
+    """The framing of a plain file."""
     with path.open("rb", buffering=framing.HEAD) as stream:
         return framing.framed(stream, bounds)[0]
 
@@ -261,10 +359,12 @@ def splittable(paths: Iterable[Path]) -> int:
 
 # -- reading a range --------------------------------------------------------------------------
 class _Range(io.RawIOBase):
-    """The bytes of a file from `start` to `end`, counting the line ends read."""
+    """The bytes of a file (a path, or an unbuffered file left open: `owned` False) from
+    `start` to `end`, counting the line ends read."""
 
-    def __init__(self, path: Path, start: int, end: int) -> None:
-        self._file = path.open("rb", buffering=0)
+    def __init__(self, path: Path | BinaryIO, start: int, end: int, *, owned: bool = True) -> None:
+        self._file: Any = path.open("rb", buffering=0) if isinstance(path, Path) else path
+        self._owned = owned
         self._file.seek(start)
         self._left = end - start
         self._read = 0
@@ -289,15 +389,136 @@ class _Range(io.RawIOBase):
         return n
 
     def close(self) -> None:
-        self._file.close()
+        if self._owned:
+            self._file.close()
         super().close()
+
+
+def _raw(part: Part) -> BinaryIO:
+    """The partition's bytes unbuffered: its file (or spool file) open, or its chunk's."""
+    if part.data is not None:
+        return io.BytesIO(part.data)
+    return cast(BinaryIO, part.source.open("rb", buffering=0))
+
+
+class _Joined(io.RawIOBase):
+    """`head`, then the stream `rest` (a buffered one) from where it stands."""
+
+    def __init__(self, head: bytes, rest: io.BufferedReader) -> None:
+        self._head, self._rest = memoryview(head), rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer)
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read1(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._rest.close()
+        super().close()
+
+
+class _Pending:
+    """A stream's bytes read and not yet cut, kept as the blocks they were read in (no
+    buffer grown and moved: a chunk's blocks are written out as they are)."""
+
+    def __init__(self) -> None:
+        self.blocks: deque[bytes] = deque()
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, block: bytes) -> None:
+        if block:
+            self.blocks.append(block)
+            self.size += len(block)
+
+    def find(self, at: int) -> int:
+        """The first line end at or after byte `at`, or -1."""
+        base = 0
+        for block in self.blocks:
+            if at < base + len(block):
+                found = block.find(b"\n", max(0, at - base))
+                if found >= 0:
+                    return base + found
+            base += len(block)
+        return -1
+
+    def rfind(self, end: int) -> int:
+        """The last line end before byte `end`, or -1."""
+        base = self.size
+        for block in reversed(self.blocks):
+            base -= len(block)
+            if base < end:
+                found = block.rfind(b"\n", 0, end - base)
+                if found >= 0:
+                    return base + found
+        return -1
+
+    def take(self, size: int, *, keep: bool = False) -> list[bytes]:
+        """The first `size` bytes, as blocks, taken off (`keep`: the rest dropped, those
+        kept)."""
+        taken, left = [], size
+        while left:
+            block = self.blocks[0]
+            if len(block) <= left:
+                taken.append(self.blocks.popleft())
+                left -= len(block)
+            else:
+                taken.append(block[:left])
+                self.blocks[0] = block[left:]
+                left = 0
+        self.size -= size
+        if keep:
+            self.blocks, self.size = deque(taken), size
+        return taken
+
+
+def _ends_blank(blocks: list[bytes], first: bool, longest: int) -> bool:
+    """Whether the last line of the whole lines `blocks` (`first`: the stream's first
+    ones) is blank, as `_after_blank` tells a file's line before a range."""
+    if not blocks or not blocks[-1].endswith(b"\n"):
+        return False
+    if first and len(blocks[0]) < len(framing.BOM):  # a BOM whole in the first block
+        blocks = [b"".join(blocks)]
+    length, end = 0, len(blocks[-1]) - 1
+    for i in range(len(blocks) - 1, -1, -1):
+        block = blocks[i]
+        found = block.rfind(b"\n", 0, end)
+        begin = found + 1
+        if not found + 1 and not i and first and block.startswith(framing.BOM):
+            begin = min(len(framing.BOM), end)  # not the first line's
+        if framing.BLANKS.fullmatch(block, begin, end) is None:
+            return False
+        length += end - begin
+        if length > longest:
+            return False
+        if found >= 0:
+            return True
+        end = len(blocks[i - 1]) if i else 0
+    return True
 
 
 def _opened(part: Part) -> tuple[BinaryIO, _Range | None]:
     if part.end is None:
         return audit._open(part.source), None
-    raw = _Range(part.source, part.start, part.end)
+    raw = _Range(_raw(part), part.first, part.first + part.end - part.start)
     return cast(BinaryIO, io.BufferedReader(raw, framing.HEAD)), raw
+
+
+def _modified(part: Part) -> str | None:
+    """The time of an event that has none: its file's modification time (a chunk's, its
+    stream's, told by the command's process)."""
+    return part.modified if part.chunk else audit._modified(part.source)
 
 
 def _values(part: Part, stream: BinaryIO) -> tuple[str, framing.Numbered]:
@@ -309,7 +530,9 @@ def _values(part: Part, stream: BinaryIO) -> tuple[str, framing.Numbered]:
     number = 1
     if part.start == 0 and peek.startswith(framing.BOM):
         stream.read(len(framing.BOM))
-    elif part.start > 0 and _after_blank(part.source, part.start, part.bounds.max_line):
+    elif part.start > 0 and (
+        part.blank if part.chunk else _after_blank(part.source, part.start, part.bounds.max_line)
+    ):
         # one job reads past the blank lines after a blank line, and the white space
         # before the next line's value (which a framing's prefix must not keep)
         number += framing._blanks(stream)
@@ -355,6 +578,7 @@ class _Reader(audit.ValueReader):
         super().__init__(report, span, None, where, skip, shape, self._entered)
         self.path = path
         self.source = path  # where it is read from (`Part.source`), when not `path`
+        self.stamped = False  # `modified` given (a chunk's), not the source's
         self.entry: list[str] = []
         self.broken = False
         self.at = -1  # where the value is found again (`placed`)
@@ -365,7 +589,8 @@ class _Reader(audit.ValueReader):
         """(the value's item, the Event, its shape's place in the registry); where its
         value is found again in `self.at`: with `tell` (the range's stream's), the byte of
         the range its reading began at (`_again_at`), else its ordinal in `values`."""
-        self.modified = audit._modified(self.source)
+        if not self.stamped:
+            self.modified = audit._modified(self.source)
         read_by, place = None, -1
         try:
             for index, event in self.events(self._tracked(values, tell)):
@@ -559,12 +784,14 @@ def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
         part.path, report, part.span, None, lambda n: f"{prefix}:{n}", importer.skipped
     )
     reader.source = part.source
+    reader.modified, reader.stamped = _modified(part), True
     stream, raw = _opened(part)
     with stream:
         report.framing, values = _values(part, stream)
         tell = None if raw is None else stream.tell
         for item, event, shape in reader.placed(values, tell):
             importer.fed(event, reader.at, item, shape)
+    _broken(part, reader)
     tail = []
     for key, state in importer._open.items():
         held = state.held
@@ -611,6 +838,13 @@ def _run(part: Part, fd: int | None, file: str | None, began: float) -> Result:
         broken=reader.broken,
         seconds=time.thread_time() - began,
     )
+
+
+def _broken(part: Part, reader: _Reader) -> None:
+    """After a chunk its stream could not be read on after: said as one job says it."""
+    if part.error is not None and not reader.broken:
+        reader.broken = True
+        reader.skip(f"{reader.path}", f"the file could not be read on: {part.error}")
 
 
 _FINISHED, _IGNORED, _REQUESTED = (
@@ -674,46 +908,158 @@ class Stitch:
         self.importer = AuditImport(self.sink, max_open=self.bounds.max_open)
         self.sink.read_by_jsonfast()
 
-    def parts(self, planned: list[Part | Path], folder: str | None) -> list[Part | Path]:
+    def parts(
+        self, planned: Iterable[Part | Stream], folder: str | None
+    ) -> Generator[Part | _Here | _Rest, None, None]:
         """The plan with the import's redaction key, time range and body bound, the folder
         the partitions write their records to (None: they give them back), and how this
-        process hashes str (`Part.salt`)."""
-        key = self.sink.key
-        return [
-            item
-            if isinstance(item, Path)
-            else Part(
-                item.path,
-                item.start,
-                item.end,
-                item.framing,
-                key,
-                self.bounds,
-                self.span,
-                self.sink.max_body,
-                folder,
-                os.getcwd(),
-                hash(SALTED),
-            )
-            for item in planned
-        ]
+        process hashes str (`Part.salt`); each `Stream` read and cut here as it is asked
+        for (`_chunks`): its chunks' bytes spooled to files in `folder` (a local pool's),
+        or else carried by the partitions (Dask's workers may be other machines)."""
+        for item in planned:
+            if isinstance(item, Stream):
+                yield from self._chunks(item, folder)
+            else:
+                yield self._filled(item, folder)
+
+    def _filled(self, part: Part, folder: str | None, **chunk: Any) -> Part:
+        return dataclasses.replace(
+            part,
+            key=self.sink.key,
+            span=self.span,
+            max_body=self.sink.max_body,
+            folder=folder,
+            cwd=os.getcwd(),
+            salt=hash(SALTED),
+            **chunk,
+        )
+
+    def _chunks(
+        self, item: Stream, folder: str | None
+    ) -> Generator[Part | _Here | _Rest, None, None]:
+        """A stream's partitions, cut as it is read: chunks of whole lines, the size of a
+        file's ranges (`_sizes`, over the bytes read ahead: `LOOKAHEAD` chunks); each
+        chunk's bytes in a file of `folder` (0600), or carried (`Part.data`). A stream
+        whose framing is no line one is a `_Rest` (standard input: read here) or one
+        partition (a gzip file: read by a worker), as one job reads it; so is the rest of
+        a stream of lines from a line too long to hold (longer than `max_line`)."""
+        path, bounds = item.path, self.bounds
+        longest = bounds.max_line
+        opened = cast(io.BufferedReader, audit._open(path))
+        stream: io.BufferedReader | None = opened  # closed at the end, unless handed on
+        try:
+            try:
+                head = framing._peek(opened)
+            except (OSError, EOFError, zlib.error) as failed:
+                yield _Rest(path, None, "", 0, False, None, str(failed))
+                return
+            told = framing.framed(io.BufferedReader(io.BytesIO(head), framing.HEAD), bounds)[0]
+            if told not in LINE_FRAMINGS:
+                if path == STDIN:
+                    yield _Rest(path, cast(BinaryIO, opened), "", 0, False, None)
+                    stream = None
+                else:
+                    yield self._filled(Part(path, 0, None, "", b"", bounds, None, 0), folder)
+                return
+            modified = audit._modified(path)
+            start, blank, pending = 0, False, _Pending()
+            ended, broke = False, cast(str | None, None)
+            reading = opened
+
+            def read() -> None:  # a buffer's bytes more (`_Inflating`: one job's reads)
+                nonlocal ended, broke
+                try:
+                    data = reading.read1(framing.HEAD)
+                except (OSError, EOFError, zlib.error) as failed:
+                    broke, ended = str(failed), True
+                    pending.take(pending.rfind(len(pending)) + 1, keep=True)  # as readline
+                else:
+                    pending.add(data)
+                    ended = not data
+
+            def chunk(size: int, error: str | None = None, here: bool = False) -> Part:
+                nonlocal start, blank
+                spooled, data = None, None
+                blocks = pending.take(size)
+                if folder is not None and not here:
+                    fd, spooled = tempfile.mkstemp(prefix="stream-", suffix=".log", dir=folder)
+                    with open(fd, "wb") as spool:
+                        spool.writelines(blocks)
+                else:
+                    data = b"".join(blocks)
+                ends_blank = _ends_blank(blocks, start == 0, longest)
+                part = Part(path, start, start + size, told, b"", bounds, None, 0)
+                part = self._filled(
+                    part,
+                    folder,
+                    data=data,
+                    spool=spooled,
+                    blank=blank,
+                    modified=modified,
+                    error=error,
+                )
+                start, blank = start + size, ends_blank
+                return part
+
+            scanned, line = 0, 0  # where a line end is looked for next; the last line's start
+            while not ended:
+                if len(pending) < LOOKAHEAD * item.size:
+                    read()
+                    continue
+                found = pending.find(max(scanned, item.size - 1))
+                if found >= 0:
+                    scanned = 0
+                    yield chunk(found + 1)
+                    continue
+                if not scanned:  # none at or past the chunk's size: the line there
+                    line = pending.rfind(item.size - 1) + 1
+                scanned = len(pending)
+                if len(pending) - line > longest:  # read past by one job, never held
+                    if line:
+                        yield chunk(line)
+                    held = b"".join(pending.take(len(pending)))
+                    joined = io.BufferedReader(_Joined(held, reading), framing.HEAD)
+                    yield _Rest(path, cast(BinaryIO, joined), told, start, blank, modified)
+                    stream = None
+                    return
+                read()
+            # what is left, all read: cut as a file's last ranges are
+            if start == 0 and len(pending) < item.whole:
+                yield _Here(chunk(len(pending), broke, here=True))
+                return
+            if not pending:
+                if start == 0 or broke is not None:  # a report, or the error, in its place
+                    yield _Here(chunk(0, broke, here=True))
+                return
+            sized, at = _sizes(item.size, item.workers, len(pending)), 0
+            while pending:
+                ahead = max(1, sized(at)) - 1
+                found = pending.find(ahead) if ahead < len(pending) else -1
+                size = len(pending) if found < 0 else found + 1
+                at += size
+                yield chunk(size, broke if size == len(pending) else None)
+        finally:
+            if stream is not None:
+                stream.close()
 
     def run(
         self,
-        planned: list[Part | Path],
+        planned: list[Part | Stream],
         executor: Executor,
         ahead: int,
         folder: str | None = None,
     ) -> AuditImport:
-        """Run the partitions on `executor` and put them together in order; standard input
-        read here. At most `ahead` partitions are running or waiting to run, topped up as
-        soon as any ends (a worker never waits for the stitch), and at most `ahead` more
-        have ended and wait for the stitch. With `folder` (a folder on this machine that
-        the workers write to: a local pool's), each partition's records come as a file
-        there, removed once copied."""
-        parts = iter(self.parts(planned, folder))
-        # in order: each partition with its future, standard input with none
-        order: deque[tuple[Part | Path, Future[Result] | None]] = deque()
+        """Run the partitions on `executor` and put them together in order; a stream read
+        here as it is asked for (`parts`), what of it is read here (`_Rest`, a chunk too
+        small to be worth a worker) imported here in its place. At most `ahead` partitions
+        are running or waiting to run, topped up as soon as any ends (a worker never waits
+        for the stitch), and at most `ahead` more have ended and wait for the stitch. With
+        `folder` (a folder on this machine that the workers write to: a local pool's), each
+        partition's records come as a file there, removed once copied, and so do a
+        stream's chunks."""
+        parts = self.parts(planned, folder)
+        # in order: each partition with its future, what is imported here with none
+        order: deque[tuple[Part | _Here | _Rest, Future[Result] | None]] = deque()
         try:
             while True:
                 busy = [f for _, f in order if f is not None and not f.done()]
@@ -736,41 +1082,89 @@ class Stitch:
                     continue
                 order.popleft()
                 if future is None:
-                    self.stdin()  # the workers go on with what comes after
+                    self.here(cast(_Here | _Rest, item))  # the workers go on meanwhile
                     continue
-                result = future.result()
-                self.seconds += result.seconds
+                part = cast(Part, item)
                 try:
-                    self.add(cast(Part, item), result)
+                    result = future.result()
+                    self.seconds += result.seconds
+                    try:
+                        self.add(part, result)
+                    finally:
+                        if result.file is not None:
+                            os.unlink(result.file)
                 finally:
-                    if result.file is not None:
-                        os.unlink(result.file)
+                    if part.spool is not None:
+                        os.unlink(part.spool)
                 del future, result
         finally:
-            for _, left in order:
-                if left is not None:
-                    left.cancel()
+            parts.close()
+            for left, future in order:
+                if future is not None:
+                    future.cancel()
+                if isinstance(left, _Rest) and left.stream is not None:
+                    left.stream.close()
         self.importer.finish()
         return self.importer
 
-    def stdin(self) -> None:
-        """Standard input, in its place, as one job reads it."""
-        self._file = None
-        for event in audit.read_events(
-            [STDIN], self.sink, self.bounds, self.importer.files, self.span
-        ):
-            self.importer.feed(event)
-
-    def _start(self, part: Part) -> _File:
-        if part.start == 0 or self._file is None or self._file.path != part.path:
-            report = FileReport(part.path)
+    def here(self, item: _Here | _Rest) -> None:
+        """What of a stream is imported in this process, in its place: a chunk (as a range
+        imported again), or a `_Rest`."""
+        if isinstance(item, _Here):
+            file = self._start(item.part.path, item.part.start)
+            if not file.broken:
+                self._again(item.part, file)
+            return
+        path = item.path
+        if not item.framing:  # a whole stream, as one job reads it
+            self._file = None
+            report = FileReport(path)
             self.importer.files.append(report)
-            self._file = _File(part.path, report)
+            if item.stream is None:
+                reader = audit.ValueReader(report, None, None, str, self.sink.skip)
+                reader.skip(f"{path}", f"the file could not be read on: {item.error}")
+                return
+            with item.stream as stream:
+                for event in audit._file_events(
+                    path, stream, self.sink, self.bounds, report, self.span
+                ):
+                    self.importer.feed(event)
+            return
+        file = self._start(path, item.start)
+        assert item.stream is not None
+        with item.stream as stream:
+            if file.broken:
+                return
+            prefix, base = str(path), file.base
+            reader = _Reader(
+                path,
+                file.report,
+                self.span,
+                file.shape,
+                lambda n: f"{prefix}:{base + n}",
+                self.sink.skip,
+            )
+            reader.modified, reader.stamped = item.modified, True
+            file.report.framing = item.framing
+            buffered = cast(io.BufferedReader, stream)
+            if item.start == 0 and buffered.peek(len(framing.BOM)).startswith(framing.BOM):
+                stream.read(len(framing.BOM))
+            number = 1 + (framing._blanks(stream) if item.blank else 0)
+            values = framing.line_values(item.framing, stream, number, self.bounds)
+            for _, event, _ in reader.placed(values):
+                self.importer.feed(event)
+            file.broken = True  # the stream's end: nothing of it comes after
+
+    def _start(self, path: Path, start: int) -> _File:
+        if start == 0 or self._file is None or self._file.path != path:
+            report = FileReport(path)
+            self.importer.files.append(report)
+            self._file = _File(path, report)
         return self._file
 
     def add(self, part: Part, result: Result) -> None:
         """Put one partition's result in place (or import its range again)."""
-        file = self._start(part)
+        file = self._start(part.path, part.start)
         if file.broken:
             return
         keys = result.keys.tolist() if result.keys else list(map(hash, result.requests))
@@ -840,11 +1234,14 @@ class Stitch:
             lambda n: f"{prefix}:{base + n}",
             self.sink.skip,
         )
+        reader.source = part.source
+        reader.modified, reader.stamped = _modified(part), True
         stream, raw = _opened(part)
         with stream:
             file.report.framing, values = _values(part, stream)
             for _, event, _ in reader.placed(values):
                 self.importer.feed(event)
+        _broken(part, reader)
         assert raw is not None
         file.base += raw.newlines
         file.shape = reader.shape or file.shape
@@ -976,14 +1373,13 @@ class Stitch:
     def _reread(self, part: Part, result: Result, again: list[int]) -> Iterator[Event]:
         """The events `again` of the partition, read again from its file: a range's each
         from the byte its value's reading began at, a whole file's by its ordinal."""
-        modified = audit._modified(part.source)
+        modified = _modified(part)
         with contextlib.ExitStack() as stack:
             if part.end is None:
                 value = _by_ordinal(part, stack)
             else:
-                fd = os.open(part.source, os.O_RDONLY)
-                stack.callback(os.close, fd)
-                value = functools.partial(_again_at, part, fd)
+                raw = stack.enter_context(_raw(part))
+                value = functools.partial(_again_at, part, raw)
             at, raws = -1, list[Any]()
             for i in again:
                 if result.at[i] != at:
@@ -1012,17 +1408,20 @@ def _by_ordinal(part: Part, stack: contextlib.ExitStack) -> Callable[[int], byte
     return value
 
 
-def _again_at(part: Part, fd: int, at: int) -> bytes:
-    """The value of the range `part` (its file open at `fd`) whose reading began at its
-    byte `at`: read again from there as the partition read it (blank lines passed, the
-    framing's prefix taken off), from SEARCH bytes read at once when it ends within them."""
-    start, end = part.start + at, cast(int, part.end)
-    chunk = os.pread(fd, min(SEARCH, end - start), start)
+def _again_at(part: Part, raw: BinaryIO, at: int) -> bytes:
+    """The value of the range `part` (its bytes unbuffered in `raw`, `_raw`) whose reading
+    began at its byte `at`: read again from there as the partition read it (blank lines
+    passed, the framing's prefix taken off), from SEARCH bytes read at once when it ends
+    within them."""
+    start, end = part.first + at, part.first + cast(int, part.end) - part.start
+    raw.seek(start)
+    chunk = raw.read(min(SEARCH, end - start))
     with io.BufferedReader(io.BytesIO(chunk)) as stream:  # `peek`, as the partition's
         _, line = next(framing.line_values(part.framing, stream, 1, part.bounds))
         whole = stream.tell() < len(chunk) or start + len(chunk) == end
     if not whole:  # a line longer than the chunk
-        with io.BufferedReader(_Range(part.source, start, end), SEARCH) as stream:
+        ranged = _Range(raw, start, end, owned=False)
+        with io.BufferedReader(ranged, SEARCH) as stream:
             _, line = next(framing.line_values(part.framing, stream, 1, part.bounds))
     assert isinstance(line, bytes)
     return line
