@@ -581,17 +581,19 @@ class Chains:
         # what it had already acted on when it made a write echoed here (an event older
         # than the one that set that write off) is no better a cause than the echo
         acted = max(
-            (p for h in candidates if id(h) in echoes if (p := self._prompted(writes[id(h)]))),
+            [p for h in candidates if id(h) in echoes if (p := self._prompted(writes[id(h)]))],
             default=None,
         )
         others_ = [
             h for h in candidates if id(h) not in echoes and (acted is None or h.time >= acted)
         ]
         chosen = max(others_ or candidates, key=_TIME)
-        others = sum(
-            1
-            for h in candidates
-            if h is not chosen and h.ref != chosen.ref and chosen.time - h.time <= TIE
+        others = len(
+            [
+                h
+                for h in candidates
+                if h is not chosen and h.ref != chosen.ref and chosen.time - h.time <= TIE
+            ]
         )
         return Cause(chosen, writes[id(chosen)], others, id(chosen) in echoes)
 
@@ -603,8 +605,8 @@ class Chains:
         self, watchers: tuple[str, ...], watched: list[ObjectRef], before: float
     ) -> list[Hop]:
         """The latest event each watcher had of each object, within `WINDOW` of `before`."""
-        found = (self._latest(w, ref, before) for w in watchers for ref in watched)
-        return [hop for hop in found if hop is not None]
+        found = [self._latest(w, ref, before) for w in watchers for ref in watched]
+        return [hop for hop in found if hop is not None]  # lists: a generator costs more
 
     def _initial(
         self, known: Client | None, component: str, watched: list[ObjectRef], before: float
