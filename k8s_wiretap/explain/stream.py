@@ -251,7 +251,10 @@ class _Stream[T]:
         if now - self.looked >= FORGET_EVERY:  # the watches put aside, now and then
             self.looked = now
             for exchange_id, (exchange, slot) in list(self.aside.items()):
-                if _complete(exchange, now):
+                end = exchange.end  # `_complete`, inlined: every open watch, every round
+                if now == math.inf or (
+                    end is not None and now - max(exchange.time, end.time) >= LOOKAHEAD
+                ):
                     self.fill(slot, exchange)
                     del self.aside[exchange_id]
             self.output.flush()
