@@ -275,7 +275,10 @@ class Exchange:
         return self.end.error if self.end else None
 
     def request_header(self, name: str) -> str:
-        return self.request.header(name)
+        # `_Headed.header`'s lookup, without its call: asked ten times an exchange
+        request, lowered = self.request, name.lower()
+        names = request.names
+        return request.headers[names.index(lowered)][1] if lowered in names else ""
 
     def response_header(self, name: str) -> str:
         return self.response.header(name) if self.response else ""

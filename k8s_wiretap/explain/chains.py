@@ -68,7 +68,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from operator import attrgetter
 from typing import Any
 
@@ -420,14 +420,16 @@ class Chains:
         return sorted(found[1:], key=lambda e: e.time)
 
     def to_json(self, exchange: Exchange) -> dict[str, Any]:
-        cause = self.caused_by(exchange)
+        self.add(exchange)  # once, for `caused_by`, `reason` and `chain_ids` alike
+        exchange_id = exchange.id
+        cause = self._causes.get(exchange_id)
         record: dict[str, Any] = {"caused_by": None}
         if cause is not None:
             made = self._made[cause.exchange].time if cause.exchange else None
             record["caused_by"] = cause.to_json(made, exchange.time)
-        reason = self.reason(exchange)
+        reason = self._reasons.get(exchange_id)
         record["reason"] = reason.to_json() if reason is not None else None
-        record["chain"] = list(self.chain_ids(exchange))
+        record["chain"] = list(self._chains.get(exchange_id, (exchange_id,)))
         return record
 
     # -- the index --------------------------------------------------------------------------
@@ -581,17 +583,19 @@ class Chains:
         # what it had already acted on when it made a write echoed here (an event older
         # than the one that set that write off) is no better a cause than the echo
         acted = max(
-            (p for h in candidates if id(h) in echoes if (p := self._prompted(writes[id(h)]))),
+            [p for h in candidates if id(h) in echoes if (p := self._prompted(writes[id(h)]))],
             default=None,
         )
         others_ = [
             h for h in candidates if id(h) not in echoes and (acted is None or h.time >= acted)
         ]
         chosen = max(others_ or candidates, key=_TIME)
-        others = sum(
-            1
-            for h in candidates
-            if h is not chosen and h.ref != chosen.ref and chosen.time - h.time <= TIE
+        others = len(
+            [
+                h
+                for h in candidates
+                if h is not chosen and h.ref != chosen.ref and chosen.time - h.time <= TIE
+            ]
         )
         return Cause(chosen, writes[id(chosen)], others, id(chosen) in echoes)
 
@@ -603,8 +607,17 @@ class Chains:
         self, watchers: tuple[str, ...], watched: list[ObjectRef], before: float
     ) -> list[Hop]:
         """The latest event each watcher had of each object, within `WINDOW` of `before`."""
-        found = (self._latest(w, ref, before) for w in watchers for ref in watched)
-        return [hop for hop in found if hop is not None]
+        found = []
+        hops = self._hops
+        for watcher in watchers:  # `_latest` of each, inlined: five an exchange
+            for ref in watched:
+                timeline = hops.get((watcher, ref))
+                if timeline is None:
+                    continue
+                index = bisect.bisect_left(timeline.times, before)
+                if index and before - timeline.times[index - 1] <= WINDOW:
+                    found.append(timeline.hops[index - 1])
+        return found
 
     def _initial(
         self, known: Client | None, component: str, watched: list[ObjectRef], before: float
@@ -626,15 +639,6 @@ class Chains:
                     hop.inferred = True
                     found.append(hop)
         return found
-
-    def _latest(self, watcher: str, ref: ObjectRef, before: float) -> Hop | None:
-        timeline = self._hops.get((watcher, ref))
-        if timeline is None:
-            return None
-        index = bisect.bisect_left(timeline.times, before)
-        if index == 0 or before - timeline.times[index - 1] > WINDOW:
-            return None
-        return timeline.hops[index - 1]
 
     def _write_of(self, hop: Hop) -> str | None:
         """The write that produced the event's resourceVersion."""
@@ -717,12 +721,7 @@ class Chains:
         info = exchange.info
         about = _about_kind(self._carried(exchange))
         what = (info.verb, info.group, info.resource, info.subresource, about)
-        known = client(exchange.component)
-        said = known.reason(*what) if known is not None else None
-        if said is not None:
-            return said
-        found = [r for part in _parts(exchange.component) if (r := part.reason(*what))]
-        return found[0] if len(found) == 1 else None
+        return _unprompted(exchange.component, what)
 
 
 def _owner_uids(obj: Any) -> list[str]:
@@ -801,8 +800,24 @@ def _informers(known: Client) -> tuple[str, ...]:
 
 
 @cache
+@lru_cache(maxsize=4096)
+def _unprompted(component: str, what: tuple[str, str, str, str, str]) -> Reason | None:
+    """`Chains._listed` of a write `what` (verb, group, resource, subresource, the kind an
+    Event is about) by `component`: a look at its entry's reasons, or its parts', made once
+    for each (controllers.yaml does not change)."""
+    known = client(component)
+    said = known.reason(*what) if known is not None else None
+    if said is not None:
+        return said
+    found = [r for part in _parts(component) if (r := part.reason(*what))]
+    return found[0] if len(found) == 1 else None
+
+
+@lru_cache(maxsize=1024)
 def _parts(binary: str) -> tuple[Client, ...]:
-    """The clients controllers.yaml names as parts of `binary` (`controller-manager/...`)."""
+    """The clients controllers.yaml names as parts of `binary` (`controller-manager/...`):
+    found once for each binary (a look at every known client, asked of most writes)."""
     if "/" in binary:
         return ()
-    return tuple(c for name, c in clients().items() if name.startswith(f"{binary}/"))
+    prefix = f"{binary}/"
+    return tuple([c for name, c in clients().items() if name.startswith(prefix)])

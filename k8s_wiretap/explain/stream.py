@@ -208,6 +208,9 @@ class _Stream[T]:
         self.output = _Output(write, gate)
         self.waiting: list[Exchange] = []  # in time order, not explained yet
         self.aside: dict[str, tuple[Exchange, _Slot[T]]] = {}  # open, not writes
+        self.order: dict[str, int] = {}  # each one's place among those put aside
+        self.placed = 0  # how many were put aside
+        self.ended: set[str] = set()  # those put aside whose end has come
         self.orphans: set[str] = set()  # exchanges whose request was not recorded
         self.forgotten = self.looked = self.swept = -math.inf
 
@@ -221,6 +224,8 @@ class _Stream[T]:
         elif exchange.request.unrecorded and exchange.id not in self.orphans:
             self.orphans.add(exchange.id)
             self.add(exchange)
+        if update.record == "end" and exchange.id in self.aside:
+            self.ended.add(exchange.id)
 
     def drain(self, now: float) -> None:
         """Explain every exchange that is complete by `now` (math.inf: all of them)."""
@@ -241,6 +246,8 @@ class _Stream[T]:
                 self.explainer.summaries.saw(exchange)
                 self.explainer.chains.began(exchange)
                 self.aside[exchange.id] = (exchange, self.output.slot(exchange))
+                self.order[exchange.id] = self.placed
+                self.placed += 1
                 continue
             if not _complete(exchange, now):
                 break
@@ -250,10 +257,21 @@ class _Stream[T]:
             frontier = exchange.time
         if now - self.looked >= FORGET_EVERY:  # the watches put aside, now and then
             self.looked = now
-            for exchange_id, (exchange, slot) in list(self.aside.items()):
-                if _complete(exchange, now):
+            # those that have ended (all at the end), in the order they were put aside:
+            # not a look at every open watch each round
+            if now < math.inf:
+                ids = sorted(self.ended, key=self.order.__getitem__)
+            else:
+                ids = list(self.aside)
+            for exchange_id in ids:
+                exchange, slot = self.aside[exchange_id]
+                end = exchange.end  # `_complete`, inlined
+                if now == math.inf or (
+                    end is not None and now - max(exchange.time, end.time) >= LOOKAHEAD
+                ):
                     self.fill(slot, exchange)
-                    del self.aside[exchange_id]
+                    del self.aside[exchange_id], self.order[exchange_id]
+                    self.ended.discard(exchange_id)
             self.output.flush()
         elif frontier is not None:
             self.output.flush()

@@ -588,22 +588,33 @@ def _involved(body: Any, answer: Any = None) -> str:
 
 
 def _matches(match: dict[str, Any], facts: dict[str, Any]) -> bool:
-    return all(_holds(key, wanted, facts) for key, wanted in match.items())
+    # loops, not all() and any() over generators: a generator is a function made, called
+    # and freed, and a new choice (`_rule`) tries a hundred rules
+    for key, wanted in match.items():  # noqa: SIM110
+        if not _holds(key, wanted, facts):
+            return False
+    return True
 
 
 def _holds(key: str, wanted: Any, facts: dict[str, Any]) -> bool:
     value = facts.get(key)
     if key == "param":
-        return all(_param(facts["param"], name, want) for name, want in wanted.items())
+        for name, want in wanted.items():  # noqa: SIM110
+            if not _param(facts["param"], name, want):
+                return False
+        return True
     if key == "status":
         return _status(value, wanted)
     if key == "path":
-        return any(_path(str(value), str(p)) for p in _many(wanted))
+        return any([_path(str(value), str(p)) for p in _many(wanted)])
     if key == "component":
-        return any(_component(str(value), str(c)) for c in _many(wanted))
+        return any([_component(str(value), str(c)) for c in _many(wanted)])
     if key == "manager" and isinstance(wanted, str) and wanted.endswith("*"):
         return str(value).startswith(wanted[:-1])
-    return any(value == w for w in _many(wanted))
+    for w in _many(wanted):  # noqa: SIM110
+        if value == w:
+            return True
+    return False
 
 
 def _many(wanted: Any) -> Iterable[Any]:

@@ -79,7 +79,10 @@ class Reason:
     ) -> bool:
         if self.about and self.about != about:
             return False
-        return any(w.covers(verb, group, resource, subresource) for w in self.writes)
+        for w in self.writes:  # noqa: SIM110 (a loop: asked of every write of a known client)
+            if w.covers(verb, group, resource, subresource):
+                return True
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +120,10 @@ class Client:
     ) -> Reason | None:
         """Why it makes such a write unprompted (a timer, its start-up), if it does;
         `about` is the kind an Event is about."""
-        return next(
-            (r for r in self.reasons if r.covers(verb, group, resource, subresource, about)), None
-        )
+        for r in self.reasons:
+            if r.covers(verb, group, resource, subresource, about):
+                return r
+        return None
 
 
 def _client(entry: dict[str, Any]) -> Client:

@@ -75,13 +75,13 @@ class RequestInfo:
         values = self.query.get(key)
         return values[0] if values else None
 
-    @property
+    @once  # asked five times an exchange, of an answer `parse_request` shares
     def dry_run(self) -> bool:
         """A write with `dryRun` (`kubectl --dry-run=server`): answered as if done, and
         nothing stored, no watcher told (apiserver pkg/endpoints/handlers: `isDryRun`)."""
         return bool(self.param("dryRun"))
 
-    @property
+    @once
     def streaming(self) -> bool:
         """exec, attach and portforward: upgraded to a stream (SPDY for a POST, whose verb is
         create; WebSocket for a GET, whose verb is get)."""

@@ -33,12 +33,18 @@ def selector_of(obj: Any) -> dict[str, Any] | None:
 def selects(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
     """Whether a LabelSelector selects an object with `labels`."""
     wanted = selector.get("matchLabels") or {}
-    if not isinstance(wanted, dict) or any(labels.get(k) != v for k, v in wanted.items()):
+    if not isinstance(wanted, dict):
         return False
+    for k, v in wanted.items():  # loops: asked of every pod a Service selects, each write
+        if labels.get(k) != v:
+            return False
     expressions = selector.get("matchExpressions") or []
     if not isinstance(expressions, list):
         return False
-    return all(_holds(e, labels) for e in expressions if isinstance(e, dict))
+    for e in expressions:  # noqa: SIM110
+        if isinstance(e, dict) and not _holds(e, labels):
+            return False
+    return True
 
 
 def _holds(expression: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
