@@ -708,13 +708,14 @@ def _unwrapped(
     value is none of it, the shape it has (`shapes.detect`); refused when nested too deep
     or holding a lone surrogate. The shape it was read by is returned, and counted in
     `report` once the value was read in it."""
-    read_by_json = jsonfast.read_by_json()
     opening = None
     try:
         if type(line) is bytes:  # read as `shapes.loaded` reads it, its brackets counted
-            value, opening = jsonfast.read(line)
+            value, opening, by_json = jsonfast.read(line)
         else:
+            read_by_json = jsonfast.read_by_json()
             value = shapes.loaded(line, "the line")
+            by_json = jsonfast.read_by_json() != read_by_json
     except RecursionError:
         raise BadEvent("the line is nested too deep to read") from None
     except ValueError as error:  # not JSON (shapes.Unfit is one too)
@@ -735,7 +736,7 @@ def _unwrapped(
     report.shapes[shape.name] += 1  # a shape the value was read in, not one it only resembled
     if opening is None or opening > MAX_DEPTH:  # (`_shallow`'s first look, without the call)
         _shallow(line, raws, value, opening)
-    if jsonfast.read_by_json() != read_by_json:  # orjson refuses a lone surrogate
+    if by_json:  # orjson refuses a lone surrogate
         _text(line, raws)
     return raws, shape
 
@@ -890,28 +891,42 @@ def _placeholders(values: Any, sink: Sink) -> Any:
     return sink.placeholder(values if isinstance(values, str) else sink.dumps(values).decode())
 
 
-def _audit(event: Event, sink: Sink) -> dict[str, Any]:
-    """The request record's `audit` field: what the event says beyond the request line
-    (redacted: webhook patches, users' extra; its `annotations` are what
-    `redacted_annotations` gives)."""
+def _requested(
+    event: Event, sink: Sink
+) -> tuple[list[tuple[str, str]], bytes | None, dict[str, Any]]:
+    """What a request record takes from the event: its headers, its body (as the log
+    holds it) and its other fields (client, identity, and `audit`: what the event says
+    beyond the request line, redacted: webhook patches, users' extra; its `annotations`
+    are what `redacted_annotations` gives)."""
     raw = event.raw
+    agent = raw.get("userAgent")
+    headers = [("User-Agent", agent)] if isinstance(agent, str) else []
+    body = None
+    if "requestObject" in raw:
+        body = sink.dumps(raw["requestObject"])
+        if content_type := _request_type(event):
+            headers.append(("Content-Type", content_type))
+    user, ips = raw.get("user"), raw.get("sourceIPs")
+    name = None
+    if isinstance(user, dict):
+        name = user.get("username")
+        if "extra" in user:
+            user = redacted_user(user, sink)
     annotations = redacted_annotations(event, sink)
-    user = raw.get("user")
     audit: dict[str, Any] = {
         "auditID": event.audit_id,
         "level": event.level,
         "stage": event.stage,
         "verb": event.verb,
         "requestURI": raw["requestURI"],  # a token name replaced (`token_unnamed`)
-        "user": (redacted_user(user, sink) if isinstance(user, dict) and "extra" in user else user)
-        or {},
+        "user": user or {},
     }
     if "impersonatedUser" in raw:
         audit["impersonatedUser"] = redacted_user(raw["impersonatedUser"], sink)
-    if "sourceIPs" in raw:
-        audit["sourceIPs"] = raw["sourceIPs"]
-    if "userAgent" in raw:
-        audit["userAgent"] = raw["userAgent"]
+    if ips is not None or "sourceIPs" in raw:
+        audit["sourceIPs"] = ips
+    if agent is not None or "userAgent" in raw:
+        audit["userAgent"] = agent
     if "objectRef" in raw:
         audit["objectRef"] = raw["objectRef"]
     if gke.CLOUD in raw:
@@ -922,32 +937,13 @@ def _audit(event: Event, sink: Sink) -> dict[str, Any]:
     audit["absent"] = _request_absent(event)
     if TAKEN in raw and (taken := _taken(event, "taken")):
         audit["taken"] = taken
-    return audit
-
-
-def _requested(
-    event: Event, sink: Sink
-) -> tuple[list[tuple[str, str]], bytes | None, dict[str, Any]]:
-    """What a request record takes from the event: its headers, its body (as the log
-    holds it) and its other fields (client, identity, audit)."""
-    raw = event.raw
-    agent = raw.get("userAgent")
-    headers = [("User-Agent", agent)] if isinstance(agent, str) else []
-    body = None
-    if "requestObject" in raw:
-        body = sink.dumps(raw["requestObject"])
-        if content_type := _request_type(event):
-            headers.append(("Content-Type", content_type))
-    user = raw.get("user")
-    name = user.get("username") if isinstance(user, dict) else None
-    ips = raw.get("sourceIPs")
     return (
         headers,
         body,
         {
             "client": {"address": ips[0]} if isinstance(ips, list) and ips else {},
             "identity": {"credential": CREDENTIAL, "user": str(name or "")},
-            "audit": _audit(event, sink),
+            "audit": audit,
         },
     )
 
@@ -1051,10 +1047,13 @@ class AuditImport:
         samples give many requests one auditID; a request is told by its verb, URI and
         time, `Event.key`) or may have (past DONE_LIMIT, a repeat cannot be told from a new
         exchange): then `ID~N`, the first N that no exchange has had, said in a note."""
-        audit_id, forgotten = event.audit_id, self._forgotten
-        shared = audit_id in self._ids
+        audit_id, forgotten, ids = event.audit_id, self._forgotten, self._ids
+        shared = audit_id in ids
         if not shared and (forgotten is None or audit_id not in forgotten):
-            self._given(audit_id)
+            if len(ids) < DONE_LIMIT:  # `_given`, the common case without the call
+                ids[audit_id] = None
+            else:
+                self._given(audit_id)
             return audit_id
         n = 1
         while (new := f"{audit_id}~{n}") in self._ids or (forgotten and new in forgotten):
