@@ -1,8 +1,8 @@
 """JSON read and written exactly as the standard library's `json` reads and writes it, at
 orjson's speed where the two agree (what an import of a big log spends most of its time on).
 
-- `loads(data)`: `json.loads(data)`'s value (and its errors); `read(data)`, the same and
-  the count of its opening brackets. orjson reads it, unless it
+- `loads(data)`: `json.loads(data)`'s value (and its errors); `read(data)`, the same, the
+  count of its opening brackets and whether `json` read it. orjson reads it, unless it
   refuses the text (NaN and Infinity, a number too big for a double, a lone surrogate, a
   byte order mark, text that is no UTF-8, a nesting past 1,024: `json` reads what it can
   of those) or the text has a run of 20 digits, or of 19 after a minus sign (orjson reads
@@ -66,10 +66,10 @@ def loads(data: bytes | str) -> Any:
     return json.loads(data)
 
 
-def read(data: bytes) -> tuple[Any, int]:
-    """`loads(data)`, and how many opening brackets (`[`, `{`) its text holds (what a
-    reader that bounds a value's nesting looks at first), told from the text `loads` scans
-    anyway."""
+def read(data: bytes) -> tuple[Any, int, bool]:
+    """`loads(data)`, how many opening brackets (`[`, `{`) its text holds (what a reader
+    that bounds a value's nesting looks at first), told from the text `loads` scans anyway,
+    and whether `json` read it (orjson refused it, or would read it otherwise)."""
     global _read_by_json, _small_texts
     digits = data.translate(_DIGITS)
     if _LONG not in digits or (_LONGER not in digits and _NEGATIVE_LONG not in digits):
@@ -78,23 +78,21 @@ def read(data: bytes) -> tuple[Any, int]:
         except orjson.JSONDecodeError:
             pass
         else:
-            if _negative_exponent(digits) or (_DECIMAL in data and _SMALL_DECIMAL.search(data)):
-                _small_texts += 1
-            return value, digits.count(b"[")
+            # a float under 1e-4: a number ending in a negative exponent, looked at where
+            # each `0e-0` starts (a UUID's `5e-4` makes one in a fourth of an audit log's
+            # lines), not searched for from the start of the text again; or `0.0000`
+            at = digits.find(_EXPONENT)
+            while at >= 0:
+                if _NEGATIVE_EXPONENT.match(digits, at):
+                    _small_texts += 1
+                    break
+                at = digits.find(_EXPONENT, at + 1)
+            else:
+                if _DECIMAL in data and _SMALL_DECIMAL.search(data):
+                    _small_texts += 1
+            return value, digits.count(b"["), False
     _read_by_json += 1
-    return json.loads(data), digits.count(b"[")
-
-
-def _negative_exponent(digits: bytes) -> bool:
-    """Whether `digits` (a text, every digit a 0) holds a number that ends in a negative
-    exponent: looked at where each `0e-0` starts (a UUID's `5e-4` makes one in a fourth of
-    an audit log's lines), not searched for from the start of the text again."""
-    at = digits.find(_EXPONENT)
-    while at >= 0:
-        if _NEGATIVE_EXPONENT.match(digits, at):
-            return True
-        at = digits.find(_EXPONENT, at + 1)
-    return False
+    return json.loads(data), digits.count(b"["), True
 
 
 def read_by_json() -> int:

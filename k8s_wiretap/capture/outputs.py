@@ -13,7 +13,7 @@ import errno
 import json
 import os
 import secrets
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -193,6 +193,16 @@ class FileOutput:
         line = self.line(record)
         self._pending.append(line)
         self._pending_size += len(line)
+        if self._pending_size >= self.PENDING_LIMIT:
+            self.flush()
+
+    def write_all(self, records: Iterable[Mapping[str, Any]]) -> None:
+        """`write` each of `records`, in order."""
+        line, pending = self.line, self._pending
+        for record in records:
+            written = line(record)
+            pending.append(written)
+            self._pending_size += len(written)
         if self._pending_size >= self.PENDING_LIMIT:
             self.flush()
 

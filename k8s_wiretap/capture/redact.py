@@ -79,6 +79,10 @@ _JSON_TYPES = frozenset(("application/json", "application/json-patch+json", ""))
 _REDACTED_HEADERS = frozenset(
     ("authorization", "proxy-authorization", "sec-websocket-protocol", *SECRET_HEADERS)
 )
+# Headers as the importers spell them that are none of those (told without lowering them)
+_KEPT_HEADERS = frozenset(
+    name for name in ("User-Agent", "Content-Type") if name.lower() not in _REDACTED_HEADERS
+)
 
 
 class Redactor:
@@ -132,7 +136,12 @@ class Redactor:
     def header_lists(self, headers: Sequence[tuple[str, str]]) -> list[list[str]]:
         """`headers` as `headers` redacts them, each a `[name, value]` list (a record's)."""
         return [
-            [name, value if name.lower() not in _REDACTED_HEADERS else self._header(name, value)]
+            [
+                name,
+                value
+                if name in _KEPT_HEADERS or name.lower() not in _REDACTED_HEADERS
+                else self._header(name, value),
+            ]
             for name, value in headers
         ]
 
@@ -167,6 +176,8 @@ class Redactor:
     def path(self, info: RequestInfo, path: str) -> str:
         """A request's path and query, a name in it that is a token replaced by its
         placeholder (the path is recorded as it is otherwise: names are not secret)."""
+        if (info.group, info.resource, info.subresource) not in SENSITIVE_RESOURCES:
+            return path  # no name of it is a token (`token_names`)
         for name, placeholder in self.token_names(info).items():
             path = path.replace(name, placeholder)
         return path

@@ -55,7 +55,7 @@ from k8s_wiretap.capture.format import QUERY_ABSENT
 from k8s_wiretap.importers import framing, gke, limits, shapes
 from k8s_wiretap.importers.limits import Limits
 from k8s_wiretap.importers.seen import Bloom
-from k8s_wiretap.importers.sink import SKIP_NOTES, Sink, time_error
+from k8s_wiretap.importers.sink import EARLIEST, LATEST, SKIP_NOTES, Sink, time_error
 from k8s_wiretap.importers.timerange import TimeRange
 from k8s_wiretap.kube.requestinfo import RequestInfo, parse_request
 from k8s_wiretap.kube.sensitive import OAUTH_GROUP, SENSITIVE_RESOURCES
@@ -319,6 +319,26 @@ def _time(event: dict[str, Any], key: str) -> float:
     return when
 
 
+def _times(event: dict[str, Any]) -> tuple[float, float]:
+    """The request's time and the stage's (`_time` of each), told at once for the common
+    case: both in RFC 3339 with an offset, inside the times a record may hold."""
+    received, at = event.get("requestReceivedTimestamp"), event.get("stageTimestamp")
+    if type(received) is str and type(at) is str:
+        try:
+            first, second = _fromisoformat(received), _fromisoformat(at)
+        except ValueError:
+            pass
+        else:
+            if first.tzinfo is not None and second.tzinfo is not None:
+                one, other = first.timestamp(), second.timestamp()
+                if EARLIEST < one < LATEST and EARLIEST < other < LATEST:
+                    return one, other
+    return _time(event, "requestReceivedTimestamp"), _time(event, "stageTimestamp")
+
+
+_fromisoformat = dt.datetime.fromisoformat
+
+
 # What an Event of audit.k8s.io/v1 has that older ones and exports may lack
 _WHOLE = frozenset(
     ("auditID", "stage", "level", "requestURI", "requestReceivedTimestamp", "stageTimestamp")
@@ -447,28 +467,38 @@ class Event:
         (`normalised`: `when` is the time of an event that has none)."""
         if not isinstance(raw, dict):
             raise BadEvent(f"an item that is a JSON {type(raw).__name__}, not an Event")
-        if not raw.keys() >= _WHOLE:  # (issubset would make a set of the keys)
+        if raw.keys() >= _WHOLE:  # (issubset would make a set of the keys)
+            audit_id, stage, level, uri = (
+                raw["auditID"],
+                raw["stage"],
+                raw["level"],
+                raw["requestURI"],
+            )
+        else:
             raw = normalised(raw, when)
-        audit_id, stage, level = raw.get("auditID"), raw.get("stage"), raw.get("level")
+            audit_id, stage, level = raw.get("auditID"), raw.get("stage"), raw.get("level")
+            uri = raw.get("requestURI")
         if not isinstance(audit_id, str) or not audit_id:
             raise BadEvent("an Event without an auditID")
         if stage not in STAGES:
             raise BadEvent(f"stage {stage!r} is none of {', '.join(STAGES)}")
         if level not in LEVELS:
             raise BadEvent(f"level {level!r} is none of {', '.join(LEVELS)}")
-        verb, uri = raw.get("verb"), raw.get("requestURI")
+        verb = raw.get("verb")
         if not isinstance(verb, str) or not isinstance(uri, str) or not uri.startswith("/"):
             raise BadEvent("an Event without a verb and a requestURI")
         status = raw.get("responseStatus")
         code = status.get("code") if isinstance(status, dict) else None
-        if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
-            raise BadEvent(f"responseStatus.code {code!r} is not a number")
         bad_code = ""
-        if code is not None and code not in STATUS_CODES:
-            bad_code = f"responseStatus.code {code} is no HTTP status (100 to 999): status absent"
-            code = None
-        received = _time(raw, "requestReceivedTimestamp")
-        at = _time(raw, "stageTimestamp")
+        if code is not None:
+            if type(code) is not int and (not isinstance(code, int) or isinstance(code, bool)):
+                raise BadEvent(f"responseStatus.code {code!r} is not a number")
+            if code not in STATUS_CODES:
+                bad_code = (
+                    f"responseStatus.code {code} is no HTTP status (100 to 999): status absent"
+                )
+                code = None
+        received, at = _times(raw)
         # its request's hash: held for the last DONE_LIMIT requests, a number is the least
         # memory; two requests whose hashes meet, one in 2**64, would be taken for one
         key = hash(request(raw, audit_id, verb, uri))
@@ -678,13 +708,14 @@ def _unwrapped(
     value is none of it, the shape it has (`shapes.detect`); refused when nested too deep
     or holding a lone surrogate. The shape it was read by is returned, and counted in
     `report` once the value was read in it."""
-    read_by_json = jsonfast.read_by_json()
     opening = None
     try:
         if type(line) is bytes:  # read as `shapes.loaded` reads it, its brackets counted
-            value, opening = jsonfast.read(line)
+            value, opening, by_json = jsonfast.read(line)
         else:
+            read_by_json = jsonfast.read_by_json()
             value = shapes.loaded(line, "the line")
+            by_json = jsonfast.read_by_json() != read_by_json
     except RecursionError:
         raise BadEvent("the line is nested too deep to read") from None
     except ValueError as error:  # not JSON (shapes.Unfit is one too)
@@ -703,8 +734,9 @@ def _unwrapped(
         report.unfit(score, shape.name, str(error))
         raise
     report.shapes[shape.name] += 1  # a shape the value was read in, not one it only resembled
-    _shallow(line, raws, value, opening)
-    if jsonfast.read_by_json() != read_by_json:  # orjson refuses a lone surrogate
+    if opening is None or opening > MAX_DEPTH:  # (`_shallow`'s first look, without the call)
+        _shallow(line, raws, value, opening)
+    if by_json:  # orjson refuses a lone surrogate
         _text(line, raws)
     return raws, shape
 
@@ -767,6 +799,10 @@ def _request_absent(event: Event) -> list[str]:
 
 
 _READS = ("get", "list", "watch")  # verbs whose requests have no body
+# what `_response_absent` says of an exchange answered with a body, of one without, of a watch
+_ABSENT_ANSWERED: tuple[str, ...] = ("response headers",)
+_ABSENT_UNANSWERED = ("response headers", "response body")
+_ABSENT_WATCH = ("response headers", "watch events")
 
 
 def _response_absent(event: Event) -> list[str]:
@@ -855,37 +891,13 @@ def _placeholders(values: Any, sink: Sink) -> Any:
     return sink.placeholder(values if isinstance(values, str) else sink.dumps(values).decode())
 
 
-def _audit(event: Event, sink: Sink) -> dict[str, Any]:
-    """The request record's `audit` field: what the event says beyond the request line
-    (redacted: webhook patches, users' extra; its `annotations` are what
-    `redacted_annotations` gives)."""
-    raw = event.raw
-    annotations = redacted_annotations(event, sink)
-    audit: dict[str, Any] = {
-        "auditID": event.audit_id,
-        "level": event.level,
-        "stage": event.stage,
-        "verb": event.verb,
-        "requestURI": raw["requestURI"],  # a token name replaced (`token_unnamed`)
-        "user": redacted_user(raw.get("user"), sink) or {},
-    }
-    for key in ("impersonatedUser", "sourceIPs", "userAgent", "objectRef", gke.CLOUD):
-        if key in raw:
-            audit[key] = redacted_user(raw[key], sink) if key == "impersonatedUser" else raw[key]
-    audit["decision"] = annotations.get("authorization.k8s.io/decision", "")
-    audit["reason"] = annotations.get("authorization.k8s.io/reason", "")
-    audit["annotations"] = annotations
-    audit["absent"] = _request_absent(event)
-    if TAKEN in raw and (taken := _taken(event, "taken")):
-        audit["taken"] = taken
-    return audit
-
-
 def _requested(
     event: Event, sink: Sink
 ) -> tuple[list[tuple[str, str]], bytes | None, dict[str, Any]]:
     """What a request record takes from the event: its headers, its body (as the log
-    holds it) and its other fields (client, identity, audit)."""
+    holds it) and its other fields (client, identity, and `audit`: what the event says
+    beyond the request line, redacted: webhook patches, users' extra; its `annotations`
+    are what `redacted_annotations` gives)."""
     raw = event.raw
     agent = raw.get("userAgent")
     headers = [("User-Agent", agent)] if isinstance(agent, str) else []
@@ -894,12 +906,46 @@ def _requested(
         body = sink.dumps(raw["requestObject"])
         if content_type := _request_type(event):
             headers.append(("Content-Type", content_type))
-    user = raw.get("user")
-    name = user.get("username") if isinstance(user, dict) else None
-    identity = {"credential": CREDENTIAL, "user": str(name or "")}
-    ips = raw.get("sourceIPs")
-    client = {"address": ips[0]} if isinstance(ips, list) and ips else {}
-    return headers, body, {"client": client, "identity": identity, "audit": _audit(event, sink)}
+    user, ips = raw.get("user"), raw.get("sourceIPs")
+    name = None
+    if isinstance(user, dict):
+        name = user.get("username")
+        if "extra" in user:
+            user = redacted_user(user, sink)
+    annotations = redacted_annotations(event, sink)
+    audit: dict[str, Any] = {
+        "auditID": event.audit_id,
+        "level": event.level,
+        "stage": event.stage,
+        "verb": event.verb,
+        "requestURI": raw["requestURI"],  # a token name replaced (`token_unnamed`)
+        "user": user or {},
+    }
+    if "impersonatedUser" in raw:
+        audit["impersonatedUser"] = redacted_user(raw["impersonatedUser"], sink)
+    if ips is not None or "sourceIPs" in raw:
+        audit["sourceIPs"] = ips
+    if agent is not None or "userAgent" in raw:
+        audit["userAgent"] = agent
+    if "objectRef" in raw:
+        audit["objectRef"] = raw["objectRef"]
+    if gke.CLOUD in raw:
+        audit[gke.CLOUD] = raw[gke.CLOUD]
+    audit["decision"] = annotations.get("authorization.k8s.io/decision", "")
+    audit["reason"] = annotations.get("authorization.k8s.io/reason", "")
+    audit["annotations"] = annotations
+    audit["absent"] = _request_absent(event)
+    if TAKEN in raw and (taken := _taken(event, "taken")):
+        audit["taken"] = taken
+    return (
+        headers,
+        body,
+        {
+            "client": {"address": ips[0]} if isinstance(ips, list) and ips else {},
+            "identity": {"credential": CREDENTIAL, "user": str(name or "")},
+            "audit": audit,
+        },
+    )
 
 
 def _unheld(held: Event | bytes) -> Event:
@@ -942,13 +988,15 @@ class AuditImport:
 
     def feed(self, event: Event) -> None:
         self.events += 1
-        event = token_unnamed(event, self.sink)
+        if OAUTH_GROUP in event.uri:  # (`token_unnamed`'s first look, without the call)
+            event = token_unnamed(event, self.sink)
+        key, opened = event.key, self._open
         if (
             event.stage == "ResponseComplete"
             and self._at_once
-            and event.key not in self._open
-            and event.key not in self._done
-            and len(self._open) < self.max_open
+            and key not in opened
+            and key not in self._done
+            and len(opened) < self.max_open
         ):
             self._whole(event)
             return
@@ -999,10 +1047,13 @@ class AuditImport:
         samples give many requests one auditID; a request is told by its verb, URI and
         time, `Event.key`) or may have (past DONE_LIMIT, a repeat cannot be told from a new
         exchange): then `ID~N`, the first N that no exchange has had, said in a note."""
-        audit_id, forgotten = event.audit_id, self._forgotten
-        shared = audit_id in self._ids
+        audit_id, forgotten, ids = event.audit_id, self._forgotten, self._ids
+        shared = audit_id in ids
         if not shared and (forgotten is None or audit_id not in forgotten):
-            self._given(audit_id)
+            if len(ids) < DONE_LIMIT:  # `_given`, the common case without the call
+                ids[audit_id] = None
+            else:
+                self._given(audit_id)
             return audit_id
         n = 1
         while (new := f"{audit_id}~{n}") in self._ids or (forgotten and new in forgotten):
@@ -1035,35 +1086,61 @@ class AuditImport:
         without holding it open."""
         id = self._fresh(event)
         sink, raw = self.sink, event.raw
-        method = _method(event.verb)
+        method = METHODS.get(event.verb, "")  # `_method`
         headers, body, fields = _requested(event, sink)
+        code = event.code
+        if "responseObject" in raw:
+            answer: tuple[str, bytes] | None = (JSON, sink.dumps(raw["responseObject"]))
+            absent = _ABSENT_ANSWERED  # `_response_absent`
+        else:
+            answer, absent = None, _ABSENT_UNANSWERED
+        if code == 200 and event.verb == "watch":
+            absent = _ABSENT_WATCH
+        audit = {
+            "stages": ["ResponseComplete"],
+            "responseStatus": None,  # the sink's, masked
+            # `redacted_annotations` again (the request's: one value redacts to one placeholder)
+            "annotations": fields["audit"]["annotations"],
+            "absent": [*absent, "status"] if code is None else [*absent],
+        }
+        status = raw.get("responseStatus")
+        if TAKEN not in raw and not event.bad_code:  # no note between its records
+            self._finished(event.key)
+            # the sink's RequestInfo is `_info`'s when the verb has a method
+            said_of = None if method else _info(event)[0]
+            sink.whole(
+                id,
+                event.received,
+                method,
+                event.uri,
+                headers,
+                body,
+                fields,
+                event.at,
+                code,
+                answer,
+                audit,
+                status,
+                said_of,
+            )
+            return
         state = sink.begin(id, event.received, method, event.uri, headers, body, fields)
         if TAKEN in raw:
             self._made(id, event)
         if event.bad_code:
             self._note(event.bad_code, id=id)
         self._finished(event.key)
-        status = raw.get("responseStatus")
         if isinstance(status, dict):
-            # the sink's RequestInfo is `_info`'s when the verb has a method
-            info = state.info if method else _info(event)[0]
-            status = sink.status_of(state, info, status)
-        answered = "responseObject" in raw
-        audit = {
-            "stages": ["ResponseComplete"],
-            "responseStatus": status or {},
-            # `redacted_annotations` again (the request's: one value redacts to one placeholder)
-            "annotations": fields["audit"]["annotations"],
-            "absent": _response_absent(event) + ([] if event.code is not None else ["status"]),
-        }
+            status = sink.status_of(state, state.info if method else _info(event)[0], status)
+        audit["responseStatus"] = status or {}
         sink.complete(
             state,
             id,
             event.at,
-            event.code,
-            [("Content-Type", JSON)] if answered else [],
-            sink.dumps(raw["responseObject"]) if answered else None,
-            audit=audit,
+            code,
+            [] if answer is None else [("Content-Type", answer[0])],
+            None if answer is None else answer[1],
+            audit,
         )
 
     def _request(self, state: _Exchange, event: Event) -> None:

@@ -48,6 +48,7 @@ from k8s_wiretap.importers.limits import Limits
 __all__ = ["BOM", "CHUNK", "CONTAINERS", "HEAD", "BadEntry", "framed", "numbered"]
 
 WS = b" \t\r\n"
+_WS_BYTES = frozenset(WS)
 TOO_DEEP = "an item of the JSON array is nested too deep to read"
 BLANKS = re.compile(rb"[ \t\r\n]*")  # a run of blank lines (and the white space of one)
 CHUNK = 1 << 20  # bytes read at a time
@@ -205,7 +206,7 @@ def _lines(
             size += len(rest.rstrip(b"\r\n"))
             said = f"the line is {size:,} bytes, longer than {longest:,}: not read"
             yield number, BadEntry(said)
-        elif not line.strip(WS):
+        elif line[0] in _WS_BYTES and not line.strip(WS):  # (a line of JSON is not copied)
             number += _blanks(stream)
         elif len(line) > bounds.max_values and limits.values(line) > bounds.max_values:
             yield number, BadEntry(_too_many("the line", len(line), bounds))

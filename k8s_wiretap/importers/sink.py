@@ -69,6 +69,9 @@ PLACEHOLDERS = 4096  # values whose placeholders the sink remembers, at most
 EARLIEST = 86_400.0  # 1970-01-02T00:00:00Z
 LATEST = 253_402_214_400.0  # 9999-12-31T00:00:00Z
 Headers = Sequence[tuple[str, str]]
+# A body's first byte that is JSON's object, array or string, never protobuf's magic: a body
+# that begins so and is UTF-8 is written as its text (`format.body_record`, told at once)
+_TEXT_OPENING = (b"{", b"[", b'"')
 
 
 def time_error(when: Any) -> str | None:
@@ -101,7 +104,7 @@ def _content_type(headers: Headers) -> str:
     return ""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     """What the sink keeps of an exchange until its end: how to redact its bodies."""
 
@@ -209,14 +212,16 @@ class Sink:
         once (`complete`): it is not held open here; what redacts its bodies is returned,
         for `complete`. Only where `at_once`."""
         info = parse_request(method, path)
-        record = records.request(
-            id=id,
-            time=_checked(when),
+        redactor = self._redactor
+        record = {
+            "record": "request",
+            "id": id,
+            "time": when if type(when) is float and EARLIEST < when < LATEST else _checked(when),
             **fields,
-            method=method,
-            path=self._redactor.path(info, path),
-            headers=self._headers(headers),
-        )
+            "method": method,
+            "path": redactor.path(info, path),
+            "headers": redactor.header_lists(headers),
+        }
         state = _Open(info)
         if body is not None:
             record["body"] = self._body(state, _content_type(headers), body)
@@ -231,21 +236,93 @@ class Sink:
         when: float,
         status: int | None,
         headers: Headers,
-        body: bytes | None = None,
-        **fields: Any,
+        body: bytes | None,
+        audit: dict[str, Any],
     ) -> None:
         """The response (none when `status` is None) and the end of an exchange `begin`
-        wrote the request of, as `response` and `end` write them."""
+        wrote the request of, as `response` and `end` write them (the end's `audit`)."""
+        if not (type(when) is float and EARLIEST < when < LATEST):
+            _checked(when)
+        write = self._output.write
         if status is not None:
-            record = records.response(
-                id=id, time=_checked(when), status=status, headers=self._headers(headers)
+            write(
+                {
+                    "record": "response",
+                    "id": id,
+                    "time": when,
+                    "status": status,
+                    "headers": self._redactor.header_lists(headers),
+                }
             )
             state.response_type = _content_type(headers)
-            self._output.write(record)
-        end = records.end(id=id, time=_checked(when), **fields)
+        end: dict[str, Any] = {"record": "end", "id": id, "time": when, "audit": audit}
         if body is not None:
             end["body"] = self._body(state, state.response_type, body)
-        self._output.write(end)
+        write(end)
+
+    def whole(
+        self,
+        id: str,
+        when: float,
+        method: str,
+        path: str,
+        headers: Headers,
+        body: bytes | None,
+        fields: dict[str, Any],
+        at: float,
+        status: int | None,
+        answer: tuple[str, bytes] | None,
+        audit: dict[str, Any],
+        said: Any,
+        said_of: RequestInfo | None = None,
+    ) -> None:
+        """`begin` and `complete` at once, for an exchange with no note between its
+        records: the response (none when `status` is None), its body `answer` (its
+        Content-Type and bytes) with the end, whose `audit` takes a `responseStatus`:
+        `said`, a Status the source gives beside the body, masked as `status_of` masks it
+        (of the request's values; by `said_of`'s RequestInfo, when given, else the
+        request's), or `said or {}` when it is no dict. Only where `at_once`."""
+        if not (type(when) is float and EARLIEST < when < LATEST):
+            _checked(when)
+        if not (type(at) is float and EARLIEST < at < LATEST):
+            _checked(at)
+        info = parse_request(method, path)
+        redactor = self._redactor
+        record = {
+            "record": "request",
+            "id": id,
+            "time": when,
+            **fields,
+            "method": method,
+            "path": redactor.path(info, path),
+            "headers": redactor.header_lists(headers),
+        }
+        seen: set[bytes] = set()  # the exchange's secret values (capture/redact.py)
+        if body is not None:
+            record["body"] = self._body_of(info, seen, _content_type(headers), body)
+        self.exchanges += 1
+        if isinstance(said, dict):
+            said = redactor.status(info if said_of is None else said_of, said, seen)
+        audit["responseStatus"] = said or {}
+        if status is None:
+            end = {"record": "end", "id": id, "time": at, "audit": audit}
+            if answer is not None:  # a body without a response head: of no type
+                end["body"] = self._body_of(info, seen, "", answer[1])
+            self._output.write_all((record, end))
+            return
+        response = {
+            "record": "response",
+            "id": id,
+            "time": at,
+            "status": status,
+            "headers": []
+            if answer is None
+            else redactor.header_lists([("Content-Type", answer[0])]),
+        }
+        end = {"record": "end", "id": id, "time": at, "audit": audit}
+        if answer is not None:
+            end["body"] = self._body_of(info, seen, answer[0], answer[1])
+        self._output.write_all((record, response, end))
 
     def at_once(self) -> bool:
         """Whether `begin` and `complete` write an exchange as `request`, `response`, `end`
@@ -461,8 +538,20 @@ class Sink:
         return self._redactor.header_lists(headers)
 
     def _body(self, state: _Open, content_type: str, data: bytes) -> records.Body:
-        kept = data[: self.max_body]
-        kept, redacted = self._redactor.body(state.info, content_type, kept, state.seen)
-        return body_record(
-            kept, size=len(data), truncated=len(data) > self.max_body, redacted=redacted
-        )
+        return self._body_of(state.info, state.seen, content_type, data)
+
+    def _body_of(
+        self, info: RequestInfo, seen: set[bytes], content_type: str, data: bytes
+    ) -> records.Body:
+        """A BODY of `data`, a body of `info`'s exchange, whose values so far are `seen`."""
+        size = len(data)
+        if size > self.max_body:
+            kept, redacted = self._redactor.body(info, content_type, data[: self.max_body], seen)
+            return body_record(kept, size=size, truncated=True, redacted=redacted)
+        kept, redacted = self._redactor.body(info, content_type, data, seen)
+        if not redacted and kept[:1] in _TEXT_OPENING:  # JSON's: no protobuf (body_record)
+            try:
+                return {"text": kept.decode("utf-8"), "size": size}
+            except UnicodeDecodeError:
+                pass
+        return body_record(kept, size=size, truncated=False, redacted=redacted)
