@@ -212,8 +212,27 @@ class Sink:
         once (`complete`): it is not held open here; what redacts its bodies is returned,
         for `complete`. Only where `at_once`."""
         info = parse_request(method, path)
+        record = self._request_record(info, id, when, method, path, headers, fields)
+        state = _Open(info)
+        if body is not None:
+            record["body"] = self._body(state, _content_type(headers), body)
+        self.exchanges += 1
+        self._output.write(record)
+        return state
+
+    def _request_record(
+        self,
+        info: RequestInfo,
+        id: str,
+        when: float,
+        method: str,
+        path: str,
+        headers: Headers,
+        fields: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The request record of `begin` and `whole`, its body apart (`when` checked)."""
         redactor = self._redactor
-        record = {
+        return {
             "record": "request",
             "id": id,
             "time": when if type(when) is float and EARLIEST < when < LATEST else _checked(when),
@@ -222,12 +241,6 @@ class Sink:
             "path": redactor.path(info, path),
             "headers": redactor.header_lists(headers),
         }
-        state = _Open(info)
-        if body is not None:
-            record["body"] = self._body(state, _content_type(headers), body)
-        self.exchanges += 1
-        self._output.write(record)
-        return state
 
     def complete(
         self,
@@ -282,21 +295,11 @@ class Sink:
         `said`, a Status the source gives beside the body, masked as `status_of` masks it
         (of the request's values; by `said_of`'s RequestInfo, when given, else the
         request's), or `said or {}` when it is no dict. Only where `at_once`."""
-        if not (type(when) is float and EARLIEST < when < LATEST):
-            _checked(when)
-        if not (type(at) is float and EARLIEST < at < LATEST):
-            _checked(at)
         info = parse_request(method, path)
         redactor = self._redactor
-        record = {
-            "record": "request",
-            "id": id,
-            "time": when,
-            **fields,
-            "method": method,
-            "path": redactor.path(info, path),
-            "headers": redactor.header_lists(headers),
-        }
+        record = self._request_record(info, id, when, method, path, headers, fields)
+        if not (type(at) is float and EARLIEST < at < LATEST):
+            _checked(at)  # raised before anything is written, as `when` is
         seen: set[bytes] = set()  # the exchange's secret values (capture/redact.py)
         if body is not None:
             record["body"] = self._body_of(info, seen, _content_type(headers), body)
