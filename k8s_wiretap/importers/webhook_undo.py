@@ -141,10 +141,22 @@ def _copy(state: Any) -> Any:
     """A copy of an exchange's state, its lists, sets and maps copied too (a batch
     appends to its stages, adds to its values)."""
     copied = copy.copy(state)
-    for name, value in vars(state).items():
+    for name, value in _attributes(state):
         if isinstance(value, list | set | dict):
             setattr(copied, name, copy.copy(value))
     return copied
+
+
+def _attributes(state: Any) -> list[tuple[str, Any]]:
+    """An object's attributes, whether in its `__dict__` or its classes' slots (the
+    sink's `_Open` has slots)."""
+    if hasattr(state, "__dict__"):
+        return list(vars(state).items())
+    names: list[str] = []
+    for cls in type(state).__mro__:
+        slots = getattr(cls, "__slots__", ())
+        names += [slots] if isinstance(slots, str) else slots
+    return [(n, getattr(state, n)) for n in names if hasattr(state, n)]
 
 
 def _counts(importer: AuditImport) -> dict[str, int]:
