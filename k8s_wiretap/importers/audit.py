@@ -799,19 +799,21 @@ def _request_absent(event: Event) -> list[str]:
 
 
 _READS = ("get", "list", "watch")  # verbs whose requests have no body
-# what `_response_absent` says of an exchange answered with a body, of one without, of a watch
+# what `_absent` says of an exchange answered with a body, of one without, of a watch
 _ABSENT_ANSWERED: tuple[str, ...] = ("response headers",)
 _ABSENT_UNANSWERED = ("response headers", "response body")
 _ABSENT_WATCH = ("response headers", "watch events")
 
 
 def _response_absent(event: Event) -> list[str]:
-    absent = ["response headers"]
-    if event.watch and event.code == 200:
-        absent.append("watch events")
-    elif "responseObject" not in event.raw:
-        absent.append("response body")
-    return absent
+    return [*_absent(event)]
+
+
+def _absent(event: Event) -> tuple[str, ...]:
+    """What of its response an exchange's audit event does not hold."""
+    if event.code == 200 and event.verb == "watch":
+        return _ABSENT_WATCH
+    return _ABSENT_ANSWERED if "responseObject" in event.raw else _ABSENT_UNANSWERED
 
 
 def _info(event: Event) -> tuple[RequestInfo, bool]:
@@ -1089,13 +1091,10 @@ class AuditImport:
         method = METHODS.get(event.verb, "")  # `_method`
         headers, body, fields = _requested(event, sink)
         code = event.code
+        answer: tuple[str, bytes] | None = None
         if "responseObject" in raw:
-            answer: tuple[str, bytes] | None = (JSON, sink.dumps(raw["responseObject"]))
-            absent = _ABSENT_ANSWERED  # `_response_absent`
-        else:
-            answer, absent = None, _ABSENT_UNANSWERED
-        if code == 200 and event.verb == "watch":
-            absent = _ABSENT_WATCH
+            answer = (JSON, sink.dumps(raw["responseObject"]))
+        absent = _absent(event)
         audit = {
             "stages": ["ResponseComplete"],
             "responseStatus": None,  # the sink's, masked
