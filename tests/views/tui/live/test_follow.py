@@ -204,11 +204,8 @@ def test_a_truncated_or_replaced_file_is_noticed_a_removed_one_followed(tmp_path
 
 
 def shown_detail(app: ReplayApp) -> bool:
-    """The selected row's detail is on screen: the pane keeps the last detail it showed
-    while it waits for the next (`waiting`), which may be the selected row's from before."""
     detail = app.detail_pane.detail
-    waiting = str(app.detail_pane.body("explain").content) == "explaining…"
-    return detail is not None and detail.position == app.exchange_list.selected and not waiting
+    return detail is not None and detail.position == app.exchange_list.selected
 
 
 def failed(app: ReplayApp) -> str:
